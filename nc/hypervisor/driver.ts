@@ -1,0 +1,101 @@
+/**
+ * The NC's narrow interface to a hypervisor (STYLE habit 4). Two adapters implement it:
+ * the simulated hypervisor (a small daemon per host, `nc/hypervisor/sim/`) and, in a later issue,
+ * libvirt. VMs live in the hypervisor, not in the NC: the NC can die and re-adopt them with list().
+ * Every method translates its adapter's failures into HypervisorError codes at this boundary.
+ */
+import type { Resources } from '../../shared/model/resources.js';
+
+/** Hypervisor-level domain state (libvirt's virDomainState, reduced). */
+export type DomainState =
+  /** Defined and executing. */
+  | 'running'
+  /** Paused (e.g. the incoming side of a live migration before switchover). */
+  | 'paused'
+  /** Defined but not executing (host rebooted, guest shut down). */
+  | 'shutoff'
+  /** Crashed. */
+  | 'crashed';
+
+export interface DomainSpec {
+  /** Instance id, used as the domain name (unique per host). */
+  readonly id: string;
+  readonly resources: Resources;
+  /** Image the root disk comes from; the sim only records it. */
+  readonly imageId: string;
+}
+
+export interface DomainInfo {
+  readonly id: string;
+  readonly state: DomainState;
+  readonly resources: Resources;
+  readonly imageId: string;
+  /** Path of the domain's disk file on (shared) storage; written to while the domain runs. */
+  readonly diskPath: string;
+  /** Epoch ms when the domain was started on this host. */
+  readonly startedAt: number;
+}
+
+export interface HostInfo {
+  /** The host's own address (127.0.1.N on one machine). */
+  readonly host: string;
+  readonly capacity: Resources;
+  readonly hypervisor: 'sim' | 'libvirt';
+}
+
+/** Where and how to send a domain in a live migration. */
+export interface MigrationTarget {
+  readonly migrationId: string;
+  /** The destination hypervisor's migration endpoint (sim: its base URL; libvirt: peer URI). */
+  readonly destinationUri: string;
+  /** Upper bound on pause at switchover, ms. */
+  readonly maxDowntimeMs?: number;
+}
+
+export interface MigrationProgress {
+  readonly migrationId: string;
+  readonly id: string;
+  readonly bytesTotal: number;
+  readonly bytesTransferred: number;
+  readonly bytesRemaining: number;
+  readonly iteration: number;
+}
+
+export interface MigrationStats {
+  readonly migrationId: string;
+  readonly id: string;
+  readonly elapsedMs: number;
+  readonly downtimeMs: number;
+  readonly bytesTransferred: number;
+  readonly iterations: number;
+}
+
+export type HypervisorEvent =
+  | { readonly kind: 'started'; readonly id: string }
+  | { readonly kind: 'stopped'; readonly id: string; readonly reason: 'destroyed' | 'migrated' | 'crashed' | 'host-down' }
+  | { readonly kind: 'migration-progress'; readonly progress: MigrationProgress }
+  | { readonly kind: 'migration-incoming-done'; readonly migrationId: string; readonly id: string };
+
+export interface HypervisorDriver {
+  /** Connects and describes the host; fails with HypervisorUnavailable when it cannot. */
+  connect(): Promise<HostInfo>;
+  /** All domains the hypervisor knows, running or not: used to re-adopt at NC start. */
+  list(): Promise<DomainInfo[]>;
+  /** One domain, or undefined when the hypervisor does not know it. */
+  info(id: string): Promise<DomainInfo | undefined>;
+  /** Defines and starts a domain. Idempotent: creating a running domain with the same spec returns it. */
+  create(spec: DomainSpec): Promise<DomainInfo>;
+  /** Stops and undefines a domain. Idempotent: an unknown domain is not an error. */
+  destroy(id: string): Promise<void>;
+  /** Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). */
+  prepareIncoming(spec: DomainSpec, migrationId: string): Promise<void>;
+  /** Destination side: forget a prepared or half-received incoming domain. Idempotent. */
+  abortIncoming(id: string, migrationId: string): Promise<void>;
+  /** Source side: live-migrate; resolves when the domain runs on the destination. */
+  migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats>;
+  /** Source side: abort an in-flight migration; the domain keeps running here. Idempotent. */
+  abortMigration(id: string, migrationId: string): Promise<void>;
+  /** Subscribes to lifecycle and migration events; returns an unsubscribe function. */
+  onEvent(listener: (e: HypervisorEvent) => void): () => void;
+  close(): Promise<void>;
+}

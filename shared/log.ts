@@ -1,0 +1,15 @@
+/** Structured logs (pino) to stderr. Secrets are redacted by path so they never reach a log line. */
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+const REDACT = ['*.secretKey', '*.password', '*.privateKey', '*.key', 'secretKey', 'password', 'privateKey'];
+
+export function createLogger(name: string, level = process.env.FERRY_LOG_LEVEL ?? 'info'): Logger {
+  return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } }, pino.destination(2));
+}
+
+/** A logger that drops everything, for unit tests and the simulator. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

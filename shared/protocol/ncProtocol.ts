@@ -1,0 +1,75 @@
+/**
+ * CC → NC operations (served at NC_PATH on port 8775). Names follow Eucalyptus's NC API.
+ * Every request and response is validated with these schemas on both sides.
+ */
+import { z } from 'zod';
+import {
+  hostSchema, instanceIdSchema, instanceStateSchema, migrationStateSchema, nodeStateSchema,
+  reservationIdSchema, resourcesSchema, vmTypeSchema,
+} from './common.js';
+
+export const ncInstanceSchema = z.object({
+  instanceId: instanceIdSchema,
+  reservationId: reservationIdSchema,
+  imageId: z.string(),
+  ownerId: z.string(),
+  vmType: vmTypeSchema,
+  state: instanceStateSchema,
+  /** The hypervisor's own word for it (running, paused, shutoff, crashed, or 'missing'). */
+  hypervisorState: z.string(),
+  launchTime: z.number(),
+  migrationState: migrationStateSchema,
+});
+export type NcInstance = z.infer<typeof ncInstanceSchema>;
+
+export const ncNodeSchema = z.object({
+  host: hostSchema,
+  nodeState: nodeStateSchema,
+  /** False when the NC cannot reach its hypervisor. */
+  healthy: z.boolean(),
+  hypervisor: z.string(),
+  capacity: resourcesSchema,
+  /** Resources held by instances that are not terminated. */
+  used: resourcesSchema,
+  instances: z.array(ncInstanceSchema),
+});
+export type NcNode = z.infer<typeof ncNodeSchema>;
+
+export const NC_OPS = {
+  /** Capacity, node state and every instance; the CC's poll and its source of truth. */
+  ncDescribeResource: {
+    request: z.object({}),
+    response: ncNodeSchema,
+  },
+  /** Create one instance. Idempotent by instanceId. Refused when disabled or full. */
+  ncRunInstance: {
+    request: z.object({
+      instanceId: instanceIdSchema,
+      reservationId: reservationIdSchema,
+      imageId: z.string().min(1),
+      ownerId: z.string().min(1),
+      vmType: vmTypeSchema,
+      launchTime: z.number(),
+    }),
+    response: z.object({ instance: ncInstanceSchema }),
+  },
+  /** Destroy one instance. Idempotent: terminating a terminated instance answers again. */
+  ncTerminateInstance: {
+    request: z.object({ instanceId: instanceIdSchema }),
+    response: z.object({ instanceId: instanceIdSchema, previousState: instanceStateSchema, currentState: instanceStateSchema }),
+  },
+  /** Maintenance mode: persisted on the NC before it replies. */
+  ncModifyNode: {
+    request: z.object({ stateName: nodeStateSchema }),
+    response: z.object({ previousState: nodeStateSchema, node: ncNodeSchema }),
+  },
+} as const;
+
+export type NcOp = keyof typeof NC_OPS;
+export type NcRequest<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['request']>;
+export type NcResponse<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['response']>;
+
+/** Codes the NC's registry uses that callers act on. */
+export const NC_ERROR_CODES = ['NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'HypervisorUnavailable'] as const;
+
+export { hostSchema };

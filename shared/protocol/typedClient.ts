@@ -1,0 +1,27 @@
+/** Typed calls over a WireTransport: validates what goes out and what comes back against the contract. */
+import type { z } from 'zod';
+import { WireErrors } from '../wire/errors.js';
+import type { CallOptions, WireTransport } from '../wire/transport.js';
+import type { WireObject } from '../wire/xmlCodec.js';
+
+interface OpSpec { readonly request: z.ZodType; readonly response: z.ZodType }
+
+export class TypedClient<Ops extends Record<string, OpSpec>> {
+  constructor(private readonly transport: WireTransport, private readonly ops: Ops) {}
+
+  async call<O extends keyof Ops & string>(
+    endpoint: string, op: O, req: z.infer<Ops[O]['request']>, opts?: CallOptions,
+  ): Promise<z.infer<Ops[O]['response']>> {
+    const spec = this.ops[op] as OpSpec;
+    const out = spec.request.parse(req) as WireObject;
+    const raw = await this.transport.call(endpoint, op, out, opts);
+    const r = spec.response.safeParse(raw);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      throw WireErrors.make('PeerProtocolError', {
+        peer: endpoint, operation: op, detail: `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid response'}`,
+      });
+    }
+    return r.data as z.infer<Ops[O]['response']>;
+  }
+}

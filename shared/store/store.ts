@@ -1,0 +1,128 @@
+/**
+ * Versioned JSON stores over lowdb. The on-disk snapshot is `{ schemaVersion, kind, data }`, plain
+ * JSON; services rebuild their state from it at start. A missing file starts from `initial()`; an
+ * unreadable, corrupt, foreign or wrongly-shaped file stops start-up with a coded error.
+ */
+import { Low, Memory, type Adapter } from 'lowdb';
+import { readFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { writeFileDurable } from './durableFile.js';
+import { StoreErrors } from './errors.js';
+
+export interface StoreOptions<T> {
+  /** Names what the file holds, e.g. 'ferry-nc'; a file of another kind is refused. */
+  readonly kind: string;
+  readonly schemaVersion: number;
+  readonly initial: () => T;
+  /** Checks the shape of loaded data; throws (any error) when wrong. */
+  readonly validate?: (data: unknown) => T;
+}
+
+/** The narrow interface services use: read the snapshot, apply a change that is durable on return. */
+export interface Store<T> {
+  /** The current snapshot. Treat as read-only; change it through update(). */
+  read(): T;
+  /** Applies `mutate` to a copy and persists it; the change is visible and durable once this resolves. */
+  update<R>(mutate: (draft: T) => R): Promise<R>;
+}
+
+interface Envelope<T> {
+  schemaVersion: number;
+  kind: string;
+  data: T;
+}
+
+class DurableJsonAdapter<T> implements Adapter<Envelope<T>> {
+  constructor(private readonly file: string) {}
+
+  async read(): Promise<Envelope<T> | null> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw StoreErrors.make('StoreUnreadable', { file: this.file, detail: (e as Error).message });
+    }
+    try {
+      return JSON.parse(text) as Envelope<T>;
+    } catch (e) {
+      throw StoreErrors.make('StoreCorrupt', { file: this.file, detail: (e as Error).message });
+    }
+  }
+
+  async write(data: Envelope<T>): Promise<void> {
+    try {
+      await writeFileDurable(this.file, JSON.stringify(data, null, 1));
+    } catch (e) {
+      throw StoreErrors.make('StoreWriteFailed', { file: this.file, detail: (e as Error).message });
+    }
+  }
+}
+
+class LowStore<T> implements Store<T> {
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly db: Low<Envelope<T>>) {}
+
+  read(): T {
+    return this.db.data.data;
+  }
+
+  update<R>(mutate: (draft: T) => R): Promise<R> {
+    // One write at a time, in call order, so a later update never lands before an earlier one.
+    const run = async (): Promise<R> => {
+      const draft = structuredClone(this.db.data.data);
+      const result = mutate(draft);
+      const next = { ...this.db.data, data: draft };
+      const prev = this.db.data;
+      this.db.data = next;
+      try {
+        await this.db.write();
+      } catch (e) {
+        this.db.data = prev;
+        throw e;
+      }
+      return result;
+    };
+    const p = this.chain.then(run, run);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+}
+
+async function load<T>(db: Low<Envelope<T>>, label: string, opts: StoreOptions<T>): Promise<Store<T>> {
+  await db.read();
+  if (db.data === null || db.data === undefined) {
+    db.data = { schemaVersion: opts.schemaVersion, kind: opts.kind, data: opts.initial() };
+    await db.write();
+  } else {
+    const env = db.data as Partial<Envelope<T>>;
+    if (env.kind !== opts.kind || env.schemaVersion !== opts.schemaVersion) {
+      throw StoreErrors.make('StoreSchemaMismatch', {
+        file: label, found: String(env.schemaVersion), kind: String(env.kind),
+        expected: opts.schemaVersion, expectedKind: opts.kind,
+      });
+    }
+    if (opts.validate) {
+      try {
+        db.data = { ...env, data: opts.validate(env.data) } as Envelope<T>;
+      } catch (e) {
+        throw StoreErrors.make('StoreInvalid', { file: label, detail: (e as Error).message });
+      }
+    }
+  }
+  return new LowStore(db);
+}
+
+/** Opens (or creates) a durable store at `file`. */
+export async function openFileStore<T>(file: string, opts: StoreOptions<T>): Promise<Store<T>> {
+  await mkdir(dirname(file), { recursive: true });
+  const db = new Low<Envelope<T>>(new DurableJsonAdapter<T>(file), null as unknown as Envelope<T>);
+  return load(db, file, opts);
+}
+
+/** An in-memory store with the same contract, for unit tests and the in-process simulator. */
+export async function openMemoryStore<T>(opts: StoreOptions<T>): Promise<Store<T>> {
+  const db = new Low<Envelope<T>>(new Memory<Envelope<T>>(), null as unknown as Envelope<T>);
+  return load(db, `memory:${opts.kind}`, opts);
+}

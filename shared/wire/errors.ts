@@ -1,0 +1,16 @@
+import { defineErrors, client, server } from '../errors/registry.js';
+
+/** Errors of the tier-to-tier XML transport, shared by every internal surface (CLC→CC, CC→NC). */
+export const WireErrors = defineErrors({
+  MalformedXml: client(400, 'request body is not well-formed Ferry wire XML: {detail}'),
+  UnknownOperation: client(400, 'operation {operation} is not served here'),
+  InvalidParameter: client(400, 'parameter {field} is invalid: {detail}'),
+  RequestTooLarge: client(413, 'request body exceeds {limit} bytes'),
+  UnsupportedMediaType: client(415, 'request body must be XML (text/xml or application/xml)'),
+  PeerUnreachable: server(503, '{peer} is unreachable: {detail}'),
+  PeerTimeout: server(504, '{peer} did not answer {operation} within {timeoutMs} ms'),
+  PeerProtocolError: server(502, '{peer} answered {operation} with something that is not Ferry wire XML: {detail}'),
+  /** A peer answered with one of its own coded errors; fields carry remoteCode/remoteMessage/remoteStatus. */
+  RemoteFault: server(502, '{peer} refused {operation}: {remoteCode}: {remoteMessage}', false),
+  InternalError: server(500, 'internal error: {detail}'),
+});

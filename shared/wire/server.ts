@@ -1,0 +1,64 @@
+/**
+ * Serves wire operations on an express app: one body parser, one dispatcher, and one error path
+ * (every failure leaves as a <Fault> with the error's code and HTTP status, never as a 200).
+ */
+import express, { type Express, type Request, type Response, type NextFunction } from 'express';
+import type { Logger } from 'pino';
+import { FerryError } from '../errors/registry.js';
+import { WireErrors } from './errors.js';
+import { decodeMessage, encodeMessage } from './xmlCodec.js';
+import type { WireHandlers } from './transport.js';
+
+export interface WireServiceOptions {
+  readonly path: string;
+  readonly handlers: WireHandlers;
+  readonly logger: Logger;
+  /** Largest request body accepted, bytes (default 1 MiB). */
+  readonly maxBodyBytes?: number;
+}
+
+export function sendFault(res: Response, err: FerryError): void {
+  res.status(err.status).type('text/xml').send(encodeMessage('Fault', {
+    code: err.code, message: err.message, retryable: err.retryable,
+  }));
+}
+
+/** Turns anything thrown into a FerryError, logging the ones that are our bugs. */
+export function toFerryError(e: unknown, logger: Logger): FerryError {
+  if (e instanceof FerryError) return e;
+  const body = e as { type?: string; status?: number; limit?: number };
+  if (body?.type === 'entity.too.large') return WireErrors.make('RequestTooLarge', { limit: body.limit });
+  if (body?.status === 400 && body.type) return WireErrors.make('MalformedXml', { detail: body.type });
+  logger.error({ err: e }, 'unhandled error');
+  return WireErrors.make('InternalError', { detail: (e as Error)?.message ?? String(e) });
+}
+
+export function mountWireService(app: Express, opts: WireServiceOptions): void {
+  const limit = opts.maxBodyBytes ?? 1024 * 1024;
+  app.post(
+    opts.path,
+    (req: Request, res: Response, next: NextFunction) => {
+      if (!req.is(['text/xml', 'application/xml'])) {
+        sendFault(res, WireErrors.make('UnsupportedMediaType'));
+        return;
+      }
+      next();
+    },
+    express.text({ type: ['text/xml', 'application/xml'], limit }),
+    async (req: Request, res: Response) => {
+      try {
+        const text = typeof req.body === 'string' ? req.body : '';
+        const { operation, body } = await decodeMessage(text);
+        const handler = Object.prototype.hasOwnProperty.call(opts.handlers, operation) ? opts.handlers[operation] : undefined;
+        if (!handler) throw WireErrors.make('UnknownOperation', { operation });
+        const result = await handler(body, { peer: req.socket.remoteAddress ?? 'unknown' });
+        res.status(200).type('text/xml').send(encodeMessage(`${operation}Response`, result));
+      } catch (e) {
+        sendFault(res, toFerryError(e, opts.logger));
+      }
+    },
+  );
+  app.use(opts.path, (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    sendFault(res, toFerryError(err, opts.logger));
+  });
+}
