@@ -1,0 +1,22 @@
+/**
+ * The NC's error registry (STYLE habit 6): every refusal the NC serves has a code here. Hypervisor
+ * and store failures are translated into these codes at the NC's boundary (hypervisorLink.ts,
+ * nodeController.ts); wire-level problems keep their WireErrors codes.
+ */
+import { defineErrors, client, server } from '../shared/errors/registry.js';
+
+export const NcErrors = defineErrors({
+  /** Maintenance mode: the node takes no new instances (Eucalyptus 3.3 "disabled"). */
+  NodeDisabled: client(409, 'node {host} is disabled and takes no new instances'),
+  InsufficientCapacity: client(409, 'node {host} cannot fit {vmType}: needs {need}, free {free}'),
+  InstanceNotFound: client(404, 'instance {instanceId} is not on node {host}'),
+  /** Same instance id, different launch spec: a retry must repeat the original request exactly. */
+  InstanceExists: client(409, 'instance {instanceId} already exists on node {host} with a different spec'),
+  HypervisorUnavailable: server(503, 'hypervisor of node {host} is unavailable: {detail}'),
+  /** The hypervisor answered but refused the operation (not a connectivity problem). */
+  HypervisorRefused: server(502, 'hypervisor of node {host} refused {operation}: {detail}', false),
+  /** The NC could not persist a change; nothing was acknowledged. */
+  StateWriteFailed: server(503, 'node {host} could not persist its state: {detail}'),
+});
+
+export type NcErrorCode = keyof typeof NcErrors.table;

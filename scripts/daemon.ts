@@ -1,0 +1,88 @@
+/**
+ * Starting and stopping Ferry daemons as real processes: stdout and stderr go to a log file and
+ * readiness is the daemon's "listening" line appearing there. Used by the demo (detached daemons
+ * that outlive it) and by integration tests (children stopped by PID in afterAll).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync, readFileSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { ProcessSpec } from './cloudLayout.js';
+
+export interface RunningDaemon {
+  readonly spec: ProcessSpec;
+  readonly pid: number;
+  readonly child: ChildProcess;
+  readonly logFile: string;
+}
+
+export interface SpawnOptions {
+  /** Project root (where dist/ is). */
+  readonly root: string;
+  readonly logFile: string;
+  /** Detached daemons keep running after this process exits (the demo). */
+  readonly detached?: boolean;
+  readonly readyTimeoutMs?: number;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+function logTail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+export async function spawnDaemon(spec: ProcessSpec, o: SpawnOptions): Promise<RunningDaemon> {
+  mkdirSync(dirname(o.logFile), { recursive: true });
+  const fd = openSync(o.logFile, 'a');
+  const startOffset = readFileSync(o.logFile).length;
+  const child = spawn(process.execPath, [resolve(o.root, spec.entry), ...spec.args], {
+    cwd: o.root,
+    stdio: ['ignore', fd, fd],
+    detached: o.detached ?? false,
+    env: { ...process.env, ...o.env },
+  });
+  closeSync(fd);
+  if (o.detached) child.unref();
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => { exited = `exited with ${code ?? signal}`; });
+  const deadline = Date.now() + (o.readyTimeoutMs ?? 15_000);
+  for (;;) {
+    const text = readFileSync(o.logFile).subarray(startOffset).toString('utf8');
+    if (text.includes(spec.ready)) break;
+    if (exited !== undefined || Date.now() > deadline) {
+      if (exited === undefined) child.kill('SIGKILL');
+      throw new Error(`${spec.name} ${exited ?? 'did not become ready in time'}; log tail:\n${logTail(o.logFile)}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  if (child.pid === undefined) throw new Error(`${spec.name} has no pid`);
+  return { spec, pid: child.pid, child, logFile: o.logFile };
+}
+
+/** True while a process with this PID exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Stops one process we started, by PID: SIGTERM, then SIGKILL after `graceMs`. */
+export async function stopPid(pid: number, graceMs = 5000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!isAlive(pid)) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + graceMs;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  if (isAlive(pid)) {
+    try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    while (isAlive(pid)) await new Promise((r) => setTimeout(r, 10));
+  }
+}

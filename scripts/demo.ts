@@ -1,0 +1,101 @@
+/**
+ * The demo cloud: 1 CLC, 1 CC and 3 NCs (each with its simulated-hypervisor daemon) on loopback,
+ * started as detached daemons with state under .ferry-demo/, plus a few running instances.
+ *   node dist/scripts/demo.js start|stop|status
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cloudLayout, clcUrl } from './cloudLayout.js';
+import { isAlive, spawnDaemon, stopPid } from './daemon.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const base = join(root, '.ferry-demo');
+const runDir = join(base, 'run');
+const CONTROLLER = '127.0.0.1';
+const NODES = ['127.0.1.1', '127.0.1.2', '127.0.1.3'];
+const layout = cloudLayout({ baseDir: base, controllerHost: CONTROLLER, nodeHosts: NODES });
+const url = clcUrl(CONTROLLER);
+
+function pidOf(name: string): number | undefined {
+  const f = join(runDir, `${name}.pid`);
+  if (!existsSync(f)) return undefined;
+  const pid = Number(readFileSync(f, 'utf8'));
+  return Number.isInteger(pid) && isAlive(pid) ? pid : undefined;
+}
+
+async function query(params: Record<string, string>): Promise<string> {
+  const res = await fetch(url, { method: 'POST', body: new URLSearchParams({ Version: '2013-02-01', ...params }) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${params.Action} failed (${res.status}): ${text}`);
+  return text;
+}
+
+async function start(): Promise<void> {
+  mkdirSync(runDir, { recursive: true });
+  for (const spec of layout) {
+    const running = pidOf(spec.name);
+    if (running) {
+      console.log(`  ${spec.name.padEnd(20)} already running (pid ${running})`);
+      continue;
+    }
+    const d = await spawnDaemon(spec, { root, logFile: join(base, 'logs', `${spec.name}.log`), detached: true });
+    writeFileSync(join(runDir, `${spec.name}.pid`), String(d.pid));
+    console.log(`  ${spec.name.padEnd(20)} started (pid ${d.pid})`);
+  }
+  const described = await query({ Action: 'DescribeInstances' });
+  if (!described.includes('<instanceId>')) {
+    await query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '3', MaxCount: '3' });
+    await query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'c1.medium', MinCount: '2', MaxCount: '2' });
+    console.log('  started 5 demo instances');
+  }
+  console.log(`
+Ferry demo cloud is up: CLC ${url}, CC http://${CONTROLLER}:8774, NCs ${NODES.join(', ')}.
+Use the admin CLI from this directory:
+
+  export PATH="${join(root, 'bin')}:$PATH" EC2_URL=${url}
+  euca-describe-nodes
+  euca-describe-availability-zones verbose
+  euca-modify-service -s DISABLED ${NODES[0]}
+  euca-run-instances emi-0a1b2c3d -n 2 -t m1.small
+  euca-describe-instances
+
+Logs: ${join(base, 'logs')}   Stop: scripts/demo.sh stop   Reset: scripts/demo.sh reset`);
+}
+
+async function stop(): Promise<void> {
+  for (const spec of [...layout].reverse()) {
+    const pid = pidOf(spec.name);
+    if (pid) {
+      await stopPid(pid);
+      console.log(`  ${spec.name.padEnd(20)} stopped (pid ${pid})`);
+    }
+    rmSync(join(runDir, `${spec.name}.pid`), { force: true });
+  }
+}
+
+function status(): void {
+  for (const spec of layout) {
+    const pid = pidOf(spec.name);
+    console.log(`  ${spec.name.padEnd(20)} ${pid ? `running (pid ${pid})` : 'stopped'}`);
+  }
+}
+
+const cmd = process.argv[2] ?? 'start';
+const actions: Record<string, () => Promise<void> | void> = {
+  start,
+  stop,
+  status,
+  reset: async () => { await stop(); rmSync(base, { recursive: true, force: true }); console.log('  demo state removed'); },
+};
+const action = actions[cmd];
+if (!action) {
+  console.error(`usage: scripts/demo.sh [start|stop|status|reset]`);
+  process.exit(2);
+}
+try {
+  await action();
+} catch (e) {
+  console.error(`demo: ${(e as Error).message}`);
+  process.exit(1);
+}

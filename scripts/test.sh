@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, builds, runs typecheck, lint and every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+echo "== lint"
+npx eslint .
+echo "== tests"
+npx vitest run "$@"
