@@ -1,0 +1,87 @@
+/**
+ * CC configuration: commander flags with FERRY_CC_* environment fallbacks, compiled once into a
+ * frozen, typed object (STYLE habit 7). Every bad field is named by its flag; main exits 2.
+ */
+import { Command, CommanderError } from 'commander';
+import { z } from 'zod';
+import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { partitionSchema } from '../shared/protocol/common.js';
+
+export const SCHEDULE_POLICIES = ['spread', 'greedy'] as const;
+export type SchedulePolicy = (typeof SCHEDULE_POLICIES)[number];
+
+const loopback = z.string().refine(isLoopbackV4, 'expected a loopback IPv4 address (127.x.y.z)');
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveMs = z.coerce.number().int().min(1);
+
+const nodeList = z.string().transform((s, ctx) => {
+  const hosts = s.split(',').map((h) => h.trim()).filter((h) => h !== '');
+  const seen = new Set<string>();
+  for (const h of hosts) {
+    if (!isLoopbackV4(h)) ctx.addIssue({ code: 'custom', message: `${h} is not a loopback IPv4 address` });
+    if (seen.has(h)) ctx.addIssue({ code: 'custom', message: `${h} is registered twice` });
+    seen.add(h);
+  }
+  return hosts;
+});
+
+export const ccConfigSchema = z.object({
+  host: loopback.default('127.0.0.1'),
+  port: port.default(8774),
+  partition: partitionSchema.default('cluster01'),
+  /** NC hosts in registration order (euca_conf --register-nodes); greedy scheduling follows it. */
+  nodes: nodeList.default([]),
+  ncPort: port.refine((p) => p > 0, 'must be a real port').default(8775),
+  stateDir: z.string({ error: 'required' }).min(1, 'required'),
+  pollIntervalMs: positiveMs.default(5000),
+  ncTimeoutMs: positiveMs.default(3000),
+  schedulePolicy: z.enum(SCHEDULE_POLICIES).default('spread'),
+});
+
+export type CcConfig = Readonly<z.infer<typeof ccConfigSchema>>;
+
+/** Flag name, env var and help for every field, in one table so they cannot drift. */
+const FIELDS = [
+  ['host', '--host <addr>', 'FERRY_CC_HOST', 'loopback address to listen on (127.0.0.1)'],
+  ['port', '--port <n>', 'FERRY_CC_PORT', 'port to listen on (8774)'],
+  ['partition', '--partition <name>', 'FERRY_CC_PARTITION', 'partition / availability zone this CC serves (cluster01)'],
+  ['nodes', '--nodes <hosts>', 'FERRY_CC_NODES', 'comma-separated NC host addresses, in registration order'],
+  ['ncPort', '--nc-port <n>', 'FERRY_CC_NC_PORT', 'port every NC listens on (8775)'],
+  ['stateDir', '--state-dir <dir>', 'FERRY_CC_STATE_DIR', 'directory for cc.json, the cached view'],
+  ['pollIntervalMs', '--poll-interval-ms <ms>', 'FERRY_CC_POLL_INTERVAL_MS', 'safety-net poll of every NC (5000)'],
+  ['ncTimeoutMs', '--nc-timeout-ms <ms>', 'FERRY_CC_NC_TIMEOUT_MS', 'timeout of one call to an NC (3000)'],
+  ['schedulePolicy', '--schedule-policy <p>', 'FERRY_CC_SCHEDULE_POLICY', 'spread (most free first) or greedy (first fit)'],
+] as const;
+
+const FLAG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(FIELDS.map(([k, flag]) => [k, flag.split(' ')[0] ?? k]));
+
+/** Thrown for --help: main prints nothing more and exits 0. */
+export class HelpShown extends Error {}
+
+/** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
+export function parseCcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): CcConfig {
+  const program = new Command('ferry-cc')
+    .description('Ferry cluster controller: one per partition')
+    .exitOverride()
+    .configureOutput({ writeOut: out, writeErr: () => {} })
+    .allowExcessArguments(false);
+  for (const [, flag, envName, help] of FIELDS) program.option(flag, `${help} [env ${envName}]`);
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')) throw new HelpShown();
+    if (e instanceof CommanderError) throw new ConfigError([e.message.replace(/^error: /, '')]);
+    throw e;
+  }
+  const flags = program.opts<Record<string, string | undefined>>();
+  const raw: Record<string, string | undefined> = {};
+  for (const [key, , envName] of FIELDS) {
+    const v = flags[key] ?? env[envName];
+    if (v !== undefined) raw[key] = v;
+  }
+  return compileConfig(ccConfigSchema, raw, FLAG_NAMES);
+}
+
+export function ncEndpoint(config: Pick<CcConfig, 'ncPort'>, host: string): string {
+  return `http://${host}:${config.ncPort}`;
+}

@@ -1,0 +1,29 @@
+/**
+ * The CC's error registry (STYLE habit 6): every refusal the CC serves has a code here, and every
+ * failure of a call to an NC is translated into one of these codes at the node client's boundary
+ * (nodeClient.ts). Parameter and transport problems keep their WireErrors codes.
+ */
+import { defineErrors, client, server } from '../shared/errors/registry.js';
+
+export const CcErrors = defineErrors({
+  NodeNotFound: client(404, 'node {host} is not registered in partition {partition}'),
+  /** The NC could not be reached; maybeDelivered says whether the request may have arrived anyway. */
+  NodeUnreachable: server(503, 'node {host} is unreachable: {detail}'),
+  InstanceNotFound: client(404, 'instance {instanceId} is not known in partition {partition}'),
+  /** Capacity may free up, so a retry can help. */
+  InsufficientInstanceCapacity: {
+    status: 409, clientFault: false, retryable: true,
+    message: 'only {fit} of the minimum {minCount} {vmType} instances fit in partition {partition}; none were started',
+  },
+  /** An id that is already in use: the CLC allocates instance ids, so this is its mistake. */
+  InstanceExists: client(409, 'instance {instanceId} already exists on node {host}'),
+  // The codes below are an NC's refusals as the CC names them; ccRunInstances re-places around them.
+  NodeDisabled: client(409, 'node {host} is disabled and takes no new instances'),
+  NodeFull: client(409, 'node {host} has no room: {detail}'),
+  NodeUnhealthy: server(503, 'node {host} cannot use its hypervisor: {detail}'),
+  /** Any other coded refusal from an NC, carried through with the NC's code and message. */
+  NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),
+  NodeProtocolError: server(502, 'node {host} answered {operation} outside the NC contract: {detail}'),
+});
+
+export type CcErrorCode = keyof typeof CcErrors.table;

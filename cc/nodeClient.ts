@@ -1,0 +1,103 @@
+/**
+ * The CC's narrow interface to its NCs (STYLE habit 4), one real adapter over the wire, and the
+ * boundary where every NC failure becomes a CcErrors code. Unit tests plug in a hand-written fake.
+ */
+import { FerryError } from '../shared/errors/registry.js';
+import { NC_OPS, type NcInstance, type NcNode, type NcRequest, type NcResponse } from '../shared/protocol/ncProtocol.js';
+import { TypedClient } from '../shared/protocol/typedClient.js';
+import type { NodeState } from '../shared/protocol/common.js';
+import type { WireTransport } from '../shared/wire/transport.js';
+import { CcErrors } from './errors.js';
+
+export interface NodeCallOptions {
+  readonly timeoutMs?: number;
+}
+
+/** Every method rejects with a CcErrors FerryError (see translateNodeError), bugs aside. */
+export interface NodeClient {
+  describe(host: string, opts?: NodeCallOptions): Promise<NcNode>;
+  runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
+  terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
+  modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
+}
+
+/** Connection errors that prove the request never reached the NC. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : String(v ?? '');
+}
+
+/**
+ * Turns a failed NC call into the CC's code for it. Pure; exported for its table-driven test.
+ * Anything that is not a FerryError is our own bug (e.g. a request that broke the contract) and
+ * is passed through untouched so the wire server logs it as one.
+ */
+export function translateNodeError(e: unknown, host: string, operation: string): unknown {
+  if (!(e instanceof FerryError)) return e;
+  const f = e.fields;
+  switch (e.code) {
+    case 'PeerUnreachable':
+      return CcErrors.make('NodeUnreachable', { host, detail: str(f.detail), maybeDelivered: !NEVER_SENT.has(str(f.detail)) });
+    case 'PeerTimeout':
+      return CcErrors.make('NodeUnreachable', { host, detail: `no answer to ${operation} within ${str(f.timeoutMs)} ms`, maybeDelivered: true });
+    case 'PeerProtocolError':
+      return CcErrors.make('NodeProtocolError', { host, operation, detail: str(f.detail) });
+    case 'RemoteFault':
+      return translateRemoteFault(str(f.remoteCode), str(f.remoteMessage), host, operation);
+    default:
+      // Already one of ours (a fake, or a re-thrown translation): keep it.
+      if (CcErrors.has(e.code)) return e;
+      return CcErrors.make('NodeProtocolError', { host, operation, detail: `${e.code}: ${e.message}` });
+  }
+}
+
+function translateRemoteFault(code: string, message: string, host: string, operation: string): FerryError {
+  switch (code) {
+    case 'NodeDisabled':
+      return CcErrors.make('NodeDisabled', { host });
+    case 'InsufficientCapacity':
+      return CcErrors.make('NodeFull', { host, detail: message });
+    case 'InstanceNotFound':
+      return CcErrors.withMessage('InstanceNotFound', message, { host });
+    case 'InstanceExists':
+      return CcErrors.withMessage('InstanceExists', message, { host });
+    case 'HypervisorUnavailable':
+      return CcErrors.make('NodeUnhealthy', { host, detail: message });
+    default:
+      return CcErrors.make('NodeFault', { host, operation, remoteCode: code, remoteMessage: message });
+  }
+}
+
+/** The real adapter: typed NC_OPS calls over a WireTransport (HttpWireTransport at NC_PATH). */
+export class WireNodeClient implements NodeClient {
+  private readonly client: TypedClient<typeof NC_OPS>;
+
+  constructor(transport: WireTransport, private readonly endpointOf: (host: string) => string) {
+    this.client = new TypedClient(transport, NC_OPS);
+  }
+
+  private async call<O extends keyof typeof NC_OPS>(host: string, op: O, req: NcRequest<O>, opts?: NodeCallOptions): Promise<NcResponse<O>> {
+    try {
+      return await this.client.call(this.endpointOf(host), op, req, opts);
+    } catch (e) {
+      throw translateNodeError(e, host, op);
+    }
+  }
+
+  describe(host: string, opts?: NodeCallOptions): Promise<NcNode> {
+    return this.call(host, 'ncDescribeResource', {}, opts);
+  }
+
+  async runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance> {
+    return (await this.call(host, 'ncRunInstance', req)).instance;
+  }
+
+  terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>> {
+    return this.call(host, 'ncTerminateInstance', { instanceId });
+  }
+
+  modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
+    return this.call(host, 'ncModifyNode', { stateName });
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The CC's view of its partition: per registered node, what the NC last reported plus reachability.
+ * Every function here is pure (view in, view out); the keeper (viewKeeper.ts) owns the one current
+ * view and is the only caller that replaces it. The NC is the source of truth: a report replaces
+ * everything the view held for that node.
+ */
+import type { CcInstance, CcNode } from '../shared/protocol/ccProtocol.js';
+import type { NcInstance, NcNode } from '../shared/protocol/ncProtocol.js';
+import { ZERO, add, sub, type Resources } from '../shared/model/resources.js';
+
+export interface NodeEntry {
+  readonly node: CcNode;
+  /** Epoch ms of the last refresh attempt that was applied, success or failure; 0 if none. */
+  readonly checkedAt: number;
+  /**
+   * Bumped at the start and end of every change the CC makes on this node, so a poll that was in
+   * flight across a change cannot overwrite the change's result with what the NC said before it.
+   */
+  readonly epoch: number;
+}
+
+export interface ClusterView {
+  readonly partition: string;
+  /** In registration order (greedy scheduling and every listing follow it). */
+  readonly entries: readonly NodeEntry[];
+}
+
+function blankNode(host: string, partition: string): CcNode {
+  return {
+    host, partition, nodeState: 'unknown', reachable: false, healthy: false, lastSeen: 0,
+    capacity: { ...ZERO }, used: { ...ZERO }, instances: [],
+  };
+}
+
+/**
+ * The view at start-up: one entry per registered host. Cached nodes (from cc.json) keep their
+ * resources and instances so the CC can answer while an NC is down, but nothing the cache says is
+ * trusted: every node starts unreachable and 'unknown' until its NC answers.
+ */
+export function initialView(partition: string, hosts: readonly string[], cached: readonly CcNode[] = []): ClusterView {
+  return {
+    partition,
+    entries: hosts.map((host) => {
+      const c = cached.find((n) => n.host === host && n.partition === partition);
+      const node = c ? { ...c, nodeState: 'unknown' as const, reachable: false } : blankNode(host, partition);
+      return { node, checkedAt: 0, epoch: 0 };
+    }),
+  };
+}
+
+function mapEntry(view: ClusterView, host: string, fn: (e: NodeEntry) => NodeEntry): ClusterView {
+  if (!view.entries.some((e) => e.node.host === host)) return view;
+  return { ...view, entries: view.entries.map((e) => (e.node.host === host ? fn(e) : e)) };
+}
+
+export function findEntry(view: ClusterView, host: string): NodeEntry | undefined {
+  return view.entries.find((e) => e.node.host === host);
+}
+
+/** A successful ncDescribeResource (or the node part of ncModifyNode's answer). */
+export function applyReport(view: ClusterView, host: string, report: NcNode, now: number): ClusterView {
+  return mapEntry(view, host, (e) => ({
+    ...e,
+    checkedAt: now,
+    node: {
+      host, partition: view.partition, nodeState: report.nodeState, reachable: true, healthy: report.healthy,
+      lastSeen: now, capacity: report.capacity, used: report.used, instances: report.instances,
+    },
+  }));
+}
+
+/** A failed contact: keep the last known data (it is all we have), flag it as not current. */
+export function markUnreachable(view: ClusterView, host: string, now: number): ClusterView {
+  return mapEntry(view, host, (e) => ({ ...e, checkedAt: now, node: { ...e.node, reachable: false } }));
+}
+
+/** The NC answered but said its hypervisor is unavailable. */
+export function markUnhealthy(view: ClusterView, host: string): ClusterView {
+  return mapEntry(view, host, (e) => ({ ...e, node: { ...e.node, healthy: false } }));
+}
+
+export function bumpEpoch(view: ClusterView, host: string): ClusterView {
+  return mapEntry(view, host, (e) => ({ ...e, epoch: e.epoch + 1 }));
+}
+
+function holds(i: NcInstance): boolean {
+  return i.state !== 'terminated';
+}
+
+/** An instance an NC just accepted: recorded at once so the scheduler counts it before the next poll. */
+export function applyStarted(view: ClusterView, host: string, instance: NcInstance): ClusterView {
+  return mapEntry(view, host, (e) => {
+    const prior = e.node.instances.find((i) => i.instanceId === instance.instanceId);
+    const others = e.node.instances.filter((i) => i.instanceId !== instance.instanceId);
+    let used = e.node.used;
+    if (prior && holds(prior)) used = sub(used, prior.vmType);
+    if (holds(instance)) used = add(used, instance.vmType);
+    return { ...e, node: { ...e.node, used, instances: [...others, instance] } };
+  });
+}
+
+/** An instance an NC just terminated (or began shutting down). */
+export function applyInstanceState(view: ClusterView, host: string, instanceId: string, state: NcInstance['state']): ClusterView {
+  const prior = findEntry(view, host)?.node.instances.find((i) => i.instanceId === instanceId);
+  return prior ? applyStarted(view, host, { ...prior, state }) : view;
+}
+
+export interface Located {
+  readonly host: string;
+  readonly instance: NcInstance;
+}
+
+/** Where an instance is, by the view. Should an id show up on two nodes, a live copy wins. */
+export function locateInstance(view: ClusterView, instanceId: string): Located | undefined {
+  let found: Located | undefined;
+  for (const e of view.entries) {
+    const instance = e.node.instances.find((i) => i.instanceId === instanceId);
+    if (instance && (!found || (!holds(found.instance) && holds(instance)))) found = { host: e.node.host, instance };
+  }
+  return found;
+}
+
+/** New instances may go here: enabled by its NC, reachable now, and its hypervisor working. */
+export function isSchedulable(node: CcNode): boolean {
+  return node.nodeState === 'enabled' && node.reachable && node.healthy;
+}
+
+/**
+ * What a node has committed: the larger of what its NC reported and what its live instances add up
+ * to, per dimension, so an instance the view knows of is counted even if a report lagged behind it.
+ */
+export function committed(node: CcNode): Resources {
+  const live = node.instances.filter(holds).reduce<Resources>((acc, i) => add(acc, i.vmType), ZERO);
+  return {
+    cores: Math.max(node.used.cores, live.cores),
+    memoryMiB: Math.max(node.used.memoryMiB, live.memoryMiB),
+    diskGiB: Math.max(node.used.diskGiB, live.diskGiB),
+  };
+}
+
+export function isStale(entry: NodeEntry, now: number, maxAgeMs: number): boolean {
+  return now - entry.checkedAt >= maxAgeMs;
+}
+
+export function listNodes(view: ClusterView): CcNode[] {
+  return view.entries.map((e) => e.node);
+}
+
+export function listInstances(view: ClusterView): CcInstance[] {
+  return view.entries.flatMap((e) => e.node.instances.map((i) => ({ ...i, host: e.node.host, partition: view.partition })));
+}

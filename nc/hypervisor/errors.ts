@@ -1,0 +1,30 @@
+/**
+ * The hypervisor surface's error registry (STYLE habit 6). Every HypervisorDriver adapter translates
+ * its own failures (connection refused, timeouts, daemon error bodies, libvirt codes) into these.
+ * The simulated hypervisor's daemon also speaks them on its private HTTP protocol.
+ */
+import { client, defineErrors, server } from '../../shared/errors/registry.js';
+
+export const HypervisorErrors = defineErrors({
+  /** The hypervisor did not answer (refused, reset, timed out) or cannot serve now; try again. */
+  HypervisorUnavailable: server(503, 'hypervisor at {uri} is unavailable: {detail}', true),
+  DomainNotFound: client(404, 'domain {id} is not defined on host {host}'),
+  /** Same id, different spec: creating it again would silently change a guest. */
+  DomainExists: client(409, 'domain {id} already exists on host {host} with another spec ({detail})'),
+  InsufficientHostResources: client(409, 'host {host} cannot hold domain {id}: it needs {need}, {free} free'),
+  /** The domain exists but its current state forbids the operation (e.g. migrating a shut-off domain). */
+  DomainStateConflict: client(409, 'domain {id} on host {host} is {state}; cannot {operation}'),
+  /** Whether to retry is a planning decision (another destination, a larger downtime), not a blind retry. */
+  MigrationFailed: server(500, 'migration {migrationId} of domain {id} failed: {detail}', false),
+  MigrationAborted: client(409, 'migration {migrationId} of domain {id} was aborted'),
+  IncomingNotPrepared: client(409, 'host {host} has no incoming migration {migrationId} prepared for domain {id}'),
+  IncomingMismatch: client(409, 'host {host}: incoming domain {id} does not match migration {migrationId} ({detail})'),
+  /** The peer answered, but not in the protocol we speak (bad JSON, unknown code, wrong shape). */
+  HypervisorProtocolError: server(502, 'hypervisor at {uri} answered outside the protocol: {detail}', false),
+  HypervisorBadRequest: client(400, 'bad request: {detail}'),
+  HypervisorRequestTooLarge: client(413, 'request body exceeds {limit}'),
+  HypervisorUnknownEndpoint: client(404, 'no endpoint {method} {path}'),
+  HypervisorInternalError: server(500, 'hypervisor internal error: {detail}', false),
+});
+
+export type HypervisorErrorCode = keyof typeof HypervisorErrors.table & string;

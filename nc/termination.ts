@@ -1,0 +1,67 @@
+/**
+ * Terminate as a pure decision plus the record transitions it needs, and the tombstone policy that
+ * lets a repeated terminate answer exactly as the first one did.
+ */
+import type { InstanceState } from '../shared/protocol/common.js';
+import { deriveState, observedState, type Observation } from './instanceView.js';
+import type { InstanceRecord, NcSnapshot } from './ncStore.js';
+
+export interface TerminateAnswer {
+  readonly instanceId: string;
+  readonly previousState: InstanceState;
+  readonly currentState: InstanceState;
+}
+
+export type TerminateDecision =
+  | { readonly kind: 'notFound' }
+  /** Already terminated: replay the first answer. */
+  | { readonly kind: 'answer'; readonly answer: TerminateAnswer }
+  /** Persist shutting-down (remembering `previousState`), destroy the domain, persist terminated. */
+  | { readonly kind: 'destroy'; readonly previousState: InstanceState };
+
+export function decideTerminate(snapshot: NcSnapshot, instanceId: string, obs: Observation | undefined): TerminateDecision {
+  const rec = snapshot.instances[instanceId];
+  if (!rec) return { kind: 'notFound' };
+  if (rec.phase === 'terminated') {
+    return { kind: 'answer', answer: { instanceId, previousState: rec.terminatedFrom ?? 'terminated', currentState: 'terminated' } };
+  }
+  // An earlier terminate got as far as shutting-down: finish it and answer as it would have.
+  if (rec.phase === 'shutting-down') return { kind: 'destroy', previousState: rec.terminatedFrom ?? 'shutting-down' };
+  return { kind: 'destroy', previousState: deriveState(rec.phase, observedState(obs, instanceId)) };
+}
+
+/** Record transitions, applied to a store draft. */
+export function markShuttingDown(rec: InstanceRecord, from: InstanceState, now: number): void {
+  if (rec.phase === 'shutting-down') return;
+  rec.phase = 'shutting-down';
+  rec.terminatedFrom = from;
+  rec.since = now;
+}
+
+export function markTerminated(rec: InstanceRecord, now: number): void {
+  if (rec.phase === 'terminated') return;
+  rec.phase = 'terminated';
+  rec.since = now;
+}
+
+export interface TombstonePolicy {
+  /** How long a terminated record is kept, ms of the injected clock. */
+  readonly ttlMs: number;
+  /** At most this many tombstones; the oldest go first. */
+  readonly maxCount: number;
+}
+
+/** An hour covers the CC's retries and a few describe polls; the count bounds the store file. */
+export const DEFAULT_TOMBSTONES: TombstonePolicy = Object.freeze({ ttlMs: 60 * 60 * 1000, maxCount: 1000 });
+
+/** Drops tombstones older than the TTL or beyond the count; returns the ids dropped. */
+export function pruneTombstones(instances: Record<string, InstanceRecord>, now: number, policy: TombstonePolicy): string[] {
+  const tombs = Object.values(instances)
+    .filter((r) => r.phase === 'terminated')
+    .sort((a, b) => b.since - a.since || a.instanceId.localeCompare(b.instanceId));
+  const dropped = tombs
+    .filter((r, i) => now - r.since >= policy.ttlMs || i >= policy.maxCount)
+    .map((r) => r.instanceId);
+  for (const id of dropped) delete instances[id];
+  return dropped;
+}
