@@ -7,11 +7,13 @@
 import type { CcInstance, CcNode } from '../shared/protocol/ccProtocol.js';
 import type { NcInstance, NcNode } from '../shared/protocol/ncProtocol.js';
 import { ZERO, add, sub, type Resources } from '../shared/model/resources.js';
+import { resourceMatrix, type MatrixRow } from '../shared/model/resourceMatrix.js';
+import type { VmType } from '../shared/model/vmTypes.js';
 
 export interface NodeEntry {
   readonly node: CcNode;
-  /** Epoch ms of the last refresh attempt that was applied, success or failure; 0 if none. */
-  readonly checkedAt: number;
+  /** Epoch ms of the last refresh attempt that was applied, success or failure; null if none. */
+  readonly checkedAt: number | null;
   /**
    * Bumped at the start and end of every change the CC makes on this node, so a poll that was in
    * flight across a change cannot overwrite the change's result with what the NC said before it.
@@ -43,7 +45,7 @@ export function initialView(partition: string, hosts: readonly string[], cached:
     entries: hosts.map((host) => {
       const c = cached.find((n) => n.host === host && n.partition === partition);
       const node = c ? { ...c, nodeState: 'unknown' as const, reachable: false } : blankNode(host, partition);
-      return { node, checkedAt: 0, epoch: 0 };
+      return { node, checkedAt: null, epoch: 0 };
     }),
   };
 }
@@ -71,7 +73,7 @@ export function applyReport(view: ClusterView, host: string, report: NcNode, now
 
 /** A failed contact: keep the last known data (it is all we have), flag it as not current. */
 export function markUnreachable(view: ClusterView, host: string, now: number): ClusterView {
-  return mapEntry(view, host, (e) => ({ ...e, checkedAt: now, node: { ...e.node, reachable: false } }));
+  return mapEntry(view, host, (e) => ({ ...e, checkedAt: now, node: e.node.reachable ? { ...e.node, reachable: false } : e.node }));
 }
 
 /** The NC answered but said its hypervisor is unavailable. */
@@ -139,7 +141,7 @@ export function committed(node: CcNode): Resources {
 }
 
 export function isStale(entry: NodeEntry, now: number, maxAgeMs: number): boolean {
-  return now - entry.checkedAt >= maxAgeMs;
+  return entry.checkedAt === null || now - entry.checkedAt >= maxAgeMs;
 }
 
 export function listNodes(view: ClusterView): CcNode[] {
@@ -148,4 +150,11 @@ export function listNodes(view: ClusterView): CcNode[] {
 
 export function listInstances(view: ClusterView): CcInstance[] {
   return view.entries.flatMap((e) => e.node.instances.map((i) => ({ ...i, host: e.node.host, partition: view.partition })));
+}
+
+/** The resource matrix of the partition, counting only schedulable nodes as available. */
+export function matrixOf(view: ClusterView, vmTypes: readonly VmType[]): MatrixRow[] {
+  return resourceMatrix(view.entries.map(({ node }) => ({
+    capacity: node.capacity, used: committed(node), schedulable: isSchedulable(node),
+  })), vmTypes);
 }

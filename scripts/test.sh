@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+echo "== typecheck (sources and tests)"
+npx tsc -p tsconfig.eslint.json
 echo "== lint"
 npx eslint .
 echo "== tests"

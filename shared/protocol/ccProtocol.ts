@@ -49,7 +49,7 @@ export const CC_OPS = {
   },
   /**
    * Place and start up to instanceIds.length instances, at least minCount, on enabled nodes with
-   * capacity. All-or-nothing below minCount: InsufficientCapacity and nothing started.
+   * capacity. All-or-nothing below minCount: InsufficientInstanceCapacity and nothing started.
    */
   ccRunInstances: {
     request: z.object({

@@ -70,6 +70,6 @@ export type NcRequest<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['request']>;
 export type NcResponse<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['response']>;
 
 /** Codes the NC's registry uses that callers act on. */
-export const NC_ERROR_CODES = ['NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'HypervisorUnavailable'] as const;
+export const NC_ERROR_CODES = ['NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'InstanceExists', 'HypervisorUnavailable', 'HypervisorRefused', 'StateWriteFailed'] as const;
 
 export { hostSchema };

@@ -13,7 +13,13 @@ export class TypedClient<Ops extends Record<string, OpSpec>> {
     endpoint: string, op: O, req: z.infer<Ops[O]['request']>, opts?: CallOptions,
   ): Promise<z.infer<Ops[O]['response']>> {
     const spec = this.ops[op] as OpSpec;
-    const out = spec.request.parse(req) as WireObject;
+    const checked = spec.request.safeParse(req);
+    if (!checked.success) {
+      // Our own request breaks the contract: a bug on this side, reported as a coded error.
+      const issue = checked.error.issues[0];
+      throw WireErrors.make('InvalidParameter', { field: issue?.path.join('.') || '(body)', detail: issue?.message ?? 'invalid request' });
+    }
+    const out = checked.data as WireObject;
     const raw = await this.transport.call(endpoint, op, out, opts);
     const r = spec.response.safeParse(raw);
     if (!r.success) {

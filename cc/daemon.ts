@@ -1,0 +1,58 @@
+/**
+ * Assembles one CC from its compiled config: the cached view, the NC client, the keeper, the
+ * service and the HTTP server. start() resolves once the server listens; stop() undoes it all.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import { HttpWireTransport } from '../shared/wire/httpTransport.js';
+import { NC_PATH } from '../shared/wire/transport.js';
+import { ncEndpoint, type CcConfig } from './config.js';
+import { WireNodeClient } from './nodeClient.js';
+import { createCcApp } from './server.js';
+import { CcService } from './service.js';
+import { initialView } from './view.js';
+import { cachedNodes, openViewStore, ViewCacheWriter } from './viewCache.js';
+import { ViewKeeper } from './viewKeeper.js';
+
+export interface RunningCc {
+  /** http://HOST:PORT */
+  readonly url: string;
+  readonly keeper: ViewKeeper;
+  stop(): Promise<void>;
+}
+
+export async function startCc(config: CcConfig, deps: { readonly logger: Logger; readonly clock: Clock }): Promise<RunningCc> {
+  const { logger, clock } = deps;
+  const store = await openViewStore(config.stateDir);
+  const cache = new ViewCacheWriter(store, logger);
+  const transport = new HttpWireTransport({ path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs });
+  const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host));
+  const keeper = new ViewKeeper({
+    initial: initialView(config.partition, config.nodes, cachedNodes(store.read(), config.partition)),
+    nodes, clock, logger, onChange: (v) => cache.save(v),
+  });
+  cache.save(keeper.get()); // the registered nodes, as of now: unknown until their NCs answer
+  const service = new CcService({ keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs });
+  const server: Server = createCcApp({ service, logger }).listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
+  logger.info({ partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy }, 'cc started');
+
+  return {
+    url: `http://${config.host}:${port}`,
+    keeper,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await keeper.stop();
+      await cache.flush();
+      transport.close();
+    },
+  };
+}

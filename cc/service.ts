@@ -1,0 +1,140 @@
+/**
+ * The CC's operations (CC_OPS), over the view keeper, the node client and the placement queue.
+ * Requests arrive validated (typedHandlers); every refusal is a CcErrors or WireErrors code.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import { isFerryError } from '../shared/errors/registry.js';
+import type { CC_OPS, CcRequest, CcResponse } from '../shared/protocol/ccProtocol.js';
+import type { TypedImpl } from '../shared/protocol/typedServer.js';
+import type { SchedulePolicy } from './config.js';
+import { CcErrors } from './errors.js';
+import type { NodeClient } from './nodeClient.js';
+import { runInstances } from './runInstances.js';
+import { SerialQueue } from './serialQueue.js';
+import {
+  applyInstanceState, applyReport, findEntry, listInstances, listNodes, locateInstance, markUnreachable, matrixOf,
+  type ClusterView,
+} from './view.js';
+import type { ViewKeeper } from './viewKeeper.js';
+
+/** Describe answers first refresh nodes whose data is at least this old. */
+export const FRESH_MS = 1000;
+/** A client is waiting on these refreshes, so they get at most this long. */
+export const DESCRIBE_TIMEOUT_CAP_MS = 1000;
+
+export interface CcServiceOptions {
+  readonly keeper: ViewKeeper;
+  readonly nodes: NodeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly policy: SchedulePolicy;
+  /** Timeout of one call to an NC. */
+  readonly ncTimeoutMs: number;
+}
+
+export class CcService {
+  /** One ccRunInstances at a time per CC. */
+  private readonly placement = new SerialQueue();
+  private readonly quickTimeoutMs: number;
+
+  constructor(private readonly opts: CcServiceOptions) {
+    this.quickTimeoutMs = Math.min(opts.ncTimeoutMs, DESCRIBE_TIMEOUT_CAP_MS);
+  }
+
+  /** The handlers typedHandlers(CC_OPS, …) serves. */
+  readonly ops: TypedImpl<typeof CC_OPS> = {
+    ccDescribeNodes: async () => {
+      const view = await this.freshView();
+      return { partition: view.partition, nodes: listNodes(view) };
+    },
+    ccDescribeResources: async (req) => {
+      const view = await this.freshView();
+      return { partition: view.partition, matrix: matrixOf(view, req.vmTypes) };
+    },
+    ccDescribeInstances: async () => {
+      const view = await this.freshView();
+      return { partition: view.partition, instances: listInstances(view) };
+    },
+    ccRunInstances: async (req) => ({
+      instances: await this.placement.run(() => runInstances({
+        keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
+        refreshTimeoutMs: this.quickTimeoutMs,
+      }, req)),
+    }),
+    ccTerminateInstances: (req) => this.terminate(req),
+    ccModifyNode: (req) => this.modifyNode(req),
+  };
+
+  private async freshView(): Promise<ClusterView> {
+    await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs);
+    return this.opts.keeper.get();
+  }
+
+  private async terminate(req: CcRequest<'ccTerminateInstances'>): Promise<CcResponse<'ccTerminateInstances'>> {
+    const { keeper, nodes } = this.opts;
+    const ids = [...new Set(req.instanceIds)];
+    const before = keeper.get();
+    // Route by the view; an id it does not know may have appeared since the last poll.
+    const unknown = ids.some((id) => !locateInstance(before, id));
+    const hosts = unknown ? keeper.hosts() : ids.map((id) => locateInstance(before, id)?.host ?? '');
+    await keeper.refreshStale(unknown ? 0 : FRESH_MS, this.quickTimeoutMs, [...new Set(hosts)]);
+
+    // Validate everything before touching anything: one bad id and nothing is terminated.
+    const view = keeper.get();
+    const targets = ids.map((instanceId) => {
+      const at = locateInstance(view, instanceId);
+      if (!at) throw CcErrors.make('InstanceNotFound', { instanceId, partition: view.partition });
+      return { instanceId, host: at.host };
+    });
+    for (const host of new Set(targets.map((t) => t.host))) {
+      if (!findEntry(view, host)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host, detail: 'its NC did not answer the last poll' });
+    }
+
+    const results = await Promise.allSettled(targets.map(({ instanceId, host }) => keeper.change(host, async () => {
+      const r = await nodes.terminateInstance(host, instanceId);
+      keeper.update((v) => applyInstanceState(v, host, instanceId, r.currentState));
+      return r;
+    })));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      this.noteFailures(results.map((r, i) => [targets[i]?.host ?? '', r] as const));
+      throw failed.reason;
+    }
+    void keeper.refreshHosts([...new Set(targets.map((t) => t.host))], this.quickTimeoutMs);
+    return { instances: results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])) };
+  }
+
+  private async modifyNode(req: CcRequest<'ccModifyNode'>): Promise<CcResponse<'ccModifyNode'>> {
+    const { keeper, nodes, clock } = this.opts;
+    const { host, stateName } = req;
+    if (!findEntry(keeper.get(), host)) throw CcErrors.make('NodeNotFound', { host, partition: keeper.get().partition });
+    let previousState;
+    try {
+      // The NC persists the new state before it answers; its answer is the node's new truth.
+      previousState = await keeper.change(host, async () => {
+        const r = await nodes.modifyNode(host, stateName);
+        keeper.update((v) => applyReport(v, host, r.node, clock.now()));
+        return r.previousState;
+      });
+    } catch (e) {
+      this.noteFailures([[host, { status: 'rejected', reason: e }]]);
+      throw e;
+    }
+    this.opts.logger.info({ host, previousState, stateName }, 'node state changed');
+    const view = keeper.get();
+    const node = findEntry(view, host)?.node;
+    if (!node) throw CcErrors.make('NodeNotFound', { host, partition: view.partition });
+    return { previousState, node, matrix: matrixOf(view, req.vmTypes) };
+  }
+
+  /** Records NCs that turned out to be unreachable, so the scheduler avoids them at once. */
+  private noteFailures(results: readonly (readonly [string, PromiseSettledResult<unknown>])[]): void {
+    const now = this.opts.clock.now();
+    for (const [host, r] of results) {
+      if (r.status === 'rejected' && isFerryError(r.reason) && r.reason.code === 'NodeUnreachable') {
+        this.opts.keeper.update((v) => markUnreachable(v, host, now));
+      }
+    }
+  }
+}

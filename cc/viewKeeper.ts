@@ -1,0 +1,156 @@
+/**
+ * Owns the CC's one current view and keeps it level with the NCs: polls every NC on an interval
+ * (the safety net), refreshes on demand, and applies the results of the CC's own changes. Every
+ * change to the view goes through set(), which logs node transitions and hands the view to the
+ * cache writer. Refreshes never reject: a failed contact is recorded in the view instead.
+ */
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../shared/clock.js';
+import { isFerryError } from '../shared/errors/registry.js';
+import type { NodeClient } from './nodeClient.js';
+import {
+  applyReport, bumpEpoch, findEntry, isStale, markUnhealthy, markUnreachable, type ClusterView,
+} from './view.js';
+
+export interface ViewKeeperOptions {
+  readonly initial: ClusterView;
+  readonly nodes: NodeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Receives every new view (the cache writer's save). */
+  readonly onChange?: (view: ClusterView) => void;
+}
+
+interface InFlight {
+  readonly epoch: number;
+  readonly promise: Promise<void>;
+}
+
+export class ViewKeeper {
+  private view: ClusterView;
+  private readonly inFlight = new Map<string, InFlight>();
+  private pollTimer: TimerHandle | undefined;
+  private polling: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: ViewKeeperOptions) {
+    this.view = opts.initial;
+  }
+
+  get(): ClusterView {
+    return this.view;
+  }
+
+  hosts(): string[] {
+    return this.view.entries.map((e) => e.node.host);
+  }
+
+  /** Applies a pure update (view.ts) to the current view. */
+  update(fn: (view: ClusterView) => ClusterView): void {
+    const prev = this.view;
+    const next = fn(prev);
+    if (next === prev) return;
+    this.view = next;
+    // Epoch bumps keep node objects as they were: nothing to log or cache for those.
+    if (next.entries.every((e, i) => e.node === prev.entries[i]?.node)) return;
+    this.logTransitions(prev, next);
+    this.opts.onChange?.(next);
+  }
+
+  /**
+   * Runs one change the CC makes on `host`. The epoch moves before and after it, so a poll that
+   * was in flight across the change is dropped instead of undoing the change's result.
+   */
+  async change<T>(host: string, fn: () => Promise<T>): Promise<T> {
+    this.update((v) => bumpEpoch(v, host));
+    try {
+      return await fn();
+    } finally {
+      this.update((v) => bumpEpoch(v, host));
+    }
+  }
+
+  /** Asks one NC for its state. Joins a refresh already in flight unless a change has happened since it started. */
+  refresh(host: string, timeoutMs: number): Promise<void> {
+    const entry = findEntry(this.view, host);
+    if (!entry) return Promise.resolve();
+    const running = this.inFlight.get(host);
+    if (running && running.epoch === entry.epoch) return running.promise;
+    const epoch = entry.epoch;
+    const ifCurrent = (fn: (v: ClusterView, now: number) => ClusterView): void => {
+      if (findEntry(this.view, host)?.epoch !== epoch) return;
+      const now = this.opts.clock.now();
+      this.update((v) => fn(v, now));
+    };
+    const promise = this.opts.nodes.describe(host, { timeoutMs }).then(
+      (report) => {
+        if (report.host !== host) this.opts.logger.warn({ host, reported: report.host }, 'NC reports another host address than it is registered under');
+        ifCurrent((v, now) => applyReport(v, host, report, now));
+      },
+      (e: unknown) => {
+        if (!isFerryError(e)) this.opts.logger.error({ err: e, host }, 'refresh failed unexpectedly');
+        else if (e.code !== 'NodeUnreachable') this.opts.logger.warn({ host, code: e.code, msg: e.message }, 'node answered its poll badly');
+        ifCurrent((v, now) => markUnreachable(v, host, now));
+      },
+    ).finally(() => {
+      if (this.inFlight.get(host)?.promise === promise) this.inFlight.delete(host);
+    });
+    this.inFlight.set(host, { epoch, promise });
+    return promise;
+  }
+
+  async refreshHosts(hosts: readonly string[], timeoutMs: number): Promise<void> {
+    await Promise.all(hosts.map((h) => this.refresh(h, timeoutMs)));
+  }
+
+  /** Refreshes, in parallel, the given hosts (default all) whose data is at least maxAgeMs old. */
+  async refreshStale(maxAgeMs: number, timeoutMs: number, hosts: readonly string[] = this.hosts()): Promise<void> {
+    const now = this.opts.clock.now();
+    const stale = hosts.filter((h) => {
+      const e = findEntry(this.view, h);
+      return e !== undefined && isStale(e, now, maxAgeMs);
+    });
+    await this.refreshHosts(stale, timeoutMs);
+  }
+
+  /** An NC said its hypervisor is unavailable: stop scheduling there until a poll says otherwise. */
+  noteUnhealthy(host: string): void {
+    this.update((v) => markUnhealthy(v, host));
+  }
+
+  /** Polls every NC now, then again `intervalMs` after each round ends (rounds never overlap). */
+  startPolling(intervalMs: number, timeoutMs: number): void {
+    const round = async (): Promise<void> => {
+      await this.refreshHosts(this.hosts(), timeoutMs);
+      if (!this.stopped) this.pollTimer = this.opts.clock.setTimer(intervalMs, () => { this.polling = round(); });
+    };
+    this.polling = round();
+  }
+
+  /** Resolves once no refresh is in flight (refreshes started meanwhile included). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()].map((f) => f.promise));
+  }
+
+  /** Stops polling and waits for refreshes in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.pollTimer?.cancel();
+    await this.polling;
+    await this.idle();
+  }
+
+  private logTransitions(prev: ClusterView, next: ClusterView): void {
+    for (const e of next.entries) {
+      const before = findEntry(prev, e.node.host)?.node;
+      const now = e.node;
+      if (!before) continue;
+      if (before.reachable !== now.reachable || before.nodeState !== now.nodeState || before.healthy !== now.healthy) {
+        this.opts.logger.info({
+          host: now.host, reachable: now.reachable, nodeState: now.nodeState, healthy: now.healthy,
+          was: { reachable: before.reachable, nodeState: before.nodeState, healthy: before.healthy },
+        }, 'node changed');
+      }
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { HelpShown, parseCcConfig } from '../../cc/config.js';
+import { ConfigError } from '../../shared/config/compileConfig.js';
+
+const base = ['--state-dir', '/tmp/ferry-cc'];
+
+function problems(argv: string[], env: Record<string, string> = {}): string[] {
+  try {
+    parseCcConfig(argv, env);
+  } catch (e) {
+    if (e instanceof ConfigError) return [...e.problems];
+    throw e;
+  }
+  return [];
+}
+
+describe('CC configuration', () => {
+  it('fills defaults and freezes the result', () => {
+    const c = parseCcConfig(base, {});
+    expect(c).toEqual({
+      host: '127.0.0.1', port: 8774, partition: 'cluster01', nodes: [], ncPort: 8775, stateDir: '/tmp/ferry-cc',
+      pollIntervalMs: 5000, ncTimeoutMs: 3000, schedulePolicy: 'spread',
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('reads FERRY_CC_* when a flag is absent; a flag wins over the environment', () => {
+    const c = parseCcConfig(['--port', '9001'], {
+      FERRY_CC_STATE_DIR: '/tmp/s', FERRY_CC_PORT: '9000', FERRY_CC_NODES: '127.0.11.1, 127.0.11.2', FERRY_CC_SCHEDULE_POLICY: 'greedy',
+    });
+    expect(c).toMatchObject({ stateDir: '/tmp/s', port: 9001, nodes: ['127.0.11.1', '127.0.11.2'], schedulePolicy: 'greedy' });
+  });
+
+  it.each([
+    [['--host', '10.0.0.1'], '--host:'],
+    [['--port', 'eighty'], '--port:'],
+    [['--port', '70000'], '--port:'],
+    [['--partition', 'no spaces'], '--partition:'],
+    [['--nodes', '127.0.11.1,192.168.0.1'], '--nodes: 192.168.0.1 is not a loopback'],
+    [['--nodes', '127.0.11.1,127.0.11.1'], '--nodes: 127.0.11.1 is registered twice'],
+    [['--nc-port', '0'], '--nc-port:'],
+    [['--poll-interval-ms', '0'], '--poll-interval-ms:'],
+    [['--nc-timeout-ms', '-5'], '--nc-timeout-ms:'],
+    [['--schedule-policy', 'roundrobin'], '--schedule-policy:'],
+    [['--bogus'], "unknown option '--bogus'"],
+  ])('names the bad field: %j', (argv, expected) => {
+    expect(problems([...base, ...argv]).join('\n')).toContain(expected);
+  });
+
+  it('reports every bad field at once, including a missing state dir', () => {
+    const p = problems(['--port', 'x', '--schedule-policy', 'y']);
+    expect(p.map((s) => s.split(':')[0])).toEqual(['--port', '--state-dir', '--schedule-policy']);
+  });
+
+  it('--help prints usage and asks for a clean exit', () => {
+    let out = '';
+    expect(() => parseCcConfig(['--help'], {}, (s) => { out += s; })).toThrow(HelpShown);
+    expect(out).toContain('--schedule-policy');
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import {
+  applyInstanceState, applyReport, applyStarted, committed, initialView, isSchedulable, isStale, listInstances,
+  locateInstance, markUnreachable,
+} from '../../cc/view.js';
+import type { NcNode } from '../../shared/protocol/ncProtocol.js';
+import { instance, LARGE, SMALL, slots } from './fakeNodes.js';
+
+const A = '127.0.11.1';
+const B = '127.0.11.2';
+
+function report(over: Partial<NcNode> = {}): NcNode {
+  return { host: A, nodeState: 'enabled', healthy: true, hypervisor: 'sim', capacity: slots(4), used: slots(0), instances: [], ...over };
+}
+
+describe('view (pure updates)', () => {
+  it('starts with every registered node unknown, unreachable and never checked', () => {
+    const v = initialView('cluster01', [A, B]);
+    expect(v.entries.map((e) => [e.node.host, e.node.nodeState, e.node.reachable, e.checkedAt])).toEqual([
+      [A, 'unknown', false, null], [B, 'unknown', false, null],
+    ]);
+    expect(isStale(v.entries[0]!, 0, 1000)).toBe(true);
+  });
+
+  it('a report replaces what the view held for the node, and keeps registration order', () => {
+    const v = applyReport(initialView('cluster01', [A, B]), A, report({ instances: [instance('i-00000001')], used: slots(1) }), 5000);
+    expect(v.entries[0]?.node).toMatchObject({ host: A, reachable: true, healthy: true, nodeState: 'enabled', lastSeen: 5000, used: slots(1) });
+    expect(v.entries.map((e) => e.node.host)).toEqual([A, B]);
+    const again = applyReport(v, A, report(), 6000);
+    expect(again.entries[0]?.node.instances).toEqual([]);
+  });
+
+  it('a failed contact keeps the last data but marks it unreachable (and unschedulable)', () => {
+    const v = markUnreachable(applyReport(initialView('p', [A]), A, report({ instances: [instance('i-00000001')] }), 1), A, 2);
+    const n = v.entries[0]!.node;
+    expect(n).toMatchObject({ reachable: false, lastSeen: 1, nodeState: 'enabled' });
+    expect(n.instances).toHaveLength(1);
+    expect(isSchedulable(n)).toBe(false);
+  });
+
+  it('applyStarted is idempotent and counts resources once; termination releases them', () => {
+    let v = applyReport(initialView('p', [A]), A, report(), 1);
+    v = applyStarted(v, A, instance('i-00000001', LARGE));
+    v = applyStarted(v, A, instance('i-00000001', LARGE));
+    expect(v.entries[0]?.node.used).toEqual({ cores: 2, memoryMiB: 512, diskGiB: 10 });
+    v = applyInstanceState(v, A, 'i-00000001', 'terminated');
+    expect(v.entries[0]?.node.used).toEqual(slots(0));
+    expect(applyInstanceState(v, A, 'i-00000009', 'terminated')).toBe(v);
+  });
+
+  it('committed counts live instances even when a report lags behind them', () => {
+    const n = applyReport(initialView('p', [A]), A, report({ used: slots(0), instances: [instance('i-00000001', SMALL), { ...instance('i-00000002'), state: 'terminated' }] }), 1).entries[0]!.node;
+    expect(committed(n)).toEqual(slots(1));
+  });
+
+  it('locates instances, preferring a live copy, and lists them with host and partition', () => {
+    let v = initialView('cluster01', [A, B]);
+    v = applyReport(v, A, report({ instances: [{ ...instance('i-00000001'), state: 'terminated' }] }), 1);
+    v = applyReport(v, B, report({ host: B, instances: [instance('i-00000001')] }), 1);
+    expect(locateInstance(v, 'i-00000001')?.host).toBe(B);
+    expect(locateInstance(v, 'i-00000002')).toBeUndefined();
+    expect(listInstances(v).map((i) => [i.host, i.partition, i.state])).toEqual([[A, 'cluster01', 'terminated'], [B, 'cluster01', 'running']]);
+  });
+
+  it('ignores updates for hosts that are not registered', () => {
+    const v = initialView('p', [A]);
+    expect(applyReport(v, B, report({ host: B }), 1)).toBe(v);
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { applyStarted } from '../../cc/view.js';
+import { ViewKeeper } from '../../cc/viewKeeper.js';
+import { silentLogger } from '../../shared/log.js';
+import { instance, slots } from './fakeNodes.js';
+import { harness, id, latch, runReq } from './harness.js';
+
+const A = '127.0.11.1';
+const B = '127.0.11.2';
+
+describe('ViewKeeper', () => {
+  it('polls every NC at start and again each interval after a round ends', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)]], poll: false });
+    h.keeper.startPolling(5000, 500);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(2);
+    expect(h.node(A).reachable).toBe(true);
+
+    h.fake.nc(B).link = 'down';
+    h.clock.advance(4999);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(2);
+    h.clock.advance(1);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(4);
+    expect(h.node(B)).toMatchObject({ reachable: false, nodeState: 'enabled' });
+
+    await h.keeper.stop();
+    expect(h.clock.pendingTimers()).toBe(0);
+    h.clock.advance(60_000);
+    expect(h.fake.callsOf('describe')).toHaveLength(4);
+  });
+
+  it('drops a poll answer that was in flight across a change the CC made', async () => {
+    const h = await harness({ nodes: [[A, slots(2)]] });
+    const hold = latch();
+    h.fake.gate = (call) => (call.op === 'describe' ? hold.promise : Promise.resolve());
+    const poll = h.keeper.refresh(A, 500); // the NC answers "no instances", slowly
+    await new Promise((r) => setTimeout(r, 1));
+    h.fake.gate = undefined;
+    await h.run(runReq([id(1)]));
+    hold.open();
+    await poll;
+    expect(h.node(A).instances.map((i) => i.instanceId)).toEqual([id(1)]);
+  });
+
+  it('joins a refresh in flight instead of asking the NC twice', async () => {
+    const h = await harness({ nodes: [[A, slots(2)]] });
+    await Promise.all([h.keeper.refresh(A, 500), h.keeper.refresh(A, 500), h.keeper.refreshStale(0, 500)]);
+    expect(h.fake.callsOf('describe')).toHaveLength(1);
+  });
+
+  it('hands every change of a node to onChange (the cache), but not epoch-only updates', async () => {
+    const h = await harness({ nodes: [[A, slots(2)]] });
+    const seen: number[] = [];
+    const k = new ViewKeeper({
+      initial: h.keeper.get(), nodes: h.fake, clock: h.clock, logger: silentLogger(),
+      onChange: (v) => seen.push(v.entries[0]?.node.instances.length ?? -1),
+    });
+    await k.change(A, async () => { k.update((v) => applyStarted(v, A, instance(id(1)))); });
+    expect(seen).toEqual([1]);
+  });
+});
