@@ -12,7 +12,9 @@ import { NcErrors } from './errors.js';
 
 /** Link states; every change goes through setState, which logs it. */
 export type LinkState =
-  /** Not connected yet, or lost: calls are refused and a reconnect is scheduled. */
+  /** Never connected since start; the first connect() decides. */
+  | 'connecting'
+  /** Lost, or the first connect failed: calls are refused and a reconnect is scheduled. */
   | 'down'
   /** connect() answered and the last call did not fail for connectivity. */
   | 'up'
@@ -38,7 +40,7 @@ export interface HypervisorLinkOptions {
 }
 
 export class HypervisorLink {
-  private state: LinkState = 'down';
+  private state: LinkState = 'connecting';
   private hostInfo: HostInfo | undefined;
   private timer: TimerHandle | undefined;
   private delayMs: number;

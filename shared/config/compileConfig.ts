@@ -3,6 +3,7 @@
  * one error naming every bad field. Entry points print it and exit 2.
  */
 import type { z } from 'zod';
+import { FerryError } from '../errors/registry.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -31,7 +32,9 @@ export async function runMain(main: () => Promise<void>): Promise<void> {
       process.stderr.write(`${e.message}\n`);
       process.exit(2);
     }
-    process.stderr.write(`fatal: ${(e as Error)?.stack ?? String(e)}\n`);
+    // A coded error (a corrupt store, say) is the operator's to read: code and message first.
+    const coded = e instanceof FerryError ? `${e.code}: ${e.message}\n` : '';
+    process.stderr.write(`fatal: ${coded}${(e as Error)?.stack ?? String(e)}\n`);
     process.exit(1);
   }
 }

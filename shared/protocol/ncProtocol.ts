@@ -15,7 +15,7 @@ export const ncInstanceSchema = z.object({
   ownerId: z.string(),
   vmType: vmTypeSchema,
   state: instanceStateSchema,
-  /** The hypervisor's own word for it (running, paused, shutoff, crashed, or 'missing'). */
+  /** The hypervisor's own word for it (running, paused, shutoff, crashed), 'missing', or 'unknown' before the NC has seen its hypervisor. */
   hypervisorState: z.string(),
   launchTime: z.number(),
   migrationState: migrationStateSchema,

@@ -74,14 +74,9 @@ class LowStore<T> implements Store<T> {
       const draft = structuredClone(this.db.data.data);
       const result = mutate(draft);
       const next = { ...this.db.data, data: draft };
-      const prev = this.db.data;
+      // Durable first, visible second: read() never shows a change that is not on disk yet.
+      await this.db.adapter.write(next);
       this.db.data = next;
-      try {
-        await this.db.write();
-      } catch (e) {
-        this.db.data = prev;
-        throw e;
-      }
       return result;
     };
     const p = this.chain.then(run, run);

@@ -1,0 +1,96 @@
+/**
+ * NC configuration: commander flags with FERRY_NC_* environment fallbacks, compiled once with zod
+ * into a frozen NcConfig (STYLE habit 7). Every bad field is named; the entry point exits 2.
+ */
+import { Command, CommanderError } from 'commander';
+import { z } from 'zod';
+import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
+
+export const DEFAULT_NC_PORT = 8775;
+export const DEFAULT_SIM_PORT = 16509;
+const MiB = 1024 * 1024;
+
+/** Which hypervisor adapter, with what it needs; libvirt will add `{ kind: 'libvirt', uri }`. */
+export type HypervisorConfig = { readonly kind: 'sim'; readonly url: string };
+
+export interface NcConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly stateDir: string;
+  readonly maxBodyBytes: number;
+  readonly hypervisor: HypervisorConfig;
+}
+
+/** Flag (and env) name per schema field, so errors name what the operator typed. */
+const FIELDS = {
+  host: ['--host', 'FERRY_NC_HOST'],
+  port: ['--port', 'FERRY_NC_PORT'],
+  stateDir: ['--state-dir', 'FERRY_NC_STATE_DIR'],
+  hypervisor: ['--hypervisor', 'FERRY_NC_HYPERVISOR'],
+  simUrl: ['--sim-url', 'FERRY_NC_SIM_URL'],
+  maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
+} as const;
+type Field = keyof typeof FIELDS;
+
+const required = (what: string) => z.string({ error: `is required (${what})` }).min(1, `is required (${what})`);
+
+function intFlag(def: number, min: number, max: number) {
+  return z.string().regex(/^\d+$/, 'must be a whole number').optional()
+    .transform((v) => (v === undefined ? def : Number(v)))
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+}
+
+const httpUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// URL');
+
+const rawSchema = z.object({
+  host: required('a loopback IPv4 address such as 127.0.1.1').refine(isLoopbackV4, 'must be a loopback IPv4 address (127.x.y.z)'),
+  port: intFlag(DEFAULT_NC_PORT, 1, 65535),
+  stateDir: required('a directory for nc.json'),
+  hypervisor: z.enum(['sim'], { error: 'must be one of: sim' }).default('sim'),
+  simUrl: httpUrl.optional(),
+  maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
+}).transform((r): NcConfig => ({
+  host: r.host,
+  port: r.port,
+  stateDir: r.stateDir,
+  maxBodyBytes: r.maxBodyBytes,
+  hypervisor: { kind: r.hypervisor, url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
+}));
+
+function command(): Command {
+  const cmd = new Command('ferry-nc')
+    .description('Ferry node controller: one per hypervisor host')
+    .allowExcessArguments(false)
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined });
+  const flags: Record<Field, string> = {
+    host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
+    simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>',
+  };
+  for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `env ${FIELDS[field][1]}`);
+  return cmd;
+}
+
+/** Flags win over the environment; the result is validated once and frozen. */
+export function parseNcConfig(argv: readonly string[], env: NodeJS.ProcessEnv): NcConfig {
+  const cmd = command();
+  try {
+    cmd.parse([...argv], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError && e.exitCode === 0) throw e; // --help: let the caller exit 0
+    throw new ConfigError([(e as Error).message.replace(/^error: /, '')]);
+  }
+  const opts = cmd.opts<Partial<Record<Field, string>>>();
+  const raw: Partial<Record<Field, string>> = {};
+  for (const field of Object.keys(FIELDS) as Field[]) raw[field] = opts[field] ?? env[FIELDS[field][1]];
+  const names = Object.fromEntries(Object.entries(FIELDS).map(([k, [flag, envName]]) => [k, `${flag} (${envName})`]));
+  const compiled = compileConfig(rawSchema, raw, names);
+  return Object.freeze({ ...compiled, hypervisor: Object.freeze({ ...compiled.hypervisor }) });
+}

@@ -1,0 +1,87 @@
+/**
+ * Entry point: one NC per hypervisor host. Compiles its configuration, opens its store (a corrupt
+ * store stops it with the store's coded error: never a silent reset), re-adopts the hypervisor's
+ * domains, serves NC_OPS, and prints `nc listening on http://HOST:PORT` when ready.
+ */
+import http from 'node:http';
+import { CommanderError } from 'commander';
+import { systemClock } from '../shared/clock.js';
+import { runMain } from '../shared/config/compileConfig.js';
+import { isFerryError } from '../shared/errors/registry.js';
+import { createLogger } from '../shared/log.js';
+import { parseNcConfig, type NcConfig } from './config.js';
+import { createDriver } from './driverFactory.js';
+import { openNcStore } from './ncStore.js';
+import { NodeController } from './nodeController.js';
+import { createNcApp } from './server.js';
+
+/** How long in-flight requests get to finish at shutdown before their sockets are cut. */
+const SHUTDOWN_GRACE_MS = 5000;
+
+function compile(): NcConfig {
+  try {
+    return parseNcConfig(process.argv.slice(2), process.env);
+  } catch (e) {
+    if (e instanceof CommanderError && e.exitCode === 0) process.exit(0); // --help
+    throw e;
+  }
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const config = compile();
+  const logger = createLogger('nc').child({ host: config.host });
+  const store = await openNcStore(config.stateDir);
+  const driver = createDriver(config.hypervisor, { logger });
+  const controller = new NodeController({
+    host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger,
+  });
+  await controller.start();
+
+  const server = http.createServer(createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes }));
+  await listen(server, config.port, config.host);
+  process.stdout.write(`nc listening on http://${config.host}:${config.port}\n`);
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    cut.unref();
+    server.close(() => {
+      // Every store write is durable when it resolves; waiting for the mailbox flushes the last one.
+      void controller.stop()
+        .then(() => driver.close())
+        .then(() => process.exit(0), (e: unknown) => {
+          logger.error({ err: e }, 'error while stopping');
+          process.exit(1);
+        });
+    });
+    server.closeIdleConnections();
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+void runMain(async () => {
+  try {
+    await main();
+  } catch (e) {
+    // Coded start-up failures (StoreCorrupt, StoreSchemaMismatch, ...) are named by their code.
+    if (isFerryError(e)) {
+      process.stderr.write(`nc: fatal: ${e.code}: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+});

@@ -1,0 +1,246 @@
+/**
+ * The NC's runner: executes the pure decisions (admission.ts, termination.ts, reconcile.ts) against
+ * the store and the hypervisor, one operation at a time. Ordering rule for every change: persist the
+ * intent, act on the hypervisor, persist the outcome, then reply — so a crash at any point leaves a
+ * record that start-up re-adoption can finish, and nothing acknowledged is ever lost.
+ */
+import type { Clock } from '../shared/clock.js';
+import { isFerryError } from '../shared/errors/registry.js';
+import type { Logger } from '../shared/log.js';
+import type { NodeState } from '../shared/protocol/common.js';
+import type { NcNode, NcResponse } from '../shared/protocol/ncProtocol.js';
+import { StoreErrors } from '../shared/store/errors.js';
+import { decideRun, type RunRequest } from './admission.js';
+import { NcErrors } from './errors.js';
+import type { DomainInfo, HypervisorDriver } from './hypervisor/driver.js';
+import { HypervisorLink, type RetryPolicy } from './hypervisorLink.js';
+import { instanceView, observe, observedState, type Observation } from './instanceView.js';
+import { Mailbox } from './mailbox.js';
+import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
+import { nodeView } from './nodeView.js';
+import { reconcile, type ReconcileNote } from './reconcile.js';
+import {
+  decideTerminate, DEFAULT_TOMBSTONES, markShuttingDown, markTerminated, pruneTombstones,
+  type TerminateAnswer, type TombstonePolicy,
+} from './termination.js';
+
+export interface NodeControllerOptions {
+  /** This host's address, as the CC knows it. */
+  readonly host: string;
+  /** The configured hypervisor kind, reported until the hypervisor describes itself. */
+  readonly hypervisor: string;
+  readonly store: NcStore;
+  readonly driver: HypervisorDriver;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly tombstones?: TombstonePolicy;
+  readonly retry?: RetryPolicy;
+}
+
+export class NodeController {
+  private readonly mailbox = new Mailbox();
+  private readonly link: HypervisorLink;
+  private readonly tombstones: TombstonePolicy;
+  /** The last successful list(); kept while the hypervisor is unreachable (last-known states). */
+  private observation: Observation | undefined;
+
+  constructor(private readonly o: NodeControllerOptions) {
+    this.tombstones = o.tombstones ?? DEFAULT_TOMBSTONES;
+    this.link = new HypervisorLink({
+      driver: o.driver, clock: o.clock, logger: o.logger, host: o.host, retry: o.retry,
+      onConnected: () => this.mailbox.post(() => this.readopt()),
+    });
+  }
+
+  /** Connects and re-adopts; when the hypervisor is down, starts anyway and keeps retrying. */
+  async start(): Promise<void> {
+    const up = await this.link.connect();
+    if (!up) this.o.logger.warn('starting without a hypervisor; retrying in the background');
+  }
+
+  /** Stops reconnecting and waits for the operation in hand (its writes are durable on return). */
+  async stop(): Promise<void> {
+    this.link.stop();
+    await this.mailbox.idle();
+  }
+
+  get healthy(): boolean {
+    return this.link.healthy;
+  }
+
+  describe(): Promise<NcNode> {
+    return this.mailbox.post(() => this.describeNow());
+  }
+
+  run(req: RunRequest): Promise<NcResponse<'ncRunInstance'>> {
+    return this.mailbox.post(() => this.runNow(req));
+  }
+
+  terminate(instanceId: string): Promise<TerminateAnswer> {
+    return this.mailbox.post(() => this.terminateNow(instanceId));
+  }
+
+  modify(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
+    return this.mailbox.post(() => this.modifyNow(stateName));
+  }
+
+  // --- inside the mailbox only ---
+
+  private async describeNow(): Promise<NcNode> {
+    if (this.link.healthy) {
+      try {
+        this.observation = observe(await this.link.call('list', (d) => d.list()), this.o.clock.now());
+      } catch (e) {
+        // Unreachable or refusing: answer with last-known states rather than fail the poll.
+        this.o.logger.warn({ err: e }, 'describe could not list domains; answering with last-known states');
+      }
+    }
+    const now = this.o.clock.now();
+    const expired = Object.values(this.store.instances).some((r) => r.phase === 'terminated' && now - r.since >= this.tombstones.ttlMs);
+    if (expired) await this.persist(() => undefined);
+    return this.view();
+  }
+
+  private async runNow(req: RunRequest): Promise<NcResponse<'ncRunInstance'>> {
+    const now = this.o.clock.now();
+    const decision = decideRun({
+      host: this.o.host, snapshot: this.store, request: req, capacity: this.link.capacity,
+      healthy: this.link.healthy, observation: this.observation, now,
+    });
+    if (decision.kind === 'refuse') throw NcErrors.make(decision.code, decision.fields);
+    const id = req.instanceId;
+    if (decision.kind === 'existing') return { instance: instanceView(decision.record, observedState(this.observation, id)) };
+
+    const { record } = decision;
+    if (decision.fresh) await this.persist((d) => { d.instances[id] = record; });
+    let domain: DomainInfo;
+    try {
+      const { cores, memoryMiB, diskGiB } = record.vmType;
+      domain = await this.link.call('create', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+    } catch (e) {
+      // A coded refusal means nothing was created: the request leaves no trace. Otherwise (no
+      // answer, or a bug) the create may have happened: keep the pending record for a retry or
+      // the re-adoption after reconnect to settle (domain present → running, absent → dropped).
+      if (isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.persist((d) => { delete d.instances[id]; });
+      throw e;
+    }
+    this.noteDomain(domain);
+    const running = await this.persist((d) => {
+      const rec = this.mustHave(d, id);
+      rec.phase = 'running';
+      rec.since = this.o.clock.now();
+      return { ...rec };
+    });
+    this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, 'instance running');
+    return { instance: instanceView(running, domain.state) };
+  }
+
+  private async terminateNow(instanceId: string): Promise<TerminateAnswer> {
+    const decision = decideTerminate(this.store, instanceId, this.observation);
+    if (decision.kind === 'notFound') throw NcErrors.make('InstanceNotFound', { host: this.o.host, instanceId });
+    if (decision.kind === 'answer') return decision.answer;
+    const { previousState } = decision;
+    await this.persist((d) => markShuttingDown(this.mustHave(d, instanceId), previousState, this.o.clock.now()));
+    // If this fails the record stays shutting-down: a repeat, or re-adoption after reconnect, finishes it.
+    await this.link.call('destroy', (d) => d.destroy(instanceId));
+    this.forgetDomain(instanceId);
+    await this.persist((d) => markTerminated(this.mustHave(d, instanceId), this.o.clock.now()));
+    this.o.logger.info({ instanceId, previousState }, 'instance terminated');
+    return { instanceId, previousState, currentState: 'terminated' };
+  }
+
+  private async modifyNow(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
+    const previousState = this.store.nodeState;
+    if (previousState !== stateName) {
+      await this.persist((d) => { d.nodeState = stateName; });
+      this.o.logger.info({ from: previousState, to: stateName }, 'node state');
+    }
+    return { previousState, node: await this.describeNow() };
+  }
+
+  /** Re-adoption (start-up and every reconnect): records and domains brought into line. */
+  private async readopt(): Promise<void> {
+    const domains = await this.link.call('list', (d) => d.list());
+    const now = this.o.clock.now();
+    this.observation = observe(domains, now);
+    const result = reconcile(this.store.instances, domains, now);
+    for (const note of result.notes) this.logNote(note);
+    if (result.changed) await this.persist((d) => { d.instances = structuredClone(result.instances); });
+    for (const effect of result.effects) {
+      try {
+        await this.link.call('destroy', (d) => d.destroy(effect.id));
+      } catch (e) {
+        // Lost the hypervisor: stop here, the next reconnect starts over. A refusal: try next time.
+        if (!this.link.healthy) throw e;
+        this.o.logger.error({ err: e, instanceId: effect.id }, 're-adoption could not destroy a domain');
+        continue;
+      }
+      this.forgetDomain(effect.id);
+      await this.persist((d) => {
+        const rec = d.instances[effect.id];
+        if (rec) markTerminated(rec, this.o.clock.now());
+      });
+      this.o.logger.info({ instanceId: effect.id }, 're-adoption finished a termination');
+    }
+  }
+
+  // --- helpers ---
+
+  private get store(): NcSnapshot {
+    return this.o.store.read();
+  }
+
+  private view(): NcNode {
+    return nodeView({
+      host: this.o.host, snapshot: this.store, healthy: this.link.healthy,
+      hypervisor: this.link.kind ?? this.o.hypervisor, capacity: this.link.capacity, observation: this.observation,
+    });
+  }
+
+  /** Every write also drops expired tombstones; store failures leave as StateWriteFailed. */
+  private async persist<R>(mutate: (draft: NcSnapshot) => R): Promise<R> {
+    try {
+      return await this.o.store.update((d) => {
+        const r = mutate(d);
+        const dropped = pruneTombstones(d.instances, this.o.clock.now(), this.tombstones);
+        if (dropped.length > 0) this.o.logger.debug({ dropped }, 'tombstones expired');
+        return r;
+      });
+    } catch (e) {
+      if (isFerryError(e) && StoreErrors.has(e.code)) throw NcErrors.make('StateWriteFailed', { host: this.o.host, detail: e.message });
+      throw e;
+    }
+  }
+
+  private mustHave(d: NcSnapshot, id: string): InstanceRecord {
+    const rec = d.instances[id];
+    // Only the mailbox changes records, so a record read a moment ago is still there.
+    if (!rec) throw new Error(`instance record ${id} vanished inside the mailbox`);
+    return rec;
+  }
+
+  private noteDomain(domain: DomainInfo): void {
+    if (!this.observation) return;
+    const domains = new Map(this.observation.domains);
+    domains.set(domain.id, domain);
+    this.observation = { at: this.o.clock.now(), domains };
+  }
+
+  private forgetDomain(id: string): void {
+    if (!this.observation?.domains.has(id)) return;
+    const domains = new Map(this.observation.domains);
+    domains.delete(id);
+    this.observation = { at: this.o.clock.now(), domains };
+  }
+
+  private logNote(note: ReconcileNote): void {
+    const log = this.o.logger;
+    switch (note.kind) {
+      case 'adopted': log.info({ instanceId: note.id }, 're-adopted a pending instance whose domain exists'); break;
+      case 'dropped-unacknowledged': log.info({ instanceId: note.id }, 'dropped a pending instance that has no domain (never acknowledged)'); break;
+      case 'termination-completed': log.info({ instanceId: note.id }, 'completed a half-done termination'); break;
+      case 'terminated-domain-present': log.warn({ instanceId: note.id }, 'a terminated instance has a domain again; destroying it'); break;
+      case 'orphan-domain': log.warn({ domain: note.id, state: note.state }, 'domain without an instance record (store lost?); keeping it and counting its resources'); break;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+/** HTTP wiring: NC_OPS served at NC_PATH through the shared wire service (one error path, <Fault>). */
+import express, { type Express } from 'express';
+import type { Logger } from '../shared/log.js';
+import { NC_OPS } from '../shared/protocol/ncProtocol.js';
+import { typedHandlers } from '../shared/protocol/typedServer.js';
+import { mountWireService } from '../shared/wire/server.js';
+import { NC_PATH } from '../shared/wire/transport.js';
+import type { NodeController } from './nodeController.js';
+
+export interface NcAppOptions {
+  readonly controller: NodeController;
+  readonly logger: Logger;
+  readonly maxBodyBytes?: number;
+}
+
+export function createNcApp(o: NcAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  const handlers = typedHandlers(NC_OPS, {
+    ncDescribeResource: () => o.controller.describe(),
+    ncRunInstance: (req) => o.controller.run(req),
+    ncTerminateInstance: (req) => o.controller.terminate(req.instanceId),
+    ncModifyNode: (req) => o.controller.modify(req.stateName),
+  });
+  // maxBodyBytes undefined keeps the wire service's default.
+  mountWireService(app, { path: NC_PATH, handlers, logger: o.logger, ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}) });
+  return app;
+}

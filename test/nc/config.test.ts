@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { parseNcConfig } from '../../nc/config.js';
+import { ConfigError } from '../../shared/config/compileConfig.js';
+
+const BASE = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc'];
+
+function problems(argv: string[], env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseNcConfig(argv, env);
+  } catch (e) {
+    if (e instanceof ConfigError) return [...e.problems];
+    throw e;
+  }
+  return [];
+}
+
+describe('NC configuration', () => {
+  it('fills defaults and derives the sim URL from the host', () => {
+    const c = parseNcConfig(BASE, {});
+    expect(c).toEqual({
+      host: '127.0.10.1', port: 8775, stateDir: '/tmp/nc', maxBodyBytes: 1024 * 1024,
+      hypervisor: { kind: 'sim', url: 'http://127.0.10.1:16509' },
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.hypervisor)).toBe(true);
+  });
+
+  it('falls back to FERRY_NC_* and lets flags win', () => {
+    const env = { FERRY_NC_HOST: '127.0.10.2', FERRY_NC_STATE_DIR: '/s', FERRY_NC_PORT: '9000', FERRY_NC_SIM_URL: 'http://127.0.10.2:1' };
+    expect(parseNcConfig([], env)).toMatchObject({ host: '127.0.10.2', port: 9000, stateDir: '/s', hypervisor: { url: 'http://127.0.10.2:1' } });
+    expect(parseNcConfig(['--port', '9001'], env).port).toBe(9001);
+  });
+
+  it.each([
+    ['a missing host', ['--state-dir', '/s'], '--host (FERRY_NC_HOST): is required'],
+    ['a missing state dir', ['--host', '127.0.10.1'], '--state-dir (FERRY_NC_STATE_DIR): is required'],
+    ['a non-loopback host', ['--host', '10.0.0.1', '--state-dir', '/s'], '--host (FERRY_NC_HOST): must be a loopback'],
+    ['a bad port', [...BASE, '--port', '70000'], '--port (FERRY_NC_PORT): must be at most 65535'],
+    ['a non-numeric port', [...BASE, '--port', 'http'], '--port (FERRY_NC_PORT): must be a whole number'],
+    ['an unknown hypervisor', [...BASE, '--hypervisor', 'xen'], '--hypervisor (FERRY_NC_HYPERVISOR): must be one of: sim'],
+    ['a bad sim URL', [...BASE, '--sim-url', 'ftp://x'], '--sim-url (FERRY_NC_SIM_URL): must be an http'],
+    ['a tiny body limit', [...BASE, '--max-body-bytes', '10'], '--max-body-bytes (FERRY_NC_MAX_BODY_BYTES): must be at least 1024'],
+    ['an unknown flag', [...BASE, '--colour'], "unknown option '--colour'"],
+  ])('names the field for %s', (_n, argv, message) => {
+    const p = problems(argv);
+    expect(p.some((x) => x.includes(message))).toBe(true);
+  });
+
+  it('reports every bad field at once', () => {
+    expect(problems(['--port', '0'])).toHaveLength(3);
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { reconcile, type ReconcileNote } from '../../nc/reconcile.js';
+import type { DomainInfo } from '../../nc/hypervisor/driver.js';
+import type { InstancePhase, InstanceRecord } from '../../nc/ncStore.js';
+import { domain, record } from './fixtures.js';
+
+const ID = 'i-00000001';
+const NOW = 500;
+
+describe('re-adoption (reconcile)', () => {
+  // [name, record phase or none, domain or none, resulting phase or 'gone', effects, note kind]
+  const cases: [string, InstancePhase | null, DomainInfo | null, InstancePhase | 'gone' | null, string[], ReconcileNote['kind'] | null][] = [
+    ['pending with its domain is adopted as running', 'pending', domain(ID), 'running', [], 'adopted'],
+    ['pending with a shut-off domain is adopted too', 'pending', domain(ID, 'shutoff'), 'running', [], 'adopted'],
+    ['pending without a domain was never acknowledged: dropped', 'pending', null, 'gone', [], 'dropped-unacknowledged'],
+    ['running with its domain stays', 'running', domain(ID), 'running', [], null],
+    ['running without a domain stays (reported stopped/missing)', 'running', null, 'running', [], null],
+    ['shutting-down with a domain: destroy it', 'shutting-down', domain(ID), 'shutting-down', ['destroy'], null],
+    ['shutting-down without a domain: terminated', 'shutting-down', null, 'terminated', [], 'termination-completed'],
+    ['terminated without a domain stays a tombstone', 'terminated', null, 'terminated', [], null],
+    ['terminated with a domain again: destroy it', 'terminated', domain(ID), 'terminated', ['destroy'], 'terminated-domain-present'],
+    ['a domain without a record is an orphan, kept', null, domain(ID), null, [], 'orphan-domain'],
+  ];
+  it.each(cases)('%s', (_name, phase, dom, after, effects, note) => {
+    const records: Record<string, InstanceRecord> = phase ? { [ID]: record(ID, phase) } : {};
+    const r = reconcile(records, dom ? [dom] : [], NOW);
+    if (after === 'gone' || after === null) expect(r.instances[ID]).toBeUndefined();
+    else expect(r.instances[ID]?.phase).toBe(after);
+    expect(r.effects.map((e) => e.kind)).toEqual(effects);
+    expect(r.notes.map((n) => n.kind)).toEqual(note ? [note] : []);
+    expect(r.changed).toBe(phase !== null && after !== phase);
+  });
+
+  it('stamps changed records with now and leaves the input untouched', () => {
+    const records = { [ID]: record(ID, 'pending', { since: 1 }) };
+    const r = reconcile(records, [domain(ID)], NOW);
+    expect(r.instances[ID]?.since).toBe(NOW);
+    expect(records[ID]?.phase).toBe('pending');
+  });
+
+  it('is idempotent: reconciling its own result changes nothing', () => {
+    const records = {
+      'i-00000001': record('i-00000001', 'pending'),
+      'i-00000002': record('i-00000002', 'pending'),
+      'i-00000003': record('i-00000003', 'shutting-down'),
+      'i-00000004': record('i-00000004', 'running'),
+    };
+    const domains = [domain('i-00000001'), domain('i-00000009')];
+    const once = reconcile(records, domains, NOW);
+    const twice = reconcile(once.instances, domains, NOW + 1);
+    expect(twice.changed).toBe(false);
+    expect(twice.instances).toEqual(once.instances);
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { observe } from '../../nc/instanceView.js';
+import type { InstancePhase, InstanceRecord } from '../../nc/ncStore.js';
+import { decideTerminate, markShuttingDown, markTerminated, pruneTombstones } from '../../nc/termination.js';
+import { domain, record, snapshot } from './fixtures.js';
+
+const ID = 'i-00000001';
+
+describe('terminate decision', () => {
+  const cases: [string, InstanceRecord | null, string, Record<string, unknown>][] = [
+    ['unknown id', null, 'notFound', {}],
+    ['running with a running domain', record(ID, 'running'), 'destroy', { previousState: 'running' }],
+    ['running with a shut-off domain', record(ID, 'running'), 'destroy', { previousState: 'stopped' }],
+    ['pending', record(ID, 'pending'), 'destroy', { previousState: 'pending' }],
+    ['shutting-down replays where it came from', record(ID, 'shutting-down', { terminatedFrom: 'running' }), 'destroy', { previousState: 'running' }],
+    ['terminated replays the first answer', record(ID, 'terminated', { terminatedFrom: 'running' }), 'answer',
+      { answer: { instanceId: ID, previousState: 'running', currentState: 'terminated' } }],
+  ];
+  it.each(cases)('%s', (name, rec, kind, fields) => {
+    const obs = observe([domain(ID, name.includes('shut-off') ? 'shutoff' : 'running')], 0);
+    const d = decideTerminate(snapshot(rec ? [rec] : []), ID, obs);
+    expect(d).toMatchObject({ kind, ...fields });
+  });
+
+  it('marks shutting-down once, keeping the first previous state', () => {
+    const rec = record(ID, 'running');
+    markShuttingDown(rec, 'running', 10);
+    markShuttingDown(rec, 'stopped', 20);
+    expect(rec).toMatchObject({ phase: 'shutting-down', terminatedFrom: 'running', since: 10 });
+    markTerminated(rec, 30);
+    markTerminated(rec, 40);
+    expect(rec).toMatchObject({ phase: 'terminated', terminatedFrom: 'running', since: 30 });
+  });
+});
+
+describe('tombstones', () => {
+  const policy = { ttlMs: 1000, maxCount: 2 };
+
+  it.each([
+    ['a fresh tombstone is kept', [['terminated', 900]], 1000, []],
+    ['a tombstone at the TTL goes', [['terminated', 0]], 1000, ['i-00000000']],
+    ['live instances are never pruned, however old', [['running', 0], ['pending', 0], ['shutting-down', 0]], 10_000, []],
+    ['beyond the count, the oldest go', [['terminated', 10], ['terminated', 30], ['terminated', 20]], 100, ['i-00000000']],
+  ] as [string, [InstancePhase, number][], number, string[]][])('%s', (_n, recs, now, dropped) => {
+    const instances = Object.fromEntries(recs.map(([p, since], i) => [`i-0000000${i}`, record(`i-0000000${i}`, p, { since })]));
+    expect(pruneTombstones(instances, now, policy)).toEqual(dropped);
+    for (const id of dropped) expect(instances[id]).toBeUndefined();
+  });
+
+  it('keeps at most maxCount tombstones and every live instance (property)', () => {
+    const phase = fc.constantFrom('pending', 'running', 'shutting-down', 'terminated' as const);
+    fc.assert(fc.property(fc.array(fc.tuple(phase, fc.integer({ min: 0, max: 5000 })), { maxLength: 20 }), fc.integer({ min: 0, max: 6000 }), (recs, now) => {
+      const instances = Object.fromEntries(recs.map(([p, since], i) => [`i-000000${(16 + i).toString(16)}`, record(`i-000000${(16 + i).toString(16)}`, p, { since })]));
+      const live = Object.values(instances).filter((r) => r.phase !== 'terminated').length;
+      pruneTombstones(instances, now, policy);
+      const left = Object.values(instances);
+      expect(left.filter((r) => r.phase !== 'terminated')).toHaveLength(live);
+      const tombs = left.filter((r) => r.phase === 'terminated');
+      expect(tombs.length).toBeLessThanOrEqual(policy.maxCount);
+      for (const t of tombs) expect(now - t.since).toBeLessThan(policy.ttlMs);
+    }));
+  });
+});
