@@ -1,0 +1,41 @@
+/**
+ * One admin action: `parse` validates its parameters once into a frozen typed input (throwing
+ * coded errors), `run` does the work and returns the response body. Parse is pure so each action's
+ * validation table is tested without a server.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../shared/clock.js';
+import type { IdSource } from '../../shared/model/ids.js';
+import type { Store } from '../../shared/store/store.js';
+import type { Clusters } from '../clusters/clusters.js';
+import type { ClcState } from '../state/clcStore.js';
+import type { Principal } from './auth.js';
+import type { ParamMap } from './queryParams.js';
+import type { XmlObject } from './xmlResponse.js';
+
+export interface ActionContext {
+  readonly clusters: Clusters;
+  readonly store: Store<ClcState>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Hex source for new reservation and instance ids. */
+  readonly ids: IdSource;
+  readonly principal: Principal;
+}
+
+export interface ActionSpec<P> {
+  /** The response's XML namespace (EC2's, or Eucalyptus's for Eucalyptus-only actions). */
+  readonly namespace: string;
+  parse(params: ParamMap): P;
+  run(input: P, ctx: ActionContext): Promise<XmlObject>;
+}
+
+/** An action with its input type erased, as the dispatcher holds it. */
+export interface Action {
+  readonly namespace: string;
+  handle(params: ParamMap, ctx: ActionContext): Promise<XmlObject>;
+}
+
+export function defineAction<P>(spec: ActionSpec<P>): ActionSpec<P> & Action {
+  return Object.freeze({ ...spec, handle: (params: ParamMap, ctx: ActionContext) => spec.run(spec.parse(params), ctx) });
+}

@@ -1,0 +1,24 @@
+/** The dispatch table: every action the admin API serves, by its AWS `Action` name. */
+import type { Action } from '../action.js';
+import { describeAvailabilityZones } from './describeAvailabilityZones.js';
+import { describeInstances } from './describeInstances.js';
+import { describeNodes } from './describeNodes.js';
+import { describeServices } from './describeServices.js';
+import { disableService, enableService } from './modifyService.js';
+import { runInstances } from './runInstances.js';
+import { terminateInstances } from './terminateInstances.js';
+
+export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
+  RunInstances: runInstances,
+  DescribeInstances: describeInstances,
+  TerminateInstances: terminateInstances,
+  DescribeAvailabilityZones: describeAvailabilityZones,
+  DescribeServices: describeServices,
+  DescribeNodes: describeNodes,
+  EnableService: enableService,
+  DisableService: disableService,
+});
+
+export function findAction(name: string): Action | undefined {
+  return Object.prototype.hasOwnProperty.call(ACTIONS, name) ? ACTIONS[name] : undefined;
+}

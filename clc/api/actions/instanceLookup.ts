@@ -1,0 +1,31 @@
+/** Resolving the instance ids a request names, shared by DescribeInstances and TerminateInstances. */
+import type { FerryError } from '../../../shared/errors/registry.js';
+import type { InstanceView, MergedInstances } from '../../core/instanceView.js';
+import { ClcErrors } from '../errors.js';
+
+/**
+ * The views of `ids`, in order. Every id is checked before anything is returned: unknown ids are
+ * InvalidInstanceID.NotFound (all of them named); ids whose partition did not answer are
+ * ServiceUnavailable, since they exist but their state cannot be told now.
+ */
+export function requireInstances(
+  ids: readonly string[], merged: MergedInstances, unavailable: ReadonlyMap<string, FerryError>,
+): InstanceView[] {
+  const byId = new Map(merged.views.map((v) => [v.instanceId, v]));
+  const missing = ids.filter((id) => !byId.has(id) && !merged.unknown.has(id));
+  if (missing.length > 0) throw ClcErrors.make('InvalidInstanceID.NotFound', { ids: missing.join(', ') });
+  const unreachable = ids.filter((id) => merged.unknown.has(id));
+  if (unreachable.length > 0) {
+    const partitions = [...new Set(unreachable.map((id) => merged.unknown.get(id) as string))];
+    const why = partitions.map((p) => unavailable.get(p)?.message ?? `partition ${p} is not configured`).join('; ');
+    throw ClcErrors.make('ServiceUnavailable', {
+      partition: partitions.join(','), delivered: 'no',
+      detail: `the state of ${unreachable.join(', ')} cannot be told now: ${why}`,
+    });
+  }
+  return ids.map((id) => byId.get(id) as InstanceView);
+}
+
+export function dedupe(ids: readonly string[]): string[] {
+  return [...new Set(ids)];
+}

@@ -1,0 +1,165 @@
+/**
+ * RunInstances: pick (or check) a zone, record the instances durably, then ask that zone's CC.
+ * Records are written before the CC call so nothing the admin is told about is lost to a CLC crash.
+ */
+import { z } from 'zod';
+import type { FerryError } from '../../../shared/errors/registry.js';
+import { newInstanceId, newReservationId } from '../../../shared/model/ids.js';
+import type { VmType } from '../../../shared/model/vmTypes.js';
+import { translateCcFailure } from '../../clusters/ccFaults.js';
+import { partitionNames } from '../../clusters/clusters.js';
+import { askPartitions } from '../../clusters/fanOut.js';
+import { viewOfCcInstance } from '../../core/instanceView.js';
+import { chooseZone, type ZoneCapacity } from '../../core/placement.js';
+import type { InstanceRecord } from '../../state/clcStore.js';
+import { defineAction, type ActionContext } from '../action.js';
+import { coded, intParam, parseActionParams } from '../actionParams.js';
+import { ClcErrors } from '../errors.js';
+import { showKey, type ParamMap } from '../queryParams.js';
+import { instanceItem } from '../render/instanceItems.js';
+import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { requireZone } from './zones.js';
+
+/**
+ * EC2's historical default was 20 per request; Eucalyptus had no fixed cap. 100 keeps one
+ * request's store write and CC message small while covering any admin's batch.
+ */
+export const MAX_INSTANCES_PER_REQUEST = 100;
+export const DEFAULT_INSTANCE_TYPE = 'm1.small';
+
+const count = intParam(1, MAX_INSTANCES_PER_REQUEST);
+
+const schema = z.strictObject({
+  ImageId: z.string().refine((s) => /^emi-[0-9a-fA-F]{8}$/.test(s), coded('InvalidAMIID.Malformed', 'malformed image id')),
+  InstanceType: z.string().min(1).default(DEFAULT_INSTANCE_TYPE),
+  MinCount: count.optional(),
+  MaxCount: count.optional(),
+  Placement: z.strictObject({ AvailabilityZone: z.string().min(1).optional() }).optional(),
+})
+  // MaxCount defaults to MinCount, so `MinCount=3` alone asks for exactly three.
+  .transform((p) => ({
+    imageId: p.ImageId,
+    instanceType: p.InstanceType,
+    minCount: p.MinCount ?? 1,
+    maxCount: p.MaxCount ?? p.MinCount ?? 1,
+    zone: p.Placement?.AvailabilityZone,
+  }))
+  .refine((p) => p.minCount <= p.maxCount, {
+    path: ['MinCount'],
+    ...coded('InvalidParameterCombination', 'MinCount must not be greater than MaxCount'),
+  });
+
+export type RunInstancesInput = Readonly<z.infer<typeof schema>>;
+
+export function parseRunInstances(params: ParamMap): RunInstancesInput {
+  return parseActionParams(schema, params);
+}
+
+function resolveVmType(ctx: ActionContext, name: string): VmType {
+  const types = ctx.store.read().vmTypes;
+  const t = types.find((x) => x.name === name);
+  if (!t) {
+    throw ClcErrors.make('InvalidParameterValue', {
+      parameter: 'InstanceType', value: showKey(name), detail: `Known types: ${types.map((x) => x.name).join(', ')}`,
+    });
+  }
+  return t;
+}
+
+/** Asks the candidate zones what fits now and picks one; nothing is written before this answers. */
+async function pickZone(ctx: ActionContext, input: RunInstancesInput, vmType: VmType): Promise<string> {
+  const candidates = input.zone !== undefined ? [requireZone(ctx.clusters, input.zone)] : partitionNames(ctx.clusters);
+  const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeResources', { vmTypes: [vmType] }, ctx.logger);
+  const zones: ZoneCapacity[] = [...fan.answers].map(([partition, r]) => ({
+    partition, available: r.matrix.find((m) => m.vmType === vmType.name)?.available ?? 0,
+  }));
+  const zone = chooseZone(zones, input.minCount);
+  if (zone !== undefined) return zone;
+  if (zones.length === 0) {
+    const first = fan.unavailable.values().next().value as FerryError | undefined;
+    if (candidates.length === 1 && first) throw first;
+    throw ClcErrors.make('ServiceUnavailable', {
+      delivered: 'no', detail: `no partition answered: ${[...fan.unavailable.values()].map((e) => e.message).join('; ')}`,
+    });
+  }
+  const most = Math.max(...zones.map((z) => z.available));
+  const down = [...fan.unavailable.keys()];
+  throw ClcErrors.make('InsufficientInstanceCapacity', {
+    minCount: input.minCount, vmType: vmType.name,
+    scope: input.zone !== undefined ? `partition ${input.zone}` : 'any available partition',
+    detail: `at most ${most} can start now${down.length > 0 ? ` (unavailable: ${down.join(', ')})` : ''}`,
+  });
+}
+
+/** Fresh ids, unique among the records (a collision of 32 random bits is rare, not impossible). */
+function allocateIds(ctx: ActionContext, n: number): { reservationId: string; instanceIds: string[] } {
+  const known = ctx.store.read().instances;
+  const reservationId = newReservationId(ctx.ids);
+  const instanceIds: string[] = [];
+  while (instanceIds.length < n) {
+    const id = newInstanceId(ctx.ids);
+    if (!(id in known) && !instanceIds.includes(id)) instanceIds.push(id);
+  }
+  return { reservationId, instanceIds };
+}
+
+async function forget(ctx: ActionContext, ids: readonly string[]): Promise<void> {
+  try {
+    await ctx.store.update((d) => {
+      for (const id of ids) delete d.instances[id];
+    });
+  } catch (e) {
+    ctx.logger.error({ err: e, instanceIds: ids }, 'could not drop the records of a launch that did not happen; they stay as requested');
+  }
+}
+
+async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObject> {
+  const vmType = resolveVmType(ctx, input.instanceType);
+  const zone = await pickZone(ctx, input, vmType);
+  const launchTime = ctx.clock.now();
+  const ownerId = ctx.principal.accountId;
+  const { reservationId, instanceIds } = allocateIds(ctx, input.maxCount);
+  const records: InstanceRecord[] = instanceIds.map((instanceId, launchIndex) => ({
+    instanceId, reservationId, ownerId, imageId: input.imageId, vmType: vmType.name, partition: zone,
+    launchTime, launchIndex, phase: 'requested',
+  }));
+  await ctx.store.update((d) => {
+    for (const r of records) d.instances[r.instanceId] = r;
+  });
+
+  let started;
+  try {
+    started = await ctx.clusters.call(zone, 'ccRunInstances', {
+      reservationId, imageId: input.imageId, ownerId, vmType: { ...vmType }, instanceIds, minCount: input.minCount, launchTime,
+    });
+  } catch (e) {
+    const err = translateCcFailure(e, zone, 'ccRunInstances');
+    // The CC refused (all-or-nothing) or never got the request: nothing started. After a timeout
+    // it may have: the records stay `requested` and appear once the CC reports the instances.
+    if (err.fields.delivered === 'yes' || err.fields.delivered === 'no') await forget(ctx, instanceIds);
+    throw err;
+  }
+
+  const startedIds = new Set(started.instances.map((i) => i.instanceId));
+  try {
+    await ctx.store.update((d) => {
+      for (const id of instanceIds) {
+        const r = d.instances[id];
+        if (r && startedIds.has(id)) r.phase = 'launched';
+        else delete d.instances[id];
+      }
+    });
+  } catch (e) {
+    // Safe to acknowledge anyway: the `requested` records are durable and the CC reports the instances.
+    ctx.logger.error({ err: e, reservationId }, 'could not mark launched instances; their records stay as requested');
+  }
+  const indexOf = new Map(instanceIds.map((id, i) => [id, i]));
+  return {
+    reservationId,
+    ownerId,
+    groupSet: [],
+    instancesSet: started.instances.map((i) => instanceItem(viewOfCcInstance(i, indexOf.get(i.instanceId) ?? 0))),
+  };
+}
+
+export const runInstances = defineAction({ namespace: EC2_NAMESPACE, parse: parseRunInstances, run });

@@ -1,0 +1,58 @@
+/**
+ * TerminateInstances: every id is resolved first (unknown or unavailable ids fail the whole
+ * request before anything is terminated), then each partition's CC terminates its share.
+ */
+import { z } from 'zod';
+import type { CcResponse } from '../../../shared/protocol/ccProtocol.js';
+import type { InstanceState } from '../../../shared/protocol/common.js';
+import { askAllPartitions } from '../../clusters/fanOut.js';
+import { mergeInstances } from '../../core/instanceView.js';
+import { defineAction, type ActionContext } from '../action.js';
+import { instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
+import type { ParamMap } from '../queryParams.js';
+import { instanceStateXml } from '../render/instanceItems.js';
+import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { dedupe, requireInstances } from './instanceLookup.js';
+
+const schema = z.strictObject({
+  InstanceId: paramList(instanceIdParam).min(1),
+}).transform((p) => ({ instanceIds: dedupe(p.InstanceId) }));
+
+export type TerminateInstancesInput = Readonly<z.infer<typeof schema>>;
+
+export function parseTerminateInstances(params: ParamMap): TerminateInstancesInput {
+  return parseActionParams(schema, params);
+}
+
+interface Change { readonly previousState: InstanceState; readonly currentState: InstanceState }
+
+async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<XmlObject> {
+  const fan = await askAllPartitions(ctx.clusters, 'ccDescribeInstances', {}, ctx.logger);
+  const live = new Map([...fan.answers].map(([p, r]) => [p, r.instances]));
+  const views = requireInstances(input.instanceIds, mergeInstances(ctx.store.read().instances, live), fan.unavailable);
+
+  const changes = new Map<string, Change>();
+  const byPartition = new Map<string, string[]>();
+  for (const v of views) {
+    // No node reports it any more: it is already gone, and saying so again is EC2's idempotent answer.
+    if (!v.reported) changes.set(v.instanceId, { previousState: 'terminated', currentState: 'terminated' });
+    else byPartition.set(v.partition, [...(byPartition.get(v.partition) ?? []), v.instanceId]);
+  }
+  const calls = [...byPartition].map(([p, instanceIds]) => ctx.clusters.call(p, 'ccTerminateInstances', { instanceIds }));
+  const settled = await Promise.allSettled(calls);
+  for (const s of settled) {
+    if (s.status === 'rejected') throw s.reason;
+    for (const c of (s.value as CcResponse<'ccTerminateInstances'>).instances) changes.set(c.instanceId, c);
+  }
+  const stateOf = new Map(views.map((v) => [v.instanceId, v.state]));
+  return {
+    instancesSet: input.instanceIds.map((id) => {
+      // A CC that leaves an id out of its answer changed nothing we can vouch for: report it as seen.
+      const seen = stateOf.get(id) as InstanceState;
+      const c = changes.get(id) ?? { previousState: seen, currentState: seen };
+      return { instanceId: id, currentState: instanceStateXml(c.currentState), previousState: instanceStateXml(c.previousState) };
+    }),
+  };
+}
+
+export const terminateInstances = defineAction({ namespace: EC2_NAMESPACE, parse: parseTerminateInstances, run });

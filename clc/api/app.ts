@@ -1,0 +1,96 @@
+/**
+ * The admin API as an express app. Every request goes through the same pipeline:
+ *   read body (bounded) → collect pairs → flattened-parameter tree → envelope (Action, Version)
+ *   → authenticate (SigV4 slots in here) → dispatch → parse the action's params → run → XML.
+ * Every failure, at any step, leaves through sendError with its registry code and status.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import type { Clock } from '../../shared/clock.js';
+import { randomHex8, type IdSource } from '../../shared/model/ids.js';
+import type { Store } from '../../shared/store/store.js';
+import type { Clusters } from '../clusters/clusters.js';
+import type { ClcState } from '../state/clcStore.js';
+import type { ActionContext } from './action.js';
+import { findAction } from './actions/index.js';
+import { acceptUnsigned, type Authenticator, type QueryRequestView } from './auth.js';
+import { splitEnvelope } from './envelope.js';
+import { sendError, toClcError } from './errorHandler.js';
+import { ClcErrors } from './errors.js';
+import { parseQueryParams, showKey } from './queryParams.js';
+import { renderResponse } from './xmlResponse.js';
+
+export const CLC_PATH = '/services/Eucalyptus';
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface ClcApiOptions {
+  readonly clusters: Clusters;
+  readonly store: Store<ClcState>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly maxBodyBytes?: number;
+  /** Hex source for reservation and instance ids (seeded in tests). */
+  readonly ids?: IdSource;
+  readonly requestIds?: () => string;
+  readonly authenticator?: Authenticator;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/** Query-string pairs first, then the form body's, as SigV2 canonicalisation will want them. */
+function collectPairs(req: Request, body: Buffer): [string, string][] {
+  const url = req.originalUrl;
+  const q = url.indexOf('?');
+  const pairs: [string, string][] = q < 0 ? [] : [...new URLSearchParams(url.slice(q + 1))];
+  if (body.length > 0) {
+    if (!req.is(FORM)) throw ClcErrors.make('Unsupported', { detail: `a request body of type ${showKey(req.get('content-type') ?? '(none)')}; send ${FORM}` });
+    pairs.push(...new URLSearchParams(body.toString('utf8')));
+  }
+  return pairs;
+}
+
+export function buildClcApp(opts: ClcApiOptions): Express {
+  const requestIds = opts.requestIds ?? randomUUID;
+  const authenticator = opts.authenticator ?? acceptUnsigned;
+  const ids = opts.ids ?? randomHex8;
+  const logger = opts.logger;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', false);
+
+  const assignRequestId = (_req: Request, res: Response, next: NextFunction): void => {
+    res.locals.requestId = requestIds();
+    next();
+  };
+  const onlyGetAndPost = (req: Request, _res: Response, next: NextFunction): void => {
+    next(req.method === 'GET' || req.method === 'POST' ? undefined : ClcErrors.make('Unsupported', { detail: `HTTP method ${showKey(req.method)}` }));
+  };
+  const readBody = express.raw({ type: () => true, limit: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES });
+
+  const dispatch = async (req: Request, res: Response): Promise<void> => {
+    const requestId = res.locals.requestId as string;
+    const started = opts.clock.now();
+    try {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const pairs = collectPairs(req, body);
+      const envelope = splitEnvelope(parseQueryParams(pairs));
+      const view: QueryRequestView = { method: req.method, path: req.path, headers: req.headers, pairs, body };
+      const principal = await authenticator.authenticate(view);
+      const action = findAction(envelope.action);
+      if (!action) throw ClcErrors.make('InvalidAction', { action: showKey(envelope.action) });
+      const ctx: ActionContext = { clusters: opts.clusters, store: opts.store, clock: opts.clock, logger, ids, principal };
+      const result = await action.handle(envelope.params, ctx);
+      res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
+      logger.debug({ action: envelope.action, requestId, ms: opts.clock.now() - started }, 'request served');
+    } catch (e) {
+      sendError(res, toClcError(e, logger), requestId, logger);
+    }
+  };
+
+  app.all(CLC_PATH, assignRequestId, onlyGetAndPost, readBody, dispatch);
+  app.use(CLC_PATH, (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    sendError(res, toClcError(err, logger), (res.locals.requestId as string | undefined) ?? requestIds(), logger);
+  });
+  return app;
+}

@@ -1,0 +1,33 @@
+/**
+ * The admin API's one error registry (STYLE habit 6): every failure the CLC answers with has an
+ * EC2-style code here, with its message template, HTTP status and fault/retry flags. Errors from
+ * other surfaces (CC faults, the store, body parsing) are translated into these at their boundary;
+ * docs/API.md lists every code (test/clc/errorsDocumented.test.ts fails when one is missing).
+ */
+import { defineErrors, client, server } from '../../shared/errors/registry.js';
+
+export const ClcErrors = defineErrors({
+  // Request envelope and parameters.
+  InvalidAction: client(400, 'The action {action} is not valid for this web service.'),
+  MissingParameter: client(400, 'The request must contain the parameter {parameter}'),
+  UnknownParameter: client(400, 'The parameter {parameter} is not recognized'),
+  MalformedQueryString: client(400, 'The query string is malformed: {detail}'),
+  InvalidParameterValue: client(400, 'Value ({value}) for parameter {parameter} is invalid. {detail}'),
+  InvalidParameterCombination: client(400, '{detail}'),
+  RequestEntityTooLarge: client(413, 'The request body exceeds {limit} bytes'),
+  Unsupported: client(400, '{detail} is not supported'),
+  // Identifiers.
+  'InvalidAMIID.Malformed': client(400, 'Invalid id: "{value}" (expecting "emi-" followed by 8 hex digits)'),
+  'InvalidInstanceID.Malformed': client(400, 'Invalid id: "{value}" (expecting "i-" followed by 8 hex digits)'),
+  'InvalidInstanceID.NotFound': client(400, "The instance IDs '{ids}' do not exist"),
+  InvalidAvailabilityZone: client(400, 'The availability zone (partition) {zone} does not exist; known: {known}'),
+  'InvalidHost.NotFound': client(400, 'No node {host} is registered in {scope}'),
+  InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),
+  // Capacity and availability. Both are temporary, so a retry can help.
+  InsufficientInstanceCapacity: server(503, 'There is not enough capacity for {minCount} {vmType} instance(s) in {scope}: {detail}'),
+  /** A CC (or a node behind it) did not answer; `delivered` says whether the request may have arrived. */
+  ServiceUnavailable: server(503, 'The service is unavailable: {detail}'),
+  InternalError: server(500, 'An internal error occurred: {detail}'),
+});
+
+export type ClcErrorCode = keyof typeof ClcErrors.table;

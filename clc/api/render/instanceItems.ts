@@ -1,0 +1,53 @@
+/** Instances in EC2's XML shape (instancesSet items, reservationSet), with Ferry's extras appended. */
+import type { InstanceState } from '../../../shared/protocol/common.js';
+import type { InstanceView } from '../../core/instanceView.js';
+import type { XmlObject } from '../xmlResponse.js';
+
+/** EC2's instance state codes. */
+export const INSTANCE_STATE_CODES: Readonly<Record<InstanceState, number>> = Object.freeze({
+  pending: 0, running: 16, 'shutting-down': 32, terminated: 48, stopped: 80,
+});
+
+export function instanceStateXml(state: InstanceState): XmlObject {
+  return { code: INSTANCE_STATE_CODES[state], name: state };
+}
+
+export function isoTime(epochMs: number): string {
+  return new Date(epochMs).toISOString();
+}
+
+export function instanceItem(v: InstanceView): XmlObject {
+  return {
+    instanceId: v.instanceId,
+    imageId: v.imageId,
+    instanceState: instanceStateXml(v.state),
+    privateDnsName: '',
+    dnsName: '',
+    reason: '',
+    amiLaunchIndex: v.launchIndex,
+    productCodes: [],
+    instanceType: v.instanceType,
+    launchTime: isoTime(v.launchTime),
+    placement: { availabilityZone: v.partition, groupName: '', tenancy: 'default' },
+    monitoring: { state: 'disabled' },
+    // Eucalyptus/Ferry extras, after EC2's fields so EC2 clients read the rest unchanged.
+    nodeHost: v.host,
+    migrationState: v.migration.state,
+    migrationSource: v.migration.source,
+    migrationDestination: v.migration.destination,
+  };
+}
+
+/** Groups instances by reservation, keeping the order of first appearance. */
+export function reservationItems(views: readonly InstanceView[]): XmlObject[] {
+  const groups = new Map<string, InstanceView[]>();
+  for (const v of views) {
+    const g = groups.get(v.reservationId);
+    if (g) g.push(v);
+    else groups.set(v.reservationId, [v]);
+  }
+  return [...groups.values()].map((g) => {
+    const first = g[0] as InstanceView;
+    return { reservationId: first.reservationId, ownerId: first.ownerId, groupSet: [], instancesSet: g.map(instanceItem) };
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * Eucalyptus-style tab-separated rows for each command. Pure: readings in, lines out.
+ *   NODE      partition host state cores used/total mem used/total MiB disk used/total GiB
+ *   INSTANCE  id state type                         (beneath its NODE)
+ *   SERVICE   type partition name state
+ *   RESERVATION id owner group
+ *   INSTANCE  id image state type launch-time zone node migration-state
+ *   AVAILABILITYZONE name state | |- vm-type free / max cpu ram disk
+ */
+import { MATRIX_HEADER, matrixColumns, matrixLabel } from '../core/matrixText.js';
+import type { InstanceReading, MatrixReading, NodeReading, Reading, ReservationReading, ServiceReading, UnavailableReading } from './responses.js';
+
+const row = (...cols: (string | number)[]): string => cols.join('\t');
+
+export function nodeLines(n: NodeReading): string[] {
+  return [
+    row('NODE', n.partition, n.host, n.state,
+      `${n.used.cores}/${n.capacity.cores}`, `${n.used.memoryMiB}/${n.capacity.memoryMiB}`, `${n.used.diskGiB}/${n.capacity.diskGiB}`),
+    ...n.instancesSet.map((i) => row('INSTANCE', i.instanceId, i.state, i.instanceType)),
+  ];
+}
+
+export function serviceLine(s: ServiceReading): string {
+  return row('SERVICE', s.serviceId.type, s.serviceId.partition, s.serviceId.name, s.localState);
+}
+
+/** The default security group euca2ools printed beside each reservation. */
+const GROUP = 'default';
+
+export function instanceLine(i: InstanceReading): string {
+  return row('INSTANCE', i.instanceId, i.imageId, i.instanceState.name, i.instanceType, i.launchTime,
+    i.placement.availabilityZone, i.nodeHost, i.migrationState);
+}
+
+export function reservationLines(r: ReservationReading): string[] {
+  return [row('RESERVATION', r.reservationId, r.ownerId, GROUP), ...r.instancesSet.map(instanceLine)];
+}
+
+export function terminateLines(t: Reading<'TerminateInstances'>): string[] {
+  return t.instancesSet.map((i) => row('INSTANCE', i.instanceId, i.previousState.name, i.currentState.name));
+}
+
+export function zoneLines(z: Reading<'DescribeAvailabilityZones'>): string[] {
+  return z.availabilityZoneInfo.map((i) => row('AVAILABILITYZONE', i.zoneName, i.zoneState));
+}
+
+export function matrixLines(rows: readonly MatrixReading[]): string[] {
+  return [
+    row('AVAILABILITYZONE', MATRIX_HEADER.label, MATRIX_HEADER.columns),
+    ...rows.map((r) => row('AVAILABILITYZONE', matrixLabel(r), matrixColumns(r))),
+  ];
+}
+
+/** stderr lines for partitions a describe had to leave out. */
+export function unavailableWarnings(u: UnavailableReading): string[] {
+  return u.map((p) => `warning: partition ${p.partition} is unavailable and not listed: ${p.reason}`);
+}

@@ -1,0 +1,90 @@
+/**
+ * Typed readings of the CLC's XML responses (parsed by xml2js with explicitArray off), checked with
+ * zod so a response of the wrong shape is one clear error instead of `undefined` columns.
+ */
+import { z } from 'zod';
+import { UnexpectedResponse } from './failures.js';
+import type { XmlDoc } from './queryClient.js';
+
+/** `<set><item/>...</set>` as xml2js leaves it: '' when empty, an object for one item, an array for more. */
+function itemsOf<T extends z.ZodType>(item: T) {
+  return z.preprocess((v) => {
+    if (v === undefined || v === '' || v === null) return [];
+    const items = (v as { item?: unknown }).item;
+    if (items === undefined) return [];
+    return Array.isArray(items) ? items : [items];
+  }, z.array(item));
+}
+
+/** Text of an element that may be empty (xml2js gives '' for `<x/>`). */
+const text = z.string().optional().transform((s) => s ?? '');
+const num = z.coerce.number();
+
+const resources = z.object({ cores: num, memoryMiB: num, diskGiB: num });
+
+const nodeSchema = z.object({
+  partition: z.string(),
+  host: z.string(),
+  state: z.string(),
+  capacity: resources,
+  used: resources,
+  instancesSet: itemsOf(z.object({ instanceId: z.string(), state: z.string(), instanceType: z.string(), migrationState: text })),
+});
+export type NodeReading = z.infer<typeof nodeSchema>;
+
+const unavailableSchema = itemsOf(z.object({ partition: z.string(), reason: text }));
+export type UnavailableReading = z.infer<typeof unavailableSchema>;
+
+const serviceSchema = z.object({
+  serviceId: z.object({ partition: z.string(), name: z.string(), type: z.string(), fullName: text }),
+  localState: z.string(),
+  details: itemsOf(z.string()),
+});
+export type ServiceReading = z.infer<typeof serviceSchema>;
+
+const matrixSchema = z.object({ vmType: z.string(), available: num, max: num, cores: num, memoryMiB: num, diskGiB: num });
+export type MatrixReading = z.infer<typeof matrixSchema>;
+
+const stateSchema = z.object({ code: num, name: z.string() });
+
+const instanceSchema = z.object({
+  instanceId: z.string(),
+  imageId: z.string(),
+  instanceState: stateSchema,
+  instanceType: z.string(),
+  launchTime: z.string(),
+  placement: z.object({ availabilityZone: z.string() }),
+  nodeHost: text,
+  migrationState: text,
+});
+export type InstanceReading = z.infer<typeof instanceSchema>;
+
+const reservationSchema = z.object({
+  reservationId: z.string(),
+  ownerId: z.string(),
+  instancesSet: itemsOf(instanceSchema),
+});
+export type ReservationReading = z.infer<typeof reservationSchema>;
+
+export const RESPONSES = {
+  DescribeNodes: z.object({ nodeSet: itemsOf(nodeSchema), unavailablePartitionSet: unavailableSchema }),
+  DescribeServices: z.object({ serviceStatuses: itemsOf(serviceSchema) }),
+  ModifyService: z.object({ serviceStatuses: itemsOf(serviceSchema), previousState: z.string(), resourceMatrix: itemsOf(matrixSchema) }),
+  RunInstances: reservationSchema,
+  DescribeInstances: z.object({ reservationSet: itemsOf(reservationSchema), unavailablePartitionSet: unavailableSchema }),
+  TerminateInstances: z.object({
+    instancesSet: itemsOf(z.object({ instanceId: z.string(), previousState: stateSchema, currentState: stateSchema })),
+  }),
+  DescribeAvailabilityZones: z.object({
+    availabilityZoneInfo: itemsOf(z.object({ zoneName: z.string(), zoneState: text, messageSet: itemsOf(z.object({ message: text })) })),
+  }),
+} as const;
+
+export type Reading<K extends keyof typeof RESPONSES> = z.infer<(typeof RESPONSES)[K]>;
+
+export function readResponse<K extends keyof typeof RESPONSES>(kind: K, doc: XmlDoc, url: string): Reading<K> {
+  const r = RESPONSES[kind].safeParse(doc);
+  if (r.success) return r.data as Reading<K>;
+  const issue = r.error.issues[0];
+  throw new UnexpectedResponse(url, `${kind} response has no valid ${issue?.path.join('.') || 'body'} (${issue?.message ?? 'invalid'})`);
+}

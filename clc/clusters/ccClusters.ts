@@ -1,0 +1,30 @@
+/** The real Clusters adapter: typed CC calls over a WireTransport, failures translated at this edge. */
+import { CC_OPS, type CcOp, type CcRequest, type CcResponse } from '../../shared/protocol/ccProtocol.js';
+import { TypedClient } from '../../shared/protocol/typedClient.js';
+import type { WireTransport } from '../../shared/wire/transport.js';
+import { ClcErrors } from '../api/errors.js';
+import { translateCcFailure } from './ccFaults.js';
+import type { Clusters, PartitionInfo } from './clusters.js';
+
+export interface CcClustersOptions {
+  readonly partitions: readonly PartitionInfo[];
+  readonly transport: WireTransport;
+  readonly timeoutMs: number;
+}
+
+export function createCcClusters(opts: CcClustersOptions): Clusters {
+  const client = new TypedClient(opts.transport, CC_OPS);
+  const endpoints = new Map(opts.partitions.map((p) => [p.name, p.endpoint]));
+  return {
+    partitions: Object.freeze(opts.partitions.map((p) => Object.freeze({ ...p }))),
+    async call<O extends CcOp>(partition: string, op: O, req: CcRequest<O>): Promise<CcResponse<O>> {
+      const endpoint = endpoints.get(partition);
+      if (endpoint === undefined) throw ClcErrors.make('InternalError', { detail: `no cluster controller is configured for partition ${partition}` });
+      try {
+        return await client.call(endpoint, op, req, { timeoutMs: opts.timeoutMs });
+      } catch (e) {
+        throw translateCcFailure(e, partition, op);
+      }
+    },
+  };
+}

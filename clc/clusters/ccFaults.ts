@@ -1,0 +1,65 @@
+/**
+ * Translates a failed CC call into the admin API's registry, at the adapter boundary (STYLE habit 6):
+ * the CC's own codes arrive inside WireErrors.RemoteFault; transport failures arrive as
+ * PeerUnreachable / PeerTimeout / PeerProtocolError.
+ */
+import { FerryError } from '../../shared/errors/registry.js';
+import { ClcErrors } from '../api/errors.js';
+
+/** Connection errors that mean the request never reached the CC, so it cannot have acted. */
+const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN']);
+
+function str(v: unknown): string {
+  return v === undefined ? '' : String(v);
+}
+
+function fromRemote(e: FerryError, partition: string, op: string): FerryError {
+  const remoteCode = str(e.fields.remoteCode);
+  const remoteMessage = str(e.fields.remoteMessage);
+  const answered = { partition, delivered: 'yes', remoteCode } as const;
+  switch (remoteCode) {
+    case 'NodeNotFound':
+      return ClcErrors.withMessage('InvalidHost.NotFound', remoteMessage, answered);
+    case 'InstanceNotFound':
+      return ClcErrors.withMessage('InvalidInstanceID.NotFound', remoteMessage, answered);
+    case 'InsufficientInstanceCapacity':
+    case 'InsufficientCapacity':
+      return ClcErrors.withMessage('InsufficientInstanceCapacity', remoteMessage, answered);
+    case 'NodeUnreachable':
+    case 'NodeUnhealthy':
+      return ClcErrors.make('ServiceUnavailable', { ...answered, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });
+    default:
+      // Anything else the CC refused is a request we should not have sent: our fault, not the admin's.
+      return ClcErrors.make('InternalError', { ...answered, detail: `the cluster controller of partition ${partition} refused ${op}: ${remoteCode}: ${remoteMessage}` });
+  }
+}
+
+/** Idempotent: an error already in the admin registry (a fake's, or one translated before) passes through. */
+export function translateCcFailure(e: unknown, partition: string, op: string): FerryError {
+  if (e instanceof FerryError && ClcErrors.has(e.code)) return e;
+  if (e instanceof FerryError) {
+    const detail = str(e.fields.detail);
+    switch (e.code) {
+      case 'RemoteFault':
+        return fromRemote(e, partition, op);
+      case 'PeerUnreachable':
+        return ClcErrors.make('ServiceUnavailable', {
+          partition, delivered: NOT_DELIVERED.has(detail) ? 'no' : 'maybe',
+          detail: `the cluster controller of partition ${partition} is unreachable (${detail})`,
+        });
+      case 'PeerTimeout':
+        return ClcErrors.make('ServiceUnavailable', {
+          partition, delivered: 'maybe',
+          detail: `the cluster controller of partition ${partition} did not answer ${op} within ${str(e.fields.timeoutMs)} ms`,
+        });
+      case 'PeerProtocolError':
+        return ClcErrors.make('ServiceUnavailable', {
+          partition, delivered: 'maybe',
+          detail: `the cluster controller of partition ${partition} answered ${op} outside the contract (${detail})`,
+        });
+      default:
+        break;
+    }
+  }
+  return ClcErrors.make('InternalError', { partition, delivered: 'maybe', detail: `calling ${op} in partition ${partition}: ${(e as Error)?.message ?? String(e)}` });
+}

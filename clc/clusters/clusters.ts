@@ -1,0 +1,31 @@
+/**
+ * The CLC's narrow view of its cluster controllers (STYLE habit 4): which partitions exist and one
+ * typed call into a partition's CC. The real adapter is ccClusters.ts; tests pass a hand-written fake.
+ */
+import type { CcOp, CcRequest, CcResponse } from '../../shared/protocol/ccProtocol.js';
+
+/** One configured partition (= availability zone) and the CC that serves it. */
+export interface PartitionInfo {
+  readonly name: string;
+  readonly endpoint: string;
+}
+
+export interface Clusters {
+  /** Configured partitions, in configuration order (ties in placement go to the earlier one). */
+  readonly partitions: readonly PartitionInfo[];
+  /**
+   * Calls `op` on the partition's CC. Rejects only with ClcErrors: ServiceUnavailable (field
+   * `delivered`: 'no' when the CC cannot have acted, 'maybe' otherwise), or the CC's refusal
+   * translated (InvalidHost.NotFound, InvalidInstanceID.NotFound, InsufficientInstanceCapacity,
+   * InternalError).
+   */
+  call<O extends CcOp>(partition: string, op: O, req: CcRequest<O>): Promise<CcResponse<O>>;
+}
+
+export function partitionNames(clusters: Clusters): string[] {
+  return clusters.partitions.map((p) => p.name);
+}
+
+export function hasPartition(clusters: Clusters, name: string): boolean {
+  return clusters.partitions.some((p) => p.name === name);
+}

@@ -1,0 +1,92 @@
+/**
+ * CLC configuration: commander flags with FERRY_CLC_* environment fallbacks, compiled once into a
+ * frozen, typed object (STYLE habit 7). Every bad field is named by its flag; main exits 2.
+ */
+import { Command, CommanderError } from 'commander';
+import { z } from 'zod';
+import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { partitionSchema } from '../shared/protocol/common.js';
+import type { PartitionInfo } from './clusters/clusters.js';
+
+const MiB = 1024 * 1024;
+
+function intFlag(def: number, min: number, max: number) {
+  return z.string().regex(/^\d+$/, 'must be a whole number').optional()
+    .transform((v) => (v === undefined ? def : Number(v)))
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.pathname === '/' && u.search === '';
+  } catch {
+    return false;
+  }
+}
+
+/** `cluster01=http://127.0.0.1:8774[,cluster02=URL]`: partition (= availability zone) → its CC. */
+const clusterList = z.string().transform((s, ctx): PartitionInfo[] => {
+  const out: PartitionInfo[] = [];
+  for (const entry of s.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+    const eq = entry.indexOf('=');
+    const name = eq < 0 ? '' : entry.slice(0, eq);
+    const endpoint = eq < 0 ? '' : entry.slice(eq + 1);
+    if (!partitionSchema.safeParse(name).success) ctx.addIssue({ code: 'custom', message: `"${entry}" does not start with a partition name and "="` });
+    else if (!isHttpUrl(endpoint)) ctx.addIssue({ code: 'custom', message: `${name}: "${endpoint}" is not an http(s)://host:port URL` });
+    else if (out.some((p) => p.name === name)) ctx.addIssue({ code: 'custom', message: `partition ${name} is given twice` });
+    else out.push(Object.freeze({ name, endpoint: new URL(endpoint).origin }));
+  }
+  if (out.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one partition=URL is required' });
+  return out;
+});
+
+export const clcConfigSchema = z.object({
+  host: z.string().refine(isLoopbackV4, 'must be a loopback IPv4 address (127.x.y.z)').default('127.0.0.1'),
+  port: intFlag(8773, 1, 65535),
+  stateDir: z.string({ error: 'is required (a directory for clc.json)' }).min(1, 'is required (a directory for clc.json)'),
+  clusters: clusterList.default([{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }]),
+  ccTimeoutMs: intFlag(10_000, 100, 600_000),
+  maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
+});
+
+export type ClcConfig = Readonly<z.infer<typeof clcConfigSchema>>;
+
+/** Flag, env var and help for every field, in one table so they cannot drift. */
+const FIELDS = [
+  ['host', '--host <addr>', 'FERRY_CLC_HOST', 'loopback address to listen on (127.0.0.1)'],
+  ['port', '--port <n>', 'FERRY_CLC_PORT', 'port to listen on (8773)'],
+  ['stateDir', '--state-dir <dir>', 'FERRY_CLC_STATE_DIR', 'directory for clc.json (required)'],
+  ['clusters', '--clusters <list>', 'FERRY_CLC_CLUSTERS', 'partition=CC URL pairs, comma-separated (cluster01=http://127.0.0.1:8774)'],
+  ['ccTimeoutMs', '--cc-timeout-ms <ms>', 'FERRY_CLC_CC_TIMEOUT_MS', 'timeout of one call to a CC (10000)'],
+  ['maxBodyBytes', '--max-body-bytes <n>', 'FERRY_CLC_MAX_BODY_BYTES', 'largest request body accepted (1048576)'],
+] as const;
+
+const FLAG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(FIELDS.map(([k, flag]) => [k, flag.split(' ')[0] ?? k]));
+
+/** Thrown for --help: main prints the help and exits 0. */
+export class HelpShown extends Error {}
+
+/** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
+export function parseClcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): ClcConfig {
+  const program = new Command('ferry-clc')
+    .description('Ferry cloud controller: the admin AWS-Query API')
+    .exitOverride()
+    .configureOutput({ writeOut: out, writeErr: () => {} })
+    .allowExcessArguments(false);
+  for (const [, flag, envName, help] of FIELDS) program.option(flag, `${help} [env ${envName}]`);
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')) throw new HelpShown();
+    if (e instanceof CommanderError) throw new ConfigError([e.message.replace(/^error: /, '')]);
+    throw e;
+  }
+  const flags = program.opts<Record<string, string | undefined>>();
+  const raw: Record<string, string | undefined> = {};
+  for (const [key, , envName] of FIELDS) {
+    const v = flags[key] ?? env[envName];
+    if (v !== undefined) raw[key] = v;
+  }
+  return compileConfig(clcConfigSchema, raw, FLAG_NAMES);
+}

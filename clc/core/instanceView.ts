@@ -1,0 +1,103 @@
+/**
+ * The instances the admin sees: the CLC's records joined with what the CCs report. Pure. Live data
+ * wins (the NCs are the truth); records say what happened to instances no CC reports any more.
+ */
+import type { InstanceState, MigrationState } from '../../shared/protocol/common.js';
+import type { CcInstance } from '../../shared/protocol/ccProtocol.js';
+import type { InstanceRecord } from '../state/clcStore.js';
+
+export interface MigrationView {
+  readonly state: MigrationState;
+  /** Filled in when live migration lands: the hosts an instance moves between. */
+  readonly source?: string;
+  readonly destination?: string;
+}
+
+export interface InstanceView {
+  readonly instanceId: string;
+  readonly reservationId: string;
+  readonly ownerId: string;
+  readonly imageId: string;
+  readonly instanceType: string;
+  readonly state: InstanceState;
+  readonly partition: string;
+  /** The node it is on; undefined once no node reports it. */
+  readonly host: string | undefined;
+  /** Epoch ms. */
+  readonly launchTime: number;
+  readonly launchIndex: number;
+  readonly migration: MigrationView;
+  /** True when a CC reports it now; false for a record no node reports any more (shown terminated). */
+  readonly reported: boolean;
+}
+
+export interface MergedInstances {
+  /** Sorted by launch time, reservation, launch index. */
+  readonly views: readonly InstanceView[];
+  /** Recorded instances whose partition did not answer: instanceId → partition. */
+  readonly unknown: ReadonlyMap<string, string>;
+}
+
+/** The view of an instance as its CC reports it. */
+export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceView {
+  return {
+    instanceId: i.instanceId,
+    reservationId: i.reservationId,
+    ownerId: i.ownerId,
+    imageId: i.imageId,
+    instanceType: i.vmType.name,
+    state: i.state,
+    partition: i.partition,
+    host: i.host,
+    launchTime: i.launchTime,
+    launchIndex,
+    migration: { state: i.migrationState },
+    reported: true,
+  };
+}
+
+function goneFromNodes(r: InstanceRecord): InstanceView {
+  return {
+    instanceId: r.instanceId,
+    reservationId: r.reservationId,
+    ownerId: r.ownerId,
+    imageId: r.imageId,
+    instanceType: r.vmType,
+    state: 'terminated',
+    partition: r.partition,
+    host: undefined,
+    launchTime: r.launchTime,
+    launchIndex: r.launchIndex,
+    migration: { state: 'none' },
+    reported: false,
+  };
+}
+
+export function compareViews(a: InstanceView, b: InstanceView): number {
+  return a.launchTime - b.launchTime
+    || a.reservationId.localeCompare(b.reservationId)
+    || a.launchIndex - b.launchIndex
+    || a.instanceId.localeCompare(b.instanceId);
+}
+
+/**
+ * @param live instances reported by each partition that answered
+ * Records in a partition that did not answer (or is no longer configured) are `unknown`: neither
+ * shown nor called missing. A `requested` record no CC reports was never acknowledged: left out.
+ */
+export function mergeInstances(
+  records: Readonly<Record<string, InstanceRecord>>,
+  live: ReadonlyMap<string, readonly CcInstance[]>,
+): MergedInstances {
+  const views = new Map<string, InstanceView>();
+  for (const list of live.values()) {
+    for (const i of list) views.set(i.instanceId, viewOfCcInstance(i, records[i.instanceId]?.launchIndex ?? 0));
+  }
+  const unknown = new Map<string, string>();
+  for (const r of Object.values(records)) {
+    if (views.has(r.instanceId)) continue;
+    if (!live.has(r.partition)) unknown.set(r.instanceId, r.partition);
+    else if (r.phase === 'launched') views.set(r.instanceId, goneFromNodes(r));
+  }
+  return { views: [...views.values()].sort(compareViews), unknown };
+}

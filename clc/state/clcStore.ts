@@ -1,0 +1,57 @@
+/**
+ * What only the CLC knows, kept durably in `<state-dir>/clc.json` (kind 'ferry-clc', version 1): the
+ * VM type table and one record per instance it launched. Live state is not kept here: the CCs report
+ * it and the NCs are its source of truth.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
+import { instanceIdSchema, partitionSchema, reservationIdSchema, vmTypeSchema } from '../../shared/protocol/common.js';
+import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../../shared/store/store.js';
+
+/**
+ * requested: written before asking the CC; shown only once a CC reports the instance, because the
+ *   launch was never acknowledged to the admin until the CC answered.
+ * launched: the CC started it and the admin was told; if its CC stops reporting it, it is shown as
+ *   terminated rather than silently forgotten.
+ */
+export const recordPhaseSchema = z.enum(['requested', 'launched']);
+export type RecordPhase = z.infer<typeof recordPhaseSchema>;
+
+export const instanceRecordSchema = z.object({
+  instanceId: instanceIdSchema,
+  reservationId: reservationIdSchema,
+  ownerId: z.string().min(1),
+  imageId: z.string().min(1),
+  vmType: z.string().min(1),
+  partition: partitionSchema,
+  /** Epoch ms. */
+  launchTime: z.number(),
+  /** Position within its reservation (EC2's amiLaunchIndex). */
+  launchIndex: z.number().int().min(0),
+  phase: recordPhaseSchema,
+});
+export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
+
+export const clcStateSchema = z.object({
+  vmTypes: z.array(vmTypeSchema).min(1),
+  instances: z.record(instanceIdSchema, instanceRecordSchema),
+});
+export type ClcState = z.infer<typeof clcStateSchema>;
+
+export const CLC_STORE_OPTIONS: StoreOptions<ClcState> = Object.freeze({
+  kind: 'ferry-clc',
+  schemaVersion: 1,
+  initial: (): ClcState => ({ vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })), instances: {} }),
+  validate: (data: unknown): ClcState => clcStateSchema.parse(data),
+});
+
+export const CLC_STORE_FILE = 'clc.json';
+
+export function openClcStore(stateDir: string): Promise<Store<ClcState>> {
+  return openFileStore(join(stateDir, CLC_STORE_FILE), CLC_STORE_OPTIONS);
+}
+
+export function openMemoryClcStore(): Promise<Store<ClcState>> {
+  return openMemoryStore(CLC_STORE_OPTIONS);
+}

@@ -1,0 +1,152 @@
+/** Each action's parameter validation, table-driven, without a server: query string → input or code. */
+import { describe, expect, it } from 'vitest';
+import { parseDescribeAvailabilityZones } from '../../clc/api/actions/describeAvailabilityZones.js';
+import { parseDescribeInstances } from '../../clc/api/actions/describeInstances.js';
+import { parseDescribeNodes } from '../../clc/api/actions/describeNodes.js';
+import { parseDescribeServices } from '../../clc/api/actions/describeServices.js';
+import { parseModifyService } from '../../clc/api/actions/modifyService.js';
+import { MAX_INSTANCES_PER_REQUEST, parseRunInstances } from '../../clc/api/actions/runInstances.js';
+import { parseTerminateInstances } from '../../clc/api/actions/terminateInstances.js';
+import { splitEnvelope } from '../../clc/api/envelope.js';
+import { parseQueryParams, type ParamMap } from '../../clc/api/queryParams.js';
+import { FerryError } from '../../shared/errors/registry.js';
+
+type Outcome = { ok: unknown } | { code: string; message?: RegExp };
+type Row = [string, string, Outcome];
+
+function check(parse: (p: ParamMap) => unknown, q: string, outcome: Outcome): void {
+  const params = parseQueryParams(new URLSearchParams(q));
+  if ('ok' in outcome) {
+    expect(parse(params)).toEqual(outcome.ok);
+    return;
+  }
+  try {
+    parse(params);
+    expect.unreachable(`expected ${outcome.code}`);
+  } catch (e) {
+    expect(e).toBeInstanceOf(FerryError);
+    expect((e as FerryError).code).toBe(outcome.code);
+    if (outcome.message) expect((e as FerryError).message).toMatch(outcome.message);
+  }
+}
+
+describe('RunInstances', () => {
+  const rows: Row[] = [
+    ['defaults', 'ImageId=emi-0a1b2c3d', { ok: { imageId: 'emi-0a1b2c3d', instanceType: 'm1.small', minCount: 1, maxCount: 1, zone: undefined } }],
+    ['Eucalyptus upper-case image id', 'ImageId=emi-0A1B2C3D', { ok: { imageId: 'emi-0A1B2C3D', instanceType: 'm1.small', minCount: 1, maxCount: 1, zone: undefined } }],
+    ['all given', 'ImageId=emi-00000001&InstanceType=c1.medium&MinCount=2&MaxCount=5&Placement.AvailabilityZone=cluster02',
+      { ok: { imageId: 'emi-00000001', instanceType: 'c1.medium', minCount: 2, maxCount: 5, zone: 'cluster02' } }],
+    ['MaxCount defaults to MinCount', 'ImageId=emi-00000001&MinCount=3', { ok: { imageId: 'emi-00000001', instanceType: 'm1.small', minCount: 3, maxCount: 3, zone: undefined } }],
+    ['MinCount defaults to 1', 'ImageId=emi-00000001&MaxCount=4', { ok: { imageId: 'emi-00000001', instanceType: 'm1.small', minCount: 1, maxCount: 4, zone: undefined } }],
+    ['missing ImageId', 'MinCount=1', { code: 'MissingParameter', message: /ImageId/ }],
+    ['malformed ImageId', 'ImageId=ami-12', { code: 'InvalidAMIID.Malformed', message: /ami-12/ }],
+    ['ImageId given as a list', 'ImageId.1=emi-00000001', { code: 'InvalidParameterValue', message: /ImageId/ }],
+    ['MinCount not a number', 'ImageId=emi-00000001&MinCount=two', { code: 'InvalidParameterValue', message: /MinCount/ }],
+    ['MinCount negative', 'ImageId=emi-00000001&MinCount=-1', { code: 'InvalidParameterValue', message: /MinCount/ }],
+    ['MinCount zero', 'ImageId=emi-00000001&MinCount=0', { code: 'InvalidParameterValue', message: /MinCount/ }],
+    ['MaxCount above the bound', `ImageId=emi-00000001&MaxCount=${MAX_INSTANCES_PER_REQUEST + 1}`, { code: 'InvalidParameterValue', message: /MaxCount/ }],
+    ['MinCount > MaxCount', 'ImageId=emi-00000001&MinCount=3&MaxCount=2', { code: 'InvalidParameterCombination', message: /MinCount/ }],
+    ['empty zone', 'ImageId=emi-00000001&Placement.AvailabilityZone=', { code: 'InvalidParameterValue', message: /Placement.AvailabilityZone/ }],
+    ['unknown Placement member', 'ImageId=emi-00000001&Placement.Tenancy=dedicated', { code: 'UnknownParameter', message: /Placement.Tenancy/ }],
+    ['unknown parameter', 'ImageId=emi-00000001&KeyName=k', { code: 'UnknownParameter', message: /KeyName/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseRunInstances, q, o));
+});
+
+describe('DescribeInstances', () => {
+  const rows: Row[] = [
+    ['nothing', '', { ok: { instanceIds: [], filters: [] } }],
+    ['ids, deduplicated and lower-cased', 'InstanceId.1=i-0000000a&InstanceId.2=I-0000000A&InstanceId.3=i-0000000b',
+      { ok: { instanceIds: ['i-0000000a', 'i-0000000b'], filters: [] } }],
+    ['filters', 'Filter.1.Name=node&Filter.1.Value.1=127.0.12.11&Filter.2.Name=instance-state-name&Filter.2.Value.1=running&Filter.2.Value.2=pending',
+      { ok: { instanceIds: [], filters: [{ name: 'node', values: ['127.0.12.11'] }, { name: 'instance-state-name', values: ['running', 'pending'] }] } }],
+    ['malformed id', 'InstanceId.1=i-xyz', { code: 'InvalidInstanceID.Malformed', message: /i-xyz/ }],
+    ['id too long', 'InstanceId.1=i-0123456789', { code: 'InvalidInstanceID.Malformed' }],
+    ['unknown filter', 'Filter.1.Name=tag:Name&Filter.1.Value.1=x', { code: 'InvalidParameterValue', message: /Filter.1.Name/ }],
+    ['filter without values', 'Filter.1.Name=node', { code: 'MissingParameter', message: /Filter.1.Value.1/ }],
+    ['filter without name', 'Filter.1.Value.1=x', { code: 'MissingParameter', message: /Filter.1.Name/ }],
+    ['InstanceId not numbered', 'InstanceId=i-00000001', { code: 'InvalidParameterValue', message: /InstanceId/ }],
+    ['unknown parameter', 'MaxResults=5', { code: 'UnknownParameter', message: /MaxResults/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseDescribeInstances, q, o));
+});
+
+describe('TerminateInstances', () => {
+  const rows: Row[] = [
+    ['ids', 'InstanceId.1=i-00000001&InstanceId.2=i-00000001', { ok: { instanceIds: ['i-00000001'] } }],
+    ['no ids', '', { code: 'MissingParameter', message: /InstanceId.1/ }],
+    ['malformed id', 'InstanceId.1=i-00000001&InstanceId.2=bogus', { code: 'InvalidInstanceID.Malformed', message: /bogus/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseTerminateInstances, q, o));
+});
+
+describe('DescribeAvailabilityZones', () => {
+  const rows: Row[] = [
+    ['nothing', '', { ok: { verbose: false, zones: [] } }],
+    ['verbose', 'ZoneName.1=verbose', { ok: { verbose: true, zones: [] } }],
+    ['VERBOSE and a zone', 'ZoneName.1=VERBOSE&ZoneName.2=cluster01', { ok: { verbose: true, zones: ['cluster01'] } }],
+    ['unknown parameter', 'Filter.1.Name=x&Filter.1.Value.1=y', { code: 'UnknownParameter' }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseDescribeAvailabilityZones, q, o));
+});
+
+describe('DescribeServices', () => {
+  const rows: Row[] = [
+    ['nothing', '', { ok: { type: undefined, partition: undefined, host: undefined, state: undefined } }],
+    ['type, any case', 'ByServiceType=NODE', { ok: { type: 'node', partition: undefined, host: undefined, state: undefined } }],
+    ['state, any case', 'ByState=notready&ByPartition=cluster01&ByHost=127.0.12.11', { ok: { type: undefined, partition: 'cluster01', host: '127.0.12.11', state: 'NOTREADY' } }],
+    ['unknown type', 'ByServiceType=walrus', { code: 'InvalidServiceType', message: /walrus/ }],
+    ['unknown state', 'ByState=BROKEN', { code: 'InvalidParameterValue', message: /ByState/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseDescribeServices, q, o));
+});
+
+describe('DescribeNodes', () => {
+  const rows: Row[] = [
+    ['nothing', '', { ok: { partition: undefined, host: undefined } }],
+    ['by partition', 'ByPartition=cluster01', { ok: { partition: 'cluster01', host: undefined } }],
+    ['unknown parameter', 'Verbose=1', { code: 'UnknownParameter' }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseDescribeNodes, q, o));
+});
+
+describe('EnableService / DisableService', () => {
+  const rows: Row[] = [
+    ['host', 'Type=NODE&Host=127.0.12.11', { ok: { host: '127.0.12.11', partition: undefined } }],
+    ['host in partition, lower-case type', 'Type=node&Host=127.0.12.11&Partition=cluster01', { ok: { host: '127.0.12.11', partition: 'cluster01' } }],
+    ['service id', 'Type=Node&ServiceId=arn:euca:eucalyptus:cluster02:node:127.0.12.21/', { ok: { host: '127.0.12.21', partition: 'cluster02' } }],
+    ['service id with the same partition', 'Type=NODE&Partition=cluster02&ServiceId=arn:euca:eucalyptus:cluster02:node:127.0.12.21/', { ok: { host: '127.0.12.21', partition: 'cluster02' } }],
+    ['missing Type', 'Host=127.0.12.11', { code: 'MissingParameter', message: /Type/ }],
+    ['wrong Type', 'Type=CLUSTER&Host=127.0.12.11', { code: 'InvalidServiceType', message: /CLUSTER/ }],
+    ['service id of another type', 'Type=NODE&ServiceId=arn:euca:eucalyptus:cluster01:cluster:cluster01/', { code: 'InvalidServiceType' }],
+    ['neither Host nor ServiceId', 'Type=NODE', { code: 'MissingParameter', message: /Host/ }],
+    ['both Host and ServiceId', 'Type=NODE&Host=127.0.12.11&ServiceId=arn:euca:eucalyptus:cluster01:node:127.0.12.11/', { code: 'InvalidParameterCombination' }],
+    ['partition differs from service id', 'Type=NODE&Partition=cluster01&ServiceId=arn:euca:eucalyptus:cluster02:node:127.0.12.21/', { code: 'InvalidParameterCombination' }],
+    ['host not an address', 'Type=NODE&Host=node-1', { code: 'InvalidParameterValue', message: /Host/ }],
+    ['malformed service id', 'Type=NODE&ServiceId=node-1', { code: 'InvalidParameterValue', message: /ServiceId/ }],
+    ['malformed partition', 'Type=NODE&Host=127.0.12.11&Partition=-bad', { code: 'InvalidParameterValue', message: /Partition/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseModifyService, q, o));
+});
+
+describe('envelope', () => {
+  const rows: Row[] = [
+    ['action and version split off', 'Action=DescribeNodes&Version=2013-02-01&AWSAccessKeyId=AK&ByHost=h',
+      { ok: { action: 'DescribeNodes', version: '2013-02-01', params: { ByHost: 'h' } } }],
+    ['SigV4 parameters split off', 'Action=DescribeNodes&X-Amz-Date=1&X-Amz-Signature=s', { ok: { action: 'DescribeNodes', version: undefined, params: {} } }],
+    ['missing Action', 'Version=2013-02-01', { code: 'MissingParameter', message: /Action/ }],
+    ['empty Action', 'Action=', { code: 'MissingParameter', message: /Action/ }],
+    ['Action as a list', 'Action.1=DescribeNodes', { code: 'InvalidParameterValue', message: /Action/ }],
+    ['malformed Version', 'Action=DescribeNodes&Version=latest', { code: 'InvalidParameterValue', message: /Version/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check((p) => JSON.parse(JSON.stringify(splitEnvelope(p))) as unknown, q, o));
+});
+
+describe('parsed inputs are frozen', () => {
+  it('deeply', () => {
+    const input = parseDescribeInstances(parseQueryParams(new URLSearchParams('Filter.1.Name=node&Filter.1.Value.1=x')));
+    expect(Object.isFrozen(input)).toBe(true);
+    expect(Object.isFrozen(input.filters[0])).toBe(true);
+    expect(Object.isFrozen(input.filters[0]?.values)).toBe(true);
+  });
+});

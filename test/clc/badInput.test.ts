@@ -1,0 +1,214 @@
+/**
+ * One test per class of bad input, through the whole HTTP pipeline with a fake Clusters. Each checks
+ * the EC2 error code, the HTTP status, the error document, and that nothing changed: no mutating
+ * call reached a CC, the fake CCs hold what they held, and the CLC's store is as it was.
+ */
+import request from 'supertest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { CLC_PATH } from '../../clc/api/app.js';
+import { ClcErrors } from '../../clc/api/errors.js';
+import { harness, parseXml, query, type Harness, type QueryReply } from './harness.js';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await harness();
+});
+
+interface Before { mutating: number; cloud: string; store: string }
+const before = (): Before => ({ mutating: h.clusters.mutatingCalls().length, cloud: h.clusters.snapshot(), store: JSON.stringify(h.store.read()) });
+
+function expectRefusal(r: QueryReply, snap: Before, code: string, status: number): void {
+  expect(r.status).toBe(status);
+  expect(ClcErrors.has(code)).toBe(true);
+  expect(ClcErrors.table[code as keyof typeof ClcErrors.table].status).toBe(status);
+  expect(r.doc.Response?.Errors?.Error?.Code).toBe(code);
+  expect(typeof r.doc.Response?.Errors?.Error?.Message).toBe('string');
+  expect(r.doc.Response?.RequestID).toBe('req-1');
+  expect(h.clusters.mutatingCalls().length).toBe(snap.mutating);
+  expect(h.clusters.snapshot()).toBe(snap.cloud);
+  expect(JSON.stringify(h.store.read())).toBe(snap.store);
+}
+
+async function refused(params: Record<string, string>, code: string, status = 400): Promise<QueryReply> {
+  const snap = before();
+  const r = await query(h.app, params);
+  expectRefusal(r, snap, code, status);
+  return r;
+}
+
+async function launchOne(zone = 'cluster01'): Promise<string> {
+  const r = await query(h.app, { Action: 'RunInstances', ImageId: 'emi-00000001', 'Placement.AvailabilityZone': zone });
+  expect(r.status).toBe(200);
+  return r.doc.RunInstancesResponse.instancesSet.item.instanceId as string;
+}
+
+describe('envelope', () => {
+  it('unknown action', async () => {
+    const r = await refused({ Action: 'RebootInstances' }, 'InvalidAction');
+    expect(r.doc.Response.Errors.Error.Message).toContain('RebootInstances');
+  });
+
+  it('missing Action', async () => {
+    const r = await refused({}, 'MissingParameter');
+    expect(r.doc.Response.Errors.Error.Message).toContain('Action');
+  });
+
+  it('malformed query string', async () => {
+    await refused({ Action: 'DescribeInstances', 'InstanceId.2': 'i-00000001' }, 'MalformedQueryString');
+  });
+
+  it('unknown parameter', async () => {
+    await refused({ Action: 'DescribeNodes', Bogus: '1' }, 'UnknownParameter');
+  });
+
+  it('oversized body (413)', async () => {
+    const small = await harness({ maxBodyBytes: 2048 });
+    h = small;
+    const snap = before();
+    const res = await request(small.app).post(CLC_PATH).type('form')
+      .send(`Action=DescribeInstances&Pad=${'x'.repeat(4096)}`);
+    expectRefusal({ status: res.status, text: res.text, doc: await parseXml(res.text) }, snap, 'RequestEntityTooLarge', 413);
+    expect(small.clusters.calls).toEqual([]);
+  });
+
+  it('a body that is not a form', async () => {
+    const snap = before();
+    const res = await request(h.app).post(CLC_PATH).type('application/json').send('{"Action":"DescribeInstances"}');
+    expectRefusal({ status: res.status, text: res.text, doc: await parseXml(res.text) }, snap, 'Unsupported', 400);
+  });
+
+  it('an HTTP method other than GET and POST', async () => {
+    const snap = before();
+    const res = await request(h.app).put(`${CLC_PATH}?Action=DescribeInstances`);
+    expectRefusal({ status: res.status, text: res.text, doc: await parseXml(res.text) }, snap, 'Unsupported', 400);
+  });
+});
+
+describe('RunInstances', () => {
+  it('missing ImageId', async () => {
+    await refused({ Action: 'RunInstances' }, 'MissingParameter');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('malformed MinCount', async () => {
+    await refused({ Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '1e3' }, 'InvalidParameterValue');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('MinCount > MaxCount', async () => {
+    await refused({ Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '3', MaxCount: '2' }, 'InvalidParameterCombination');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('unknown InstanceType', async () => {
+    const r = await refused({ Action: 'RunInstances', ImageId: 'emi-00000001', InstanceType: 'm9.huge' }, 'InvalidParameterValue');
+    expect(r.doc.Response.Errors.Error.Message).toContain('m1.small');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('unknown zone', async () => {
+    const r = await refused({ Action: 'RunInstances', ImageId: 'emi-00000001', 'Placement.AvailabilityZone': 'cluster09' }, 'InvalidAvailabilityZone');
+    expect(r.doc.Response.Errors.Error.Message).toContain('cluster01, cluster02');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('malformed ImageId', async () => {
+    await refused({ Action: 'RunInstances', ImageId: 'ami-1' }, 'InvalidAMIID.Malformed');
+  });
+
+  it('CC of the chosen zone unreachable (503)', async () => {
+    h.clusters.down.add('cluster02');
+    await refused({ Action: 'RunInstances', ImageId: 'emi-00000001', 'Placement.AvailabilityZone': 'cluster02' }, 'ServiceUnavailable', 503);
+  });
+
+  it('every CC unreachable (503)', async () => {
+    h.clusters.down.add('cluster01');
+    h.clusters.down.add('cluster02');
+    await refused({ Action: 'RunInstances', ImageId: 'emi-00000001' }, 'ServiceUnavailable', 503);
+  });
+
+  it('not enough capacity in the named zone', async () => {
+    await refused({ Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '9', 'Placement.AvailabilityZone': 'cluster01' }, 'InsufficientInstanceCapacity', 503);
+  });
+});
+
+describe('DescribeInstances and TerminateInstances', () => {
+  it('malformed instance id (describe)', async () => {
+    await refused({ Action: 'DescribeInstances', 'InstanceId.1': 'i-nothex00' }, 'InvalidInstanceID.Malformed');
+  });
+
+  it('malformed instance id (terminate): none terminated', async () => {
+    const id = await launchOne();
+    await refused({ Action: 'TerminateInstances', 'InstanceId.1': id, 'InstanceId.2': 'x' }, 'InvalidInstanceID.Malformed');
+  });
+
+  it('unknown instance id (describe)', async () => {
+    const r = await refused({ Action: 'DescribeInstances', 'InstanceId.1': 'i-0000dead' }, 'InvalidInstanceID.NotFound');
+    expect(r.doc.Response.Errors.Error.Message).toContain('i-0000dead');
+  });
+
+  it('unknown instance id (terminate): the known one is not terminated either', async () => {
+    const id = await launchOne();
+    const r = await refused({ Action: 'TerminateInstances', 'InstanceId.1': id, 'InstanceId.2': 'i-0000dead' }, 'InvalidInstanceID.NotFound');
+    expect(r.doc.Response.Errors.Error.Message).toContain('i-0000dead');
+    expect(r.doc.Response.Errors.Error.Message).not.toContain(id);
+  });
+
+  it('unknown filter', async () => {
+    await refused({ Action: 'DescribeInstances', 'Filter.1.Name': 'tag:Name', 'Filter.1.Value.1': 'web' }, 'InvalidParameterValue');
+  });
+
+  it('terminate in a partition whose CC is unreachable (503): none terminated', async () => {
+    const a = await launchOne('cluster01');
+    const b = await launchOne('cluster02');
+    h.clusters.down.add('cluster02');
+    await refused({ Action: 'TerminateInstances', 'InstanceId.1': a, 'InstanceId.2': b }, 'ServiceUnavailable', 503);
+  });
+
+  it('describe of an instance whose CC is unreachable (503)', async () => {
+    const b = await launchOne('cluster02');
+    h.clusters.down.add('cluster02');
+    await refused({ Action: 'DescribeInstances', 'InstanceId.1': b }, 'ServiceUnavailable', 503);
+  });
+});
+
+describe('EnableService and DisableService', () => {
+  it.each(['EnableService', 'DisableService'])('%s with a wrong Type', async (Action) => {
+    await refused({ Action, Type: 'cluster', Host: '127.0.12.11' }, 'InvalidServiceType');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('unknown host', async () => {
+    const r = await refused({ Action: 'DisableService', Type: 'NODE', Host: '127.0.12.99' }, 'InvalidHost.NotFound');
+    expect(r.doc.Response.Errors.Error.Message).toContain('127.0.12.99');
+  });
+
+  it('host not in the given partition', async () => {
+    await refused({ Action: 'DisableService', Type: 'NODE', Host: '127.0.12.21', Partition: 'cluster01' }, 'InvalidHost.NotFound');
+  });
+
+  it('unknown partition', async () => {
+    await refused({ Action: 'DisableService', Type: 'NODE', Host: '127.0.12.11', Partition: 'cluster09' }, 'InvalidAvailabilityZone');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('CC unreachable (503)', async () => {
+    h.clusters.down.add('cluster01');
+    await refused({ Action: 'DisableService', Type: 'NODE', Host: '127.0.12.11', Partition: 'cluster01' }, 'ServiceUnavailable', 503);
+  });
+
+  it('host not found while a partition is unreachable is not a NotFound (503)', async () => {
+    h.clusters.down.add('cluster02');
+    await refused({ Action: 'EnableService', Type: 'NODE', Host: '127.0.12.21' }, 'ServiceUnavailable', 503);
+  });
+});
+
+describe('describes of unknown partitions', () => {
+  it.each([
+    [{ Action: 'DescribeAvailabilityZones', 'ZoneName.1': 'cluster09' }],
+    [{ Action: 'DescribeNodes', ByPartition: 'cluster09' }],
+    [{ Action: 'DescribeServices', ByPartition: 'cluster09' }],
+  ])('%j', async (params) => {
+    await refused(params, 'InvalidAvailabilityZone');
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * The real Clusters adapter: CC failures are translated into the admin registry at this boundary.
+ * Table-driven over a fake WireTransport, then over real HTTP against a stub CC on 127.0.12.1.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCcClusters } from '../../clc/clusters/ccClusters.js';
+import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
+import { ClcErrors } from '../../clc/api/errors.js';
+import { defineErrors, client, server, FerryError } from '../../shared/errors/registry.js';
+import { silentLogger } from '../../shared/log.js';
+import { CC_OPS } from '../../shared/protocol/ccProtocol.js';
+import { typedHandlers } from '../../shared/protocol/typedServer.js';
+import { WireErrors } from '../../shared/wire/errors.js';
+import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
+import { mountWireService } from '../../shared/wire/server.js';
+import { CC_PATH, type WireTransport } from '../../shared/wire/transport.js';
+import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
+
+const HOST = '127.0.12.1';
+const remote = (remoteCode: string) => WireErrors.make('RemoteFault', { peer: 'cc', operation: 'op', remoteCode, remoteMessage: `cc says ${remoteCode}`, remoteStatus: 409 });
+
+describe('translateCcFailure', () => {
+  const rows: [string, unknown, string, string][] = [
+    ['connection refused', WireErrors.make('PeerUnreachable', { peer: 'cc', detail: 'ECONNREFUSED' }), 'ServiceUnavailable', 'no'],
+    ['connection reset', WireErrors.make('PeerUnreachable', { peer: 'cc', detail: 'ECONNRESET' }), 'ServiceUnavailable', 'maybe'],
+    ['timeout', WireErrors.make('PeerTimeout', { peer: 'cc', operation: 'op', timeoutMs: 5 }), 'ServiceUnavailable', 'maybe'],
+    ['garbage answer', WireErrors.make('PeerProtocolError', { peer: 'cc', operation: 'op', detail: 'x' }), 'ServiceUnavailable', 'maybe'],
+    ['NodeNotFound', remote('NodeNotFound'), 'InvalidHost.NotFound', 'yes'],
+    ['InstanceNotFound', remote('InstanceNotFound'), 'InvalidInstanceID.NotFound', 'yes'],
+    ['InsufficientInstanceCapacity', remote('InsufficientInstanceCapacity'), 'InsufficientInstanceCapacity', 'yes'],
+    ['NodeUnreachable', remote('NodeUnreachable'), 'ServiceUnavailable', 'yes'],
+    ['a CC code we do not expect', remote('InvalidParameter'), 'InternalError', 'yes'],
+    ['not a coded error at all', new TypeError('boom'), 'InternalError', 'maybe'],
+  ];
+  it.each(rows)('%s', (_n, err, code, delivered) => {
+    const t = translateCcFailure(err, 'cluster01', 'ccRunInstances');
+    expect(t.code).toBe(code);
+    expect(ClcErrors.has(t.code)).toBe(true);
+    expect(t.fields.delivered).toBe(delivered);
+  });
+
+  it('keeps the CC\'s message for the admin', () => {
+    expect(translateCcFailure(remote('NodeNotFound'), 'cluster01', 'ccModifyNode').message).toBe('cc says NodeNotFound');
+  });
+
+  it('is idempotent', () => {
+    const once = translateCcFailure(remote('InstanceNotFound'), 'cluster01', 'op');
+    expect(translateCcFailure(once, 'cluster01', 'op')).toBe(once);
+  });
+});
+
+describe('createCcClusters over a fake transport', () => {
+  it('calls the partition\'s endpoint and translates failures', async () => {
+    const seen: string[] = [];
+    const transport: WireTransport = {
+      call: async (endpoint, op) => {
+        seen.push(`${endpoint} ${op}`);
+        throw WireErrors.make('PeerUnreachable', { peer: endpoint, detail: 'ECONNREFUSED' });
+      },
+    };
+    const clusters = createCcClusters({ partitions: [{ name: 'cluster01', endpoint: 'http://127.0.12.9:8774' }], transport, timeoutMs: 100 });
+    await expect(clusters.call('cluster01', 'ccDescribeNodes', {})).rejects.toMatchObject({ code: 'ServiceUnavailable', fields: { partition: 'cluster01', delivered: 'no' } });
+    await expect(clusters.call('cluster09', 'ccDescribeNodes', {})).rejects.toMatchObject({ code: 'InternalError' });
+    expect(seen).toEqual(['http://127.0.12.9:8774 ccDescribeNodes']);
+  });
+
+  it('a reply outside the contract is ServiceUnavailable', async () => {
+    const transport: WireTransport = { call: async () => ({ partition: 'cluster01', nodes: 'no' }) };
+    const clusters = createCcClusters({ partitions: [{ name: 'cluster01', endpoint: 'http://127.0.12.9:8774' }], transport, timeoutMs: 100 });
+    await expect(clusters.call('cluster01', 'ccDescribeNodes', {})).rejects.toMatchObject({ code: 'ServiceUnavailable', fields: { delivered: 'maybe' } });
+  });
+});
+
+describe('createCcClusters over real HTTP', () => {
+  /** The CC's own codes, as its registry would define them (the CLC may not import cc/). */
+  const StubCcErrors = defineErrors({
+    NodeNotFound: client(404, 'node {host} is not registered in partition {partition}'),
+    NodeUnreachable: server(503, 'node {host} is unreachable'),
+  });
+  let stub: Server;
+  let closedPort: number;
+  let url: string;
+  const transport = new HttpWireTransport({ path: CC_PATH });
+
+  beforeAll(async () => {
+    const app = express();
+    const node = {
+      host: '127.0.12.11', partition: 'cluster01', nodeState: 'enabled' as const, reachable: true, healthy: true, lastSeen: 1,
+      capacity: { cores: 4, memoryMiB: 4096, diskGiB: 100 }, used: { cores: 0, memoryMiB: 0, diskGiB: 0 }, instances: [],
+    };
+    const handlers = typedHandlers(CC_OPS, {
+      ccDescribeNodes: async () => ({ partition: 'cluster01', nodes: [node] }),
+      ccDescribeResources: async () => {
+        await new Promise((r) => setTimeout(r, 500));
+        return { partition: 'cluster01', matrix: [] };
+      },
+      ccDescribeInstances: async () => ({ partition: 'cluster01', instances: [] }),
+      ccRunInstances: async () => { throw new FerryError('InsufficientInstanceCapacity', { status: 409, message: 'only 0 of 1 fit', clientFault: false, retryable: true }); },
+      ccTerminateInstances: async () => ({ instances: [] }),
+      ccModifyNode: async (req) => {
+        if (req.host === '127.0.12.13') throw StubCcErrors.make('NodeUnreachable', { host: req.host });
+        throw StubCcErrors.make('NodeNotFound', { host: req.host, partition: 'cluster01' });
+      },
+    });
+    mountWireService(app, { path: CC_PATH, handlers, logger: silentLogger() });
+    stub = await new Promise<Server>((resolve) => { const s = app.listen(0, HOST, () => resolve(s)); });
+    url = `http://${HOST}:${(stub.address() as AddressInfo).port}`;
+    const closed = await new Promise<Server>((resolve) => { const s = express().listen(0, HOST, () => resolve(s)); });
+    closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+  });
+
+  afterAll(async () => {
+    transport.close();
+    stub.closeAllConnections();
+    await new Promise((r) => stub.close(r));
+  });
+
+  const clustersAt = (endpoint: string, timeoutMs = 2000) =>
+    createCcClusters({ partitions: [{ name: 'cluster01', endpoint }], transport, timeoutMs });
+
+  it('answers pass through, validated', async () => {
+    const r = await clustersAt(url).call('cluster01', 'ccDescribeNodes', {});
+    expect(r.nodes.map((n) => n.host)).toEqual(['127.0.12.11']);
+  });
+
+  it('NodeNotFound → InvalidHost.NotFound', async () => {
+    await expect(clustersAt(url).call('cluster01', 'ccModifyNode', { host: '127.0.12.99', stateName: 'disabled', vmTypes: [...DEFAULT_VM_TYPES] }))
+      .rejects.toMatchObject({ code: 'InvalidHost.NotFound', message: expect.stringContaining('127.0.12.99') });
+  });
+
+  it('NodeUnreachable → ServiceUnavailable', async () => {
+    await expect(clustersAt(url).call('cluster01', 'ccModifyNode', { host: '127.0.12.13', stateName: 'disabled', vmTypes: [...DEFAULT_VM_TYPES] }))
+      .rejects.toMatchObject({ code: 'ServiceUnavailable', status: 503 });
+  });
+
+  it('InsufficientInstanceCapacity passes as ours', async () => {
+    await expect(clustersAt(url).call('cluster01', 'ccRunInstances', {
+      reservationId: 'r-00000001', imageId: 'emi-00000001', ownerId: '000000000000', vmType: { ...DEFAULT_VM_TYPES[1]! },
+      instanceIds: ['i-00000001'], minCount: 1, launchTime: 0,
+    })).rejects.toMatchObject({ code: 'InsufficientInstanceCapacity', fields: { delivered: 'yes' } });
+  });
+
+  it('a closed port → ServiceUnavailable, not delivered', async () => {
+    await expect(clustersAt(`http://${HOST}:${closedPort}`).call('cluster01', 'ccDescribeNodes', {}))
+      .rejects.toMatchObject({ code: 'ServiceUnavailable', fields: { delivered: 'no' } });
+  });
+
+  it('a CC slower than the timeout → ServiceUnavailable, maybe delivered', async () => {
+    await expect(clustersAt(url, 100).call('cluster01', 'ccDescribeResources', { vmTypes: [...DEFAULT_VM_TYPES] }))
+      .rejects.toMatchObject({ code: 'ServiceUnavailable', fields: { delivered: 'maybe' } });
+  });
+});

@@ -1,0 +1,84 @@
+/** Builds the admin API in-process over a fake Clusters, a memory store and a manual clock. */
+import request from 'supertest';
+import xml2js from 'xml2js';
+import type { Express } from 'express';
+import { pino, type Logger } from 'pino';
+import type { Clusters } from '../../clc/clusters/clusters.js';
+import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
+import { openMemoryClcStore, type ClcState } from '../../clc/state/clcStore.js';
+import { ManualClock } from '../../shared/clock.js';
+import { silentLogger } from '../../shared/log.js';
+import type { Store } from '../../shared/store/store.js';
+import { twoZoneCloud, type FakeClusters } from './fakeClusters.js';
+
+export const START = Date.UTC(2013, 5, 1, 12, 0, 0);
+
+/** Deterministic 8-hex ids: 00000001, 00000002, ... */
+export function counterIds(): () => string {
+  let n = 0;
+  return () => (++n).toString(16).padStart(8, '0');
+}
+
+export interface Harness {
+  readonly app: Express;
+  readonly clusters: FakeClusters;
+  readonly store: Store<ClcState>;
+  readonly clock: ManualClock;
+}
+
+export interface HarnessOptions {
+  readonly clusters?: FakeClusters;
+  /** Stands between the app and the fake, e.g. to watch the store during a call. */
+  readonly wrap?: (fake: FakeClusters) => Clusters;
+  readonly store?: Store<ClcState>;
+  readonly logger?: Logger;
+  readonly maxBodyBytes?: number;
+}
+
+export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
+  const clusters = opts.clusters ?? twoZoneCloud();
+  const store = opts.store ?? await openMemoryClcStore();
+  const clock = new ManualClock(START);
+  const app = buildClcApp({
+    clusters: opts.wrap ? opts.wrap(clusters) : clusters, store, clock, logger: opts.logger ?? silentLogger(),
+    ids: counterIds(), requestIds: () => 'req-1',
+    ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+  });
+  return { app, clusters, store, clock };
+}
+
+/** A logger whose lines (parsed JSON) land in `lines`. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'debug' }, { write: (s: string) => { lines.push(JSON.parse(s) as Record<string, unknown>); } });
+  return { logger, lines };
+}
+
+export interface QueryReply {
+  readonly status: number;
+  readonly text: string;
+  /** Parsed with explicitArray off and attributes dropped, as a plain client would. */
+  readonly doc: Record<string, any>;
+}
+
+export async function parseXml(text: string): Promise<Record<string, any>> {
+  return (await xml2js.parseStringPromise(text, { explicitArray: false, ignoreAttrs: true })) as Record<string, any>;
+}
+
+/** POSTs a form; `Version` is added unless given. */
+export async function query(app: Express, params: Record<string, string>): Promise<QueryReply> {
+  const res = await request(app).post(CLC_PATH).type('form').send(new URLSearchParams({ Version: '2013-02-01', ...params }).toString());
+  return { status: res.status, text: res.text, doc: await parseXml(res.text) };
+}
+
+/** The `<item>` list of a set element as parsed with explicitArray off. */
+export function items(set: unknown): any[] {
+  if (set === undefined || set === '' || set === null) return [];
+  const it = (set as { item?: unknown }).item;
+  if (it === undefined) return [];
+  return Array.isArray(it) ? it : [it];
+}
+
+export function errorCode(r: QueryReply): string | undefined {
+  return r.doc.Response?.Errors?.Error?.Code;
+}

@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { instanceFilterPredicate, INSTANCE_FILTER_NAMES, wildcardMatcher, type InstanceFilter } from '../../clc/core/instanceFilters.js';
+import type { InstanceView } from '../../clc/core/instanceView.js';
+
+const base: InstanceView = {
+  instanceId: 'i-0000000a', reservationId: 'r-0000000a', ownerId: '000000000000', imageId: 'emi-0000000a',
+  instanceType: 'm1.small', state: 'running', partition: 'cluster01', host: '127.0.12.11',
+  launchTime: 0, launchIndex: 0, migration: { state: 'none' }, reported: true,
+};
+const other: InstanceView = {
+  ...base, instanceId: 'i-0000000b', reservationId: 'r-0000000b', imageId: 'emi-0000000b', instanceType: 'c1.medium',
+  state: 'pending', partition: 'cluster02', host: '127.0.12.21', migration: { state: 'migrating' },
+};
+const gone: InstanceView = { ...base, instanceId: 'i-0000000c', state: 'terminated', host: undefined, reported: false };
+const all = [base, other, gone];
+
+const select = (filters: InstanceFilter[]) => all.filter(instanceFilterPredicate(filters)).map((v) => v.instanceId);
+
+describe('instance filters', () => {
+  const rows: [string, InstanceFilter[], string[]][] = [
+    ['no filter', [], ['i-0000000a', 'i-0000000b', 'i-0000000c']],
+    ['instance-state-name', [{ name: 'instance-state-name', values: ['running'] }], ['i-0000000a']],
+    ['values are OR-ed', [{ name: 'instance-state-name', values: ['running', 'pending'] }], ['i-0000000a', 'i-0000000b']],
+    ['filters are AND-ed', [{ name: 'instance-state-name', values: ['running', 'pending'] }, { name: 'availability-zone', values: ['cluster02'] }], ['i-0000000b']],
+    ['availability-zone', [{ name: 'availability-zone', values: ['cluster01'] }], ['i-0000000a', 'i-0000000c']],
+    ['instance-type', [{ name: 'instance-type', values: ['c1.medium'] }], ['i-0000000b']],
+    ['image-id', [{ name: 'image-id', values: ['emi-0000000b'] }], ['i-0000000b']],
+    ['instance-id', [{ name: 'instance-id', values: ['i-0000000c'] }], ['i-0000000c']],
+    ['reservation-id', [{ name: 'reservation-id', values: ['r-0000000a'] }], ['i-0000000a', 'i-0000000c']],
+    ['node: an instance on no node never matches', [{ name: 'node', values: ['*'] }], ['i-0000000a', 'i-0000000b']],
+    ['node exact', [{ name: 'node', values: ['127.0.12.21'] }], ['i-0000000b']],
+    ['migration-state', [{ name: 'migration-state', values: ['migrating'] }], ['i-0000000b']],
+    ['wildcard *', [{ name: 'instance-type', values: ['m1.*'] }], ['i-0000000a', 'i-0000000c']],
+    ['wildcard ?', [{ name: 'instance-id', values: ['i-0000000?'] }], ['i-0000000a', 'i-0000000b', 'i-0000000c']],
+    ['no partial match', [{ name: 'instance-type', values: ['m1'] }], []],
+  ];
+  it.each(rows)('%s', (_n, filters, expected) => {
+    expect(select(filters)).toEqual(expected);
+  });
+
+  it('every filter name has a row above', () => {
+    const used = new Set(rows.flatMap(([, f]) => f.map((x) => x.name)));
+    expect([...INSTANCE_FILTER_NAMES].filter((n) => !used.has(n))).toEqual([]);
+  });
+});
+
+describe('wildcardMatcher', () => {
+  it.each([
+    ['a*c', 'abbbc', true], ['a*c', 'ac', true], ['a?c', 'abc', true], ['a?c', 'ac', false],
+    ['a\\*c', 'a*c', true], ['a\\*c', 'abc', false], ['1.2', '1x2', false], ['(x)', '(x)', true], ['[a]', '[a]', true],
+  ] as const)('%s ~ %s = %s', (p, s, m) => {
+    expect(wildcardMatcher(p)(s)).toBe(m);
+  });
+
+  it('a pattern without wildcards matches exactly itself', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 20 }).filter((s) => !/[*?\\]/.test(s)), fc.string({ maxLength: 20 }), (p, s) => {
+      expect(wildcardMatcher(p)(s)).toBe(p === s);
+    }));
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * The CLC as a process (dist/clc/main.js): the ready line, exit 2 on bad configuration, SIGTERM →
+ * exit 0, and a restart over the same state dir. Its CC is a stub on 127.0.12.3 speaking the real
+ * wire protocol, backed by the fake cloud.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../shared/log.js';
+import { CC_OPS, type CcOp } from '../../shared/protocol/ccProtocol.js';
+import { typedHandlers, type TypedImpl } from '../../shared/protocol/typedServer.js';
+import { mountWireService } from '../../shared/wire/server.js';
+import { CC_PATH } from '../../shared/wire/transport.js';
+import { ensureBuilt, ROOT } from './buildOnce.js';
+import { FakeClusters } from './fakeClusters.js';
+import { items, parseXml } from './harness.js';
+
+const CLC_HOST = '127.0.12.2';
+const CC_HOST = '127.0.12.3';
+
+let stateDir: string;
+let cc: Server;
+let ccUrl: string;
+const cloud = new FakeClusters({ cluster01: [{ host: '127.0.12.31' }] });
+
+async function freePort(host: string): Promise<number> {
+  const s = await new Promise<Server>((resolve) => { const x = express().listen(0, host, () => resolve(x)); });
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+interface Started { child: ChildProcess; line: string; url: string }
+
+function startClc(args: string[]): Promise<Started> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'clc', 'main.js'), ...args], { env: { PATH: process.env.PATH ?? '', FERRY_LOG_LEVEL: 'warn' } });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line !== undefined) resolve({ child, line, url: line.replace(/^clc listening on /, '') });
+    });
+    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    child.on('exit', (code) => reject(new Error(`clc exited ${code}: ${err}`)));
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+async function q(url: string, params: Record<string, string>) {
+  const res = await fetch(url, { method: 'POST', body: new URLSearchParams({ Version: '2013-02-01', ...params }) });
+  return { status: res.status, doc: await parseXml(await res.text()) };
+}
+
+beforeAll(async () => {
+  await ensureBuilt();
+  stateDir = mkdtempSync(join(tmpdir(), 'ferry-clc-main-'));
+  const impl = Object.fromEntries(Object.keys(CC_OPS).map((op) => [op, (req: never) => cloud.call('cluster01', op as CcOp, req)]));
+  const app = express();
+  mountWireService(app, { path: CC_PATH, handlers: typedHandlers(CC_OPS, impl as unknown as TypedImpl<typeof CC_OPS>), logger: silentLogger() });
+  cc = await new Promise<Server>((resolve) => { const s = app.listen(0, CC_HOST, () => resolve(s)); });
+  ccUrl = `http://${CC_HOST}:${(cc.address() as AddressInfo).port}`;
+}, 120_000);
+
+afterAll(async () => {
+  cc.closeAllConnections();
+  await new Promise((r) => cc.close(r));
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('clc/main', () => {
+  it('exits 2 naming every bad field', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'clc', 'main.js'), '--host', '10.1.1.1', '--port', 'x']);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    expect(await exitOf(child)).toBe(2);
+    expect(err).toContain('--host:');
+    expect(err).toContain('--port:');
+    expect(err).toContain('--state-dir:');
+  });
+
+  it('serves, persists before answering, stops on SIGTERM, and remembers after a restart', async () => {
+    const port = await freePort(CLC_HOST);
+    const args = ['--host', CLC_HOST, '--port', String(port), '--state-dir', stateDir, '--clusters', `cluster01=${ccUrl}`, '--cc-timeout-ms', '2000'];
+    const first = await startClc(args);
+    expect(first.line).toBe(`clc listening on http://${CLC_HOST}:${port}/services/Eucalyptus`);
+
+    const run = await q(first.url, { Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '2' });
+    expect(run.status).toBe(200);
+    const reservationId = run.doc.RunInstancesResponse.reservationId as string;
+    const file = JSON.parse(readFileSync(join(stateDir, 'clc.json'), 'utf8')) as { kind: string; schemaVersion: number; data: { instances: Record<string, { reservationId: string; phase: string }> } };
+    expect([file.kind, file.schemaVersion]).toEqual(['ferry-clc', 1]);
+    expect(Object.values(file.data.instances).map((r) => [r.reservationId, r.phase])).toEqual([[reservationId, 'launched'], [reservationId, 'launched']]);
+
+    const exited = exitOf(first.child);
+    first.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+
+    const second = await startClc(args);
+    const d = await q(second.url, { Action: 'DescribeInstances' });
+    expect(items(d.doc.DescribeInstancesResponse.reservationSet).map((r) => r.reservationId)).toEqual([reservationId]);
+    const stopped = exitOf(second.child);
+    second.child.kill('SIGTERM');
+    expect(await stopped).toBe(0);
+  });
+
+  it('answers describes while its CC is down, with the zone unavailable', async () => {
+    const port = await freePort(CLC_HOST);
+    const dead = await freePort(CC_HOST);
+    const s = await startClc(['--host', CLC_HOST, '--port', String(port), '--state-dir', join(stateDir, 'other'), '--clusters', `cluster01=http://${CC_HOST}:${dead}`]);
+    const r = await q(s.url, { Action: 'DescribeAvailabilityZones' });
+    expect(r.status).toBe(200);
+    expect(items(r.doc.DescribeAvailabilityZonesResponse.availabilityZoneInfo).map((z) => [z.zoneName, z.zoneState])).toEqual([['cluster01', 'unavailable']]);
+    const run = await q(s.url, { Action: 'RunInstances', ImageId: 'emi-00000001' });
+    expect([run.status, run.doc.Response.Errors.Error.Code]).toEqual([503, 'ServiceUnavailable']);
+    const stopped = exitOf(s.child);
+    s.child.kill('SIGTERM');
+    expect(await stopped).toBe(0);
+  });
+});
