@@ -10,7 +10,7 @@ export const HypervisorErrors = defineErrors({
   HypervisorUnavailable: server(503, 'hypervisor at {uri} is unavailable: {detail}', true),
   DomainNotFound: client(404, 'domain {id} is not defined on host {host}'),
   /** Same id, different spec: creating it again would silently change a guest. */
-  DomainExists: client(409, 'domain {id} already exists on host {host} with another spec ({detail})'),
+  DomainExists: client(409, 'domain {id} already exists on host {host} with another spec: {detail}'),
   InsufficientHostResources: client(409, 'host {host} cannot hold domain {id}: it needs {need}, {free} free'),
   /** The domain exists but its current state forbids the operation (e.g. migrating a shut-off domain). */
   DomainStateConflict: client(409, 'domain {id} on host {host} is {state}; cannot {operation}'),

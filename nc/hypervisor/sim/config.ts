@@ -1,0 +1,121 @@
+/**
+ * The sim daemon's configuration: one table of fields (flag, env var, default, help), compiled once
+ * from raw strings into a frozen, typed object (like Temporal's compileWorkerOptions). Errors name
+ * the flag and the env var, so an operator knows which one to fix.
+ */
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import type { Resources } from '../../../shared/model/resources.js';
+import { MIGRATION_DEFAULTS, type MigrationTuning } from './migrationModel.js';
+import { LOOPBACK_V4 } from './protocol.js';
+
+export interface SimHvConfig {
+  /** Loopback address the daemon binds; also the host's name on shared storage. */
+  readonly host: string;
+  /** 0 picks a free port (the ready line prints the real one). */
+  readonly port: number;
+  readonly stateDir: string;
+  readonly storageDir: string;
+  readonly capacity: Resources;
+  readonly migration: MigrationTuning;
+  readonly writeIntervalMs: number;
+  readonly timeScale: number;
+}
+
+export interface ConfigField {
+  readonly flag: string;
+  readonly env: string;
+  readonly help: string;
+  readonly default?: string;
+}
+
+/** Every setting, in --help order. Keys are the raw config's field names. */
+export const CONFIG_FIELDS = {
+  host: { flag: '--host', env: 'SIMHV_HOST', help: 'address to bind, in 127.0.0.0/8 (required)' },
+  port: { flag: '--port', env: 'SIMHV_PORT', help: 'TCP port (libvirt uses 16509); 0 picks one', default: '16509' },
+  stateDir: { flag: '--state-dir', env: 'SIMHV_STATE_DIR', help: 'directory of this host\'s simhv.json (required)' },
+  storageDir: { flag: '--storage-dir', env: 'SIMHV_STORAGE_DIR', help: 'shared storage root, the same for all hosts (required)' },
+  cores: { flag: '--cores', env: 'SIMHV_CORES', help: 'host cores', default: '8' },
+  memoryMiB: { flag: '--memory-mib', env: 'SIMHV_MEMORY_MIB', help: 'host memory, MiB', default: '16384' },
+  diskGiB: { flag: '--disk-gib', env: 'SIMHV_DISK_GIB', help: 'host disk, GiB', default: '200' },
+  bandwidthMbps: { flag: '--bandwidth-mbps', env: 'SIMHV_BANDWIDTH_MBPS', help: 'migration bandwidth, Mbit/s', default: String(MIGRATION_DEFAULTS.bandwidthMbps) },
+  dirtyRateMiBps: { flag: '--dirty-rate-mibps', env: 'SIMHV_DIRTY_RATE_MIBPS', help: 'guest memory dirty rate, MiB/s', default: String(MIGRATION_DEFAULTS.dirtyRateMiBps) },
+  maxDowntimeMs: { flag: '--max-downtime-ms', env: 'SIMHV_MAX_DOWNTIME_MS', help: 'default max pause at switchover, ms', default: String(MIGRATION_DEFAULTS.maxDowntimeMs) },
+  maxIterations: { flag: '--max-iterations', env: 'SIMHV_MAX_ITERATIONS', help: 'pre-copy rounds before a migration fails', default: String(MIGRATION_DEFAULTS.maxIterations) },
+  writeIntervalMs: { flag: '--write-interval-ms', env: 'SIMHV_WRITE_INTERVAL_MS', help: 'disk/heartbeat write period, ms', default: '1000' },
+  timeScale: { flag: '--time-scale', env: 'SIMHV_TIME_SCALE', help: 'migration wall time = model time × this', default: '1' },
+} as const satisfies Record<string, ConfigField>;
+
+export type ConfigKey = keyof typeof CONFIG_FIELDS;
+export type RawSimHvConfig = Partial<Record<ConfigKey, string | number | undefined>>;
+
+export interface ConfigIssue {
+  readonly field: ConfigKey;
+  readonly flag: string;
+  readonly env: string;
+  readonly message: string;
+}
+
+export class SimHvConfigError extends Error {
+  constructor(readonly issues: readonly ConfigIssue[]) {
+    super(`invalid configuration: ${issues.map((i) => `${i.flag} (${i.env}): ${i.message}`).join('; ')}`);
+    this.name = 'SimHvConfigError';
+  }
+}
+
+/** A number given as a string (flags, env) or a number (programmatic use). */
+const num = (inner: z.ZodNumber) =>
+  z.union([z.number(), z.string().trim().min(1, 'is empty').transform(Number)]).pipe(inner);
+const int = (min: number, max: number) => num(z.number().int().min(min).max(max));
+
+const Schema = z.object({
+  host: z.string().regex(LOOPBACK_V4, 'must be an IPv4 address in 127.0.0.0/8'),
+  port: int(0, 65535),
+  stateDir: z.string().min(1, 'is required'),
+  storageDir: z.string().min(1, 'is required'),
+  cores: int(1, 1024),
+  memoryMiB: int(1, 16 * 1024 * 1024),
+  diskGiB: int(1, 1024 * 1024),
+  bandwidthMbps: num(z.number().gt(0).max(1_000_000)),
+  dirtyRateMiBps: num(z.number().min(0).max(1_000_000)),
+  maxDowntimeMs: num(z.number().min(1).max(600_000)),
+  maxIterations: int(1, 1000),
+  writeIntervalMs: int(10, 3_600_000),
+  timeScale: num(z.number().gt(0).max(1000)),
+});
+
+export function compileSimHvConfig(raw: RawSimHvConfig): SimHvConfig {
+  const filled: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(CONFIG_FIELDS) as [ConfigKey, ConfigField][]) {
+    filled[key] = raw[key] ?? field.default ?? '';
+  }
+  const parsed = Schema.safeParse(filled);
+  if (!parsed.success) {
+    throw new SimHvConfigError(parsed.error.issues.map((i) => {
+      const field = String(i.path[0]) as ConfigKey;
+      const { flag, env } = CONFIG_FIELDS[field];
+      return { field, flag, env, message: i.message };
+    }));
+  }
+  const c = parsed.data;
+  return deepFreeze({
+    host: c.host,
+    port: c.port,
+    stateDir: resolve(c.stateDir),
+    storageDir: resolve(c.storageDir),
+    capacity: { cores: c.cores, memoryMiB: c.memoryMiB, diskGiB: c.diskGiB },
+    migration: {
+      bandwidthMbps: c.bandwidthMbps,
+      dirtyRateMiBps: c.dirtyRateMiBps,
+      maxDowntimeMs: c.maxDowntimeMs,
+      maxIterations: c.maxIterations,
+    },
+    writeIntervalMs: c.writeIntervalMs,
+    timeScale: c.timeScale,
+  });
+}
+
+function deepFreeze<T extends object>(o: T): T {
+  for (const v of Object.values(o)) if (typeof v === 'object' && v !== null) deepFreeze(v as object);
+  return Object.freeze(o);
+}

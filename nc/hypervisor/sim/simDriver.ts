@@ -1,0 +1,230 @@
+/**
+ * HypervisorDriver over the sim daemon's HTTP protocol. Every failure is translated here, at the
+ * adapter boundary: no answer (refused, reset, timeout) → HypervisorUnavailable; a coded error body
+ * → that code; anything else the daemon says outside the protocol → HypervisorProtocolError.
+ */
+import { systemClock, type Clock } from '../../../shared/clock.js';
+import type { FerryError } from '../../../shared/errors/registry.js';
+import type {
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationStats, MigrationTarget,
+} from '../driver.js';
+import { HypervisorErrors } from '../errors.js';
+import { sleepOn } from './clockSleep.js';
+import { EventHub } from './eventHub.js';
+import { fromErrorText, fromPayload } from './errorBody.js';
+import {
+  describeIssues, DomainInfoSchema, DomainListSchema, HostInfoSchema, HypervisorEventSchema, MigrationStatusSchema,
+} from './protocol.js';
+import type { z } from 'zod';
+
+export interface SimDriverOptions {
+  /** The daemon's base URL, e.g. http://127.0.1.1:16509. */
+  readonly baseUrl: string;
+  /** Per-request timeout (not the migration's: that is collected by long polls). */
+  readonly requestTimeoutMs?: number;
+  /** How long each migration long poll waits on the daemon. */
+  readonly migrationPollMs?: number;
+  /** Delay before re-opening a dropped event stream. */
+  readonly eventRetryMs?: number;
+  readonly clock?: Clock;
+}
+
+export class SimDriver implements HypervisorDriver {
+  private readonly base: string;
+  private readonly timeoutMs: number;
+  private readonly pollMs: number;
+  private readonly retryMs: number;
+  private readonly clock: Clock;
+  private readonly closing = new AbortController();
+  private readonly events = new EventHub<HypervisorEvent>();
+  private eventLoop: Promise<void> | undefined;
+  private eventsConnected: (() => void) | undefined;
+  private connectedOnce: Promise<void>;
+
+  constructor(opts: SimDriverOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = opts.requestTimeoutMs ?? 5_000;
+    this.pollMs = opts.migrationPollMs ?? 20_000;
+    this.retryMs = opts.eventRetryMs ?? 1_000;
+    this.clock = opts.clock ?? systemClock;
+    this.connectedOnce = new Promise((resolve) => (this.eventsConnected = resolve));
+  }
+
+  async connect(): Promise<HostInfo> {
+    return this.call('GET', '/v1/host', HostInfoSchema);
+  }
+
+  async list(): Promise<DomainInfo[]> {
+    return (await this.call('GET', '/v1/domains', DomainListSchema)).domains;
+  }
+
+  async info(id: string): Promise<DomainInfo | undefined> {
+    try {
+      return await this.call('GET', `/v1/domains/${enc(id)}`, DomainInfoSchema);
+    } catch (e) {
+      if ((e as FerryError).code === 'DomainNotFound') return undefined;
+      throw e;
+    }
+  }
+
+  async create(spec: DomainSpec): Promise<DomainInfo> {
+    return this.call('POST', '/v1/domains', DomainInfoSchema, spec);
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.call('DELETE', `/v1/domains/${enc(id)}`);
+  }
+
+  async prepareIncoming(spec: DomainSpec, migrationId: string): Promise<void> {
+    await this.call('POST', '/v1/incoming', DomainInfoSchema, { spec, migrationId });
+  }
+
+  async abortIncoming(id: string, migrationId: string): Promise<void> {
+    await this.call('DELETE', `/v1/incoming/${enc(id)}/${enc(migrationId)}`);
+  }
+
+  /**
+   * Starts (or joins, same migrationId) the migration, then long-polls its outcome. The daemon owns
+   * the migration: if this process dies, it carries on and a new driver can collect the result.
+   */
+  async migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats> {
+    const { migrationId } = target;
+    await this.call('POST', `/v1/domains/${enc(id)}/migrations`, undefined, target);
+    const path = `/v1/domains/${enc(id)}/migrations/${enc(migrationId)}?waitMs=${this.pollMs}`;
+    for (;;) {
+      const status = await this.call('GET', path, MigrationStatusSchema, undefined, this.pollMs + this.timeoutMs);
+      switch (status.state) {
+        case 'running':
+          continue;
+        case 'completed':
+          return status.stats;
+        case 'failed':
+          throw fromPayload(status.error, this.base);
+        case 'unknown':
+          throw HypervisorErrors.make('MigrationFailed', {
+            migrationId, id, detail: 'the source hypervisor has no record of it (restarted?)',
+          });
+      }
+    }
+  }
+
+  async abortMigration(id: string, migrationId: string): Promise<void> {
+    await this.call('DELETE', `/v1/domains/${enc(id)}/migrations/${enc(migrationId)}`);
+  }
+
+  /** Events arrive over one SSE stream, opened with the first listener and re-opened if it drops. */
+  onEvent(listener: (e: HypervisorEvent) => void): () => void {
+    const off = this.events.on(listener);
+    this.eventLoop ??= this.runEvents().finally(() => {
+      this.eventLoop = undefined;
+    });
+    return off;
+  }
+
+  /** Resolves once the event stream has connected (events sent before that are not delivered). */
+  eventsReady(): Promise<void> {
+    return this.connectedOnce;
+  }
+
+  async close(): Promise<void> {
+    this.closing.abort();
+    await this.eventLoop;
+  }
+
+  private async runEvents(): Promise<void> {
+    const signal = this.closing.signal;
+    while (!signal.aborted && this.events.size > 0) {
+      try {
+        const res = await fetch(`${this.base}/v1/events`, { headers: { accept: 'text/event-stream' }, signal });
+        if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+        this.eventsConnected?.();
+        await this.readEvents(res.body);
+      } catch {
+        // Dropped or refused: retry below. Consumers re-read state with list(); events are hints.
+      }
+      if (signal.aborted || this.events.size === 0) break;
+      await sleepOn(this.clock, this.retryMs, signal).catch(() => undefined);
+    }
+  }
+
+  private async readEvents(body: ReadableStream<Uint8Array>): Promise<void> {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || this.events.size === 0) {
+        await reader.cancel().catch(() => undefined);
+        return;
+      }
+      buf += decoder.decode(value, { stream: true });
+      for (let end = buf.indexOf('\n\n'); end >= 0; end = buf.indexOf('\n\n')) {
+        const block = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+        if (!data) continue;
+        try {
+          const parsed = HypervisorEventSchema.safeParse(JSON.parse(data));
+          if (parsed.success) this.events.emit(parsed.data);
+        } catch {
+          // A malformed event is dropped: state is re-read with list(), so nothing depends on it.
+        }
+      }
+    }
+  }
+
+  /** One request; every way it can fail becomes a HypervisorErrors code. */
+  private async call<S extends z.ZodType>(
+    method: string, path: string, schema?: S, body?: unknown, timeoutMs = this.timeoutMs,
+  ): Promise<z.infer<S>> {
+    const url = `${this.base}${path}`;
+    // An own controller and timer, not AbortSignal.any([AbortSignal.timeout()]): Node holds the
+    // sources of a combined signal weakly, and after a GC the timeout was seen never to fire.
+    const abort = new AbortController();
+    const timer = this.clock.setTimer(timeoutMs, () => abort.abort(new DOMException('timed out', 'TimeoutError')));
+    const onClose = (): void => abort.abort(new DOMException('driver closed', 'AbortError'));
+    if (this.closing.signal.aborted) onClose();
+    this.closing.signal.addEventListener('abort', onClose, { once: true });
+    let status: number;
+    let text: string;
+    try {
+      const res = await fetch(url, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: abort.signal,
+      });
+      status = res.status;
+      text = await res.text();
+    } catch (e) {
+      throw HypervisorErrors.make('HypervisorUnavailable', { uri: this.base, detail: describeFetchError(abort.signal.reason ?? e, timeoutMs) });
+    } finally {
+      timer.cancel();
+      this.closing.signal.removeEventListener('abort', onClose);
+    }
+    if (status < 200 || status > 299) throw fromErrorText(text, status, this.base);
+    if (!schema) return undefined as z.infer<S>;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw HypervisorErrors.make('HypervisorProtocolError', { uri: this.base, detail: `${method} ${path}: HTTP ${status} with a non-JSON body` });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      throw HypervisorErrors.make('HypervisorProtocolError', { uri: this.base, detail: `${method} ${path}: ${describeIssues(parsed.error)}` });
+    }
+    return parsed.data;
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function describeFetchError(e: unknown, timeoutMs: number): string {
+  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err?.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  if (err?.name === 'AbortError') return 'driver closed';
+  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+}

@@ -1,0 +1,405 @@
+/**
+ * One simulated hypervisor host: what libvirtd and its QEMUs are on a real machine. Domains live
+ * here, not in the NC. Every change goes through one serial queue (check, persist, apply, emit);
+ * time comes from the injected Clock and files go through DiskIo, so thousands of hosts can run in
+ * one process under a ManualClock with in-memory stores.
+ */
+import type { Clock } from '../../../shared/clock.js';
+import type { Store } from '../../../shared/store/store.js';
+import { silentLogger, type Logger } from '../../../shared/log.js';
+import type { Resources } from '../../../shared/model/resources.js';
+import type {
+  DomainInfo, DomainSpec, HostInfo, HypervisorEvent, MigrationStats, MigrationTarget,
+} from '../driver.js';
+import { HypervisorErrors } from '../errors.js';
+import type { FerryError } from '../../../shared/errors/registry.js';
+import { IDLE, admit, freeResources, isIncoming, isOutgoing, specDifference, toDomainInfo, type DomainRecord } from './hostLedger.js';
+import { ActivityWriter } from './activityWriter.js';
+import type { DiskIo } from './diskIo.js';
+import { EventHub } from './eventHub.js';
+import { SerialQueue } from './serialQueue.js';
+import type { SimHvSnapshot } from './hostStore.js';
+import type { FinalSend, IncomingAcceptor, IncomingDone, IncomingSession, MigrationDialer } from './migrationChannel.js';
+import { IncomingStream, type IncomingHost } from './incomingStream.js';
+import type { MigrationTuning } from './migrationModel.js';
+import { OutgoingRegistry, type OutgoingEntry } from './outgoingRegistry.js';
+import type { MigrationStatus } from './protocol.js';
+
+export interface SimHostConfig {
+  /** The host's address (127.x.y.z); names its directory on shared storage. */
+  readonly host: string;
+  readonly capacity: Resources;
+  /** Shared storage root: disk files go to `<storageDir>/<host>/<id>.disk`. */
+  readonly storageDir: string;
+  readonly migration: MigrationTuning;
+  readonly writeIntervalMs: number;
+  /** Wall time per unit of model time for migrations. */
+  readonly timeScale: number;
+}
+
+export interface SimHostDeps {
+  readonly clock: Clock;
+  readonly store: Store<SimHvSnapshot>;
+  readonly disk: DiskIo;
+  readonly dialer: MigrationDialer;
+  readonly log?: Logger;
+}
+
+export class SimHost implements IncomingAcceptor, IncomingHost {
+  private readonly records = new Map<string, DomainRecord>();
+  private readonly sessions = new Map<string, IncomingStream>();
+  private readonly queue = new SerialQueue();
+  private readonly events: EventHub<HypervisorEvent>;
+  private readonly outgoing = new OutgoingRegistry();
+  private readonly log: Logger;
+  private readonly activity: ActivityWriter;
+  private closed = false;
+
+  private constructor(private readonly config: SimHostConfig, private readonly deps: SimHostDeps) {
+    this.log = deps.log ?? silentLogger();
+    this.events = new EventHub((e) => this.log.warn({ err: e }, 'event listener threw'));
+    const running = (): string[] => [...this.records.values()].filter((r) => r.state === 'running').map((r) => r.spec.id);
+    this.activity = new ActivityWriter(config, deps.clock, deps.disk, this.log, running);
+  }
+
+  /**
+   * Loads the stored definitions. Finding any means the host was power-cycled: its QEMUs are gone,
+   * so every stored domain comes back shutoff (not running, not writing) until started or destroyed.
+   */
+  static async open(config: SimHostConfig, deps: SimHostDeps): Promise<SimHost> {
+    const host = new SimHost(config, deps);
+    const stored = Object.values(deps.store.read().domains);
+    if (stored.some((d) => d.state === 'running' || d.state === 'paused')) {
+      await deps.store.update((d) => {
+        for (const dom of Object.values(d.domains)) if (dom.state === 'running' || dom.state === 'paused') dom.state = 'shutoff';
+      });
+    }
+    for (const d of Object.values(deps.store.read().domains)) {
+      host.records.set(d.spec.id, { spec: d.spec, state: d.state, startedAt: d.startedAt, activity: IDLE });
+      await host.activity.recover(d.spec.id);
+    }
+    return host;
+  }
+
+  get hostName(): string {
+    return this.config.host;
+  }
+
+  /** Starts the activity writes (disk files and heartbeat) every writeIntervalMs. */
+  start(): void {
+    if (!this.closed) this.activity.start();
+  }
+
+  /** Stops writing, aborts outgoing migrations (their domains resume), drops incoming ones. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.outgoing.running().map((e) => this.abortEntry(e)));
+    const down = HypervisorErrors.make('HypervisorUnavailable', { uri: this.config.host, detail: 'host shutting down' });
+    for (const s of [...this.sessions.values()]) this.dropIncoming(s.id, down);
+    await this.queue.drain();
+    await this.activity.stop();
+  }
+
+  info(): HostInfo {
+    return { host: this.config.host, capacity: { ...this.config.capacity }, hypervisor: 'sim' };
+  }
+
+  free(): Resources {
+    return freeResources(this.config.capacity, this.records.values());
+  }
+
+  list(): DomainInfo[] {
+    return [...this.records.values()].map((r) => toDomainInfo(r, this.pathOf(r.spec.id)));
+  }
+
+  get(id: string): DomainInfo | undefined {
+    const r = this.records.get(id);
+    return r && toDomainInfo(r, this.pathOf(id));
+  }
+
+  onEvent(listener: (e: HypervisorEvent) => void): () => void {
+    return this.events.on(listener);
+  }
+
+  /** Defines and starts; same spec again returns it; a shut-off domain with the same spec is started. */
+  create(spec: DomainSpec): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const existing = this.records.get(spec.id);
+      if (existing) {
+        const diff = specDifference(existing.spec, spec);
+        if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
+        if (existing.state === 'running') return this.infoOf(existing);
+        if (existing.state === 'paused') throw this.conflict(existing, 'create');
+      }
+      const others = [...this.records.values()].filter((r) => r.spec.id !== spec.id);
+      const admission = admit(this.config.capacity, others, spec);
+      if (!admission.ok) throw this.err('InsufficientHostResources', { id: spec.id, need: admission.need, free: admission.free });
+      const now = this.deps.clock.now();
+      await this.persist((d) => {
+        d.domains[spec.id] = { spec, state: 'running', startedAt: now };
+      });
+      const record: DomainRecord = { spec, state: 'running', startedAt: now, activity: IDLE };
+      this.records.set(spec.id, record);
+      await this.activity.write(spec.id, now);
+      this.events.emit({ kind: 'started', id: spec.id });
+      return this.infoOf(record);
+    });
+  }
+
+  /** Stops and undefines; an outgoing migration is aborted first. Unknown ids are not an error. */
+  async destroy(id: string): Promise<void> {
+    const before = this.records.get(id);
+    if (before?.activity.kind === 'outgoing-precopy') {
+      const entry = this.outgoing.get(before.activity.migrationId);
+      if (entry) await this.abortEntry(entry);
+    }
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) return;
+      if (isOutgoing(r)) throw this.conflict(r, 'destroy');
+      if (isIncoming(r)) {
+        this.dropIncoming(id, this.err('MigrationAborted', { id, migrationId: migrationIdOf(r) }));
+        return;
+      }
+      await this.persist((d) => {
+        delete d.domains[id];
+      });
+      await this.forget(id);
+      if (r.state === 'running' || r.state === 'paused') this.events.emit({ kind: 'stopped', id, reason: 'destroyed' });
+    });
+  }
+
+  /** Destination: hold resources for `spec`, paused, until the stream for `migrationId` arrives. */
+  prepareIncoming(spec: DomainSpec, migrationId: string): Promise<DomainInfo> {
+    return this.queue.run(() => {
+      this.assertOpen();
+      const r = this.records.get(spec.id);
+      if (r && !isIncoming(r)) throw this.conflict(r, 'prepare an incoming migration');
+      if (r) {
+        const diff = migrationIdOf(r) !== migrationId
+          ? `already prepared for migration ${migrationIdOf(r)}`
+          : specDifference(r.spec, spec);
+        if (diff) throw this.err('IncomingMismatch', { id: spec.id, migrationId, detail: diff });
+        return this.infoOf(r);
+      }
+      const admission = admit(this.config.capacity, this.records.values(), spec);
+      if (!admission.ok) throw this.err('InsufficientHostResources', { id: spec.id, need: admission.need, free: admission.free });
+      const record: DomainRecord = { spec, state: 'paused', startedAt: 0, activity: { kind: 'incoming-prepared', migrationId } };
+      this.records.set(spec.id, record);
+      return this.infoOf(record);
+    });
+  }
+
+  /** Destination: forget a prepared or half-received domain of this migration. Idempotent. */
+  abortIncoming(id: string, migrationId: string): Promise<void> {
+    return this.queue.run(() => {
+      const r = this.records.get(id);
+      if (r && isIncoming(r) && migrationIdOf(r) === migrationId) {
+        this.dropIncoming(id, this.err('MigrationAborted', { id, migrationId }));
+      }
+    });
+  }
+
+  acceptIncoming(id: string, migrationId: string): Promise<IncomingSession> {
+    return this.queue.run(() => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r || !isIncoming(r)) throw this.err('IncomingNotPrepared', { id, migrationId });
+      if (migrationIdOf(r) !== migrationId) {
+        throw this.err('IncomingMismatch', { id, migrationId, detail: `prepared for migration ${migrationIdOf(r)}` });
+      }
+      if (r.activity.kind === 'incoming-receiving') throw this.conflict(r, 'accept a second stream');
+      this.records.set(id, { ...r, activity: { kind: 'incoming-receiving', migrationId } });
+      const stream = new IncomingStream(this, r.spec, migrationId);
+      this.sessions.set(id, stream);
+      return stream;
+    });
+  }
+
+  /** IncomingHost: the last round arrived; the domain runs here from now on. */
+  completeIncoming(stream: IncomingStream, final: FinalSend): Promise<IncomingDone> {
+    return this.queue.run(async () => {
+      const { id, migrationId } = stream;
+      const r = this.records.get(id);
+      if (!r || this.sessions.get(id) !== stream || r.activity.kind !== 'incoming-receiving') {
+        throw this.err('IncomingNotPrepared', { id, migrationId });
+      }
+      const now = this.deps.clock.now();
+      try {
+        await this.persist((d) => {
+          d.domains[id] = { spec: r.spec, state: 'running', startedAt: now };
+        });
+      } catch (e) {
+        this.dropIncoming(id, e as FerryError);
+        throw e;
+      }
+      this.sessions.delete(id);
+      this.records.set(id, { spec: r.spec, state: 'running', startedAt: now, activity: IDLE });
+      this.activity.setCounter(id, final.diskCounter);
+      await this.activity.write(id, now);
+      this.events.emit({ kind: 'migration-incoming-done', migrationId, id });
+      this.events.emit({ kind: 'started', id });
+      return { receivedBytes: stream.received };
+    });
+  }
+
+  /** IncomingHost: the stream broke; a failed migration leaves nothing here. */
+  failIncoming(stream: IncomingStream, reason: string): void {
+    this.queue.run(() => {
+      if (this.sessions.get(stream.id) !== stream) return;
+      this.log.info({ id: stream.id, migrationId: stream.migrationId, reason }, 'incoming migration failed');
+      this.sessions.delete(stream.id);
+      this.records.delete(stream.id);
+    }).catch((e) => this.log.error({ err: e }, 'failIncoming'));
+  }
+
+  /**
+   * Source: checks and starts a migration, returning at once; `entry.done` settles with the outcome.
+   * The same migrationId again joins the existing migration (so a caller may retry the request).
+   */
+  beginMigration(id: string, target: MigrationTarget): Promise<OutgoingEntry> {
+    return this.queue.run(() => {
+      this.assertOpen();
+      const known = this.outgoing.get(target.migrationId);
+      if (known) {
+        if (known.id === id) return known;
+        throw this.err('HypervisorBadRequest', { detail: `migration id ${target.migrationId} belongs to domain ${known.id}` });
+      }
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (r.state !== 'running' || r.activity.kind !== 'idle') throw this.conflict(r, 'migrate');
+      const { migrationId } = target;
+      this.records.set(id, { ...r, activity: { kind: 'outgoing-precopy', migrationId } });
+      return this.outgoing.start({
+        clock: this.deps.clock, dialer: this.deps.dialer, timeScale: this.config.timeScale,
+        sourceHost: this.config.host, spec: r.spec, target, tuning: this.config.migration,
+        onProgress: (progress) => this.events.emit({ kind: 'migration-progress', progress }),
+        hooks: {
+          enterSwitchover: () => this.enterSwitchover(id, migrationId),
+          resume: () => this.resumeAfterMigration(id, migrationId),
+          complete: () => this.completeOutgoing(id, migrationId),
+        },
+      });
+    });
+  }
+
+  async migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats> {
+    return (await this.beginMigration(id, target)).done;
+  }
+
+  migrationStatus(id: string, migrationId: string): MigrationStatus {
+    const e = this.outgoing.get(migrationId);
+    return e && e.id === id ? e.status : { state: 'unknown' };
+  }
+
+  /** Resolves when a running migration settles; undefined when it is not running here. */
+  whenMigrationSettles(id: string, migrationId: string): Promise<void> | undefined {
+    const e = this.outgoing.get(migrationId);
+    if (!e || e.id !== id || e.status.state !== 'running') return undefined;
+    return e.done.then(() => undefined, () => undefined);
+  }
+
+  /** Source: abort; resolves once the domain runs here again. Too late once switchover began. */
+  async abortMigration(id: string, migrationId: string): Promise<void> {
+    const e = this.outgoing.get(migrationId);
+    if (!e || e.id !== id || e.status.state !== 'running') return;
+    const r = this.records.get(id);
+    if (r?.activity.kind === 'outgoing-switchover') throw this.conflict(r, 'abort the migration');
+    await this.abortEntry(e);
+  }
+
+  /** One round of activity writes now (the timer does this every writeIntervalMs). */
+  tick(): Promise<void> {
+    return this.activity.tick();
+  }
+
+  // --- outgoing hooks (each runs in the queue) ---
+
+  private enterSwitchover(id: string, migrationId: string): Promise<{ diskCounter: number }> {
+    return this.queue.run(() => {
+      const r = this.records.get(id);
+      if (r?.activity.kind !== 'outgoing-precopy' || r.activity.migrationId !== migrationId) {
+        throw this.err('MigrationAborted', { id, migrationId });
+      }
+      this.records.set(id, { ...r, state: 'paused', activity: { kind: 'outgoing-switchover', migrationId } });
+      return { diskCounter: this.activity.counter(id) };
+    });
+  }
+
+  private resumeAfterMigration(id: string, migrationId: string): Promise<void> {
+    return this.queue.run(() => {
+      const r = this.records.get(id);
+      if (r && isOutgoing(r) && migrationIdOf(r) === migrationId) this.records.set(id, { ...r, state: 'running', activity: IDLE });
+    }).catch((e) => this.log.error({ err: e }, 'resume after migration'));
+  }
+
+  private completeOutgoing(id: string, migrationId: string): Promise<void> {
+    return this.queue.run(async () => {
+      const r = this.records.get(id);
+      if (!r || migrationIdOf(r) !== migrationId) return;
+      // The domain runs on the destination now: forget it here even if the store write fails (a
+      // stale definition comes back shutoff after a restart, which is harmless).
+      await this.persist((d) => {
+        delete d.domains[id];
+      }).catch((e) => this.log.error({ err: e, id }, 'could not remove migrated domain from the store'));
+      await this.forget(id);
+      this.events.emit({ kind: 'stopped', id, reason: 'migrated' });
+    }).catch((e) => this.log.error({ err: e }, 'complete outgoing'));
+  }
+
+  // --- helpers ---
+
+  private async abortEntry(entry: OutgoingEntry): Promise<void> {
+    entry.controller.abort();
+    await entry.done.catch(() => undefined);
+  }
+
+  private dropIncoming(id: string, error: FerryError): void {
+    this.records.delete(id);
+    const s = this.sessions.get(id);
+    this.sessions.delete(id);
+    s?.dropped(error);
+  }
+
+  /** Removes a domain from memory and its disk file from storage. */
+  private async forget(id: string): Promise<void> {
+    this.records.delete(id);
+    await this.activity.forget(id);
+  }
+
+  private async persist(mutate: (d: SimHvSnapshot) => void): Promise<void> {
+    try {
+      await this.deps.store.update(mutate);
+    } catch (e) {
+      throw this.err('HypervisorUnavailable', { uri: this.config.host, detail: `state store: ${(e as Error).message}` });
+    }
+  }
+
+  private pathOf(id: string): string {
+    return this.activity.pathOf(id);
+  }
+
+  private infoOf(r: DomainRecord): DomainInfo {
+    return toDomainInfo(r, this.pathOf(r.spec.id));
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw this.err('HypervisorUnavailable', { uri: this.config.host, detail: 'host is shutting down' });
+  }
+
+  private conflict(r: DomainRecord, operation: string): FerryError {
+    const state = r.activity.kind === 'idle' ? r.state : `${r.state} (${r.activity.kind} ${migrationIdOf(r)})`;
+    return this.err('DomainStateConflict', { id: r.spec.id, state, operation });
+  }
+
+  private err(code: Parameters<typeof HypervisorErrors.make>[0], fields: Record<string, string | number | undefined>): FerryError {
+    return HypervisorErrors.make(code, { host: this.config.host, ...fields });
+  }
+}
+
+function migrationIdOf(r: DomainRecord): string | undefined {
+  return r.activity.kind === 'idle' ? undefined : r.activity.migrationId;
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { compileSimHvConfig, SimHvConfigError, type RawSimHvConfig } from '../../../nc/hypervisor/sim/config.js';
+
+const base: RawSimHvConfig = { host: '127.0.9.1', stateDir: '/tmp/s', storageDir: '/tmp/shared' };
+
+function issues(raw: RawSimHvConfig): string[] {
+  try {
+    compileSimHvConfig(raw);
+  } catch (e) {
+    if (e instanceof SimHvConfigError) return e.issues.map((i) => i.flag);
+    throw e;
+  }
+  return [];
+}
+
+describe('compileSimHvConfig', () => {
+  it('fills defaults, parses strings and freezes the result', () => {
+    const c = compileSimHvConfig({ ...base, cores: '4', 'timeScale': '0.01' });
+    expect(c).toEqual({
+      host: '127.0.9.1', port: 16509, stateDir: '/tmp/s', storageDir: '/tmp/shared',
+      capacity: { cores: 4, memoryMiB: 16384, diskGiB: 200 },
+      migration: { bandwidthMbps: 1000, dirtyRateMiBps: 32, maxDowntimeMs: 300, maxIterations: 30 },
+      writeIntervalMs: 1000, timeScale: 0.01,
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.capacity)).toBe(true);
+  });
+
+  it.each<[string, RawSimHvConfig, string[]]>([
+    ['missing host and dirs', {}, ['--host', '--state-dir', '--storage-dir']],
+    ['a non-loopback host', { ...base, host: '10.0.0.1' }, ['--host']],
+    ['an out-of-range octet', { ...base, host: '127.0.0.256' }, ['--host']],
+    ['a port too large', { ...base, port: '70000' }, ['--port']],
+    ['a non-numeric memory', { ...base, memoryMiB: 'lots' }, ['--memory-mib']],
+    ['fractional cores', { ...base, cores: '1.5' }, ['--cores']],
+    ['zero bandwidth', { ...base, bandwidthMbps: '0' }, ['--bandwidth-mbps']],
+    ['a negative dirty rate', { ...base, dirtyRateMiBps: '-1' }, ['--dirty-rate-mibps']],
+    ['an empty time scale', { ...base, timeScale: ' ' }, ['--time-scale']],
+    ['a tiny write interval', { ...base, writeIntervalMs: '1' }, ['--write-interval-ms']],
+  ])('names the field for %s', (_name, raw, flags) => {
+    expect(issues(raw)).toEqual(flags);
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * The daemon's HTTP edge in process (supertest over the real express app and a SimHost with
+ * in-memory store and files): bad input gets a coded error and changes nothing.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { ManualClock } from '../../../shared/clock.js';
+import { silentLogger } from '../../../shared/log.js';
+import { createSimHvApp } from '../../../nc/hypervisor/sim/daemon.js';
+import { MemoryDiskIo } from '../../../nc/hypervisor/sim/diskIo.js';
+import { openSimHvMemoryStore } from '../../../nc/hypervisor/sim/hostStore.js';
+import { InProcessNetwork } from '../../../nc/hypervisor/sim/migrationChannel.js';
+import { MIGRATION_DEFAULTS } from '../../../nc/hypervisor/sim/migrationModel.js';
+import { SimHost } from '../../../nc/hypervisor/sim/simHost.js';
+import type express from 'express';
+
+const spec = { id: 'i-00000001', imageId: 'emi-1', resources: { cores: 1, memoryMiB: 512, diskGiB: 10 } };
+let app: express.Express;
+let host: SimHost;
+
+beforeEach(async () => {
+  const clock = new ManualClock(0);
+  host = await SimHost.open(
+    { host: '127.0.9.21', capacity: { cores: 2, memoryMiB: 1024, diskGiB: 100 }, storageDir: '/shared', migration: MIGRATION_DEFAULTS, writeIntervalMs: 1000, timeScale: 1 },
+    { clock, store: await openSimHvMemoryStore(), disk: new MemoryDiskIo(clock), dialer: new InProcessNetwork() },
+  );
+  app = createSimHvApp(host, clock, silentLogger()).app;
+});
+
+async function domainsNow(): Promise<string[]> {
+  const res = await request(app).get('/v1/domains').expect(200);
+  return (res.body as { domains: { id: string }[] }).domains.map((d) => d.id);
+}
+
+describe('sim daemon HTTP edge', () => {
+  it('creates, gets, lists and destroys', async () => {
+    const created = await request(app).post('/v1/domains').send(spec).expect(200);
+    expect(created.body).toMatchObject({ id: spec.id, state: 'running' });
+    await request(app).get(`/v1/domains/${spec.id}`).expect(200);
+    expect(await domainsNow()).toEqual([spec.id]);
+    await request(app).delete(`/v1/domains/${spec.id}`).expect(204);
+    await request(app).delete(`/v1/domains/${spec.id}`).expect(204);
+    expect(await domainsNow()).toEqual([]);
+  });
+
+  it.each<[string, () => request.Test, number, string]>([
+    ['malformed JSON', () => request(app).post('/v1/domains').set('content-type', 'application/json').send('{"id":'), 400, 'HypervisorBadRequest'],
+    ['a body over the limit', () => request(app).post('/v1/domains').set('content-type', 'application/json').send(JSON.stringify({ ...spec, imageId: 'x'.repeat(70_000) })), 413, 'HypervisorRequestTooLarge'],
+    ['a spec missing resources', () => request(app).post('/v1/domains').send({ id: 'i-1', imageId: 'e' }), 400, 'HypervisorBadRequest'],
+    ['an id that escapes the storage dir', () => request(app).post('/v1/domains').send({ ...spec, id: '../../etc/passwd' }), 400, 'HypervisorBadRequest'],
+    ['a domain over capacity', () => request(app).post('/v1/domains').send({ ...spec, resources: { cores: 4, memoryMiB: 512, diskGiB: 1 } }), 409, 'InsufficientHostResources'],
+    ['an unknown domain', () => request(app).get('/v1/domains/i-0000dead'), 404, 'DomainNotFound'],
+    ['an unknown endpoint', () => request(app).get('/v2/nothing'), 404, 'HypervisorUnknownEndpoint'],
+    ['migrating an unknown domain', () => request(app).post('/v1/domains/i-0000dead/migrations').send({ migrationId: 'm-1', destinationUri: 'http://127.0.9.22:1' }), 404, 'DomainNotFound'],
+    ['a destination off loopback', () => request(app).post(`/v1/domains/${spec.id}/migrations`).send({ migrationId: 'm-1', destinationUri: 'http://10.1.2.3:16509' }), 400, 'HypervisorBadRequest'],
+    ['a stream for a migration never prepared', () => request(app).post(`/v1/incoming/${spec.id}/m-1/stream`).set('content-type', 'application/octet-stream').send(Buffer.alloc(0)), 409, 'IncomingNotPrepared'],
+  ])('answers %s with a coded error and changes nothing', async (_name, send, status, code) => {
+    const res = await send().expect(status);
+    expect(res.body.error).toMatchObject({ code });
+    expect(typeof res.body.error.message).toBe('string');
+    expect(await domainsNow()).toEqual([]);
+  });
+
+  it('refuses a second definition of an id with another spec', async () => {
+    await request(app).post('/v1/domains').send(spec).expect(200);
+    const res = await request(app).post('/v1/domains').send({ ...spec, imageId: 'emi-2' }).expect(409);
+    expect(res.body.error.code).toBe('DomainExists');
+    expect(host.get(spec.id)?.imageId).toBe('emi-1');
+  });
+
+  it('reports an unknown migration as unknown, not as an error', async () => {
+    const res = await request(app).get(`/v1/domains/${spec.id}/migrations/m-9?waitMs=10`).expect(200);
+    expect(res.body).toEqual({ state: 'unknown' });
+  });
+
+  it('prepares and aborts an incoming domain', async () => {
+    const prepared = await request(app).post('/v1/incoming').send({ spec, migrationId: 'm-1' }).expect(200);
+    expect(prepared.body.state).toBe('paused');
+    await request(app).delete(`/v1/incoming/${spec.id}/m-1`).expect(204);
+    expect(await domainsNow()).toEqual([]);
+  });
+});

@@ -1,0 +1,220 @@
+/**
+ * Two real sim daemons (separate processes on 127.0.9.1 and 127.0.9.2, temp state dirs, one shared
+ * temp storage dir) driven through SimDriver: real HTTP, real files, real kill -9.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DomainSpec, HypervisorEvent } from '../../../nc/hypervisor/driver.js';
+import { SimDriver } from '../../../nc/hypervisor/sim/simDriver.js';
+import { builtEntry, runBuilt, spawnBuilt, type SpawnedProcess } from '../../helpers/spawnDaemon.js';
+
+let script: string;
+let tmp: string;
+const procs: SpawnedProcess[] = [];
+const drivers: SimDriver[] = [];
+
+beforeAll(async () => {
+  script = builtEntry('nc/hypervisor/sim/main.ts');
+}, 180_000);
+
+afterEach(async () => {
+  for (const d of drivers.splice(0)) await d.close();
+  for (const p of procs.splice(0)) await p.kill('SIGKILL');
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+async function freshDirs(): Promise<void> {
+  tmp = await mkdtemp(join(tmpdir(), 'simhv-it-'));
+}
+
+async function startHost(n: number, extra: string[] = []): Promise<{ proc: SpawnedProcess; url: string; driver: SimDriver }> {
+  const proc = await spawnBuilt({
+    script,
+    args: [
+      '--host', `127.0.9.${n}`, '--port', '0',
+      '--state-dir', join(tmp, `state${n}`), '--storage-dir', join(tmp, 'shared'),
+      '--memory-mib', '4096', '--time-scale', '0.01', '--write-interval-ms', '100', ...extra,
+    ],
+    readyLine: /^simhv listening on (http:\/\/\S+)$/,
+  });
+  procs.push(proc);
+  const driver = new SimDriver({ baseUrl: proc.ready, eventRetryMs: 100 });
+  drivers.push(driver);
+  return { proc, url: proc.ready, driver };
+}
+
+function spec(id: string, memoryMiB = 512): DomainSpec {
+  return { id, imageId: 'emi-00000001', resources: { cores: 1, memoryMiB, diskGiB: 10 } };
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function counterOf(path: string): Promise<number> {
+  return (JSON.parse(await readFile(path, 'utf8')) as { counter: number }).counter;
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return (e as { code?: string }).code ?? `uncoded: ${String(e)}`;
+  }
+  return 'no error';
+}
+
+describe('simhv daemons (two real processes)', () => {
+  it('runs a domain that writes its disk, live-migrates it, and loses it to a power cycle', async () => {
+    await freshDirs();
+    const h1 = await startHost(1);
+    const h2 = await startHost(2);
+    expect(await h1.driver.connect()).toEqual({ host: '127.0.9.1', capacity: { cores: 8, memoryMiB: 4096, diskGiB: 200 }, hypervisor: 'sim' });
+
+    const events: HypervisorEvent[] = [];
+    h1.driver.onEvent((e) => events.push(e));
+    await h1.driver.eventsReady();
+
+    const s = spec('i-00000001');
+    const info = await h1.driver.create(s);
+    expect(info).toMatchObject({ id: s.id, state: 'running', diskPath: join(tmp, 'shared', '127.0.9.1', 'i-00000001.disk') });
+    const m0 = (await stat(info.diskPath)).mtimeMs;
+    await waitFor('disk mtime to advance', async () => ((await stat(info.diskPath)).mtimeMs > m0 ? true : undefined));
+    await stat(join(tmp, 'shared', '127.0.9.1', 'heartbeat'));
+
+    await h2.driver.prepareIncoming(s, 'm-1');
+    expect((await h2.driver.info(s.id))?.state).toBe('paused');
+    const counterBefore = await counterOf(info.diskPath);
+    const stats = await h1.driver.migrateOut(s.id, { migrationId: 'm-1', destinationUri: h2.url });
+    expect(stats.migrationId).toBe('m-1');
+    expect(stats.bytesTransferred).toBeGreaterThanOrEqual(512 * 1024 * 1024);
+    expect(stats.iterations).toBeGreaterThanOrEqual(2);
+    expect(stats.downtimeMs).toBeLessThanOrEqual(300);
+
+    expect(await h1.driver.info(s.id)).toBeUndefined();
+    expect(await h1.driver.list()).toEqual([]);
+    const moved = await h2.driver.info(s.id);
+    expect(moved).toMatchObject({ state: 'running', diskPath: join(tmp, 'shared', '127.0.9.2', 'i-00000001.disk') });
+    await expect(stat(info.diskPath)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await counterOf(moved!.diskPath)).toBeGreaterThan(counterBefore); // the guest's counter carried over
+    await waitFor('the stopped event', async () => (events.some((e) => e.kind === 'stopped') ? true : undefined));
+    expect(events.filter((e) => e.kind === 'migration-progress')).toHaveLength(stats.iterations);
+    expect(events.find((e) => e.kind === 'stopped')).toEqual({ kind: 'stopped', id: s.id, reason: 'migrated' });
+
+    // Power-cycle host 2: kill -9, start again on the same state dir.
+    await h2.proc.kill('SIGKILL');
+    expect(await codeOf(h2.driver.list())).toBe('HypervisorUnavailable');
+    const again = await startHost(2);
+    const [after] = await again.driver.list();
+    expect(after).toMatchObject({ id: s.id, state: 'shutoff' });
+    const frozen = (await stat(after!.diskPath)).mtimeMs;
+    await new Promise((r) => setTimeout(r, 400)); // four write intervals
+    expect((await stat(after!.diskPath)).mtimeMs).toBe(frozen);
+    await again.driver.destroy(s.id);
+    expect(await again.driver.list()).toEqual([]);
+
+    // SIGTERM closes cleanly even with an event stream open.
+    expect(await h1.proc.kill('SIGTERM')).toBe(0);
+  });
+
+  it('an aborted migration leaves the domain running on the source and nothing on the destination', async () => {
+    await freshDirs();
+    // A slower clock scale so the abort lands mid-migration (1 GiB round 1 ≈ 0.86 s wall).
+    const h1 = await startHost(1, ['--time-scale', '0.1']);
+    const h2 = await startHost(2);
+    const s = spec('i-00000002', 1024);
+    await h1.driver.create(s);
+    await h2.driver.prepareIncoming(s, 'm-2');
+    const migration = codeOf(h1.driver.migrateOut(s.id, { migrationId: 'm-2', destinationUri: h2.url }));
+    await new Promise((r) => setTimeout(r, 300));
+    await h1.driver.abortMigration(s.id, 'm-2');
+    expect(await migration).toBe('MigrationAborted');
+    expect((await h1.driver.info(s.id))?.state).toBe('running');
+    await waitFor('destination to drop the incoming domain', async () => ((await h2.driver.list()).length === 0 ? true : undefined));
+    // The source keeps writing its disk after the abort.
+    const c = await counterOf((await h1.driver.info(s.id))!.diskPath);
+    await waitFor('disk counter to advance', async () => ((await counterOf((await h1.driver.info(s.id))!.diskPath)) > c ? true : undefined));
+
+    // The destination giving up mid-stream is a failed migration, and the source keeps the guest.
+    await h2.driver.prepareIncoming(s, 'm-3');
+    const second = codeOf(h1.driver.migrateOut(s.id, { migrationId: 'm-3', destinationUri: h2.url }));
+    await new Promise((r) => setTimeout(r, 300));
+    await h2.driver.abortIncoming(s.id, 'm-3');
+    expect(await second).toBe('MigrationFailed');
+    expect((await h1.driver.info(s.id))?.state).toBe('running');
+    expect(await h2.driver.list()).toEqual([]);
+  });
+
+  it('bad input gets a coded error across the wire and changes nothing', async () => {
+    await freshDirs();
+    const h1 = await startHost(1);
+    const h2 = await startHost(2);
+    const s = spec('i-00000003');
+    await h1.driver.create(s);
+
+    expect(await codeOf(h1.driver.create({ ...s, imageId: 'emi-other' }))).toBe('DomainExists');
+    expect(await codeOf(h1.driver.create(spec('i-00000004', 8192)))).toBe('InsufficientHostResources');
+    expect(await h1.driver.info('i-0000dead')).toBeUndefined();
+    await h1.driver.destroy('i-0000dead');
+    expect(await codeOf(h1.driver.migrateOut('i-0000dead', { migrationId: 'm-x', destinationUri: h2.url }))).toBe('DomainNotFound');
+
+    // Host 2 never prepared: the stream is refused and the domain stays put.
+    expect(await codeOf(h1.driver.migrateOut(s.id, { migrationId: 'm-3', destinationUri: h2.url }))).toBe('IncomingNotPrepared');
+    // Nobody listens there at all.
+    expect(await codeOf(h1.driver.migrateOut(s.id, { migrationId: 'm-4', destinationUri: 'http://127.0.9.3:9' }))).toBe('MigrationFailed');
+    expect((await h1.driver.info(s.id))?.state).toBe('running');
+    expect(await h2.driver.list()).toEqual([]);
+
+    const res = await fetch(`${h1.url}/v1/domains`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id": "i-1",' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('HypervisorBadRequest');
+    expect((await h1.driver.list()).map((d) => d.id)).toEqual([s.id]);
+  });
+
+  it('the driver translates refused connections and off-protocol answers', async () => {
+    const dead = new SimDriver({ baseUrl: 'http://127.0.9.4:9', requestTimeoutMs: 2_000 });
+    drivers.push(dead);
+    expect(await codeOf(dead.connect())).toBe('HypervisorUnavailable');
+
+    const junk: Server = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/html' });
+      res.end('<h1>oops</h1>');
+    });
+    await new Promise<void>((r) => junk.listen(0, '127.0.9.5', r));
+    try {
+      const port = (junk.address() as { port: number }).port;
+      const d = new SimDriver({ baseUrl: `http://127.0.9.5:${port}` });
+      drivers.push(d);
+      expect(await codeOf(d.list())).toBe('HypervisorProtocolError');
+    } finally {
+      await new Promise((r) => junk.close(r));
+    }
+
+    const silent: Server = createServer(() => undefined); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.9.6', r));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const d = new SimDriver({ baseUrl: `http://127.0.9.6:${port}`, requestTimeoutMs: 300 });
+      drivers.push(d);
+      expect(await codeOf(d.connect())).toBe('HypervisorUnavailable');
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
+  it('exits 2 naming the field on bad configuration', async () => {
+    const { code, stderr } = await runBuilt(script, ['--host', '10.0.0.1', '--state-dir', '/tmp/x', '--storage-dir', '/tmp/y']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--host (SIMHV_HOST)');
+  });
+});
