@@ -8,8 +8,10 @@ if [ "$major" -lt 20 ]; then
   exit 1
 fi
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "== installing npm dependencies (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+  echo "== installing npm dependencies"
+  # Not `npm ci`: npm 11 rejects this lock file as out of sync over unrs-resolver's optional
+  # platform bindings (pulled in by eslint-plugin-import-x); `npm install` honours the lock as is.
+  npm install --no-audit --no-fund --loglevel=error
 fi
 echo "== building (tsc)"
 npx tsc -p tsconfig.json
