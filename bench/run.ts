@@ -1,0 +1,69 @@
+/**
+ * `npm run bench`: Ferry's hot paths against a plain baseline, side by side, as ratios.
+ *   codec      typed-XML round trip of an NC report (50 instances) vs JSON round trip
+ *   store      durable store update (fsync + rename + dir fsync) vs plain writeFile
+ *   placement  drain plan of 40 instances over 100 nodes vs naive first fit
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeMessage, encodeMessage, type WireObject } from '../shared/wire/xmlCodec.js';
+import { openFileStore } from '../shared/store/store.js';
+import { planPlacement, type PlacementInstance, type PlacementNode } from '../cc/migration/placement.js';
+import { fits, sub, type Resources } from '../shared/model/resources.js';
+import { DEFAULT_VM_TYPES } from '../shared/model/vmTypes.js';
+import { runCase, type BenchCase } from './harness.js';
+
+const vmType = DEFAULT_VM_TYPES[1]!;
+const report: WireObject = {
+  host: '127.0.1.1', nodeState: 'enabled', healthy: true, hypervisor: 'sim',
+  capacity: { cores: 64, memoryMiB: 262144, diskGiB: 4000 }, used: { cores: 50, memoryMiB: 12800, diskGiB: 250 },
+  instances: Array.from({ length: 50 }, (_, i) => ({
+    instanceId: `i-${i.toString(16).padStart(8, '0')}`, reservationId: 'r-0000abcd', imageId: 'emi-0a1b2c3d', ownerId: '000000000000',
+    vmType: { ...vmType }, state: 'running', hypervisorState: 'running', launchTime: 1_700_000_000_000 + i, migrationState: 'none',
+  })),
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
+const store = await openFileStore(join(dir, 'bench.json'), { kind: 'ferry-bench', schemaVersion: 1, initial: () => ({ n: 0, report }) });
+const plainFile = join(dir, 'plain.json');
+
+const R = (cores: number, memoryMiB: number, diskGiB: number): Resources => ({ cores, memoryMiB, diskGiB });
+const nodes: PlacementNode[] = Array.from({ length: 100 }, (_, i) => ({
+  host: `127.0.1.${i + 1}`, enabled: true, usable: true, capacity: R(16, 32768, 500), used: R(i % 12, (i % 12) * 2048, (i % 12) * 20),
+}));
+const drain: PlacementInstance[] = Array.from({ length: 40 }, (_, i) => ({
+  instanceId: `i-${i.toString(16).padStart(8, '0')}`, source: '127.0.1.1', resources: R(1 + (i % 4), 1024 * (1 + (i % 8)), 10 + (i % 5) * 10),
+}));
+function firstFit(): void {
+  const free = new Map(nodes.map((n) => [n.host, sub(n.capacity, n.used)]));
+  for (const inst of drain) {
+    const n = nodes.find((x) => x.host !== inst.source && fits(inst.resources, free.get(x.host)!));
+    if (n) free.set(n.host, sub(free.get(n.host)!, inst.resources));
+  }
+}
+
+const cases: BenchCase[] = [
+  {
+    name: 'codec: typed XML round trip', baselineName: 'JSON round trip', iterations: 200,
+    run: async () => { await decodeMessage(encodeMessage('ncDescribeResourceResponse', report)); },
+    baseline: () => { JSON.parse(JSON.stringify(report)); },
+  },
+  {
+    name: 'store: durable update', baselineName: 'plain writeFile', iterations: 30,
+    run: async () => { await store.update((d) => { d.n++; }); },
+    baseline: () => { writeFileSync(plainFile, JSON.stringify({ n: 1, report })); },
+  },
+  {
+    name: 'placement: 40-instance drain, 100 nodes', baselineName: 'naive first fit', iterations: 200,
+    run: () => { planPlacement(nodes, drain, { hosts: [], allow: true }); },
+    baseline: firstFit,
+  },
+];
+
+console.log('case'.padEnd(42), 'ms/op'.padStart(10), 'baseline'.padEnd(20), 'ms/op'.padStart(10), 'ratio'.padStart(8));
+for (const c of cases) {
+  const r = await runCase(c);
+  console.log(c.name.padEnd(42), r.msPerOp.toFixed(4).padStart(10), c.baselineName.padEnd(20), r.baselineMsPerOp.toFixed(4).padStart(10), `${r.ratio.toFixed(1)}x`.padStart(8));
+}
+rmSync(dir, { recursive: true, force: true });
