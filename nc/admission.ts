@@ -56,7 +56,7 @@ export function pendingRecord(req: RunRequest, now: number): InstanceRecord {
   };
 }
 
-function show(r: Resources): string {
+export function show(r: Resources): string {
   return `${r.cores} cores/${r.memoryMiB} MiB/${r.diskGiB} GiB`;
 }
 
@@ -70,11 +70,13 @@ export function decideRun(input: AdmissionInput): RunDecision {
     if (existing.phase === 'pending') return { kind: 'create', record: existing, fresh: false };
     return { kind: 'existing', record: existing };
   }
+  // The id is on its way here by live migration: it becomes this node's instance when it arrives.
+  if (snapshot.incoming[req.instanceId]) return { kind: 'refuse', code: 'InstanceExists', fields: { host, instanceId: req.instanceId } };
   if (snapshot.nodeState === 'disabled') return { kind: 'refuse', code: 'NodeDisabled', fields: { host } };
   if (!input.healthy || !input.capacity) {
     return { kind: 'refuse', code: 'HypervisorUnavailable', fields: { host, detail: 'not connected' } };
   }
-  const used = usedResources(snapshot.instances, withoutDomain(input.observation, req.instanceId));
+  const used = usedResources(snapshot.instances, withoutDomain(input.observation, req.instanceId), snapshot.incoming);
   const free = sub(input.capacity, used);
   if (!fits(req.vmType, free)) {
     return {
@@ -86,7 +88,7 @@ export function decideRun(input: AdmissionInput): RunDecision {
 }
 
 /** An orphan domain with the requested id is the one create() will return: do not count it twice. */
-function withoutDomain(obs: Observation | undefined, id: string): Observation | undefined {
+export function withoutDomain(obs: Observation | undefined, id: string): Observation | undefined {
   if (!obs || !obs.domains.has(id)) return obs;
   const domains = new Map(obs.domains);
   domains.delete(id);

@@ -19,6 +19,8 @@ export interface NcConfig {
   readonly stateDir: string;
   readonly maxBodyBytes: number;
   readonly hypervisor: HypervisorConfig;
+  /** The CC to hint at when migrations or instances change (ccNodeEvent); none: the CC's polls only. */
+  readonly ccUrl?: string;
 }
 
 /** Flag (and env) name per schema field, so errors name what the operator typed. */
@@ -29,6 +31,7 @@ const FIELDS = {
   hypervisor: ['--hypervisor', 'FERRY_NC_HYPERVISOR'],
   simUrl: ['--sim-url', 'FERRY_NC_SIM_URL'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
+  ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -56,12 +59,14 @@ const rawSchema = z.object({
   hypervisor: z.enum(['sim'], { error: 'must be one of: sim' }).default('sim'),
   simUrl: httpUrl.optional(),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
+  ccUrl: httpUrl.optional(),
 }).transform((r): NcConfig => ({
   host: r.host,
   port: r.port,
   stateDir: r.stateDir,
   maxBodyBytes: r.maxBodyBytes,
   hypervisor: { kind: r.hypervisor, url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
+  ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
 }));
 
 function command(): Command {
@@ -72,7 +77,7 @@ function command(): Command {
     .configureOutput({ writeErr: () => undefined });
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
-    simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>',
+    simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
   };
   for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `env ${FIELDS[field][1]}`);
   return cmd;

@@ -12,6 +12,16 @@ export const NcErrors = defineErrors({
   InstanceNotFound: client(404, 'instance {instanceId} is not on node {host}'),
   /** Same instance id, different launch spec: a retry must repeat the original request exactly. */
   InstanceExists: client(409, 'instance {instanceId} already exists on node {host} with a different spec'),
+  /** Only a running instance (record and domain) can be migrated. */
+  InstanceNotRunning: client(409, 'instance {instanceId} on node {host} is {state}; only running instances can be migrated'),
+  /** Terminate waits until the instance's migration has ended or been rolled back. */
+  InstanceMigrating: client(409, 'instance {instanceId} on node {host} is migrating ({migrationState}); terminate it once the migration has ended'),
+  /** An instance is in a non-final item of another plan, or a drain of this node is still running. */
+  MigrationInProgress: client(409, '{subject} is already being migrated by {migrationId}'),
+  /** Commit of an item that is not queued here, replan of an item that is not queued, or an unknown plan. */
+  MigrationNotPrepared: client(409, 'node {host} holds no queued item {instanceId} of {migrationId}: {detail}'),
+  /** The plan or incoming record contradicts itself or this node (wrong source, duplicate items, ...). */
+  MigrationPlanInvalid: client(400, 'migration {migrationId} is not valid on node {host}: {detail}'),
   HypervisorUnavailable: server(503, 'hypervisor of node {host} is unavailable: {detail}'),
   /** The hypervisor answered but refused the operation (not a connectivity problem). */
   HypervisorRefused: server(502, 'hypervisor of node {host} refused {operation}: {detail}', false),

@@ -8,7 +8,10 @@ import { CommanderError } from 'commander';
 import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
 import { isFerryError } from '../shared/errors/registry.js';
-import { createLogger } from '../shared/log.js';
+import { createLogger, type Logger } from '../shared/log.js';
+import { HttpWireTransport } from '../shared/wire/httpTransport.js';
+import { CC_PATH } from '../shared/wire/transport.js';
+import { DEFAULT_NOTIFY_TIMEOUT_MS, NO_CC_NOTIFIER, WireCcNotifier, type CcNotifier } from './ccNotifier.js';
 import { parseNcConfig, type NcConfig } from './config.js';
 import { createDriver } from './driverFactory.js';
 import { openNcStore } from './ncStore.js';
@@ -37,13 +40,22 @@ function listen(server: http.Server, port: number, host: string): Promise<void> 
   });
 }
 
+/** Hints to the CC when --cc-url is set; the transport is closed at shutdown. */
+function ccNotifier(config: NcConfig, logger: Logger): { notifier: CcNotifier; close: () => void } {
+  if (!config.ccUrl) return { notifier: NO_CC_NOTIFIER, close: () => undefined };
+  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS });
+  logger.info({ ccUrl: config.ccUrl }, 'telling the CC about changes');
+  return { notifier: new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger }), close: () => transport.close() };
+}
+
 async function main(): Promise<void> {
   const config = compile();
   const logger = createLogger('nc').child({ host: config.host });
   const store = await openNcStore(config.stateDir);
   const driver = createDriver(config.hypervisor, { logger });
+  const cc = ccNotifier(config, logger);
   const controller = new NodeController({
-    host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger,
+    host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger, notifier: cc.notifier,
   });
   await controller.start();
 
@@ -61,6 +73,7 @@ async function main(): Promise<void> {
     server.close(() => {
       // Every store write is durable when it resolves; waiting for the mailbox flushes the last one.
       void controller.stop()
+        .then(() => cc.close())
         .then(() => driver.close())
         .then(() => process.exit(0), (e: unknown) => {
           logger.error({ err: e }, 'error while stopping');

@@ -1,13 +1,16 @@
 /**
  * What the NC persists in `<state-dir>/nc.json` (kind 'ferry-nc', schema 1): its node state, of which
- * it is the source of truth, and one record per instance it has accepted. VMs themselves live in the
+ * it is the source of truth, one record per instance it has accepted, the migration plans it is the
+ * source of and the incoming migrations it holds as a destination. VMs themselves live in the
  * hypervisor; a record is the NC's memory of what it promised, and survives the NC.
+ * Live migration only added fields with defaults, so files written before it still load (schema 1).
  */
 import { z } from 'zod';
 import { join } from 'node:path';
 import {
   instanceIdSchema, instanceStateSchema, migrationStateSchema, nodeStateSchema, reservationIdSchema, vmTypeSchema,
 } from '../shared/protocol/common.js';
+import { incomingSchema, migrationIdSchema, planItemSchema, planSchema } from '../shared/protocol/migrationProtocol.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../shared/store/store.js';
 
 /** How far the NC has carried an instance; the reported state is derived from this and the hypervisor. */
@@ -35,17 +38,55 @@ export const instanceRecordSchema = z.object({
   since: z.number(),
   /** Set once terminate is accepted: the state reported then, replayed to every repeat. */
   terminatedFrom: instanceStateSchema.optional(),
-  /** Always 'none' until live migration lands; persisted so a migration can resume after a crash. */
+  /** Source side: none, ready (in a prepared plan), migrating, cleaning; persisted so a migration resumes after a crash. */
   migrationState: migrationStateSchema,
+  /** Source side: the plan this instance is in while its migrationState is not none. */
+  migrationId: migrationIdSchema.optional(),
+  /** Destination side: the migration that brought it here, so a late repeat of its prepare is answered, not refused. */
+  arrivedBy: migrationIdSchema.optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
+
+/** A plan item as the source stores it: the contract's item plus what a restarted NC needs. */
+export const storedItemSchema = planItemSchema.extend({
+  /** The destination hypervisor's endpoint given at commit; a restarted NC re-joins the migration with it. */
+  destinationUri: z.string().optional(),
+  /** An abort was asked (rollback while migrating, or a source-side timeout): how the item ends if the VM stays here. */
+  abort: z.object({ reason: z.string(), cancel: z.boolean() }).optional(),
+});
+export type StoredItem = z.infer<typeof storedItemSchema>;
+
+export const storedPlanSchema = planSchema.extend({
+  items: z.array(storedItemSchema).min(1),
+  /** When this NC accepted the plan (injected clock). */
+  receivedAt: z.number(),
+  /** When its last item became final; finished plans expire from here. */
+  finishedAt: z.number().optional(),
+});
+export type StoredPlan = z.infer<typeof storedPlanSchema>;
+
+export const storedIncomingSchema = incomingSchema.extend({
+  /** A rollback is under way: abortIncoming, then the record goes (unless the VM already runs here). */
+  rollingBack: z.boolean().optional(),
+});
+export type StoredIncoming = z.infer<typeof storedIncomingSchema>;
 
 export const ncSnapshotSchema = z.object({
   nodeState: nodeStateSchema,
   instances: z.record(instanceIdSchema, instanceRecordSchema),
+  /** Plans this node is the source of, by migration id (finished ones kept for a while). */
+  plans: z.record(migrationIdSchema, storedPlanSchema).default({}),
+  /** Incoming migrations this node is the destination of, by instance id (one at a time per instance). */
+  incoming: z.record(instanceIdSchema, storedIncomingSchema).default({}),
 }).refine(
   (s) => Object.entries(s.instances).every(([id, r]) => r.instanceId === id),
   { message: 'an instance record is filed under another id' },
+).refine(
+  (s) => Object.entries(s.plans).every(([id, p]) => p.migrationId === id),
+  { message: 'a migration plan is filed under another id' },
+).refine(
+  (s) => Object.entries(s.incoming).every(([id, r]) => r.instanceId === id),
+  { message: 'an incoming record is filed under another id' },
 );
 export type NcSnapshot = z.infer<typeof ncSnapshotSchema>;
 
@@ -54,7 +95,7 @@ export type NcStore = Store<NcSnapshot>;
 export const NC_STORE_OPTIONS: StoreOptions<NcSnapshot> = Object.freeze({
   kind: 'ferry-nc',
   schemaVersion: 1,
-  initial: (): NcSnapshot => ({ nodeState: 'enabled', instances: {} }),
+  initial: (): NcSnapshot => ({ nodeState: 'enabled', instances: {}, plans: {}, incoming: {} }),
   validate: (data: unknown): NcSnapshot => ncSnapshotSchema.parse(data),
 });
 

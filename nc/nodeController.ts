@@ -1,21 +1,27 @@
 /**
  * The NC's runner: executes the pure decisions (admission.ts, termination.ts, reconcile.ts) against
- * the store and the hypervisor, one operation at a time. Ordering rule for every change: persist the
- * intent, act on the hypervisor, persist the outcome, then reply — so a crash at any point leaves a
- * record that start-up re-adoption can finish, and nothing acknowledged is ever lost.
+ * the store and the hypervisor, one operation at a time; live migration has its own runner
+ * (migrationRunner.ts) in the same mailbox. Ordering rule for every change: persist the intent, act
+ * on the hypervisor, persist the outcome, then reply — so a crash at any point leaves a record that
+ * start-up re-adoption can finish, and nothing acknowledged is ever lost.
  */
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import type { Logger } from '../shared/log.js';
 import type { NodeState } from '../shared/protocol/common.js';
+import type { NcMigrateRequest } from '../shared/protocol/migrationProtocol.js';
 import type { NcNode, NcResponse } from '../shared/protocol/ncProtocol.js';
 import { StoreErrors } from '../shared/store/errors.js';
 import { decideRun, type RunRequest } from './admission.js';
+import { NO_CC_NOTIFIER, type CcNodeEvent, type CcNotifier } from './ccNotifier.js';
+import { DomainCache } from './domainCache.js';
 import { NcErrors } from './errors.js';
 import type { DomainInfo, HypervisorDriver } from './hypervisor/driver.js';
 import { HypervisorLink, type RetryPolicy } from './hypervisorLink.js';
-import { instanceView, observe, observedState, type Observation } from './instanceView.js';
+import { instanceView, observedState } from './instanceView.js';
 import { Mailbox } from './mailbox.js';
+import { MigrationRunner, type MigrateAnswer, type MigrationTiming } from './migrationRunner.js';
+import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from './migrationPlans.js';
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
@@ -35,31 +41,49 @@ export interface NodeControllerOptions {
   readonly logger: Logger;
   readonly tombstones?: TombstonePolicy;
   readonly retry?: RetryPolicy;
+  /** Told whenever an instance, a migration or the node changes (the CC); nobody by default. */
+  readonly notifier?: CcNotifier;
+  /** How long finished migration plans are kept for DescribeMigrations. */
+  readonly planRetention?: PlanRetention;
+  readonly migrationTiming?: Partial<MigrationTiming>;
 }
 
 export class NodeController {
   private readonly mailbox = new Mailbox();
   private readonly link: HypervisorLink;
   private readonly tombstones: TombstonePolicy;
+  private readonly planRetention: PlanRetention;
+  private readonly notifier: CcNotifier;
   /** The last successful list(); kept while the hypervisor is unreachable (last-known states). */
-  private observation: Observation | undefined;
+  private readonly domains: DomainCache;
+  private readonly migrations: MigrationRunner;
 
   constructor(private readonly o: NodeControllerOptions) {
     this.tombstones = o.tombstones ?? DEFAULT_TOMBSTONES;
+    this.planRetention = o.planRetention ?? DEFAULT_PLAN_RETENTION;
+    this.notifier = o.notifier ?? NO_CC_NOTIFIER;
+    this.domains = new DomainCache(o.clock);
     this.link = new HypervisorLink({
       driver: o.driver, clock: o.clock, logger: o.logger, host: o.host, retry: o.retry,
       onConnected: () => this.mailbox.post(() => this.readopt()),
     });
+    this.migrations = new MigrationRunner({
+      host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
+      notifier: this.notifier, post: (task) => this.mailbox.post(task), persist: (m) => this.persist(m),
+      snapshot: () => this.store, timing: o.migrationTiming,
+    });
   }
 
-  /** Connects and re-adopts; when the hypervisor is down, starts anyway and keeps retrying. */
+  /** Connects, re-adopts and resumes migrations; when the hypervisor is down, starts anyway and keeps retrying. */
   async start(): Promise<void> {
+    this.migrations.start();
     const up = await this.link.connect();
     if (!up) this.o.logger.warn('starting without a hypervisor; retrying in the background');
   }
 
   /** Stops reconnecting and waits for the operation in hand (its writes are durable on return). */
   async stop(): Promise<void> {
+    this.migrations.stop();
     this.link.stop();
     await this.mailbox.idle();
   }
@@ -84,19 +108,27 @@ export class NodeController {
     return this.mailbox.post(() => this.modifyNow(stateName));
   }
 
+  /** Every live-migration step, source or destination (migrationRunner.ts). */
+  migrate(req: NcMigrateRequest): Promise<MigrateAnswer> {
+    return this.mailbox.post(() => this.migrations.handle(req));
+  }
+
   // --- inside the mailbox only ---
 
   private async describeNow(): Promise<NcNode> {
     if (this.link.healthy) {
       try {
-        this.observation = observe(await this.link.call('list', (d) => d.list()), this.o.clock.now());
+        this.domains.replace(await this.link.call('list', (d) => d.list()));
+        // Level-based: arrivals, half-done cleanups and lost migration calls are picked up here too.
+        await this.migrations.reconcile('poll');
       } catch (e) {
         // Unreachable or refusing: answer with last-known states rather than fail the poll.
         this.o.logger.warn({ err: e }, 'describe could not list domains; answering with last-known states');
       }
     }
     const now = this.o.clock.now();
-    const expired = Object.values(this.store.instances).some((r) => r.phase === 'terminated' && now - r.since >= this.tombstones.ttlMs);
+    const expired = Object.values(this.store.instances).some((r) => r.phase === 'terminated' && now - r.since >= this.tombstones.ttlMs)
+      || Object.values(this.store.plans).some((p) => p.finishedAt !== undefined && now - p.finishedAt >= this.planRetention.ttlMs);
     if (expired) await this.persist(() => undefined);
     return this.view();
   }
@@ -105,11 +137,11 @@ export class NodeController {
     const now = this.o.clock.now();
     const decision = decideRun({
       host: this.o.host, snapshot: this.store, request: req, capacity: this.link.capacity,
-      healthy: this.link.healthy, observation: this.observation, now,
+      healthy: this.link.healthy, observation: this.domains.current, now,
     });
     if (decision.kind === 'refuse') throw NcErrors.make(decision.code, decision.fields);
     const id = req.instanceId;
-    if (decision.kind === 'existing') return { instance: instanceView(decision.record, observedState(this.observation, id)) };
+    if (decision.kind === 'existing') return { instance: instanceView(decision.record, observedState(this.domains.current, id)) };
 
     const { record } = decision;
     if (decision.fresh) await this.persist((d) => { d.instances[id] = record; });
@@ -124,7 +156,7 @@ export class NodeController {
       if (isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.persist((d) => { delete d.instances[id]; });
       throw e;
     }
-    this.noteDomain(domain);
+    this.domains.note(domain);
     const running = await this.persist((d) => {
       const rec = this.mustHave(d, id);
       rec.phase = 'running';
@@ -132,20 +164,25 @@ export class NodeController {
       return { ...rec };
     });
     this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, 'instance running');
+    this.tell('instance', id);
     return { instance: instanceView(running, domain.state) };
   }
 
   private async terminateNow(instanceId: string): Promise<TerminateAnswer> {
-    const decision = decideTerminate(this.store, instanceId, this.observation);
+    const decision = decideTerminate(this.store, instanceId, this.domains.current);
     if (decision.kind === 'notFound') throw NcErrors.make('InstanceNotFound', { host: this.o.host, instanceId });
+    if (decision.kind === 'migrating') {
+      throw NcErrors.make('InstanceMigrating', { host: this.o.host, instanceId, migrationState: decision.migrationState });
+    }
     if (decision.kind === 'answer') return decision.answer;
     const { previousState } = decision;
     await this.persist((d) => markShuttingDown(this.mustHave(d, instanceId), previousState, this.o.clock.now()));
     // If this fails the record stays shutting-down: a repeat, or re-adoption after reconnect, finishes it.
     await this.link.call('destroy', (d) => d.destroy(instanceId));
-    this.forgetDomain(instanceId);
+    this.domains.forget(instanceId);
     await this.persist((d) => markTerminated(this.mustHave(d, instanceId), this.o.clock.now()));
     this.o.logger.info({ instanceId, previousState }, 'instance terminated');
+    this.tell('instance', instanceId);
     return { instanceId, previousState, currentState: 'terminated' };
   }
 
@@ -154,16 +191,20 @@ export class NodeController {
     if (previousState !== stateName) {
       await this.persist((d) => { d.nodeState = stateName; });
       this.o.logger.info({ from: previousState, to: stateName }, 'node state');
+      this.tell('node');
     }
     return { previousState, node: await this.describeNow() };
   }
 
-  /** Re-adoption (start-up and every reconnect): records and domains brought into line. */
+  /**
+   * Re-adoption (start-up and every reconnect): records and domains brought into line, then
+   * migrations resumed or settled from what is persisted and what the hypervisor holds now.
+   */
   private async readopt(): Promise<void> {
     const domains = await this.link.call('list', (d) => d.list());
     const now = this.o.clock.now();
-    this.observation = observe(domains, now);
-    const result = reconcile(this.store.instances, domains, now);
+    this.domains.replace(domains);
+    const result = reconcile(this.store.instances, domains, now, new Set(Object.keys(this.store.incoming)));
     for (const note of result.notes) this.logNote(note);
     if (result.changed) await this.persist((d) => { d.instances = structuredClone(result.instances); });
     for (const effect of result.effects) {
@@ -175,13 +216,14 @@ export class NodeController {
         this.o.logger.error({ err: e, instanceId: effect.id }, 're-adoption could not destroy a domain');
         continue;
       }
-      this.forgetDomain(effect.id);
+      this.domains.forget(effect.id);
       await this.persist((d) => {
         const rec = d.instances[effect.id];
         if (rec) markTerminated(rec, this.o.clock.now());
       });
       this.o.logger.info({ instanceId: effect.id }, 're-adoption finished a termination');
     }
+    await this.migrations.reconcile('start');
   }
 
   // --- helpers ---
@@ -193,17 +235,21 @@ export class NodeController {
   private view(): NcNode {
     return nodeView({
       host: this.o.host, snapshot: this.store, healthy: this.link.healthy,
-      hypervisor: this.link.kind ?? this.o.hypervisor, capacity: this.link.capacity, observation: this.observation,
+      hypervisor: this.link.kind ?? this.o.hypervisor, capacity: this.link.capacity, observation: this.domains.current,
+      plans: this.migrations.planViews(), incoming: this.migrations.incomingViews(),
     });
   }
 
-  /** Every write also drops expired tombstones; store failures leave as StateWriteFailed. */
+  /** Every write also drops expired tombstones and finished plans; store failures leave as StateWriteFailed. */
   private async persist<R>(mutate: (draft: NcSnapshot) => R): Promise<R> {
     try {
       return await this.o.store.update((d) => {
         const r = mutate(d);
-        const dropped = pruneTombstones(d.instances, this.o.clock.now(), this.tombstones);
+        const now = this.o.clock.now();
+        const dropped = pruneTombstones(d.instances, now, this.tombstones);
         if (dropped.length > 0) this.o.logger.debug({ dropped }, 'tombstones expired');
+        const plans = pruneFinishedPlans(d.plans, now, this.planRetention);
+        if (plans.length > 0) this.o.logger.debug({ plans }, 'finished migration plans expired');
         return r;
       });
     } catch (e) {
@@ -219,18 +265,8 @@ export class NodeController {
     return rec;
   }
 
-  private noteDomain(domain: DomainInfo): void {
-    if (!this.observation) return;
-    const domains = new Map(this.observation.domains);
-    domains.set(domain.id, domain);
-    this.observation = { at: this.o.clock.now(), domains };
-  }
-
-  private forgetDomain(id: string): void {
-    if (!this.observation?.domains.has(id)) return;
-    const domains = new Map(this.observation.domains);
-    domains.delete(id);
-    this.observation = { at: this.o.clock.now(), domains };
+  private tell(kind: CcNodeEvent['kind'], instanceId?: string): void {
+    this.notifier.notify(instanceId ? { host: this.o.host, kind, instanceId } : { host: this.o.host, kind });
   }
 
   private logNote(note: ReconcileNote): void {

@@ -1,5 +1,6 @@
 /** The node as ncDescribeResource reports it, built from the snapshot and the last observation. Pure. */
 import { ZERO, type Resources } from '../shared/model/resources.js';
+import type { Incoming, MigrationPlan } from '../shared/protocol/migrationProtocol.js';
 import type { NcNode } from '../shared/protocol/ncProtocol.js';
 import { instanceView, observedState, type Observation } from './instanceView.js';
 import type { NcSnapshot } from './ncStore.js';
@@ -13,6 +14,9 @@ export interface NodeViewInput {
   readonly hypervisor: string;
   readonly capacity: Resources | undefined;
   readonly observation: Observation | undefined;
+  /** Plans this node is the source of, as the migration runner shows them (live progress included). */
+  readonly plans: readonly MigrationPlan[];
+  readonly incoming: readonly Incoming[];
 }
 
 export function nodeView(v: NodeViewInput): NcNode {
@@ -23,7 +27,9 @@ export function nodeView(v: NodeViewInput): NcNode {
     healthy: v.healthy,
     hypervisor: v.hypervisor,
     capacity: { ...(v.capacity ?? ZERO) },
-    used: usedResources(v.snapshot.instances, v.observation),
+    used: usedResources(v.snapshot.instances, v.observation, v.snapshot.incoming),
     instances: records.map((r) => instanceView(r, observedState(v.observation, r.instanceId))),
+    plans: [...v.plans],
+    incoming: [...v.incoming],
   };
 }

@@ -30,8 +30,10 @@ export interface ReconcileResult {
   readonly changed: boolean;
 }
 
+/** `incomingIds`: prepared incoming domains belong to Incoming records (migrationRecovery.ts), not orphans. */
 export function reconcile(
   records: Readonly<Record<string, InstanceRecord>>, domains: readonly DomainInfo[], now: number,
+  incomingIds: ReadonlySet<string> = new Set(),
 ): ReconcileResult {
   const byId = new Map(domains.map((d) => [d.id, d]));
   const instances: Record<string, InstanceRecord> = {};
@@ -75,7 +77,7 @@ export function reconcile(
     }
   }
   for (const d of domains) {
-    if (!Object.prototype.hasOwnProperty.call(records, d.id)) notes.push({ kind: 'orphan-domain', id: d.id, state: d.state });
+    if (!Object.prototype.hasOwnProperty.call(records, d.id) && !incomingIds.has(d.id)) notes.push({ kind: 'orphan-domain', id: d.id, state: d.state });
   }
   return { instances, effects, notes, changed };
 }

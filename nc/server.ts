@@ -21,6 +21,7 @@ export function createNcApp(o: NcAppOptions): Express {
     ncRunInstance: (req) => o.controller.run(req),
     ncTerminateInstance: (req) => o.controller.terminate(req.instanceId),
     ncModifyNode: (req) => o.controller.modify(req.stateName),
+    ncMigrateInstances: (req) => o.controller.migrate(req),
   });
   // maxBodyBytes undefined keeps the wire service's default.
   mountWireService(app, { path: NC_PATH, handlers, logger: o.logger, ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}) });

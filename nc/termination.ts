@@ -2,7 +2,7 @@
  * Terminate as a pure decision plus the record transitions it needs, and the tombstone policy that
  * lets a repeated terminate answer exactly as the first one did.
  */
-import type { InstanceState } from '../shared/protocol/common.js';
+import type { InstanceState, MigrationState } from '../shared/protocol/common.js';
 import { deriveState, observedState, type Observation } from './instanceView.js';
 import type { InstanceRecord, NcSnapshot } from './ncStore.js';
 
@@ -14,6 +14,8 @@ export interface TerminateAnswer {
 
 export type TerminateDecision =
   | { readonly kind: 'notFound' }
+  /** In a migration (source: ready/migrating/cleaning; destination: incoming): refused until it ends. */
+  | { readonly kind: 'migrating'; readonly migrationState: MigrationState }
   /** Already terminated: replay the first answer. */
   | { readonly kind: 'answer'; readonly answer: TerminateAnswer }
   /** Persist shutting-down (remembering `previousState`), destroy the domain, persist terminated. */
@@ -21,7 +23,11 @@ export type TerminateDecision =
 
 export function decideTerminate(snapshot: NcSnapshot, instanceId: string, obs: Observation | undefined): TerminateDecision {
   const rec = snapshot.instances[instanceId];
+  const incoming = snapshot.incoming[instanceId];
+  if (!rec && incoming) return { kind: 'migrating', migrationState: incoming.state };
   if (!rec) return { kind: 'notFound' };
+  // Destroying a VM in the middle of a migration would race the hypervisor's own hand-over.
+  if (rec.migrationState !== 'none' && rec.phase !== 'terminated') return { kind: 'migrating', migrationState: rec.migrationState };
   if (rec.phase === 'terminated') {
     return { kind: 'answer', answer: { instanceId, previousState: rec.terminatedFrom ?? 'terminated', currentState: 'terminated' } };
   }

@@ -1,25 +1,38 @@
-/** Resource accounting on one node: what instances and unclaimed domains hold. Pure. */
+/** Resource accounting on one node: what instances, incoming migrations and unclaimed domains hold. Pure. */
 import { add, sum, type Resources } from '../shared/model/resources.js';
 import type { DomainInfo } from './hypervisor/driver.js';
 import type { Observation } from './instanceView.js';
-import type { InstanceRecord } from './ncStore.js';
+import type { InstanceRecord, StoredIncoming } from './ncStore.js';
 
 function toResources(r: Resources): Resources {
   return { cores: r.cores, memoryMiB: r.memoryMiB, diskGiB: r.diskGiB };
 }
 
-/** Domains the hypervisor runs that the NC has no record of (its store was lost or replaced). */
-export function orphanDomains(instances: Readonly<Record<string, InstanceRecord>>, obs: Observation | undefined): DomainInfo[] {
+const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
+
+/**
+ * Domains the hypervisor runs that the NC has no record of (its store was lost or replaced). A
+ * prepared incoming domain is not one: its Incoming record holds it.
+ */
+export function orphanDomains(
+  instances: Readonly<Record<string, InstanceRecord>>, obs: Observation | undefined,
+  incoming: Readonly<Record<string, StoredIncoming>> = {},
+): DomainInfo[] {
   if (!obs) return [];
-  return [...obs.domains.values()].filter((d) => !Object.prototype.hasOwnProperty.call(instances, d.id));
+  return [...obs.domains.values()].filter((d) => !has(instances, d.id) && !has(incoming, d.id));
 }
 
 /**
  * Every instance that is not terminated holds its VM type's resources, whatever the hypervisor says
- * (a stopped domain keeps its disk and can be started again); orphan domains hold theirs too.
+ * (a stopped domain keeps its disk and can be started again); every Incoming record holds its VM
+ * type's (the reservation a destination prepare made); orphan domains hold theirs too.
  */
-export function usedResources(instances: Readonly<Record<string, InstanceRecord>>, obs: Observation | undefined): Resources {
+export function usedResources(
+  instances: Readonly<Record<string, InstanceRecord>>, obs: Observation | undefined,
+  incoming: Readonly<Record<string, StoredIncoming>> = {},
+): Resources {
   const held = Object.values(instances).filter((r) => r.phase !== 'terminated').map((r) => toResources(r.vmType));
-  const orphans = orphanDomains(instances, obs).map((d) => toResources(d.resources));
-  return add(sum(held), sum(orphans));
+  const reserved = Object.values(incoming).map((r) => toResources(r.vmType));
+  const orphans = orphanDomains(instances, obs, incoming).map((d) => toResources(d.resources));
+  return add(add(sum(held), sum(reserved)), sum(orphans));
 }

@@ -25,6 +25,7 @@ export interface CloudLayoutOptions {
   /** Extra simhv flags, e.g. --time-scale for fast tests. */
   readonly simArgs?: readonly string[];
   readonly ccArgs?: readonly string[];
+  readonly ncArgs?: readonly string[];
 }
 
 export const PORTS = Object.freeze({ clc: 8773, cc: 8774, nc: 8775, simhv: 16509 });
@@ -44,7 +45,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       name: `nc-${host}`,
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
-        '--sim-url', `http://${host}:${PORTS.simhv}`],
+        '--sim-url', `http://${host}:${PORTS.simhv}`, '--cc-url', `http://${o.controllerHost}:${PORTS.cc}`, ...(o.ncArgs ?? [])],
       ready: 'nc listening on',
     });
   }

@@ -8,6 +8,23 @@
  *   cleaning → none (item completed), destination migrating → none with the VM running;
  *   rollback undoes prepare on either side.
  * Every step is idempotent and keyed by (migrationId, instanceId).
+ *
+ * Who moves an item (the source NC persists item states; the CC never writes them directly):
+ *   queued ──commit (source)──▶ migrating ──▶ cleaning ──▶ completed      (the source NC, on its own)
+ *      │                           └──failure/stall/own timeout──▶ rolled-back | failed
+ *      ├──replan (source)──▶ queued (new destination, attempts + 1) | failed (destination '')
+ *      └──rollback (source)──▶ rolled-back | cancelled (cancel: true)     (also from migrating: abort)
+ * The source is not told when a destination is prepared, so it keeps an item `queued` until commit:
+ * `preparing` and `ready` are never persisted by an NC. The CC derives them from the destination's
+ * Incoming record (preparing/ready) and reports them in ccDescribeMigrations.
+ *
+ * An Incoming record lives on the destination from prepare until it is rolled back, or until the
+ * received VM runs there as the NC's own instance (then it is listed in `instances` instead, and the
+ * record is removed). Its state is preparing, ready or migrating, never none or cleaning.
+ * The CC sends rollback(destination) only for a record whose item the source reports final but not
+ * completed, or redirected to another destination; for a record no plan explains only while its
+ * source answers and still runs the VM (migrationState not cleaning); and, while the source does not
+ * answer, only for a record still preparing. Never for an item cleaning or completed.
  */
 import { z } from 'zod';
 import { hostSchema, instanceIdSchema, migrationStateSchema, reservationIdSchema, vmTypeSchema } from './common.js';
@@ -119,25 +136,55 @@ export const incomingSchema = z.object({
 });
 export type Incoming = z.infer<typeof incomingSchema>;
 
-export const ncMigrateRequestSchema = z.discriminatedUnion('action', [
-  /** Source: persist the whole plan before replying; its instances become ready to send. */
+/**
+ * The two prepare variants share action 'prepare', so they form their own union on `role`: a flat
+ * discriminatedUnion on 'action' with two 'prepare' options is rejected by zod at the first parse.
+ */
+const prepareRequestSchema = z.discriminatedUnion('role', [
+  /**
+   * Source: persist the whole plan before replying; its instances become ready to send. Idempotent
+   * by migrationId (a repeat answers the plan as held). Refusals: InstanceNotFound,
+   * InstanceNotRunning, MigrationInProgress (an instance is in a non-final item of another plan).
+   */
   z.object({ action: z.literal('prepare'), role: z.literal('source'), plan: planSchema }),
-  /** Destination: hold resources and set up for the incoming instance; allowDisabled when the plan named this host. */
+  /**
+   * Destination: hold resources and set up for the incoming instance; allowDisabled when the plan named
+   * this host. Answers `incoming` in state ready; idempotent by (migrationId, instanceId). Refusals:
+   * NodeDisabled, InsufficientCapacity (the NC counts its Incoming records in `used`).
+   */
   z.object({
     action: z.literal('prepare'), role: z.literal('destination'), migrationId: migrationIdSchema,
     incoming: incomingSchema.omit({ state: true, since: true }), allowDisabled: z.boolean(),
   }),
-  /** Source: start the live migration of a prepared instance to its prepared destination. */
+]);
+
+export const ncMigrateRequestSchema = z.discriminatedUnion('action', [
+  prepareRequestSchema,
+  /**
+   * Source: start the live migration of a queued item to `destination` (which must be the item's) and
+   * answer at once. A repeat for an item already migrating/cleaning/completed to that destination
+   * answers the plan; anything else (unknown plan or item, final item, other destination) is
+   * MigrationNotPrepared.
+   */
   z.object({
     action: z.literal('commit'), migrationId: migrationIdSchema, instanceId: instanceIdSchema,
     destination: hostSchema, destinationUri: z.string().min(1),
   }),
-  /** Either side: undo prepare (source: abort if migrating); reason is recorded; cancel marks items cancelled. */
+  /**
+   * Either side: undo prepare (source: abort if migrating); reason is recorded as the item's error;
+   * cancel marks items cancelled. Without instanceId: every item of the plan (on the source, with
+   * cancel, also sets cancelRequested). Items already cleaning or completed are left alone.
+   * Destination: removes the Incoming record (answers without `incoming`). Unknown plan, item or
+   * record: nothing to undo, answers as success.
+   */
   z.object({
     action: z.literal('rollback'), role: z.enum(['source', 'destination']), migrationId: migrationIdSchema,
     instanceId: instanceIdSchema.optional(), reason: z.string().max(500), cancel: z.boolean(),
   }),
-  /** Source: a queued item gets a new destination (re-check at execution time) or fails with a reason. */
+  /**
+   * Source: a queued item gets a new destination, attempts + 1 (re-check at execution time), or fails
+   * with `error` (destination ''). An item that is not queued (or unknown) is MigrationNotPrepared.
+   */
   z.object({
     action: z.literal('replan'), migrationId: migrationIdSchema, instanceId: instanceIdSchema,
     destination: z.union([hostSchema, z.literal('')]), error: z.string().optional(),
@@ -160,3 +207,5 @@ export const ccNodeEventRequestSchema = z.object({
   instanceId: instanceIdSchema.optional(),
   kind: z.enum(['migration', 'instance', 'node']),
 });
+/** The CC answers at once and looks afterwards (an NC must not wait on the CC's reconcile). */
+export const ccNodeEventResponseSchema = z.object({});

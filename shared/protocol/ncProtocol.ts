@@ -7,6 +7,7 @@ import {
   hostSchema, instanceIdSchema, instanceStateSchema, migrationStateSchema, nodeStateSchema,
   reservationIdSchema, resourcesSchema, vmTypeSchema,
 } from './common.js';
+import { incomingSchema, ncMigrateRequestSchema, ncMigrateResponseSchema, planSchema } from './migrationProtocol.js';
 
 export const ncInstanceSchema = z.object({
   instanceId: instanceIdSchema,
@@ -29,9 +30,16 @@ export const ncNodeSchema = z.object({
   healthy: z.boolean(),
   hypervisor: z.string(),
   capacity: resourcesSchema,
-  /** Resources held by instances that are not terminated. */
+  /** Resources held by instances that are not terminated, by incoming migrations and by unclaimed domains. */
   used: resourcesSchema,
   instances: z.array(ncInstanceSchema),
+  /**
+   * Live migration (migrationProtocol.ts): the plans this NC is the source of, finished ones it still
+   * holds included, and the incoming records it holds as a destination. Optional so an NC without
+   * live migration still answers within the contract; readers treat absent as [].
+   */
+  plans: z.array(planSchema).optional(),
+  incoming: z.array(incomingSchema).optional(),
 });
 export type NcNode = z.infer<typeof ncNodeSchema>;
 
@@ -63,6 +71,11 @@ export const NC_OPS = {
     request: z.object({ stateName: nodeStateSchema }),
     response: z.object({ previousState: nodeStateSchema, node: ncNodeSchema }),
   },
+  /** Live migration, every step of the handshake on either side (migrationProtocol.ts). */
+  ncMigrateInstances: {
+    request: ncMigrateRequestSchema,
+    response: ncMigrateResponseSchema,
+  },
 } as const;
 
 export type NcOp = keyof typeof NC_OPS;
@@ -70,6 +83,9 @@ export type NcRequest<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['request']>;
 export type NcResponse<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['response']>;
 
 /** Codes the NC's registry uses that callers act on. */
-export const NC_ERROR_CODES = ['NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'InstanceExists', 'HypervisorUnavailable', 'HypervisorRefused', 'StateWriteFailed'] as const;
+export const NC_ERROR_CODES = [
+  'NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'InstanceExists', 'HypervisorUnavailable', 'HypervisorRefused',
+  'StateWriteFailed', 'InstanceNotRunning', 'InstanceMigrating', 'MigrationInProgress', 'MigrationNotPrepared', 'MigrationPlanInvalid',
+] as const;
 
 export { hostSchema };

@@ -31,7 +31,14 @@ describe('NC configuration', () => {
     expect(parseNcConfig(['--port', '9001'], env).port).toBe(9001);
   });
 
+  it('takes an optional CC URL for change hints', () => {
+    expect(parseNcConfig([...BASE, '--cc-url', 'http://127.0.0.1:8774'], {}).ccUrl).toBe('http://127.0.0.1:8774');
+    expect(parseNcConfig(BASE, { FERRY_NC_CC_URL: 'http://127.0.10.9:8774' }).ccUrl).toBe('http://127.0.10.9:8774');
+    expect('ccUrl' in parseNcConfig(BASE, {})).toBe(false);
+  });
+
   it.each([
+    ['a bad CC URL', [...BASE, '--cc-url', 'cc:8774'], '--cc-url (FERRY_NC_CC_URL): must be an http'],
     ['a missing host', ['--state-dir', '/s'], '--host (FERRY_NC_HOST): is required'],
     ['a missing state dir', ['--host', '127.0.10.1'], '--state-dir (FERRY_NC_STATE_DIR): is required'],
     ['a non-loopback host', ['--host', '10.0.0.1', '--state-dir', '/s'], '--host (FERRY_NC_HOST): must be a loopback'],

@@ -6,6 +6,9 @@ import type { RunRequest } from '../../nc/admission.js';
 import type { DomainInfo, DomainState } from '../../nc/hypervisor/driver.js';
 import { openMemoryNcStore, type InstancePhase, type InstanceRecord, type NcSnapshot } from '../../nc/ncStore.js';
 import { NodeController } from '../../nc/nodeController.js';
+import type { CcNotifier } from '../../nc/ccNotifier.js';
+import type { MigrationTiming } from '../../nc/migrationRunner.js';
+import type { PlanRetention } from '../../nc/migrationPlans.js';
 import { FakeDriver } from './fakeDriver.js';
 
 export const HOST = '127.0.10.1';
@@ -34,7 +37,7 @@ export function domain(id: string, state: DomainState = 'running', resources = S
 }
 
 export function snapshot(records: InstanceRecord[], nodeState: NcSnapshot['nodeState'] = 'enabled'): NcSnapshot {
-  return { nodeState, instances: Object.fromEntries(records.map((r) => [r.instanceId, r])) };
+  return { nodeState, instances: Object.fromEntries(records.map((r) => [r.instanceId, r])), plans: {}, incoming: {} };
 }
 
 /**
@@ -66,12 +69,28 @@ export interface Harness {
   readonly log: string[];
 }
 
-export async function harness(o: { driver?: FakeDriver; store?: Store<NcSnapshot>; start?: boolean; storeDelayMs?: number } = {}): Promise<Harness> {
-  const clock = new ManualClock(1_000_000);
-  const driver = o.driver ?? new FakeDriver(HOST, undefined, () => clock.now());
+export interface HarnessOptions {
+  readonly host?: string;
+  readonly clock?: ManualClock;
+  readonly driver?: FakeDriver;
+  readonly store?: Store<NcSnapshot>;
+  readonly start?: boolean;
+  readonly storeDelayMs?: number;
+  readonly notifier?: CcNotifier;
+  readonly planRetention?: PlanRetention;
+  readonly migrationTiming?: Partial<MigrationTiming>;
+}
+
+export async function harness(o: HarnessOptions = {}): Promise<Harness> {
+  const clock = o.clock ?? new ManualClock(1_000_000);
+  const host = o.host ?? HOST;
+  const driver = o.driver ?? new FakeDriver(host, undefined, () => clock.now());
   const log = driver.calls;
   const store = recordingStore(o.store ?? (await openMemoryNcStore()), log, o.storeDelayMs);
-  const controller = new NodeController({ host: HOST, hypervisor: 'sim', store, driver, clock, logger: silentLogger() });
+  const controller = new NodeController({
+    host, hypervisor: 'sim', store, driver, clock, logger: silentLogger(), notifier: o.notifier,
+    planRetention: o.planRetention, migrationTiming: o.migrationTiming,
+  });
   if (o.start ?? true) await controller.start();
   return { clock, driver, store, controller, log };
 }

@@ -31,6 +31,12 @@ describe('re-adoption (reconcile)', () => {
     expect(r.changed).toBe(phase !== null && after !== phase);
   });
 
+  it('does not count a prepared incoming domain as an orphan: its Incoming record holds it', () => {
+    const r = reconcile({}, [domain(ID, 'paused')], NOW, new Set([ID]));
+    expect(r.notes).toEqual([]);
+    expect(r.changed).toBe(false);
+  });
+
   it('stamps changed records with now and leaves the input untouched', () => {
     const records = { [ID]: record(ID, 'pending', { since: 1 }) };
     const r = reconcile(records, [domain(ID)], NOW);

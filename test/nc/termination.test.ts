@@ -23,6 +23,22 @@ describe('terminate decision', () => {
     expect(d).toMatchObject({ kind, ...fields });
   });
 
+  it.each([
+    ['ready in a prepared plan', 'ready'], ['migrating', 'migrating'], ['cleaning', 'cleaning'],
+  ] as const)('refuses an instance that is %s', (_n, migrationState) => {
+    const d = decideTerminate(snapshot([record(ID, 'running', { migrationState, migrationId: 'mig-0000000a' })]), ID, undefined);
+    expect(d).toEqual({ kind: 'migrating', migrationState });
+  });
+
+  it('refuses an id that is incoming to this node', () => {
+    const snap = snapshot([]);
+    snap.incoming[ID] = {
+      migrationId: 'mig-0000000a', instanceId: ID, source: '127.0.10.9', reservationId: 'r-00000001', imageId: 'emi-00000001',
+      ownerId: 'alice', launchTime: 1, vmType: record(ID, 'running').vmType, state: 'ready', since: 0,
+    };
+    expect(decideTerminate(snap, ID, undefined)).toEqual({ kind: 'migrating', migrationState: 'ready' });
+  });
+
   it('marks shutting-down once, keeping the first previous state', () => {
     const rec = record(ID, 'running');
     markShuttingDown(rec, 'running', 10);

@@ -1,0 +1,124 @@
+/**
+ * The destination half of the migration runner: executes migrationDestination.ts's decisions in the
+ * node's mailbox. Persist the intent, act on the hypervisor, persist the outcome, then reply.
+ */
+import { isFerryError } from '../shared/errors/registry.js';
+import { NcErrors } from './errors.js';
+import {
+  applyArrival, classifyIncomingDomain, decideIncomingPrepare, incomingSpec, incomingToRollBack, incomingView,
+  type DestinationPrepareRequest, type DestinationRollbackRequest,
+} from './migrationDestination.js';
+import { tell, type MigrateAnswer, type MigrationContext } from './migrationContext.js';
+import { hypervisorMigrationId } from './migrationSource.js';
+import type { NcSnapshot, StoredIncoming } from './ncStore.js';
+
+export class IncomingRunner {
+  /** `onActive`: something now needs the runner's tick (an incoming record exists). */
+  constructor(private readonly ctx: MigrationContext, private readonly onActive: () => void) {}
+
+  async prepare(req: DestinationPrepareRequest): Promise<MigrateAnswer> {
+    const d = decideIncomingPrepare({
+      host: this.ctx.host, snapshot: this.snap, request: req, capacity: this.ctx.link.capacity,
+      healthy: this.ctx.link.healthy, observation: this.ctx.domains.current, now: this.ctx.clock.now(),
+    });
+    if (d.kind === 'refuse') throw NcErrors.make(d.code, d.fields);
+    if (d.kind === 'arrived') return { migrationId: req.migrationId };
+    if (d.kind === 'answer') return { migrationId: req.migrationId, incoming: incomingView(d.incoming) };
+    const { incoming } = d;
+    if (d.fresh) await this.ctx.persist((draft) => { draft.incoming[incoming.instanceId] = incoming; });
+    const ready = await this.prepareHypervisor(incoming, true);
+    return { migrationId: req.migrationId, incoming: incomingView(ready) };
+  }
+
+  /** Recovery: prepare a record again (idempotent); a refusal of one never acknowledged drops it. */
+  async prepareAgain(instanceId: string): Promise<void> {
+    const rec = this.snap.incoming[instanceId];
+    if (!rec) return;
+    try {
+      await this.prepareHypervisor(rec, rec.state === 'preparing');
+    } catch (e) {
+      if (isFerryError(e) && e.code === 'HypervisorUnavailable') throw e;
+      this.ctx.logger.warn({ err: e, instanceId, migrationId: rec.migrationId }, 'could not prepare an incoming migration again; the CC rolls it back');
+    }
+  }
+
+  async rollback(req: DestinationRollbackRequest): Promise<MigrateAnswer> {
+    for (const id of incomingToRollBack(this.snap, req)) {
+      await this.ctx.persist((d) => {
+        const r = d.incoming[id];
+        if (r) r.rollingBack = true;
+      });
+      await this.finishRollback(id, req.reason);
+    }
+    return { migrationId: req.migrationId };
+  }
+
+  async finishRollback(id: string, reason: string): Promise<void> {
+    const rec = this.snap.incoming[id];
+    if (!rec) return;
+    await this.ctx.link.call('abortIncoming', (d) => d.abortIncoming(id, hypervisorMigrationId(rec.migrationId, id)));
+    const domain = await this.ctx.link.call('info', (d) => d.info(id));
+    if (domain && classifyIncomingDomain(domain.state) === 'arrived') {
+      // Too late to undo: the VM runs here and nowhere else. It becomes this node's instance.
+      this.ctx.logger.warn({ migrationId: rec.migrationId, instanceId: id }, 'rollback came after the instance arrived; keeping it');
+      this.ctx.domains.note(domain);
+      await this.finalize(id);
+      return;
+    }
+    await this.ctx.persist((d) => { delete d.incoming[id]; });
+    this.ctx.domains.forget(id);
+    this.ctx.logger.info({ migrationId: rec.migrationId, instanceId: id, reason }, 'incoming migration rolled back');
+    tell(this.ctx, 'migration', rec.migrationId, id);
+  }
+
+  /** The incoming VM runs here: the Incoming record becomes an instance record in one update. */
+  async finalize(id: string): Promise<void> {
+    const rec = await this.ctx.persist((d) => applyArrival(d, id, this.ctx.clock.now()));
+    if (!rec) return;
+    this.ctx.logger.info({ migrationId: rec.arrivedBy, instanceId: id }, 'incoming instance arrived and runs here');
+    tell(this.ctx, 'migration', rec.arrivedBy, id);
+    tell(this.ctx, 'instance', rec.arrivedBy, id);
+  }
+
+  /** A hint (event) that the VM arrived: look, and finalize if it did. */
+  async checkArrival(id: string): Promise<void> {
+    if (!this.snap.incoming[id] || !this.ctx.link.healthy) return;
+    const domain = await this.ctx.link.call('info', (d) => d.info(id));
+    if (!domain) return;
+    this.ctx.domains.note(domain);
+    if (classifyIncomingDomain(domain.state) === 'arrived') await this.finalize(id);
+  }
+
+  /**
+   * Has the hypervisor hold the incoming domain, then records ready. A coded refusal means nothing
+   * was prepared: with `dropOnRefusal` (never acknowledged) the record goes. No answer means it may
+   * have been: the record stays preparing for a retry or the next recovery.
+   */
+  private async prepareHypervisor(rec: StoredIncoming, dropOnRefusal: boolean): Promise<StoredIncoming> {
+    const id = rec.instanceId;
+    try {
+      await this.ctx.link.call('prepareIncoming', (d) => d.prepareIncoming(incomingSpec(rec), hypervisorMigrationId(rec.migrationId, id)));
+    } catch (e) {
+      if (dropOnRefusal && isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.ctx.persist((d) => { delete d.incoming[id]; });
+      throw e;
+    }
+    const ready = await this.ctx.persist((d) => {
+      const r = d.incoming[id];
+      if (!r) throw new Error(`incoming record ${id} vanished inside the mailbox`);
+      if (r.state === 'preparing') {
+        r.state = 'ready';
+        r.since = this.ctx.clock.now();
+      }
+      delete r.rollingBack;
+      return { ...r };
+    });
+    this.ctx.logger.info({ migrationId: rec.migrationId, instanceId: id, source: rec.source }, 'incoming migration ready');
+    tell(this.ctx, 'migration', rec.migrationId, id);
+    this.onActive();
+    return ready;
+  }
+
+  private get snap(): NcSnapshot {
+    return this.ctx.snapshot();
+  }
+}
