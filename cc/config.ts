@@ -5,7 +5,9 @@
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { randomHex8 } from '../shared/model/ids.js';
 import { partitionSchema } from '../shared/protocol/common.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, DEFAULT_URI_TEMPLATE, type MigrationSettings } from './migration/settings.js';
 
 export const SCHEDULE_POLICIES = ['spread', 'greedy'] as const;
 export type SchedulePolicy = (typeof SCHEDULE_POLICIES)[number];
@@ -13,6 +15,7 @@ export type SchedulePolicy = (typeof SCHEDULE_POLICIES)[number];
 const loopback = z.string().refine(isLoopbackV4, 'expected a loopback IPv4 address (127.x.y.z)');
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().min(1);
+const positiveCount = z.coerce.number().int().min(1);
 
 const nodeList = z.string().transform((s, ctx) => {
   const hosts = s.split(',').map((h) => h.trim()).filter((h) => h !== '');
@@ -36,6 +39,15 @@ export const ccConfigSchema = z.object({
   pollIntervalMs: positiveMs.default(5000),
   ncTimeoutMs: positiveMs.default(3000),
   schedulePolicy: z.enum(SCHEDULE_POLICIES).default('spread'),
+  maxMigrationsPerSource: positiveCount.default(DEFAULT_LIMITS.perSource),
+  maxMigrationsPerDestination: positiveCount.default(DEFAULT_LIMITS.perDestination),
+  maxMigrationsPerCluster: positiveCount.default(DEFAULT_LIMITS.perCluster),
+  migrationPrepareTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.prepareMs),
+  migrationReadyTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.readyMs),
+  migrationBaseTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.migratingBaseMs),
+  migrationPerGibTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.migratingPerGiBMs),
+  migrationStallTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.stallMs),
+  migrationUriTemplate: z.string().refine((t) => t.includes('{host}'), 'must contain {host}').default(DEFAULT_URI_TEMPLATE),
 });
 
 export type CcConfig = Readonly<z.infer<typeof ccConfigSchema>>;
@@ -51,6 +63,15 @@ const FIELDS = [
   ['pollIntervalMs', '--poll-interval-ms <ms>', 'FERRY_CC_POLL_INTERVAL_MS', 'safety-net poll of every NC (5000)'],
   ['ncTimeoutMs', '--nc-timeout-ms <ms>', 'FERRY_CC_NC_TIMEOUT_MS', 'timeout of one call to an NC (3000)'],
   ['schedulePolicy', '--schedule-policy <p>', 'FERRY_CC_SCHEDULE_POLICY', 'spread (most free first) or greedy (first fit)'],
+  ['maxMigrationsPerSource', '--max-migrations-per-source <n>', 'FERRY_CC_MAX_MIGRATIONS_PER_SOURCE', 'live migrations in flight from one node (2)'],
+  ['maxMigrationsPerDestination', '--max-migrations-per-destination <n>', 'FERRY_CC_MAX_MIGRATIONS_PER_DESTINATION', 'live migrations in flight to one node (2)'],
+  ['maxMigrationsPerCluster', '--max-migrations-per-cluster <n>', 'FERRY_CC_MAX_MIGRATIONS_PER_CLUSTER', 'live migrations in flight in the partition (8)'],
+  ['migrationPrepareTimeoutMs', '--migration-prepare-timeout-ms <ms>', 'FERRY_CC_MIGRATION_PREPARE_TIMEOUT_MS', 'a destination not ready within this is rolled back (60000)'],
+  ['migrationReadyTimeoutMs', '--migration-ready-timeout-ms <ms>', 'FERRY_CC_MIGRATION_READY_TIMEOUT_MS', 'a ready item not committed within this is rolled back (60000)'],
+  ['migrationBaseTimeoutMs', '--migration-base-timeout-ms <ms>', 'FERRY_CC_MIGRATION_BASE_TIMEOUT_MS', 'migrating allowance: this plus per-GiB × memory (60000)'],
+  ['migrationPerGibTimeoutMs', '--migration-per-gib-timeout-ms <ms>', 'FERRY_CC_MIGRATION_PER_GIB_TIMEOUT_MS', 'migrating allowance per GiB of memory (150000)'],
+  ['migrationStallTimeoutMs', '--migration-stall-timeout-ms <ms>', 'FERRY_CC_MIGRATION_STALL_TIMEOUT_MS', 'a migration without progress this long is aborted by its source NC (150000)'],
+  ['migrationUriTemplate', '--migration-uri-template <t>', 'FERRY_CC_MIGRATION_URI_TEMPLATE', 'destination hypervisor migration endpoint, {host} replaced (http://{host}:16509)'],
 ] as const;
 
 const FLAG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(FIELDS.map(([k, flag]) => [k, flag.split(' ')[0] ?? k]));
@@ -80,6 +101,19 @@ export function parseCcConfig(argv: readonly string[], env: Readonly<Record<stri
     if (v !== undefined) raw[key] = v;
   }
   return compileConfig(ccConfigSchema, raw, FLAG_NAMES);
+}
+
+/** The migration part of the config, as the service takes it. */
+export function migrationSettingsOf(c: CcConfig): MigrationSettings {
+  return {
+    limits: { perSource: c.maxMigrationsPerSource, perDestination: c.maxMigrationsPerDestination, perCluster: c.maxMigrationsPerCluster },
+    timeouts: {
+      prepareMs: c.migrationPrepareTimeoutMs, readyMs: c.migrationReadyTimeoutMs, migratingBaseMs: c.migrationBaseTimeoutMs,
+      migratingPerGiBMs: c.migrationPerGibTimeoutMs, stallMs: c.migrationStallTimeoutMs,
+    },
+    uriTemplate: c.migrationUriTemplate,
+    newHex: randomHex8,
+  };
 }
 
 export function ncEndpoint(config: Pick<CcConfig, 'ncPort'>, host: string): string {

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { NC_PATH } from '../shared/wire/transport.js';
-import { ncEndpoint, type CcConfig } from './config.js';
+import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { WireNodeClient } from './nodeClient.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
@@ -34,7 +34,9 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     nodes, clock, logger, onChange: (v) => cache.save(v),
   });
   cache.save(keeper.get()); // the registered nodes, as of now: unknown until their NCs answer
-  const service = new CcService({ keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs });
+  const service = new CcService({
+    keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs, migration: migrationSettingsOf(config),
+  });
   const server: Server = createCcApp({ service, logger }).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -42,7 +44,10 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   });
   const { port } = server.address() as AddressInfo;
   keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
-  logger.info({ partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy }, 'cc started');
+  // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
+  service.runner.start();
+  const { limits, timeouts } = migrationSettingsOf(config);
+  logger.info({ partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, migration: { limits, timeouts } }, 'cc started');
 
   return {
     url: `http://${config.host}:${port}`,
@@ -50,6 +55,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.runner.stop();
       await keeper.stop();
       await cache.flush();
       transport.close();

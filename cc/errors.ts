@@ -24,6 +24,22 @@ export const CcErrors = defineErrors({
   /** Any other coded refusal from an NC, carried through with the NC's code and message. */
   NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),
   NodeProtocolError: server(502, 'node {host} answered {operation} outside the NC contract: {detail}'),
+
+  // Live migration (ccMigrateInstances, ccDescribeMigrations, ccCancelMigration). Each refusal of a
+  // request leaves everything as it was: no plan, no reservation.
+  InvalidParameterCombination: client(400, '{detail}'),
+  InstanceNotRunning: client(409, 'instance {instanceId} is {state}; only running instances can be migrated'),
+  NothingToMigrate: client(409, 'node {host} runs no instance that could be migrated'),
+  DestinationIsSource: client(400, 'destination {host} is the source of the migration'),
+  /** Nodes may come back or be enabled, so a retry can help. */
+  NoEligibleDestination: server(409, 'no destination is eligible for instances of node {source}: {detail}'),
+  InsufficientCapacityForMigration: server(409, '{count} of {total} instances cannot be placed: {unplaced}; nothing was changed (partial migration places what fits)'),
+  /** Also an NC's refusal of a source prepare: an instance is in another plan the CC had not seen yet. */
+  MigrationInProgress: client(409, '{subject} is already being migrated by {migrationId}'),
+  MigrationNotFound: client(404, 'migration {migrationId} is not known in partition {partition}'),
+  MigrationAlreadyFinished: client(409, 'migration {migrationId} has already finished'),
+  /** An NC's refusal of commit or replan: the item is not queued there (the coordinator re-reads and re-decides). */
+  MigrationNotPrepared: client(409, 'node {host} holds no queued item {instanceId} of {migrationId}'),
 });
 
 export type CcErrorCode = keyof typeof CcErrors.table;

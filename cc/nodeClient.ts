@@ -4,9 +4,13 @@
  */
 import { FerryError } from '../shared/errors/registry.js';
 import { NC_OPS, type NcInstance, type NcNode, type NcRequest, type NcResponse } from '../shared/protocol/ncProtocol.js';
+import {
+  ncMigrateRequestSchema, ncMigrateResponseSchema, type NcMigrateRequest,
+} from '../shared/protocol/migrationProtocol.js';
 import { TypedClient } from '../shared/protocol/typedClient.js';
 import type { NodeState } from '../shared/protocol/common.js';
 import type { WireTransport } from '../shared/wire/transport.js';
+import type { z } from 'zod';
 import { CcErrors } from './errors.js';
 
 export interface NodeCallOptions {
@@ -19,7 +23,16 @@ export interface NodeClient {
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
+  /** Every live-migration step (migrationProtocol.ts), on the source or the destination NC. */
+  migrate(host: string, req: NcMigrateRequest, opts?: NodeCallOptions): Promise<NcMigrateResponse>;
 }
+
+export type NcMigrateResponse = z.infer<typeof ncMigrateResponseSchema>;
+
+/** The NC's live-migration operation, until it is part of NC_OPS (same name, same schemas). */
+const MIGRATION_OPS = {
+  ncMigrateInstances: { request: ncMigrateRequestSchema, response: ncMigrateResponseSchema },
+} as const;
 
 /** Connection errors that prove the request never reached the NC. */
 const NEVER_SENT = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
@@ -64,6 +77,13 @@ function translateRemoteFault(code: string, message: string, host: string, opera
       return CcErrors.withMessage('InstanceExists', message, { host });
     case 'HypervisorUnavailable':
       return CcErrors.make('NodeUnhealthy', { host, detail: message });
+    case 'InstanceNotRunning':
+    case 'MigrationInProgress':
+    case 'MigrationNotPrepared':
+      return CcErrors.withMessage(code, message, { host });
+    // An NC refuses to terminate (or re-run) an instance that is moving.
+    case 'InstanceMigrating':
+      return CcErrors.withMessage('MigrationInProgress', message, { host });
     default:
       return CcErrors.make('NodeFault', { host, operation, remoteCode: code, remoteMessage: message });
   }
@@ -72,9 +92,11 @@ function translateRemoteFault(code: string, message: string, host: string, opera
 /** The real adapter: typed NC_OPS calls over a WireTransport (HttpWireTransport at NC_PATH). */
 export class WireNodeClient implements NodeClient {
   private readonly client: TypedClient<typeof NC_OPS>;
+  private readonly migrations: TypedClient<typeof MIGRATION_OPS>;
 
   constructor(transport: WireTransport, private readonly endpointOf: (host: string) => string) {
     this.client = new TypedClient(transport, NC_OPS);
+    this.migrations = new TypedClient(transport, MIGRATION_OPS);
   }
 
   private async call<O extends keyof typeof NC_OPS>(host: string, op: O, req: NcRequest<O>, opts?: NodeCallOptions): Promise<NcResponse<O>> {
@@ -99,5 +121,13 @@ export class WireNodeClient implements NodeClient {
 
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     return this.call(host, 'ncModifyNode', { stateName });
+  }
+
+  async migrate(host: string, req: NcMigrateRequest, opts?: NodeCallOptions): Promise<NcMigrateResponse> {
+    try {
+      return await this.migrations.call(this.endpointOf(host), 'ncMigrateInstances', req, opts);
+    } catch (e) {
+      throw translateNodeError(e, host, 'ncMigrateInstances');
+    }
   }
 }

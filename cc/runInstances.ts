@@ -14,7 +14,10 @@ import type { SchedulePolicy } from './config.js';
 import { CcErrors } from './errors.js';
 import type { NodeClient } from './nodeClient.js';
 import { schedule, type SchedulableNode } from './scheduler.js';
-import { applyInstanceState, applyStarted, committed, isSchedulable, locateInstance, type ClusterView, type Located } from './view.js';
+import { reservedOn } from './migration/reservations.js';
+import {
+  applyInstanceState, applyStarted, committed, isSchedulable, locateInstance, reservationsOfView, type ClusterView, type Located,
+} from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
 
 export interface RunContext {
@@ -45,13 +48,17 @@ function isUncertain(e: FerryError): boolean {
   return e.code === 'NodeUnreachable' || e.code === 'NodeProtocolError' || e.code === 'NodeFault';
 }
 
-/** The scheduler's input: the view minus excluded nodes, plus placements in flight. */
+/**
+ * The scheduler's input: the view minus excluded nodes, plus placements in flight, plus what
+ * migration plans reserve (room on their destinations; whole destinations with reserveDestinations).
+ */
 export function schedulingNodes(view: ClusterView, excluded: ReadonlySet<string>, inFlight: ReadonlyMap<string, Resources>): SchedulableNode[] {
+  const migrations = reservationsOfView(view);
   return view.entries.map(({ node }) => ({
     host: node.host,
     capacity: node.capacity,
-    committed: add(committed(node), inFlight.get(node.host) ?? ZERO),
-    schedulable: isSchedulable(node) && !excluded.has(node.host),
+    committed: add(add(committed(node), reservedOn(migrations, node.host)), inFlight.get(node.host) ?? ZERO),
+    schedulable: isSchedulable(node) && !excluded.has(node.host) && !migrations.reservedHosts.has(node.host),
   }));
 }
 
@@ -155,7 +162,7 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
   const order = new Map(req.instanceIds.map((id, i) => [id, i]));
   started.sort((a, b) => (order.get(a.instance.instanceId) ?? 0) - (order.get(b.instance.instanceId) ?? 0));
   const partition = keeper.get().partition;
-  return started.map(({ host, instance }) => ({ ...instance, host, partition }));
+  return started.map(({ host, instance }) => ({ ...instance, host, partition, migrationSource: '', migrationDestination: '' }));
 }
 
 /**

@@ -1,11 +1,10 @@
 /** Wires the CC's operations onto an express app at CC_PATH; every failure leaves as a coded <Fault>. */
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import { CC_OPS } from '../shared/protocol/ccProtocol.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
 import { mountWireService } from '../shared/wire/server.js';
 import { CC_PATH } from '../shared/wire/transport.js';
-import type { CcService } from './service.js';
+import { SERVED_OPS, type CcService } from './service.js';
 
 export interface CcAppOptions {
   readonly service: CcService;
@@ -18,7 +17,7 @@ export function createCcApp(opts: CcAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   mountWireService(app, {
-    path: CC_PATH, handlers: typedHandlers(CC_OPS, opts.service.ops), logger: opts.logger,
+    path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.service.ops), logger: opts.logger,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
   });
   return app;

@@ -5,10 +5,13 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
-import type { CC_OPS, CcRequest, CcResponse } from '../shared/protocol/ccProtocol.js';
+import { CC_MIGRATION_OPS, CC_OPS, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
 import type { TypedImpl } from '../shared/protocol/typedServer.js';
 import type { SchedulePolicy } from './config.js';
 import { CcErrors } from './errors.js';
+import { MigrationOps } from './migration/operations.js';
+import { MigrationRunner } from './migration/runner.js';
+import { DEFAULT_MIGRATION_SETTINGS, type MigrationSettings } from './migration/settings.js';
 import type { NodeClient } from './nodeClient.js';
 import { runInstances } from './runInstances.js';
 import { SerialQueue } from './serialQueue.js';
@@ -23,6 +26,9 @@ export const FRESH_MS = 1000;
 /** A client is waiting on these refreshes, so they get at most this long. */
 export const DESCRIBE_TIMEOUT_CAP_MS = 1000;
 
+/** Everything the CC serves at CC_PATH. */
+export const SERVED_OPS = Object.freeze({ ...CC_OPS, ...CC_MIGRATION_OPS });
+
 export interface CcServiceOptions {
   readonly keeper: ViewKeeper;
   readonly nodes: NodeClient;
@@ -31,19 +37,33 @@ export interface CcServiceOptions {
   readonly policy: SchedulePolicy;
   /** Timeout of one call to an NC. */
   readonly ncTimeoutMs: number;
+  /** Live-migration limits, timeouts and endpoint (defaults: migration/settings.ts). */
+  readonly migration?: Partial<MigrationSettings>;
 }
 
 export class CcService {
   /** One ccRunInstances at a time per CC. */
   private readonly placement = new SerialQueue();
   private readonly quickTimeoutMs: number;
+  /** Drives every migration plan; built here, started by whoever runs the CC (daemon.ts). */
+  readonly runner: MigrationRunner;
+  private readonly migrations: MigrationOps;
 
   constructor(private readonly opts: CcServiceOptions) {
     this.quickTimeoutMs = Math.min(opts.ncTimeoutMs, DESCRIBE_TIMEOUT_CAP_MS);
+    const settings: MigrationSettings = { ...DEFAULT_MIGRATION_SETTINGS, ...opts.migration };
+    const { keeper, nodes, clock, logger } = opts;
+    this.runner = new MigrationRunner({
+      keeper, nodes, clock, logger, limits: settings.limits, uriTemplate: settings.uriTemplate, placement: this.placement, callTimeoutMs: opts.ncTimeoutMs,
+    });
+    this.migrations = new MigrationOps({
+      keeper, nodes, clock, logger, settings, placement: this.placement, runner: this.runner,
+      freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs, ncTimeoutMs: opts.ncTimeoutMs,
+    });
   }
 
-  /** The handlers typedHandlers(CC_OPS, …) serves. */
-  readonly ops: TypedImpl<typeof CC_OPS> = {
+  /** The handlers typedHandlers(SERVED_OPS, …) serves. */
+  readonly ops: TypedImpl<typeof SERVED_OPS> = {
     ccDescribeNodes: async () => {
       const view = await this.freshView();
       return { partition: view.partition, nodes: listNodes(view) };
@@ -64,6 +84,10 @@ export class CcService {
     }),
     ccTerminateInstances: (req) => this.terminate(req),
     ccModifyNode: (req) => this.modifyNode(req),
+    ccMigrateInstances: (req) => this.migrations.migrate(req),
+    ccDescribeMigrations: (req) => this.migrations.describe(req),
+    ccCancelMigration: (req) => this.migrations.cancel(req),
+    ccNodeEvent: (req) => this.migrations.nodeEvent(req),
   };
 
   private async freshView(): Promise<ClusterView> {

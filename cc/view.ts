@@ -5,10 +5,14 @@
  * everything the view held for that node.
  */
 import type { CcInstance, CcNode } from '../shared/protocol/ccProtocol.js';
+import type { Incoming, MigrationPlan } from '../shared/protocol/migrationProtocol.js';
 import type { NcInstance, NcNode } from '../shared/protocol/ncProtocol.js';
 import { ZERO, add, sub, type Resources } from '../shared/model/resources.js';
 import { resourceMatrix, type MatrixRow } from '../shared/model/resourceMatrix.js';
 import type { VmType } from '../shared/model/vmTypes.js';
+import { listInstancesWithMigrations, preferredHost } from './migration/listing.js';
+import type { NodeMigrations } from './migration/plans.js';
+import { reservationsOf, reservedOn, type Reservations } from './migration/reservations.js';
 
 export interface NodeEntry {
   readonly node: CcNode;
@@ -19,6 +23,12 @@ export interface NodeEntry {
    * flight across a change cannot overwrite the change's result with what the NC said before it.
    */
   readonly epoch: number;
+  /** Migration plans this NC is the source of, as it last reported them (never from the cache). */
+  readonly plans: readonly MigrationPlan[];
+  /** Incoming migrations this NC holds as a destination, as it last reported them. */
+  readonly incoming: readonly Incoming[];
+  /** The NC has answered since the CC started: absent plans and records are really absent. */
+  readonly migrationsKnown: boolean;
 }
 
 export interface ClusterView {
@@ -45,7 +55,7 @@ export function initialView(partition: string, hosts: readonly string[], cached:
     entries: hosts.map((host) => {
       const c = cached.find((n) => n.host === host && n.partition === partition);
       const node = c ? { ...c, nodeState: 'unknown' as const, reachable: false } : blankNode(host, partition);
-      return { node, checkedAt: null, epoch: 0 };
+      return { node, checkedAt: null, epoch: 0, plans: [], incoming: [], migrationsKnown: false };
     }),
   };
 }
@@ -68,7 +78,45 @@ export function applyReport(view: ClusterView, host: string, report: NcNode, now
       host, partition: view.partition, nodeState: report.nodeState, reachable: true, healthy: report.healthy,
       lastSeen: now, capacity: report.capacity, used: report.used, instances: report.instances,
     },
+    plans: report.plans ?? [],
+    incoming: report.incoming ?? [],
+    migrationsKnown: true,
   }));
+}
+
+/** A plan as its source NC just answered it (prepare, commit, rollback, replan). */
+export function applyPlan(view: ClusterView, host: string, plan: MigrationPlan): ClusterView {
+  return mapEntry(view, host, (e) => ({
+    ...e, plans: [...e.plans.filter((p) => p.migrationId !== plan.migrationId), plan],
+  }));
+}
+
+/**
+ * A destination's record for one item as it just answered (undefined: it holds none). Its `used`
+ * moves with it, as the NC's does, so the scheduler counts the hold before the next poll.
+ */
+export function applyIncoming(view: ClusterView, host: string, migrationId: string, instanceId: string, record: Incoming | undefined): ClusterView {
+  return mapEntry(view, host, (e) => {
+    const same = (r: Incoming): boolean => r.migrationId === migrationId && r.instanceId === instanceId;
+    const prior = e.incoming.find(same);
+    let used = e.node.used;
+    if (prior && prior.state !== 'none') used = sub(used, prior.vmType);
+    if (record && record.state !== 'none') used = add(used, record.vmType);
+    return {
+      ...e,
+      node: { ...e.node, used },
+      incoming: [...e.incoming.filter((r) => !same(r)), ...(record ? [record] : [])],
+    };
+  });
+}
+
+/** What the migration logic reads of each node. */
+export function migrationInputs(view: ClusterView): NodeMigrations[] {
+  return view.entries.map((e) => ({ host: e.node.host, instances: e.node.instances, plans: e.plans, incoming: e.incoming }));
+}
+
+export function reservationsOfView(view: ClusterView): Reservations {
+  return reservationsOf(migrationInputs(view));
 }
 
 /** A failed contact: keep the last known data (it is all we have), flag it as not current. */
@@ -112,8 +160,14 @@ export interface Located {
   readonly instance: NcInstance;
 }
 
-/** Where an instance is, by the view. Should an id show up on two nodes, a live copy wins. */
+/**
+ * Where an instance is, by the view. Should an id show up on two nodes: while it migrates, the copy
+ * it is listed from (the source until its item completes); otherwise a live copy wins.
+ */
 export function locateInstance(view: ClusterView, instanceId: string): Located | undefined {
+  const preferred = preferredHost(migrationInputs(view), instanceId);
+  const there = preferred === undefined ? undefined : findEntry(view, preferred)?.node.instances.find((i) => i.instanceId === instanceId);
+  if (preferred !== undefined && there && holds(there)) return { host: preferred, instance: there };
   let found: Located | undefined;
   for (const e of view.entries) {
     const instance = e.node.instances.find((i) => i.instanceId === instanceId);
@@ -148,13 +202,23 @@ export function listNodes(view: ClusterView): CcNode[] {
   return view.entries.map((e) => e.node);
 }
 
+/** Every instance once (a migrating one from the node it is listed from), with its migration. */
 export function listInstances(view: ClusterView): CcInstance[] {
-  return view.entries.flatMap((e) => e.node.instances.map((i) => ({ ...i, host: e.node.host, partition: view.partition })));
+  return listInstancesWithMigrations(migrationInputs(view)).map((l) => ({
+    ...l.instance, migrationState: l.migrationState, host: l.host, partition: view.partition,
+    migrationSource: l.migrationSource, migrationDestination: l.migrationDestination,
+  }));
 }
 
-/** The resource matrix of the partition, counting only schedulable nodes as available. */
+/**
+ * The resource matrix of the partition, counting only schedulable nodes as available, and what
+ * migrations reserve as taken: their destinations' room, and all of a reserved destination.
+ */
 export function matrixOf(view: ClusterView, vmTypes: readonly VmType[]): MatrixRow[] {
+  const r = reservationsOfView(view);
   return resourceMatrix(view.entries.map(({ node }) => ({
-    capacity: node.capacity, used: committed(node), schedulable: isSchedulable(node),
+    capacity: node.capacity,
+    used: add(committed(node), reservedOn(r, node.host)),
+    schedulable: isSchedulable(node) && !r.reservedHosts.has(node.host),
   })), vmTypes);
 }

@@ -32,6 +32,7 @@ export class ViewKeeper {
   private pollTimer: TimerHandle | undefined;
   private polling: Promise<void> | undefined;
   private stopped = false;
+  private readonly listeners = new Set<(view: ClusterView) => void>();
 
   constructor(private readonly opts: ViewKeeperOptions) {
     this.view = opts.initial;
@@ -51,10 +52,20 @@ export class ViewKeeper {
     const next = fn(prev);
     if (next === prev) return;
     this.view = next;
-    // Epoch bumps keep node objects as they were: nothing to log or cache for those.
-    if (next.entries.every((e, i) => e.node === prev.entries[i]?.node)) return;
-    this.logTransitions(prev, next);
-    this.opts.onChange?.(next);
+    // Epoch bumps keep node objects as they were: nothing to log, cache or announce for those.
+    const nodesSame = next.entries.every((e, i) => e.node === prev.entries[i]?.node);
+    const migrationsSame = next.entries.every((e, i) => e.plans === prev.entries[i]?.plans && e.incoming === prev.entries[i]?.incoming);
+    if (!nodesSame) {
+      this.logTransitions(prev, next);
+      this.opts.onChange?.(next);
+    }
+    if (!nodesSame || !migrationsSame) for (const l of this.listeners) l(next);
+  }
+
+  /** Calls `fn` after every change of a node or of its migrations (every applied poll included); returns the unsubscribe. */
+  subscribe(fn: (view: ClusterView) => void): () => void {
+    this.listeners.add(fn);
+    return () => { this.listeners.delete(fn); };
   }
 
   /**

@@ -2,6 +2,9 @@
 import { z } from 'zod';
 import { ncInstanceSchema } from './ncProtocol.js';
 import {
+  ccNodeEventRequestSchema, ccNodeEventResponseSchema, migrationIdSchema, planSchema,
+} from './migrationProtocol.js';
+import {
   hostSchema, instanceIdSchema, instanceStateSchema, nodeStateSchema, partitionSchema,
   reservationIdSchema, resourcesSchema, vmTypeSchema,
 } from './common.js';
@@ -22,7 +25,18 @@ export const ccNodeSchema = z.object({
 });
 export type CcNode = z.infer<typeof ccNodeSchema>;
 
-export const ccInstanceSchema = ncInstanceSchema.extend({ host: hostSchema, partition: partitionSchema });
+const hostOrNone = z.union([hostSchema, z.literal('')]);
+
+export const ccInstanceSchema = ncInstanceSchema.extend({
+  host: hostSchema,
+  partition: partitionSchema,
+  /**
+   * While the instance is in an unfinished migration plan: where it moves from and to; '' otherwise.
+   * The CC always sends both; optional only so answers without live migration still parse.
+   */
+  migrationSource: hostOrNone.optional(),
+  migrationDestination: hostOrNone.optional(),
+});
 export type CcInstance = z.infer<typeof ccInstanceSchema>;
 
 export const matrixRowSchema = z.object({
@@ -31,6 +45,19 @@ export const matrixRowSchema = z.object({
 });
 
 const vmTypes = z.array(vmTypeSchema).min(1);
+
+/** Why an instance of a migration request found no destination (cc/migration/placement.ts). */
+export const UNPLACED_REASONS = ['no-eligible-destination', 'too-large', 'insufficient-capacity'] as const;
+export const unplacedSchema = z.object({ instanceId: instanceIdSchema, reason: z.enum(UNPLACED_REASONS) });
+
+/** A plan as its source NC reports it, items in preparing/ready shown from their destination. */
+export const describedMigrationSchema = planSchema.extend({
+  /** Every item is final (completed, rolled-back, cancelled or failed). */
+  finished: z.boolean(),
+  /** False: the source NC did not answer the last poll and this is its last report. */
+  sourceReachable: z.boolean(),
+});
+export type DescribedMigration = z.infer<typeof describedMigrationSchema>;
 
 export const CC_OPS = {
   /** Every registered node with its state, resources and instances (fresh from the CC's view). */
@@ -79,5 +106,53 @@ export const CC_OPS = {
 export type CcOp = keyof typeof CC_OPS;
 export type CcRequest<O extends CcOp> = z.infer<(typeof CC_OPS)[O]['request']>;
 export type CcResponse<O extends CcOp> = z.infer<(typeof CC_OPS)[O]['response']>;
+
+/**
+ * The live-migration operations, served next to CC_OPS at CC_PATH. Kept in their own table only
+ * because typed stubs of CC_OPS elsewhere (test/clc) must implement every CC_OPS entry; once they
+ * do, this table folds into CC_OPS unchanged.
+ */
+export const CC_MIGRATION_OPS = {
+  /**
+   * Live migration (issue 3): drain sourceHost, or move instanceId. The CC plans, has the source NC
+   * persist the plan, counts the plan's reservations and answers; the migrations run afterwards.
+   * destinations with allowHosts=true: the only allowed destinations (disabled ones included);
+   * allowHosts=false: forbidden ones. partial=false: all or nothing; true: migrate what fits, the
+   * rest go into the plan as failed. matrix: the resource matrix after the reservation.
+   */
+  ccMigrateInstances: {
+    request: z.object({
+      sourceHost: hostSchema.optional(),
+      instanceId: instanceIdSchema.optional(),
+      destinations: z.array(hostSchema).default([]),
+      allowHosts: z.boolean().default(true),
+      reserveDestinations: z.boolean().default(false),
+      partial: z.boolean().default(false),
+      vmTypes,
+    }),
+    response: z.object({
+      migrationId: migrationIdSchema, plan: planSchema, unplaced: z.array(unplacedSchema), matrix: z.array(matrixRowSchema),
+    }),
+  },
+  /** Every plan the source NCs hold (finished ones they still keep included), or the one named. */
+  ccDescribeMigrations: {
+    request: z.object({ migrationId: migrationIdSchema.optional() }),
+    response: z.object({ partition: partitionSchema, migrations: z.array(describedMigrationSchema) }),
+  },
+  /** Rolls back every item that has not committed; answers the plan once its source NC recorded the cancel. */
+  ccCancelMigration: {
+    request: z.object({ migrationId: migrationIdSchema }),
+    response: z.object({ plan: describedMigrationSchema }),
+  },
+  /** NC → CC: something about that node's migrations or instances changed; the CC looks at once. */
+  ccNodeEvent: {
+    request: ccNodeEventRequestSchema,
+    response: ccNodeEventResponseSchema,
+  },
+} as const;
+
+export type CcMigrationOp = keyof typeof CC_MIGRATION_OPS;
+export type CcMigrationRequest<O extends CcMigrationOp> = z.infer<(typeof CC_MIGRATION_OPS)[O]['request']>;
+export type CcMigrationResponse<O extends CcMigrationOp> = z.infer<(typeof CC_MIGRATION_OPS)[O]['response']>;
 
 export { instanceIdSchema };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HelpShown, parseCcConfig } from '../../cc/config.js';
+import { HelpShown, migrationSettingsOf, parseCcConfig } from '../../cc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
 
 const base = ['--state-dir', '/tmp/ferry-cc'];
@@ -20,6 +20,9 @@ describe('CC configuration', () => {
     expect(c).toEqual({
       host: '127.0.0.1', port: 8774, partition: 'cluster01', nodes: [], ncPort: 8775, stateDir: '/tmp/ferry-cc',
       pollIntervalMs: 5000, ncTimeoutMs: 3000, schedulePolicy: 'spread',
+      maxMigrationsPerSource: 2, maxMigrationsPerDestination: 2, maxMigrationsPerCluster: 8,
+      migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
+      migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000, migrationUriTemplate: 'http://{host}:16509',
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -43,8 +46,28 @@ describe('CC configuration', () => {
     [['--nc-timeout-ms', '-5'], '--nc-timeout-ms:'],
     [['--schedule-policy', 'roundrobin'], '--schedule-policy:'],
     [['--bogus'], "unknown option '--bogus'"],
+    [['--max-migrations-per-source', '0'], '--max-migrations-per-source:'],
+    [['--max-migrations-per-destination', 'two'], '--max-migrations-per-destination:'],
+    [['--max-migrations-per-cluster', '1.5'], '--max-migrations-per-cluster:'],
+    [['--migration-prepare-timeout-ms', '0'], '--migration-prepare-timeout-ms:'],
+    [['--migration-ready-timeout-ms', '-1'], '--migration-ready-timeout-ms:'],
+    [['--migration-base-timeout-ms', 'x'], '--migration-base-timeout-ms:'],
+    [['--migration-per-gib-timeout-ms', '0'], '--migration-per-gib-timeout-ms:'],
+    [['--migration-stall-timeout-ms', '0'], '--migration-stall-timeout-ms:'],
+    [['--migration-uri-template', 'http://dest:16509'], '--migration-uri-template: must contain {host}'],
   ])('names the bad field: %j', (argv, expected) => {
     expect(problems([...base, ...argv]).join('\n')).toContain(expected);
+  });
+
+  it('migration flags (and their FERRY_CC_* variables) become the service\'s migration settings', () => {
+    const c = parseCcConfig([...base, '--max-migrations-per-source', '3', '--migration-uri-template', 'tcp://{host}:49152'], {
+      FERRY_CC_MAX_MIGRATIONS_PER_CLUSTER: '16', FERRY_CC_MIGRATION_STALL_TIMEOUT_MS: '1000', FERRY_CC_MIGRATION_PER_GIB_TIMEOUT_MS: '7',
+    });
+    const m = migrationSettingsOf(c);
+    expect(m.limits).toEqual({ perSource: 3, perDestination: 2, perCluster: 16 });
+    expect(m.timeouts).toEqual({ prepareMs: 60_000, readyMs: 60_000, migratingBaseMs: 60_000, migratingPerGiBMs: 7, stallMs: 1000 });
+    expect(m.uriTemplate).toBe('tcp://{host}:49152');
+    expect(m.newHex()).toMatch(/^[0-9a-f]{8}$/);
   });
 
   it('reports every bad field at once, including a missing state dir', () => {

@@ -3,12 +3,14 @@
  * their own truth (node state, capacity, instances) and refuse the way real NCs do, already
  * translated into CcErrors codes as the real adapter would. No mocking library.
  */
-import type { NodeCallOptions, NodeClient } from '../../cc/nodeClient.js';
+import type { NcMigrateResponse, NodeCallOptions, NodeClient } from '../../cc/nodeClient.js';
 import { CcErrors } from '../../cc/errors.js';
 import type { FerryError } from '../../shared/errors/registry.js';
-import { add, fits, sub, ZERO, type Resources } from '../../shared/model/resources.js';
+import { fits, sub, type Resources } from '../../shared/model/resources.js';
 import type { NodeState } from '../../shared/protocol/common.js';
+import type { Incoming, MigrationPlan, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
 import type { NcInstance, NcNode, NcRequest, NcResponse } from '../../shared/protocol/ncProtocol.js';
+import { finishCleaning, handleMigrate, switchOver, usedBy, type MigrationWorld } from './fakeMigrations.js';
 
 export const SMALL = { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 } as const;
 export const LARGE = { name: 'm1.large', cores: 2, memoryMiB: 512, diskGiB: 10 } as const;
@@ -30,22 +32,65 @@ export interface FakeNc {
   link: Link;
   /** The next this-many requests are carried out but their answers are lost (a timeout). */
   dropReplies: number;
+  /** Migration plans this NC is the source of; incoming records it holds as a destination. */
+  plans: MigrationPlan[];
+  incoming: Incoming[];
+  /** When set and returning an error, ncMigrateInstances is refused with it before anything is done. */
+  refuseMigrate: ((req: NcMigrateRequest) => FerryError | undefined) | undefined;
 }
 
 export interface Call {
   readonly host: string;
-  readonly op: 'describe' | 'run' | 'terminate' | 'modify';
+  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'migrate';
   readonly instanceId?: string;
+  /** For migrate: the action, with the role when it has one (prepare-destination, rollback-source, …). */
+  readonly action?: string;
+  readonly migrationId?: string;
 }
+
+/** auto: a committed migration completes on its own shortly after; manual: the test drives it. */
+export type MigrationMode = 'auto' | 'manual';
 
 export class FakeNodes implements NodeClient {
   readonly ncs = new Map<string, FakeNc>();
   readonly calls: Call[] = [];
   /** When set, awaited after an operation is carried out and before its answer returns (a slow reply). */
   gate: ((call: Call) => Promise<void>) | undefined;
+  /** The NCs' clock (the harness sets it to its ManualClock). */
+  now: () => number = () => 0;
+  migrationMode: MigrationMode = 'auto';
+  /** A destination's record while the VM streams in: the real NC keeps 'ready' (it is not told); 'migrating' is legal too. */
+  receivingState: 'ready' | 'migrating' = 'ready';
+  /** The NCs' ccNodeEvent notices go here (the harness wires it to the CC). */
+  onEvent: ((ev: { host: string; migrationId: string; instanceId: string; kind: 'migration' }) => Promise<unknown>) | undefined;
+  /** Every commit the fake accepted, with the endpoint it was given. */
+  readonly commits: { migrationId: string; instanceId: string; destination: string; destinationUri: string }[] = [];
+  private readonly pending = new Set<Promise<unknown>>();
+
+  /** The hypervisors and NCs as the migration handlers see them. */
+  readonly world: MigrationWorld = {
+    nc: (host) => this.nc(host),
+    now: () => this.now(),
+    started: (source, migrationId, instanceId) => {
+      const item = this.nc(source).plans.find((p) => p.migrationId === migrationId)?.items.find((i) => i.instanceId === instanceId);
+      const record = item ? this.ncs.get(item.destination)?.incoming.find((r) => r.migrationId === migrationId && r.instanceId === instanceId) : undefined;
+      if (record) record.state = this.receivingState;
+      if (this.migrationMode === 'auto') {
+        this.later(() => {
+          if (switchOver(this.world, source, migrationId, instanceId)) this.later(() => finishCleaning(this.world, source, migrationId, instanceId));
+        });
+      }
+    },
+    notify: (host, migrationId, instanceId) => {
+      const sent = this.onEvent?.({ host, migrationId, instanceId, kind: 'migration' });
+      if (sent) this.track(sent.catch(() => undefined));
+    },
+  };
 
   add(host: string, capacity: Resources, init: Partial<FakeNc> = {}): FakeNc {
-    const nc: FakeNc = { host, nodeState: 'enabled', healthy: true, capacity, instances: [], link: 'up', dropReplies: 0, ...init };
+    const nc: FakeNc = {
+      host, nodeState: 'enabled', healthy: true, capacity, instances: [], link: 'up', dropReplies: 0, plans: [], incoming: [], refuseMigrate: undefined, ...init,
+    };
     this.ncs.set(host, nc);
     return nc;
   }
@@ -67,6 +112,34 @@ export class FakeNodes implements NodeClient {
 
   callsOf(op: Call['op']): Call[] {
     return this.calls.filter((c) => c.op === op);
+  }
+
+  /** Migrate calls as `action@host` (optionally only those of one instance). */
+  migrateCalls(instanceId?: string): string[] {
+    return this.callsOf('migrate').filter((c) => instanceId === undefined || c.instanceId === instanceId).map((c) => `${c.action}@${c.host}`);
+  }
+
+  /** The item as its source NC holds it. */
+  item(migrationId: string, instanceId: string): MigrationPlan['items'][number] | undefined {
+    for (const nc of this.ncs.values()) {
+      const item = nc.plans.find((p) => p.migrationId === migrationId)?.items.find((i) => i.instanceId === instanceId);
+      if (item) return item;
+    }
+    return undefined;
+  }
+
+  /** Resolves once every background step (auto migrations, NC notices) has run. */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  private later(fn: () => void): void {
+    this.track(new Promise<void>((resolve) => setImmediate(() => { fn(); resolve(); })));
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.finally(() => this.pending.delete(t));
+    this.pending.add(t);
   }
 
   private async enter(call: Call): Promise<FakeNc> {
@@ -117,6 +190,21 @@ export class FakeNodes implements NodeClient {
     return this.leave(nc, call, { instanceId, previousState, currentState: 'terminated' as const });
   }
 
+  async migrate(host: string, req: NcMigrateRequest, _opts?: NodeCallOptions): Promise<NcMigrateResponse> {
+    const role = 'role' in req ? `-${req.role}` : '';
+    const instanceId = req.action === 'prepare' ? (req.role === 'destination' ? req.incoming.instanceId : undefined) : req.instanceId;
+    const call: Call = {
+      host, op: 'migrate', action: `${req.action}${role}`, migrationId: req.action === 'prepare' && req.role === 'source' ? req.plan.migrationId : req.migrationId,
+      ...(instanceId !== undefined ? { instanceId } : {}),
+    };
+    const nc = await this.enter(call);
+    const refusal = nc.refuseMigrate?.(req);
+    if (refusal) throw refusal;
+    const res = handleMigrate(this.world, host, req);
+    if (req.action === 'commit') this.commits.push({ migrationId: req.migrationId, instanceId: req.instanceId, destination: req.destination, destinationUri: req.destinationUri });
+    return this.leave(nc, call, res);
+  }
+
   async modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     const call: Call = { host, op: 'modify' };
     const nc = await this.enter(call);
@@ -129,18 +217,15 @@ export class FakeNodes implements NodeClient {
 function admit(nc: FakeNc, vmType: Resources): FerryError | undefined {
   if (nc.nodeState === 'disabled') return CcErrors.make('NodeDisabled', { host: nc.host });
   if (!nc.healthy) return CcErrors.make('NodeUnhealthy', { host: nc.host, detail: 'hypervisor down' });
-  if (!fits(vmType, sub(nc.capacity, used(nc)))) return CcErrors.make('NodeFull', { host: nc.host, detail: 'no room' });
+  if (!fits(vmType, sub(nc.capacity, usedBy(nc)))) return CcErrors.make('NodeFull', { host: nc.host, detail: 'no room' });
   return undefined;
-}
-
-function used(nc: FakeNc): Resources {
-  return nc.instances.filter((i) => i.state !== 'terminated').reduce<Resources>((a, i) => add(a, i.vmType), ZERO);
 }
 
 function report(nc: FakeNc): NcNode {
   return {
     host: nc.host, nodeState: nc.nodeState, healthy: nc.healthy, hypervisor: 'sim', capacity: nc.capacity,
-    used: used(nc), instances: nc.instances.map((i) => ({ ...i })),
+    used: usedBy(nc), instances: nc.instances.map((i) => ({ ...i })),
+    plans: structuredClone(nc.plans), incoming: nc.incoming.map((r) => ({ ...r })),
   };
 }
 

@@ -4,7 +4,9 @@ import { CcErrors } from '../../cc/errors.js';
 import type { FerryError } from '../../shared/errors/registry.js';
 import { WireErrors } from '../../shared/wire/errors.js';
 import type { CallOptions, WireTransport } from '../../shared/wire/transport.js';
-import type { WireObject } from '../../shared/wire/xmlCodec.js';
+import { decodeMessage, encodeMessage, type WireObject } from '../../shared/wire/xmlCodec.js';
+import { ncMigrateRequestSchema, ncMigrateResponseSchema, type MigrationPlan } from '../../shared/protocol/migrationProtocol.js';
+import { DEFAULT_LIMITS } from '../../cc/migration/settings.js';
 import { slots } from './fakeNodes.js';
 
 const H = '127.0.11.1';
@@ -19,6 +21,11 @@ describe('translateNodeError (the NC boundary)', () => {
     ['InstanceExists', remote('InstanceExists'), 'InstanceExists', { host: H }],
     ['HypervisorUnavailable', remote('HypervisorUnavailable', 'libvirtd down'), 'NodeUnhealthy', { detail: 'libvirtd down' }],
     ['another NC code', remote('StateWriteFailed', 'disk full'), 'NodeFault', { remoteCode: 'StateWriteFailed', remoteMessage: 'disk full' }],
+    ['InstanceNotRunning (source prepare)', remote('InstanceNotRunning'), 'InstanceNotRunning', { host: H }],
+    ['MigrationInProgress (source prepare)', remote('MigrationInProgress'), 'MigrationInProgress', { host: H }],
+    ['MigrationNotPrepared (commit, replan)', remote('MigrationNotPrepared'), 'MigrationNotPrepared', { host: H }],
+    ['InstanceMigrating (terminate while moving)', remote('InstanceMigrating'), 'MigrationInProgress', { host: H }],
+    ['MigrationPlanInvalid (our bug, carried)', remote('MigrationPlanInvalid', 'item goes to its own source'), 'NodeFault', { remoteCode: 'MigrationPlanInvalid' }],
     ['connection refused', WireErrors.make('PeerUnreachable', { peer: H, detail: 'ECONNREFUSED' }), 'NodeUnreachable', { maybeDelivered: false }],
     ['connection reset', WireErrors.make('PeerUnreachable', { peer: H, detail: 'ECONNRESET' }), 'NodeUnreachable', { maybeDelivered: true }],
     ['timeout', WireErrors.make('PeerTimeout', { peer: H, operation: 'x', timeoutMs: 5 }), 'NodeUnreachable', { maybeDelivered: true }],
@@ -62,5 +69,50 @@ describe('WireNodeClient', () => {
     await expect(bad.describe(H)).rejects.toMatchObject({ code: 'NodeProtocolError', fields: { host: H } });
     const refusing = new WireNodeClient(new ScriptedTransport(() => remote('NodeDisabled')), (h) => `http://${h}:8775`);
     await expect(refusing.modifyNode(H, 'disabled')).rejects.toMatchObject({ code: 'NodeDisabled' });
+  });
+});
+
+describe('WireNodeClient.migrate (ncMigrateInstances)', () => {
+  const plan: MigrationPlan = {
+    migrationId: 'mig-0000000a', source: H, createdAt: 1,
+    request: { kind: 'drain', destinations: [], allowHosts: true, reserveDestinations: false },
+    limits: DEFAULT_LIMITS, timeouts: { prepareMs: 1, readyMs: 1, migratingBaseMs: 1, migratingPerGiBMs: 1, stallMs: 1 }, cancelRequested: false,
+    items: [
+      { instanceId: 'i-00000001', vmType: { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 }, destination: '127.0.11.2', state: 'queued', attempts: 1, queuedAt: 1 },
+      { instanceId: 'i-00000002', vmType: { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 }, destination: '', state: 'failed', attempts: 0, error: 'not placed', queuedAt: 1, endedAt: 1 },
+    ],
+  };
+
+  it('sends a contract-valid request and validates the answer; a plan survives the XML codec unchanged', async () => {
+    const req = { action: 'prepare', role: 'source', plan } as const;
+    const wire = await decodeMessage(encodeMessage('ncMigrateInstances', req as unknown as WireObject));
+    expect(ncMigrateRequestSchema.parse(wire.body)).toEqual(req);
+    const t = new ScriptedTransport(() => ({ migrationId: plan.migrationId, plan } as unknown as WireObject));
+    const c = new WireNodeClient(t, (h) => `http://${h}:8775`);
+    await expect(c.migrate(H, req)).resolves.toEqual({ migrationId: plan.migrationId, plan });
+    expect(t.seen[0]).toMatchObject({ endpoint: `http://${H}:8775`, operation: 'ncMigrateInstances' });
+    const back = await decodeMessage(encodeMessage('ncMigrateInstancesResponse', { migrationId: plan.migrationId, plan } as unknown as WireObject));
+    expect(ncMigrateResponseSchema.parse(back.body)).toEqual({ migrationId: plan.migrationId, plan });
+  });
+
+  it('each action variant validates (the two prepare variants share the action)', () => {
+    for (const req of [
+      { action: 'prepare', role: 'destination', migrationId: plan.migrationId, allowDisabled: false, incoming: {
+        migrationId: plan.migrationId, instanceId: 'i-00000001', source: H, reservationId: 'r-00000001', imageId: 'emi-1', ownerId: 'a', launchTime: 1, vmType: plan.items[0]!.vmType,
+      } },
+      { action: 'commit', migrationId: plan.migrationId, instanceId: 'i-00000001', destination: '127.0.11.2', destinationUri: 'http://127.0.11.2:16509' },
+      { action: 'rollback', role: 'destination', migrationId: plan.migrationId, reason: 'x', cancel: false },
+      { action: 'replan', migrationId: plan.migrationId, instanceId: 'i-00000001', destination: '' },
+    ]) expect(ncMigrateRequestSchema.safeParse(req).success, JSON.stringify(req)).toBe(true);
+    expect(ncMigrateRequestSchema.safeParse({ action: 'prepare', role: 'destination', plan }).success).toBe(false);
+  });
+
+  it('an NC refusal comes back as the CC\'s code; an answer outside the contract is NodeProtocolError', async () => {
+    const refusing = new WireNodeClient(new ScriptedTransport(() => remote('MigrationNotPrepared', 'no such item')), (h) => `http://${h}:8775`);
+    await expect(refusing.migrate(H, { action: 'commit', migrationId: plan.migrationId, instanceId: 'i-00000001', destination: '127.0.11.2', destinationUri: 'u' }))
+      .rejects.toMatchObject({ code: 'MigrationNotPrepared', message: 'no such item' });
+    const garbled = new WireNodeClient(new ScriptedTransport(() => ({ migrationId: 'nope' })), (h) => `http://${h}:8775`);
+    await expect(garbled.migrate(H, { action: 'rollback', role: 'source', migrationId: plan.migrationId, reason: 'r', cancel: true }))
+      .rejects.toMatchObject({ code: 'NodeProtocolError', fields: { operation: 'ncMigrateInstances' } });
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * Instances as the CC lists them while migrations run. Pure. During a migration both NCs may report
+ * the instance; it is listed once: from the source until its item completes, from the destination
+ * afterwards, and carries where it moves from and to while its item is not final.
+ */
+import type { MigrationState } from '../../shared/protocol/common.js';
+import type { NcInstance } from '../../shared/protocol/ncProtocol.js';
+import { listedMigrationState, observedPhase } from './phases.js';
+import { incomingAt, isFinal, latestItemOf, plansOf, type NodeMigrations } from './plans.js';
+
+export interface ListedInstance {
+  readonly host: string;
+  readonly instance: NcInstance;
+  readonly migrationState: MigrationState;
+  /** '' unless the instance is in an unfinished item. */
+  readonly migrationSource: string;
+  readonly migrationDestination: string;
+}
+
+/** The host whose copy of a migrating instance stands for it, or undefined when it is in no plan. */
+export function preferredHost(nodes: readonly NodeMigrations[], instanceId: string): string | undefined {
+  const found = latestItemOf(plansOf(nodes), instanceId);
+  if (!found) return undefined;
+  return found.item.state === 'completed' ? found.item.destination : found.plan.source;
+}
+
+export function listInstancesWithMigrations(nodes: readonly NodeMigrations[]): ListedInstance[] {
+  const plans = plansOf(nodes);
+  const nodeOf = new Map(nodes.map((n) => [n.host, n]));
+  const holders = new Map<string, Set<string>>();
+  for (const n of nodes) for (const i of n.instances) holders.set(i.instanceId, (holders.get(i.instanceId) ?? new Set()).add(n.host));
+
+  const out: ListedInstance[] = [];
+  for (const n of nodes) {
+    for (const instance of n.instances) {
+      const found = latestItemOf(plans, instance.instanceId);
+      if (!found) {
+        out.push({ host: n.host, instance, migrationState: instance.migrationState, migrationSource: '', migrationDestination: '' });
+        continue;
+      }
+      const { plan, item } = found;
+      const preferred = item.state === 'completed' ? item.destination : plan.source;
+      const copies = holders.get(instance.instanceId) ?? new Set();
+      if (copies.size > 1 && copies.has(preferred) && n.host !== preferred) continue;
+      const moving = !isFinal(item.state);
+      const phase = observedPhase(item, incomingAt(nodeOf.get(item.destination), plan.migrationId, item.instanceId));
+      out.push({
+        host: n.host, instance,
+        migrationState: moving ? listedMigrationState(instance.migrationState, phase) : instance.migrationState,
+        migrationSource: moving ? plan.source : '',
+        migrationDestination: moving ? item.destination : '',
+      });
+    }
+  }
+  return out;
+}

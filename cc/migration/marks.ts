@@ -1,0 +1,97 @@
+/**
+ * What the CC remembers about items in memory, and only in memory: since when an item is in its
+ * phase (for the timeouts), that it asked a destination to prepare, which destinations refused it,
+ * and that it gave up on it. None of it is durable: after a CC restart every phase starts again
+ * from `now` — timeouts then run from the restart, which can only make them later, never earlier.
+ * Pure helpers; the runner holds the map.
+ */
+import type { MigrationPlan, PlanItem } from '../../shared/protocol/migrationProtocol.js';
+import type { Effect } from './effects.js';
+import type { Phase } from './phases.js';
+
+export interface Refusal {
+  readonly host: string;
+  readonly reason: string;
+}
+
+export interface Mark {
+  /** Never 'final': a final item's mark is dropped. */
+  readonly phase: Exclude<Phase, 'final'>;
+  readonly destination: string;
+  /** When the CC first saw the item in this phase at this destination (or restarted). */
+  readonly since: number;
+  /** The CC asked the destination to prepare and has not yet seen its record. */
+  readonly asked: boolean;
+  /** Destinations that refused to prepare the item since the CC started, with their reasons. */
+  readonly refused: readonly Refusal[];
+  /** The CC gave up on the item (a timeout, a refused commit): it rolls it back until it is final. */
+  readonly giveUp?: string;
+}
+
+export type Marks = ReadonlyMap<string, Mark>;
+
+/**
+ * The CC's own migrating deadline: a backstop only. The source NC enforces the plan's allowance
+ * (base + per GiB) and its stall timeout itself; the CC steps in when that NC did not (it crashed
+ * mid-migration, or is wedged), so it waits twice the allowance plus one stall period.
+ */
+export function backstopMs(plan: MigrationPlan, item: PlanItem): number {
+  const gib = item.vmType.memoryMiB / 1024;
+  const allowance = plan.timeouts.migratingBaseMs + plan.timeouts.migratingPerGiBMs * gib;
+  return Math.ceil(2 * allowance + plan.timeouts.stallMs);
+}
+
+/** How long an item may stay in a phase before the CC gives up on it; undefined: no limit. */
+export function phaseLimitMs(phase: Phase, plan: MigrationPlan, item: PlanItem): number | undefined {
+  switch (phase) {
+    case 'preparing': return plan.timeouts.prepareMs;
+    case 'ready': return plan.timeouts.readyMs;
+    case 'migrating': return backstopMs(plan, item);
+    default: return undefined;
+  }
+}
+
+export function timeoutReason(phase: Phase, destination: string, ms: number): string {
+  switch (phase) {
+    case 'preparing': return `destination ${destination} was not ready within ${ms} ms`;
+    case 'ready': return `not committed within ${ms} ms of destination ${destination} being ready`;
+    default: return `still migrating to ${destination} after ${ms} ms (CC backstop)`;
+  }
+}
+
+/** A failed call as the runner saw it: the CC error's code and message. */
+export interface CallFailure {
+  readonly code: string;
+  readonly message: string;
+  /** For NodeUnreachable: whether the request may have arrived anyway. */
+  readonly maybeDelivered?: boolean;
+}
+
+/** Codes by which a destination proves it did not prepare the item: go elsewhere. */
+const PREPARE_REFUSALS = new Set(['NodeFull', 'NodeDisabled', 'NodeUnhealthy', 'NodeFault']);
+
+/**
+ * Folds a failed effect back into the marks (an event into the machine). A destination's refusal
+ * makes the item queued again with that destination marked refused, so the next reconcile re-plans
+ * it; a source refusing commit makes the CC give up on the item. Anything else changes nothing:
+ * the next reconcile re-reads the NCs and the runner retries after a pause.
+ */
+export function noteFailure(marks: Marks, key: string, effect: Effect, failure: CallFailure, now: number): Marks {
+  const mark = marks.get(key);
+  if (!mark) return marks;
+  const next = new Map(marks);
+  if (effect.kind === 'prepareDestination') {
+    const provenNotPrepared = PREPARE_REFUSALS.has(failure.code) || (failure.code === 'NodeUnreachable' && failure.maybeDelivered === false);
+    if (!provenNotPrepared) return marks;
+    next.set(key, {
+      ...mark, phase: 'queued', asked: false, since: now,
+      refused: [...mark.refused.filter((r) => r.host !== effect.destination), { host: effect.destination, reason: failure.message }],
+    });
+    return next;
+  }
+  if (effect.kind === 'commit' && failure.code === 'MigrationNotPrepared') {
+    next.set(key, { ...mark, giveUp: `source refused commit: ${failure.message}` });
+    return next;
+  }
+  return marks;
+}

@@ -1,0 +1,130 @@
+/**
+ * The CC's live-migration operations (CC_MIGRATION_OPS): plan and persist a migration, describe
+ * and cancel plans, and take the NCs' change notices. The plans themselves live on the source NCs;
+ * these handlers read them from the view and change them only through those NCs.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../shared/clock.js';
+import { isFerryError } from '../../shared/errors/registry.js';
+import type { CcMigrationRequest, CcMigrationResponse } from '../../shared/protocol/ccProtocol.js';
+import type { MigrationPlan } from '../../shared/protocol/migrationProtocol.js';
+import { CcErrors } from '../errors.js';
+import type { NodeClient } from '../nodeClient.js';
+import type { SerialQueue } from '../serialQueue.js';
+import { applyPlan, findEntry, matrixOf } from '../view.js';
+import type { ViewKeeper } from '../viewKeeper.js';
+import { describePlan, describePlans } from './describe.js';
+import { migrationNodes } from './nodes.js';
+import { planMigration } from './planner.js';
+import { isActivePlan, plansOf } from './plans.js';
+import type { MigrationRunner } from './runner.js';
+import type { MigrationSettings } from './settings.js';
+
+export interface MigrationOpsOptions {
+  readonly keeper: ViewKeeper;
+  readonly nodes: NodeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly settings: MigrationSettings;
+  /** The CC's placement queue, shared with ccRunInstances. */
+  readonly placement: SerialQueue;
+  readonly runner: MigrationRunner;
+  /** Describe-style refreshes: nodes whose data is this old are asked again, within this timeout. */
+  readonly freshMs: number;
+  readonly quickTimeoutMs: number;
+  readonly ncTimeoutMs: number;
+}
+
+/** Answers after which the NC may or may not have carried out the request. */
+function uncertain(e: unknown): boolean {
+  return isFerryError(e) && (e.code === 'NodeProtocolError' || (e.code === 'NodeUnreachable' && e.fields.maybeDelivered !== false));
+}
+
+export class MigrationOps {
+  constructor(private readonly o: MigrationOpsOptions) {}
+
+  /** One at a time with ccRunInstances, so two requests never both count the same free slot. */
+  migrate(req: CcMigrationRequest<'ccMigrateInstances'>): Promise<CcMigrationResponse<'ccMigrateInstances'>> {
+    return this.o.placement.run(async () => {
+      const { keeper, settings, clock } = this.o;
+      await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
+      const outcome = planMigration(req, migrationNodes(keeper.get()), {
+        partition: keeper.get().partition, now: clock.now(), newHex: settings.newHex, limits: settings.limits, timeouts: settings.timeouts,
+      });
+      if (!outcome.ok) throw outcome.error;
+      const plan = await this.persist(outcome.plan);
+      this.o.logger.info({ migrationId: plan.migrationId, source: plan.source, items: plan.items.length, unplaced: outcome.unplaced.length }, 'migration planned');
+      this.o.runner.poke();
+      return { migrationId: plan.migrationId, plan, unplaced: [...outcome.unplaced], matrix: matrixOf(keeper.get(), req.vmTypes) };
+    });
+  }
+
+  async describe(req: CcMigrationRequest<'ccDescribeMigrations'>): Promise<CcMigrationResponse<'ccDescribeMigrations'>> {
+    const { keeper } = this.o;
+    await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
+    const all = describePlans(migrationNodes(keeper.get()), this.o.runner.currentMarks());
+    const migrations = req.migrationId === undefined ? all : all.filter((p) => p.migrationId === req.migrationId);
+    if (req.migrationId !== undefined && migrations.length === 0) {
+      throw CcErrors.make('MigrationNotFound', { migrationId: req.migrationId, partition: keeper.get().partition });
+    }
+    return { partition: keeper.get().partition, migrations };
+  }
+
+  async cancel(req: CcMigrationRequest<'ccCancelMigration'>): Promise<CcMigrationResponse<'ccCancelMigration'>> {
+    const { keeper, nodes } = this.o;
+    const { migrationId } = req;
+    await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
+    let plan = this.find(migrationId);
+    // Not in the view: it may be on a node not polled lately; ask every NC before saying no.
+    if (!plan) {
+      await keeper.refreshStale(0, this.o.quickTimeoutMs);
+      plan = this.find(migrationId);
+    }
+    if (!plan) throw CcErrors.make('MigrationNotFound', { migrationId, partition: keeper.get().partition });
+    if (!isActivePlan(plan)) throw CcErrors.make('MigrationAlreadyFinished', { migrationId });
+    const source = plan.source;
+    if (!findEntry(keeper.get(), source)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host: source, detail: 'its NC did not answer the last poll' });
+    const held = await keeper.change(source, async () => {
+      const res = await nodes.migrate(source, { action: 'rollback', role: 'source', migrationId, reason: 'cancelled by the administrator', cancel: true }, { timeoutMs: this.o.ncTimeoutMs });
+      if (res.plan) keeper.update((v) => applyPlan(v, source, res.plan as MigrationPlan));
+      return res.plan ?? plan;
+    });
+    this.o.logger.info({ migrationId, source }, 'migration cancel requested');
+    this.o.runner.poke();
+    return { plan: describePlan(held, migrationNodes(keeper.get()), this.o.runner.currentMarks()) };
+  }
+
+  async nodeEvent(req: CcMigrationRequest<'ccNodeEvent'>): Promise<CcMigrationResponse<'ccNodeEvent'>> {
+    const { keeper } = this.o;
+    if (!findEntry(keeper.get(), req.host)) throw CcErrors.make('NodeNotFound', { host: req.host, partition: keeper.get().partition });
+    this.o.runner.nodeEvent(req);
+    return {};
+  }
+
+  private find(migrationId: string): MigrationPlan | undefined {
+    return plansOf(migrationNodes(this.o.keeper.get())).find((p) => p.migrationId === migrationId);
+  }
+
+  /**
+   * Has the source NC persist the plan; the view carries it from then on, and with it the plan's
+   * reservations. After an uncertain answer the source is asked what it holds: the plan counts as
+   * persisted only if it is there (a repeat would be harmless too: prepare is idempotent by id).
+   */
+  private async persist(plan: MigrationPlan): Promise<MigrationPlan> {
+    const { keeper, nodes } = this.o;
+    const source = plan.source;
+    try {
+      return await keeper.change(source, async () => {
+        const res = await nodes.migrate(source, { action: 'prepare', role: 'source', plan }, { timeoutMs: this.o.ncTimeoutMs });
+        const held = res.plan ?? plan;
+        keeper.update((v) => applyPlan(v, source, held));
+        return held;
+      });
+    } catch (e) {
+      await keeper.refresh(source, this.o.quickTimeoutMs);
+      const held = uncertain(e) ? this.find(plan.migrationId) : undefined;
+      if (held) return held;
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * Runs the coordinator: reconcile (pure, coordinator.ts), execute the effects through the node
+ * client, apply each answer to the view, refresh the node touched, reconcile again. Passes are
+ * coalesced and run one at a time (a mailbox); effects run concurrently, at most one per key, and
+ * a repeated effect is paced (a failing NC is not hammered). Triggered by ccNodeEvent, by every
+ * applied poll (the safety net), by each finished effect and by a timer at the next deadline.
+ *
+ * The runner's memory (marks.ts: phase start times, refusals, give-ups) lives only here. After a
+ * CC restart a new runner starts with none: every plan resumes from what the NCs report, and phase
+ * timers start again from `now` — timeouts then run from the restart, late rather than early.
+ */
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../shared/clock.js';
+import { isFerryError } from '../../shared/errors/registry.js';
+import type { z } from 'zod';
+import type { ccNodeEventRequestSchema } from '../../shared/protocol/migrationProtocol.js';
+import type { NcMigrateResponse, NodeClient } from '../nodeClient.js';
+import type { SerialQueue } from '../serialQueue.js';
+import { applyIncoming, applyPlan, findEntry, migrationInputs, type ClusterView } from '../view.js';
+import type { ViewKeeper } from '../viewKeeper.js';
+import { reconcile } from './coordinator.js';
+import { effectHost, effectKey, toNcRequest, type Effect } from './effects.js';
+import { noteFailure, type CallFailure, type Marks } from './marks.js';
+import { migrationNodes } from './nodes.js';
+import { itemKey, plansOf } from './plans.js';
+import type { Limits } from './settings.js';
+
+export type NodeEvent = z.infer<typeof ccNodeEventRequestSchema>;
+
+/** Pause before an effect is sent again: after success (its answer should have moved things on) and, doubling, after failures. */
+export const RETRY_MIN_MS = 1000;
+export const RETRY_MAX_MS = 30_000;
+
+export interface MigrationRunnerOptions {
+  readonly keeper: ViewKeeper;
+  readonly nodes: NodeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly limits: Limits;
+  readonly uriTemplate: string;
+  /** Re-plans go through the CC's placement queue: they never race a RunInstances for a slot. */
+  readonly placement: SerialQueue;
+  /** Timeout of one NC call, and of the refresh that follows it. */
+  readonly callTimeoutMs: number;
+}
+
+interface Pace {
+  readonly until: number;
+  readonly failures: number;
+}
+
+/** A node's answer, applied to the view at once so the next pass sees it before any poll. */
+export function applyAnswer(view: ClusterView, e: Effect, res: NcMigrateResponse): ClusterView {
+  if (e.kind === 'prepareDestination') return applyIncoming(view, e.destination, e.migrationId, e.instanceId, res.incoming);
+  if (e.kind === 'rollback' && e.side === 'destination') {
+    return e.instanceId === undefined ? view : applyIncoming(view, e.host, e.migrationId, e.instanceId, res.incoming);
+  }
+  return res.plan ? applyPlan(view, effectHost(e), res.plan) : view;
+}
+
+/** The hosts an event concerns: the sender, and the other side of the migration it names. */
+export function relatedHosts(view: ClusterView, ev: NodeEvent): string[] {
+  const hosts = new Set([ev.host]);
+  if (ev.migrationId !== undefined) {
+    const plan = plansOf(migrationInputs(view)).find((p) => p.migrationId === ev.migrationId);
+    if (plan) {
+      hosts.add(plan.source);
+      for (const i of plan.items) if (i.destination !== '' && (ev.instanceId === undefined || i.instanceId === ev.instanceId)) hosts.add(i.destination);
+    }
+    for (const r of findEntry(view, ev.host)?.incoming ?? []) if (r.migrationId === ev.migrationId) hosts.add(r.source);
+  }
+  return [...hosts].filter((h) => findEntry(view, h) !== undefined);
+}
+
+function asFailure(e: unknown): CallFailure {
+  if (!isFerryError(e)) return { code: 'InternalError', message: e instanceof Error ? e.message : String(e) };
+  return { code: e.code, message: e.message, ...(typeof e.fields.maybeDelivered === 'boolean' ? { maybeDelivered: e.fields.maybeDelivered } : {}) };
+}
+
+export class MigrationRunner {
+  private marks: Marks = new Map();
+  private readonly pace = new Map<string, Pace>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly background = new Set<Promise<void>>();
+  private passQueued = false;
+  private timer: { readonly at: number; readonly handle: TimerHandle } | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly opts: MigrationRunnerOptions) {}
+
+  /** Starts reconciling: now, after every view change, and at every deadline. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.unsubscribe = this.opts.keeper.subscribe(() => this.poke());
+    this.poke();
+  }
+
+  /** The runner's memory, for ccDescribeMigrations. */
+  currentMarks(): Marks {
+    return this.marks;
+  }
+
+  /** Asks for a reconcile soon; any number of pokes before it runs make one pass. */
+  poke(): void {
+    if (!this.started || this.stopped || this.passQueued) return;
+    this.passQueued = true;
+    queueMicrotask(() => {
+      this.passQueued = false;
+      if (!this.stopped) this.pass();
+    });
+  }
+
+  /** ccNodeEvent: look at the nodes concerned now, then reconcile. */
+  nodeEvent(ev: NodeEvent): void {
+    const hosts = relatedHosts(this.opts.keeper.get(), ev);
+    this.track(this.opts.keeper.refreshHosts(hosts, this.opts.callTimeoutMs).then(() => this.poke()));
+  }
+
+  /** Resolves once no pass, effect or event refresh is pending (for shutdown and tests). */
+  async idle(): Promise<void> {
+    for (;;) {
+      await new Promise<void>((r) => setImmediate(r));
+      if (!this.passQueued && this.running.size === 0 && this.background.size === 0) return;
+      await Promise.all([...this.running.values(), ...this.background]);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.timer?.handle.cancel();
+    this.timer = undefined;
+    await Promise.all([...this.running.values(), ...this.background]);
+  }
+
+  private track(p: Promise<void>): void {
+    const t = p.catch((e: unknown) => this.opts.logger.error({ err: e }, 'migration background task failed')).finally(() => this.background.delete(t));
+    this.background.add(t);
+  }
+
+  private pass(): void {
+    const { clock, keeper, limits } = this.opts;
+    const now = clock.now();
+    const result = reconcile({ nodes: migrationNodes(keeper.get()), marks: this.marks, limits, now });
+    this.marks = result.marks;
+    let next = result.wakeAt;
+    const due = new Set<string>();
+    for (const e of result.effects) {
+      const key = effectKey(e);
+      due.add(key);
+      if (this.running.has(key)) continue;
+      const pace = this.pace.get(key);
+      if (pace && pace.until > now) {
+        next = Math.min(next ?? pace.until, pace.until);
+        continue;
+      }
+      this.dispatch(key, e);
+    }
+    // An effect no longer asked for has done its job (or is moot): forget its pacing.
+    for (const key of [...this.pace.keys()]) if (!due.has(key) && !this.running.has(key)) this.pace.delete(key);
+    this.arm(next, now);
+  }
+
+  private arm(at: number | undefined, now: number): void {
+    if (this.timer && this.timer.at === at) return;
+    this.timer?.handle.cancel();
+    this.timer = undefined;
+    if (at === undefined || this.stopped) return;
+    const handle = this.opts.clock.setTimer(Math.max(0, at - now), () => {
+      this.timer = undefined;
+      this.poke();
+    });
+    this.timer = { at, handle };
+  }
+
+  private dispatch(key: string, e: Effect): void {
+    const run = (): Promise<void> => this.execute(key, e);
+    const task = (e.kind === 'replan' ? this.opts.placement.run(run) : run()).finally(() => {
+      this.running.delete(key);
+      this.poke();
+    });
+    this.running.set(key, task);
+  }
+
+  /** Never rejects: a failure is logged, folded into the marks and paced. */
+  private async execute(key: string, e: Effect): Promise<void> {
+    const { keeper, nodes, clock, logger, uriTemplate, callTimeoutMs } = this.opts;
+    const host = effectHost(e);
+    try {
+      await keeper.change(host, async () => {
+        const res = await nodes.migrate(host, toNcRequest(e, uriTemplate), { timeoutMs: callTimeoutMs });
+        keeper.update((v) => applyAnswer(v, e, res));
+      });
+      logger.info({ effect: key, migrationId: e.migrationId }, 'migration step done');
+      this.pace.set(key, { until: clock.now() + RETRY_MIN_MS, failures: 0 });
+    } catch (err) {
+      const failure = asFailure(err);
+      if ('instanceId' in e && e.instanceId !== undefined) {
+        this.marks = noteFailure(this.marks, itemKey(e.migrationId, e.instanceId), e, failure, clock.now());
+      }
+      const failures = (this.pace.get(key)?.failures ?? 0) + 1;
+      const retryInMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (failures - 1));
+      this.pace.set(key, { until: clock.now() + retryInMs, failures });
+      const log = isFerryError(err) ? logger.warn.bind(logger) : logger.error.bind(logger);
+      log({ effect: key, migrationId: e.migrationId, code: failure.code, msg: failure.message, retryInMs }, 'migration step failed');
+    }
+    await keeper.refresh(host, callTimeoutMs);
+  }
+}
