@@ -20,7 +20,8 @@
  *     destinations go (no head-of-line blocking). Re-checked at this moment, never sent blind:
  *     an instance that stopped running fails; a destination that is disabled or being drained (unless
  *     the plan named it), unreachable, unhealthy, full or refused is replaced through placement, or
- *     the item fails.
+ *     the item fails — except that an unreachable or unhealthy one with no replacement is waited for
+ *     up to prepareMs (a restarting NC must not fail a drain).
  *  8. A destination record whose item the source reports final (but not completed), or redirected
  *     to another destination → rollback on that destination. A record no plan explains is rolled
  *     back only while its source answers and still runs the VM (or while it is still preparing):
@@ -111,6 +112,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       let mark: Mark = {
         phase, destination: item.destination, since: keepSince ? old.since : now, asked,
         refused: old?.refused ?? [], ...(old?.giveUp !== undefined && phase !== 'cleaning' ? { giveUp: old.giveUp } : {}),
+        ...(keepSince && phase === 'queued' && old.waitingSince !== undefined ? { waitingSince: old.waitingSince } : {}),
       };
       const limit = phaseLimitMs(phase, plan, item);
       if (limit !== undefined && mark.giveUp === undefined && !plan.cancelRequested) {
@@ -171,7 +173,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       if (problem === undefined) {
         if (slots.destination(item.destination) >= limits.perDestination) continue;
         emit(prepareEffect(plan, item, inst));
-        marks.set(row.key, { ...row.mark, phase: 'preparing', asked: true, since: now });
+        marks.set(row.key, { ...row.mark, phase: 'preparing', asked: true, since: now, waitingSince: undefined });
         wakeAt = Math.min(wakeAt ?? now + plan.timeouts.prepareMs, now + plan.timeouts.prepareMs);
         slots.take(plan.source, item.destination);
         continue;
@@ -182,6 +184,16 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       }
       const choice = replanTarget(plan, item, row, nodes, extra);
       if (choice.host === undefined) {
+        // A destination that is only away for a moment (an NC restarting) is waited for, up to the
+        // prepare timeout, when nothing else can take the item; disabled or full ones are not.
+        const d = nodeOf.get(item.destination);
+        const waitingSince = row.mark.waitingSince ?? now;
+        const deadline = waitingSince + plan.timeouts.prepareMs;
+        if (d !== undefined && (!d.reachable || !d.healthy) && now < deadline) {
+          marks.set(row.key, { ...row.mark, waitingSince });
+          wakeAt = Math.min(wakeAt ?? deadline, deadline);
+          continue;
+        }
         emit(failEffect(plan, item, `${problem}; no other destination: ${UNPLACED_TEXT[choice.reason]}`));
         continue;
       }

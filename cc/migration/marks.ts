@@ -26,6 +26,8 @@ export interface Mark {
   readonly refused: readonly Refusal[];
   /** The CC gave up on the item (a timeout, a refused commit): it rolls it back until it is final. */
   readonly giveUp?: string;
+  /** Since when the item has waited for its briefly unreachable or unhealthy destination (none other fits). */
+  readonly waitingSince?: number;
 }
 
 export type Marks = ReadonlyMap<string, Mark>;
