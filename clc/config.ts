@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import type { PartitionInfo } from './clusters/clusters.js';
+import { DEFAULT_GATE_LIMITS } from './core/gate.js';
 
 const MiB = 1024 * 1024;
 
@@ -48,6 +49,8 @@ export const clcConfigSchema = z.object({
   clusters: clusterList.default([{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }]),
   ccTimeoutMs: intFlag(10_000, 100, 600_000),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
+  gateMaxWaiting: intFlag(DEFAULT_GATE_LIMITS.maxWaiting, 1, 10_000),
+  gateMaxWaitMs: intFlag(DEFAULT_GATE_LIMITS.maxWaitMs, 100, 600_000),
 });
 
 export type ClcConfig = Readonly<z.infer<typeof clcConfigSchema>>;
@@ -60,6 +63,8 @@ const FIELDS = [
   ['clusters', '--clusters <list>', 'FERRY_CLC_CLUSTERS', 'partition=CC URL pairs, comma-separated (cluster01=http://127.0.0.1:8774)'],
   ['ccTimeoutMs', '--cc-timeout-ms <ms>', 'FERRY_CLC_CC_TIMEOUT_MS', 'timeout of one call to a CC (10000)'],
   ['maxBodyBytes', '--max-body-bytes <n>', 'FERRY_CLC_MAX_BODY_BYTES', 'largest request body accepted (1048576)'],
+  ['gateMaxWaiting', '--gate-max-waiting <n>', 'FERRY_CLC_GATE_MAX_WAITING', 'changes that may wait per partition for a DisableService or MigrateInstances (64)'],
+  ['gateMaxWaitMs', '--gate-max-wait-ms <ms>', 'FERRY_CLC_GATE_MAX_WAIT_MS', 'how long a change may wait for one before it is refused with PartitionBusy (30000)'],
 ] as const;
 
 const FLAG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(FIELDS.map(([k, flag]) => [k, flag.split(' ')[0] ?? k]));

@@ -1,5 +1,5 @@
 /**
- * The CLC process: config → store → CC clients → admin API on HOST:PORT/services/Eucalyptus.
+ * The CLC process: config → store → CC clients → change gate → admin API on HOST:PORT/services/Eucalyptus.
  * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
 import type { Server } from 'node:http';
@@ -9,6 +9,7 @@ import { createLogger } from '../shared/log.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { buildClcApp, CLC_PATH } from './api/app.js';
+import { PartitionGate } from './api/partitionGate.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
 import { openClcStore } from './state/clcStore.js';
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
   const store = await openClcStore(config.stateDir);
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs });
-  const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes });
+  const gate = new PartitionGate({ clock: systemClock, logger, limits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs } });
+  const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate });
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));

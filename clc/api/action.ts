@@ -11,10 +11,14 @@ import type { Clusters } from '../clusters/clusters.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
 import type { ParamMap } from './queryParams.js';
+import type { RequestGate } from './requestGate.js';
 import type { XmlObject } from './xmlResponse.js';
 
 export interface ActionContext {
+  /** Reads go through freely; a change only into a partition this request holds through `gate`. */
   readonly clusters: Clusters;
+  /** This request's place in the change gate (clc/core/gate.ts); left once the reply is written. */
+  readonly gate: RequestGate;
   readonly store: Store<ClcState>;
   readonly clock: Clock;
   readonly logger: Logger;

@@ -35,6 +35,17 @@ export const instanceIdParam = z.string()
   .transform((s) => s.toLowerCase())
   .refine((s) => /^i-[0-9a-f]{8}$/.test(s), coded('InvalidInstanceID.Malformed', 'malformed instance id'));
 
+/** Migration ids: `mig-` and 8 hex digits; case is normalised as for instance ids. */
+export const migrationIdParam = z.string()
+  .transform((s) => s.toLowerCase())
+  .refine((s) => /^mig-[0-9a-f]{8}$/.test(s), coded('InvalidMigrationID.Malformed', 'malformed migration id'));
+
+/** AWS booleans: `true` or `false`, any case. */
+export const boolParam = z.string()
+  .transform((s) => s.toLowerCase())
+  .refine((s) => s === 'true' || s === 'false', 'expected true or false')
+  .transform((s) => s === 'true');
+
 function showValue(v: unknown): string {
   return typeof v === 'string' ? showKey(v) : '(a list or group of parameters)';
 }

@@ -2,7 +2,8 @@
  * The admin API as an express app. Every request goes through the same pipeline:
  *   read body (bounded) → collect pairs → flattened-parameter tree → envelope (Action, Version)
  *   → authenticate (SigV4 slots in here) → dispatch → parse the action's params → run → XML.
- * Every failure, at any step, leaves through sendError with its registry code and status.
+ * Every failure, at any step, leaves through sendError with its registry code and status. A request
+ * that changes a partition holds its place in the change gate until its reply has been written.
  */
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -18,7 +19,9 @@ import { acceptUnsigned, type Authenticator, type QueryRequestView } from './aut
 import { splitEnvelope } from './envelope.js';
 import { sendError, toClcError } from './errorHandler.js';
 import { ClcErrors } from './errors.js';
+import { PartitionGate } from './partitionGate.js';
 import { parseQueryParams, showKey } from './queryParams.js';
+import { gatedClusters, openRequestGate } from './requestGate.js';
 import { renderResponse } from './xmlResponse.js';
 
 export const CLC_PATH = '/services/Eucalyptus';
@@ -34,6 +37,8 @@ export interface ClcApiOptions {
   readonly ids?: IdSource;
   readonly requestIds?: () => string;
   readonly authenticator?: Authenticator;
+  /** The change gate; one with the default limits on `clock` when absent. */
+  readonly gate?: PartitionGate;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -55,6 +60,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
   const authenticator = opts.authenticator ?? acceptUnsigned;
   const ids = opts.ids ?? randomHex8;
   const logger = opts.logger;
+  const gate = opts.gate ?? new PartitionGate({ clock: opts.clock, logger });
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', false);
@@ -71,6 +77,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
   const dispatch = async (req: Request, res: Response): Promise<void> => {
     const requestId = res.locals.requestId as string;
     const started = opts.clock.now();
+    const requestGate = openRequestGate(gate);
     try {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const pairs = collectPairs(req, body);
@@ -79,12 +86,17 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       const principal = await authenticator.authenticate(view);
       const action = findAction(envelope.action);
       if (!action) throw ClcErrors.make('InvalidAction', { action: showKey(envelope.action) });
-      const ctx: ActionContext = { clusters: opts.clusters, store: opts.store, clock: opts.clock, logger, ids, principal };
+      const ctx: ActionContext = {
+        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal,
+      };
       const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
       logger.debug({ action: envelope.action, requestId, ms: opts.clock.now() - started }, 'request served');
     } catch (e) {
       sendError(res, toClcError(e, logger), requestId, logger);
+    } finally {
+      // After the reply is written: what waited for this request now sees what it changed.
+      requestGate.leaveAll();
     }
   };
 

@@ -4,7 +4,10 @@
  * other surfaces (CC faults, the store, body parsing) are translated into these at their boundary;
  * docs/API.md lists every code (test/clc/errorsDocumented.test.ts fails when one is missing).
  */
-import { defineErrors, client, server } from '../../shared/errors/registry.js';
+import { defineErrors, client, server, type ErrorSpec } from '../../shared/errors/registry.js';
+
+/** The request conflicts with the cloud's current state (409); `retryable` when that state passes by itself. */
+const conflict = (message: string, retryable: boolean): ErrorSpec => ({ status: 409, message, clientFault: true, retryable });
 
 export const ClcErrors = defineErrors({
   // Request envelope and parameters.
@@ -23,8 +26,26 @@ export const ClcErrors = defineErrors({
   InvalidAvailabilityZone: client(400, 'The availability zone (partition) {zone} does not exist; known: {known}'),
   'InvalidHost.NotFound': client(400, 'No node {host} is registered in {scope}'),
   InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),
-  // Capacity and availability. Both are temporary, so a retry can help.
+  'InvalidMigrationID.Malformed': client(400, 'Invalid id: "{value}" (expecting "mig-" followed by 8 hex digits)'),
+  'InvalidMigrationID.NotFound': client(400, "The migration IDs '{ids}' do not exist"),
+  // State conflicts (live migration, issue 3).
+  IncorrectInstanceState: conflict('The instance {instanceId} is {state}; {detail}', false),
+  /** A change to an instance in an unfinished migration; it can succeed once the migration ends. */
+  OperationNotPermitted: conflict('{action} is not permitted on {detail}', true),
+  NothingToMigrate: conflict('{detail}', false),
+  MigrationInProgress: conflict('{detail}', true),
+  MigrationAlreadyFinished: conflict('{detail}', false),
+  // Capacity and availability: temporary, so a retry can help.
   InsufficientInstanceCapacity: server(503, 'There is not enough capacity for {minCount} {vmType} instance(s) in {scope}: {detail}'),
+  /** partial=false and not every instance fits (or partial and none does); nothing was reserved. */
+  InsufficientCapacityForMigration: server(503, '{detail}'),
+  /** No node may take the instances now (allowed ones unusable, every other one disabled or down). */
+  NoEligibleDestination: conflict('{detail}', true),
+  /**
+   * A change waited for a DisableService or MigrateInstances of its partition beyond the gate's
+   * bounds (clc/core/gate.ts); it was not run at all.
+   */
+  PartitionBusy: server(503, 'Partition {partition} is busy ({holder}); the request was not run: {detail}'),
   /** A CC (or a node behind it) did not answer; `delivered` says whether the request may have arrived. */
   ServiceUnavailable: server(503, 'The service is unavailable: {detail}'),
   InternalError: server(500, 'An internal error occurred: {detail}'),

@@ -32,3 +32,9 @@ export function filterParams(filters: ReadonlyMap<string, readonly string[]>): R
 export function listParams(name: string, values: readonly string[]): Record<string, string> {
   return Object.fromEntries(values.map((v, i) => [`${name}.${i + 1}`, v]));
 }
+
+/** A poll interval in milliseconds, at least 10 so a typo cannot hammer the cloud controller. */
+export function parsePollMs(s: string): number {
+  if (!/^\d{1,7}$/.test(s) || Number(s) < 10) throw new InvalidArgumentError('expected milliseconds, at least 10');
+  return Number(s);
+}

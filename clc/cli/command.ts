@@ -1,6 +1,7 @@
 /**
  * What every euca-* command shares: `--json`, `-U/--url`, the client from the environment, and one
- * way out (rows on stdout, warnings and failures on stderr, exit 0 or 1).
+ * way out (rows on stdout, warnings and failures on stderr, exit 0 or 1). Long-running commands
+ * (`--wait`) also write as they go through `live`.
  */
 import { Command } from 'commander';
 import { describeFailure } from './failures.js';
@@ -13,6 +14,17 @@ export interface CommandOutput {
   readonly lines: readonly string[];
   /** Printed on stderr either way (e.g. a partition that did not answer). */
   readonly warnings?: readonly string[];
+  /** Non-zero when the command did its work but the outcome is a failure (e.g. a migration item did not complete). */
+  readonly exitCode?: number;
+}
+
+/** Where a long-running command writes as it goes (stdout); rows of the final output still come from `lines`. */
+export interface LiveOutput {
+  write(s: string): void;
+  /** A terminal: progress bars; otherwise one line per change. */
+  readonly isTTY: boolean;
+  /** The stream itself, for progress bars that redraw in place. */
+  readonly stream: NodeJS.WritableStream;
 }
 
 export interface CommandContext {
@@ -21,6 +33,7 @@ export interface CommandContext {
   /** Positional arguments as commander processed them. */
   readonly args: readonly unknown[];
   readonly opts: Readonly<Record<string, unknown>>;
+  readonly live: LiveOutput;
 }
 
 export interface CliCommand {
@@ -28,6 +41,8 @@ export interface CliCommand {
   readonly description: string;
   /** Declares the command's own arguments and options. */
   configure(cmd: Command): Command;
+  /** A usage problem commander cannot express (e.g. exactly one of two options); exits like commander's own. */
+  validate?(opts: Readonly<Record<string, unknown>>, args: readonly unknown[]): string | undefined;
   run(ctx: CommandContext): Promise<CommandOutput>;
 }
 
@@ -41,11 +56,15 @@ export async function runCli(def: CliCommand, argv: readonly string[] = process.
   );
   cmd.parse([...argv]);
   const opts = cmd.opts<Record<string, unknown>>();
+  const problem = def.validate?.(opts, cmd.processedArgs);
+  if (problem !== undefined) cmd.error(`error: ${problem}`);
   const clientOpts = clientOptionsFromEnv(env, typeof opts.url === 'string' ? opts.url : undefined);
+  const live: LiveOutput = { write: (s) => process.stdout.write(s), isTTY: process.stdout.isTTY === true, stream: process.stdout };
   try {
-    const out = await def.run({ client: new QueryClient(clientOpts), url: clientOpts.url, args: cmd.processedArgs, opts });
+    const out = await def.run({ client: new QueryClient(clientOpts), url: clientOpts.url, args: cmd.processedArgs, opts, live });
     for (const w of out.warnings ?? []) process.stderr.write(`${w}\n`);
     process.stdout.write(opts.json ? `${JSON.stringify(out.json, null, 2)}\n` : out.lines.map((l) => `${l}\n`).join(''));
+    if (out.exitCode !== undefined && out.exitCode !== 0) process.exitCode = out.exitCode;
   } catch (e) {
     const { line, exitCode } = describeFailure(e);
     process.stderr.write(`${line}\n`);

@@ -2,9 +2,10 @@
  * Eucalyptus-style tab-separated rows for each command. Pure: readings in, lines out.
  *   NODE      partition host state cores used/total mem used/total MiB disk used/total GiB
  *   INSTANCE  id state type                         (beneath its NODE)
+ *   INSTANCE  id MIGRATING-TO destination           (beneath its NODE, while it migrates away)
  *   SERVICE   type partition name state
  *   RESERVATION id owner group
- *   INSTANCE  id image state type launch-time zone node migration-state
+ *   INSTANCE  id image state type launch-time zone node migration-state migration-source migration-destination
  *   AVAILABILITYZONE name state | |- vm-type free / max cpu ram disk
  */
 import { MATRIX_HEADER, matrixColumns, matrixLabel } from '../core/matrixText.js';
@@ -16,8 +17,15 @@ export function nodeLines(n: NodeReading): string[] {
   return [
     row('NODE', n.partition, n.host, n.state,
       `${n.used.cores}/${n.capacity.cores}`, `${n.used.memoryMiB}/${n.capacity.memoryMiB}`, `${n.used.diskGiB}/${n.capacity.diskGiB}`),
-    ...n.instancesSet.map((i) => row('INSTANCE', i.instanceId, i.state, i.instanceType)),
+    ...n.instancesSet.map((i) => (movingAway(n, i)
+      ? row('INSTANCE', i.instanceId, 'MIGRATING-TO', i.migrationDestination)
+      : row('INSTANCE', i.instanceId, i.state, i.instanceType))),
   ];
+}
+
+/** Listed on `n` while its migration takes it to another node (the destination lists it plainly). */
+function movingAway(n: NodeReading, i: NodeReading['instancesSet'][number]): boolean {
+  return i.migrationDestination !== '' && i.migrationDestination !== n.host;
 }
 
 export function serviceLine(s: ServiceReading): string {
@@ -29,7 +37,7 @@ const GROUP = 'default';
 
 export function instanceLine(i: InstanceReading): string {
   return row('INSTANCE', i.instanceId, i.imageId, i.instanceState.name, i.instanceType, i.launchTime,
-    i.placement.availabilityZone, i.nodeHost, i.migrationState);
+    i.placement.availabilityZone, i.nodeHost, i.migrationState, i.migrationSource, i.migrationDestination);
 }
 
 export function reservationLines(r: ReservationReading): string[] {

@@ -28,7 +28,9 @@ const nodeSchema = z.object({
   state: z.string(),
   capacity: resources,
   used: resources,
-  instancesSet: itemsOf(z.object({ instanceId: z.string(), state: z.string(), instanceType: z.string(), migrationState: text })),
+  instancesSet: itemsOf(z.object({
+    instanceId: z.string(), state: z.string(), instanceType: z.string(), migrationState: text, migrationSource: text, migrationDestination: text,
+  })),
 });
 export type NodeReading = z.infer<typeof nodeSchema>;
 
@@ -56,6 +58,8 @@ const instanceSchema = z.object({
   placement: z.object({ availabilityZone: z.string() }),
   nodeHost: text,
   migrationState: text,
+  migrationSource: text,
+  migrationDestination: text,
 });
 export type InstanceReading = z.infer<typeof instanceSchema>;
 
@@ -66,6 +70,36 @@ const reservationSchema = z.object({
 });
 export type ReservationReading = z.infer<typeof reservationSchema>;
 
+const optionalNum = z.coerce.number().optional();
+
+const migrationItemSchema = z.object({
+  instanceId: z.string(),
+  instanceType: z.string(),
+  destination: text,
+  state: z.string(),
+  attempts: num,
+  error: text,
+  queuedAt: z.string(),
+  startedAt: text,
+  endedAt: text,
+  elapsedMs: optionalNum,
+  progress: z.object({ bytesTotal: num, bytesTransferred: num, bytesRemaining: num, iteration: num }).optional(),
+  stats: z.object({ elapsedMs: num, downtimeMs: num, bytesTransferred: num, iterations: num }).optional(),
+});
+export type MigrationItemReading = z.infer<typeof migrationItemSchema>;
+
+const migrationSchema = z.object({
+  migrationId: z.string(),
+  partition: z.string(),
+  sourceHost: z.string(),
+  kind: z.string(),
+  /** active, completed or incomplete. */
+  state: z.string(),
+  createdAt: z.string(),
+  itemSet: itemsOf(migrationItemSchema),
+});
+export type MigrationReading = z.infer<typeof migrationSchema>;
+
 export const RESPONSES = {
   DescribeNodes: z.object({ nodeSet: itemsOf(nodeSchema), unavailablePartitionSet: unavailableSchema }),
   DescribeServices: z.object({ serviceStatuses: itemsOf(serviceSchema) }),
@@ -75,6 +109,12 @@ export const RESPONSES = {
   TerminateInstances: z.object({
     instancesSet: itemsOf(z.object({ instanceId: z.string(), previousState: stateSchema, currentState: stateSchema })),
   }),
+  MigrateInstances: migrationSchema.extend({
+    unplacedSet: itemsOf(z.object({ instanceId: z.string(), reason: z.string() })),
+    resourceMatrix: itemsOf(matrixSchema),
+  }),
+  DescribeMigrations: z.object({ migrationSet: itemsOf(migrationSchema), unavailablePartitionSet: unavailableSchema }),
+  CancelMigration: migrationSchema,
   DescribeAvailabilityZones: z.object({
     availabilityZoneInfo: itemsOf(z.object({ zoneName: z.string(), zoneState: text, messageSet: itemsOf(z.object({ message: text })) })),
   }),

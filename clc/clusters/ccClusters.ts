@@ -1,9 +1,9 @@
 /** The real Clusters adapter: typed CC calls over a WireTransport, failures translated at this edge. */
-import { CC_OPS, type CcOp, type CcRequest, type CcResponse } from '../../shared/protocol/ccProtocol.js';
 import { TypedClient } from '../../shared/protocol/typedClient.js';
 import type { WireTransport } from '../../shared/wire/transport.js';
 import { ClcErrors } from '../api/errors.js';
 import { translateCcFailure } from './ccFaults.js';
+import { CLC_CC_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from './ccContract.js';
 import type { Clusters, PartitionInfo } from './clusters.js';
 
 export interface CcClustersOptions {
@@ -13,11 +13,11 @@ export interface CcClustersOptions {
 }
 
 export function createCcClusters(opts: CcClustersOptions): Clusters {
-  const client = new TypedClient(opts.transport, CC_OPS);
+  const client = new TypedClient(opts.transport, CLC_CC_OPS);
   const endpoints = new Map(opts.partitions.map((p) => [p.name, p.endpoint]));
   return {
     partitions: Object.freeze(opts.partitions.map((p) => Object.freeze({ ...p }))),
-    async call<O extends CcOp>(partition: string, op: O, req: CcRequest<O>): Promise<CcResponse<O>> {
+    async call<O extends ClcCcOp>(partition: string, op: O, req: ClcCcRequest<O>): Promise<ClcCcResponse<O>> {
       const endpoint = endpoints.get(partition);
       if (endpoint === undefined) throw ClcErrors.make('InternalError', { detail: `no cluster controller is configured for partition ${partition}` });
       try {

@@ -25,6 +25,20 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'InsufficientInstanceCapacity':
     case 'InsufficientCapacity':
       return ClcErrors.withMessage('InsufficientInstanceCapacity', remoteMessage, answered);
+    // Live migration (issue 3): the CC's refusals of ccMigrateInstances / ccCancelMigration.
+    case 'InstanceNotRunning':
+      return ClcErrors.withMessage('IncorrectInstanceState', remoteMessage, answered);
+    case 'InvalidParameterCombination':
+    case 'DestinationIsSource':
+      return ClcErrors.withMessage('InvalidParameterCombination', remoteMessage, answered);
+    case 'NothingToMigrate':
+    case 'NoEligibleDestination':
+    case 'InsufficientCapacityForMigration':
+    case 'MigrationInProgress':
+    case 'MigrationAlreadyFinished':
+      return ClcErrors.withMessage(remoteCode, remoteMessage, answered);
+    case 'MigrationNotFound':
+      return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);
     case 'NodeUnreachable':
     case 'NodeUnhealthy':
       return ClcErrors.make('ServiceUnavailable', { ...answered, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });

@@ -2,7 +2,7 @@
  * The CLC's narrow view of its cluster controllers (STYLE habit 4): which partitions exist and one
  * typed call into a partition's CC. The real adapter is ccClusters.ts; tests pass a hand-written fake.
  */
-import type { CcOp, CcRequest, CcResponse } from '../../shared/protocol/ccProtocol.js';
+import type { ClcCcOp, ClcCcRequest, ClcCcResponse } from './ccContract.js';
 
 /** One configured partition (= availability zone) and the CC that serves it. */
 export interface PartitionInfo {
@@ -16,10 +16,10 @@ export interface Clusters {
   /**
    * Calls `op` on the partition's CC. Rejects only with ClcErrors: ServiceUnavailable (field
    * `delivered`: 'no' when the CC cannot have acted, 'maybe' otherwise), or the CC's refusal
-   * translated (InvalidHost.NotFound, InvalidInstanceID.NotFound, InsufficientInstanceCapacity,
-   * InternalError).
+   * translated by ccFaults.ts (InvalidHost.NotFound, InvalidInstanceID.NotFound,
+   * InsufficientInstanceCapacity, the live-migration refusals, InternalError).
    */
-  call<O extends CcOp>(partition: string, op: O, req: CcRequest<O>): Promise<CcResponse<O>>;
+  call<O extends ClcCcOp>(partition: string, op: O, req: ClcCcRequest<O>): Promise<ClcCcResponse<O>>;
 }
 
 export function partitionNames(clusters: Clusters): string[] {

@@ -4,8 +4,8 @@
  */
 import type { Logger } from 'pino';
 import type { FerryError } from '../../shared/errors/registry.js';
-import type { CcOp, CcRequest, CcResponse } from '../../shared/protocol/ccProtocol.js';
 import { translateCcFailure } from './ccFaults.js';
+import type { ClcCcOp, ClcCcRequest, ClcCcResponse } from './ccContract.js';
 import type { Clusters } from './clusters.js';
 
 export interface FanOut<T> {
@@ -14,11 +14,11 @@ export interface FanOut<T> {
   readonly unavailable: ReadonlyMap<string, FerryError>;
 }
 
-export async function askPartitions<O extends CcOp>(
-  clusters: Clusters, partitions: readonly string[], op: O, req: CcRequest<O>, logger: Logger,
-): Promise<FanOut<CcResponse<O>>> {
+export async function askPartitions<O extends ClcCcOp>(
+  clusters: Clusters, partitions: readonly string[], op: O, req: ClcCcRequest<O>, logger: Logger,
+): Promise<FanOut<ClcCcResponse<O>>> {
   const settled = await Promise.allSettled(partitions.map((p) => clusters.call(p, op, req)));
-  const answers = new Map<string, CcResponse<O>>();
+  const answers = new Map<string, ClcCcResponse<O>>();
   const unavailable = new Map<string, FerryError>();
   settled.forEach((s, i) => {
     const partition = partitions[i] as string;
@@ -33,6 +33,6 @@ export async function askPartitions<O extends CcOp>(
   return { answers, unavailable };
 }
 
-export function askAllPartitions<O extends CcOp>(clusters: Clusters, op: O, req: CcRequest<O>, logger: Logger): Promise<FanOut<CcResponse<O>>> {
+export function askAllPartitions<O extends ClcCcOp>(clusters: Clusters, op: O, req: ClcCcRequest<O>, logger: Logger): Promise<FanOut<ClcCcResponse<O>>> {
   return askPartitions(clusters, clusters.partitions.map((p) => p.name), op, req, logger);
 }

@@ -8,7 +8,7 @@ import type { InstanceRecord } from '../state/clcStore.js';
 
 export interface MigrationView {
   readonly state: MigrationState;
-  /** Filled in when live migration lands: the hosts an instance moves between. */
+  /** While the instance is in an unfinished migration plan: the hosts it moves between. */
   readonly source?: string;
   readonly destination?: string;
 }
@@ -38,6 +38,21 @@ export interface MergedInstances {
   readonly unknown: ReadonlyMap<string, string>;
 }
 
+function migrationOf(i: CcInstance): MigrationView {
+  // The CC sends '' for "not moving"; answers from before live migration leave the fields out.
+  const source = i.migrationSource || undefined;
+  const destination = i.migrationDestination || undefined;
+  return { state: i.migrationState, ...(source !== undefined ? { source } : {}), ...(destination !== undefined ? { destination } : {}) };
+}
+
+/**
+ * Whether the instance is in an unfinished migration: its NC says so, or the CC lists it in a plan
+ * item that has not finished (a queued item's instance still says `none`).
+ */
+export function isMigrating(v: InstanceView): boolean {
+  return v.migration.state !== 'none' || v.migration.destination !== undefined;
+}
+
 /** The view of an instance as its CC reports it. */
 export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceView {
   return {
@@ -51,7 +66,7 @@ export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceVi
     host: i.host,
     launchTime: i.launchTime,
     launchIndex,
-    migration: { state: i.migrationState },
+    migration: migrationOf(i),
     reported: true,
   };
 }

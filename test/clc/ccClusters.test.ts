@@ -11,7 +11,7 @@ import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
 import { ClcErrors } from '../../clc/api/errors.js';
 import { defineErrors, client, server, FerryError } from '../../shared/errors/registry.js';
 import { silentLogger } from '../../shared/log.js';
-import { CC_OPS } from '../../shared/protocol/ccProtocol.js';
+import { CC_MIGRATION_OPS, CC_OPS } from '../../shared/protocol/ccProtocol.js';
 import { typedHandlers } from '../../shared/protocol/typedServer.js';
 import { WireErrors } from '../../shared/wire/errors.js';
 import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
@@ -32,6 +32,16 @@ describe('translateCcFailure', () => {
     ['InstanceNotFound', remote('InstanceNotFound'), 'InvalidInstanceID.NotFound', 'yes'],
     ['InsufficientInstanceCapacity', remote('InsufficientInstanceCapacity'), 'InsufficientInstanceCapacity', 'yes'],
     ['NodeUnreachable', remote('NodeUnreachable'), 'ServiceUnavailable', 'yes'],
+    ['InstanceNotRunning', remote('InstanceNotRunning'), 'IncorrectInstanceState', 'yes'],
+    ['DestinationIsSource', remote('DestinationIsSource'), 'InvalidParameterCombination', 'yes'],
+    ['the CC\'s InvalidParameterCombination', remote('InvalidParameterCombination'), 'InvalidParameterCombination', 'yes'],
+    ['NothingToMigrate', remote('NothingToMigrate'), 'NothingToMigrate', 'yes'],
+    ['NoEligibleDestination', remote('NoEligibleDestination'), 'NoEligibleDestination', 'yes'],
+    ['InsufficientCapacityForMigration', remote('InsufficientCapacityForMigration'), 'InsufficientCapacityForMigration', 'yes'],
+    ['MigrationInProgress', remote('MigrationInProgress'), 'MigrationInProgress', 'yes'],
+    ['MigrationNotFound', remote('MigrationNotFound'), 'InvalidMigrationID.NotFound', 'yes'],
+    ['MigrationAlreadyFinished', remote('MigrationAlreadyFinished'), 'MigrationAlreadyFinished', 'yes'],
+    ['an NC-only migration code', remote('MigrationNotPrepared'), 'InternalError', 'yes'],
     ['a CC code we do not expect', remote('InvalidParameter'), 'InternalError', 'yes'],
     ['not a coded error at all', new TypeError('boom'), 'InternalError', 'maybe'],
   ];
@@ -79,6 +89,8 @@ describe('createCcClusters over real HTTP', () => {
   const StubCcErrors = defineErrors({
     NodeNotFound: client(404, 'node {host} is not registered in partition {partition}'),
     NodeUnreachable: server(503, 'node {host} is unreachable'),
+    InstanceNotRunning: client(409, 'instance {instanceId} is {state}; only running instances can be migrated'),
+    MigrationNotFound: client(404, 'migration {migrationId} is not known in partition {partition}'),
   });
   let stub: Server;
   let closedPort: number;
@@ -91,7 +103,8 @@ describe('createCcClusters over real HTTP', () => {
       host: '127.0.12.11', partition: 'cluster01', nodeState: 'enabled' as const, reachable: true, healthy: true, lastSeen: 1,
       capacity: { cores: 4, memoryMiB: 4096, diskGiB: 100 }, used: { cores: 0, memoryMiB: 0, diskGiB: 0 }, instances: [],
     };
-    const handlers = typedHandlers(CC_OPS, {
+    // Every CC operation, migration ones included, so this stub still type-checks once they fold into CC_OPS.
+    const handlers = typedHandlers({ ...CC_OPS, ...CC_MIGRATION_OPS }, {
       ccDescribeNodes: async () => ({ partition: 'cluster01', nodes: [node] }),
       ccDescribeResources: async () => {
         await new Promise((r) => setTimeout(r, 500));
@@ -104,6 +117,12 @@ describe('createCcClusters over real HTTP', () => {
         if (req.host === '127.0.12.13') throw StubCcErrors.make('NodeUnreachable', { host: req.host });
         throw StubCcErrors.make('NodeNotFound', { host: req.host, partition: 'cluster01' });
       },
+      ccMigrateInstances: async (req) => {
+        throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId ?? '', state: 'pending' });
+      },
+      ccDescribeMigrations: async () => ({ partition: 'cluster01', migrations: [] }),
+      ccCancelMigration: async (req) => { throw StubCcErrors.make('MigrationNotFound', { migrationId: req.migrationId, partition: 'cluster01' }); },
+      ccNodeEvent: async () => ({}),
     });
     mountWireService(app, { path: CC_PATH, handlers, logger: silentLogger() });
     stub = await new Promise<Server>((resolve) => { const s = app.listen(0, HOST, () => resolve(s)); });
@@ -142,6 +161,15 @@ describe('createCcClusters over real HTTP', () => {
       reservationId: 'r-00000001', imageId: 'emi-00000001', ownerId: '000000000000', vmType: { ...DEFAULT_VM_TYPES[1]! },
       instanceIds: ['i-00000001'], minCount: 1, launchTime: 0,
     })).rejects.toMatchObject({ code: 'InsufficientInstanceCapacity', fields: { delivered: 'yes' } });
+  });
+
+  it('live migration: InstanceNotRunning → IncorrectInstanceState, MigrationNotFound → InvalidMigrationID.NotFound', async () => {
+    await expect(clustersAt(url).call('cluster01', 'ccMigrateInstances', {
+      instanceId: 'i-00000001', destinations: [], allowHosts: true, reserveDestinations: false, partial: false, vmTypes: [...DEFAULT_VM_TYPES],
+    })).rejects.toMatchObject({ code: 'IncorrectInstanceState', status: 409, message: 'instance i-00000001 is pending; only running instances can be migrated' });
+    await expect(clustersAt(url).call('cluster01', 'ccCancelMigration', { migrationId: 'mig-0000dead' }))
+      .rejects.toMatchObject({ code: 'InvalidMigrationID.NotFound', message: expect.stringContaining('mig-0000dead') });
+    await expect(clustersAt(url).call('cluster01', 'ccDescribeMigrations', {})).resolves.toEqual({ partition: 'cluster01', migrations: [] });
   });
 
   it('a closed port → ServiceUnavailable, not delivered', async () => {

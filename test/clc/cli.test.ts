@@ -2,38 +2,25 @@
  * The built euca-* commands (dist/clc/cli/*.js, and the bin/ wrappers) against an in-process CLC on
  * 127.0.12.1 over a fake Clusters: printed rows, stderr and exit codes.
  */
-import { execFile } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import express from 'express';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLC_PATH } from '../../clc/api/app.js';
-import { ensureBuilt, ROOT } from './buildOnce.js';
+import { ensureBuilt } from './buildOnce.js';
+import { lines, runBuiltCli, type CliRun } from './cliRunner.js';
 import { harness, type Harness } from './harness.js';
 
 const HOST = '127.0.12.1';
-
-interface Run { code: number; stdout: string; stderr: string }
 
 let h: Harness;
 let server: Server;
 let url: string;
 let closedUrl: string;
 
-/** Runs a built command without blocking this process: the CLC it talks to lives here. */
-function cli(file: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const entry = file.startsWith('bin/') ? join(ROOT, file) : join(ROOT, 'dist', 'clc', 'cli', `${file}.js`);
-  const cmd = file.startsWith('bin/') ? entry : process.execPath;
-  const argv = file.startsWith('bin/') ? args : [entry, ...args];
-  return new Promise((resolve) => {
-    execFile(cmd, argv, { env: { PATH: process.env.PATH ?? '', EC2_URL: url, EC2_ACCESS_KEY: 'AKTEST', ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+function cli(file: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runBuiltCli(file, args, { EC2_URL: url, EC2_ACCESS_KEY: 'AKTEST', ...env });
 }
-
-const lines = (s: string) => s.split('\n').filter((l) => l !== '');
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -61,7 +48,7 @@ describe('euca-run-instances, euca-describe-instances, euca-terminate-instances'
     expect(res).toMatch(/^RESERVATION\tr-[0-9a-f]{8}\t000000000000\tdefault$/);
     expect(insts).toHaveLength(2);
     for (const l of insts) {
-      expect(l).toMatch(/^INSTANCE\ti-[0-9a-f]{8}\temi-00000001\tpending\tc1\.medium\t2013-06-01T12:00:00\.000Z\tcluster02\t127\.0\.12\.2[12]\tnone$/);
+      expect(l).toMatch(/^INSTANCE\ti-[0-9a-f]{8}\temi-00000001\tpending\tc1\.medium\t2013-06-01T12:00:00\.000Z\tcluster02\t127\.0\.12\.2[12]\tnone\t\t$/);
     }
     const call = h.clusters.calls.find((c) => c.op === 'ccRunInstances');
     expect(call?.req).toMatchObject({ minCount: 2, instanceIds: expect.any(Array) });
@@ -211,7 +198,7 @@ describe('connection and wrappers', () => {
   });
 
   it.each([
-    'euca-describe-nodes', 'euca-describe-services', 'euca-describe-instances', 'euca-describe-availability-zones',
+    'euca-describe-nodes', 'euca-describe-services', 'euca-describe-instances', 'euca-describe-availability-zones', 'euca-describe-migrations',
   ])('bin/%s runs the built command', async (name) => {
     const r = await cli(`bin/${name}`, []);
     expect(r.stderr).toBe('');

@@ -17,15 +17,15 @@ describe('parseClcConfig', () => {
     const c = parseClcConfig(['--state-dir', '/tmp/x'], {});
     expect(c).toEqual({
       host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }],
-      ccTimeoutMs: 10_000, maxBodyBytes: 1024 * 1024,
+      ccTimeoutMs: 10_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
 
   it('reads every flag', () => {
     const c = parseClcConfig(['--host', '127.0.12.5', '--port', '18773', '--state-dir', 's', '--clusters', 'a=http://127.0.12.6:1, b=https://127.0.12.7:2',
-      '--cc-timeout-ms', '500', '--max-body-bytes', '4096'], {});
-    expect(c).toMatchObject({ host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, maxBodyBytes: 4096 });
+      '--cc-timeout-ms', '500', '--max-body-bytes', '4096', '--gate-max-waiting', '8', '--gate-max-wait-ms', '5000'], {});
+    expect(c).toMatchObject({ host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000 });
     expect(c.clusters).toEqual([{ name: 'a', endpoint: 'http://127.0.12.6:1' }, { name: 'b', endpoint: 'https://127.0.12.7:2' }]);
   });
 
@@ -47,6 +47,8 @@ describe('parseClcConfig', () => {
     ['no partition', ['--state-dir', 's', '--clusters', ','], /^--clusters: at least one/],
     ['timeout too small', ['--state-dir', 's', '--cc-timeout-ms', '5'], /^--cc-timeout-ms: must be at least 100/],
     ['body limit too small', ['--state-dir', 's', '--max-body-bytes', '10'], /^--max-body-bytes: must be at least 1024/],
+    ['gate queue of zero', ['--state-dir', 's', '--gate-max-waiting', '0'], /^--gate-max-waiting: must be at least 1/],
+    ['gate wait too short', ['--state-dir', 's', '--gate-max-wait-ms', '10'], /^--gate-max-wait-ms: must be at least 100/],
     ['unknown flag', ['--state-dir', 's', '--bogus'], /unknown option/],
   ];
   it.each(bad)('%s', (_n, argv, re) => {

@@ -1,10 +1,13 @@
 /** Builds the admin API in-process over a fake Clusters, a memory store and a manual clock. */
+import { createServer, type Server } from 'node:http';
 import request from 'supertest';
 import xml2js from 'xml2js';
 import type { Express } from 'express';
 import { pino, type Logger } from 'pino';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
+import { PartitionGate } from '../../clc/api/partitionGate.js';
+import type { GateLimits } from '../../clc/core/gate.js';
 import { openMemoryClcStore, type ClcState } from '../../clc/state/clcStore.js';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
@@ -24,6 +27,7 @@ export interface Harness {
   readonly clusters: FakeClusters;
   readonly store: Store<ClcState>;
   readonly clock: ManualClock;
+  readonly gate: PartitionGate;
 }
 
 export interface HarnessOptions {
@@ -33,18 +37,22 @@ export interface HarnessOptions {
   readonly store?: Store<ClcState>;
   readonly logger?: Logger;
   readonly maxBodyBytes?: number;
+  readonly gateLimits?: GateLimits;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   const clusters = opts.clusters ?? twoZoneCloud();
   const store = opts.store ?? await openMemoryClcStore();
   const clock = new ManualClock(START);
+  clusters.clock = clock;
+  const logger = opts.logger ?? silentLogger();
+  const gate = new PartitionGate({ clock, logger, ...(opts.gateLimits ? { limits: opts.gateLimits } : {}) });
   const app = buildClcApp({
-    clusters: opts.wrap ? opts.wrap(clusters) : clusters, store, clock, logger: opts.logger ?? silentLogger(),
-    ids: counterIds(), requestIds: () => 'req-1',
+    clusters: opts.wrap ? opts.wrap(clusters) : clusters, store, clock, logger,
+    ids: counterIds(), requestIds: () => 'req-1', gate,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
   });
-  return { app, clusters, store, clock };
+  return { app, clusters, store, clock, gate };
 }
 
 /** A logger whose lines (parsed JSON) land in `lines`. */
@@ -65,10 +73,45 @@ export async function parseXml(text: string): Promise<Record<string, any>> {
   return (await xml2js.parseStringPromise(text, { explicitArray: false, ignoreAttrs: true })) as Record<string, any>;
 }
 
+/** The admin API's test address: every request these tests send stays on 127.0.12.x. */
+export const API_HOST = '127.0.12.1';
+
+/** Serves `app` on API_HOST for the length of `fn`. */
+async function withServer<T>(app: Express, fn: (server: Server) => Promise<T>): Promise<T> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, API_HOST, resolve));
+  try {
+    return await fn(server);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
 /** POSTs a form; `Version` is added unless given. */
 export async function query(app: Express, params: Record<string, string>): Promise<QueryReply> {
-  const res = await request(app).post(CLC_PATH).type('form').send(new URLSearchParams({ Version: '2013-02-01', ...params }).toString());
-  return { status: res.status, text: res.text, doc: await parseXml(res.text) };
+  return withServer(app, async (server) => {
+    const res = await request(server).post(CLC_PATH).type('form').send(new URLSearchParams({ Version: '2013-02-01', ...params }).toString());
+    return { status: res.status, text: res.text, doc: await parseXml(res.text) };
+  });
+}
+
+/** Launches `count` instances of `type` in `zone` through the API and marks them running; their ids. */
+export async function launchRunning(h: Harness, zone: string, type = 'm1.small', count = 1): Promise<string[]> {
+  const r = await query(h.app, { Action: 'RunInstances', ImageId: 'emi-00000001', InstanceType: type, MinCount: String(count), 'Placement.AvailabilityZone': zone });
+  if (r.status !== 200) throw new Error(`launch failed: ${r.text}`);
+  const ids = items(r.doc.RunInstancesResponse.instancesSet).map((i) => i.instanceId as string);
+  for (const id of ids) h.clusters.setInstanceState(id, 'running');
+  return ids;
+}
+
+/** Resolves once `cond` holds, checking between event-loop turns (requests in flight need a few). */
+export async function eventually(cond: () => boolean, what: string, turns = 500): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`timed out waiting until ${what}`);
 }
 
 /** The `<item>` list of a set element as parsed with explicitArray off. */

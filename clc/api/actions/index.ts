@@ -1,9 +1,12 @@
 /** The dispatch table: every action the admin API serves, by its AWS `Action` name. */
 import type { Action } from '../action.js';
+import { cancelMigration } from './cancelMigration.js';
 import { describeAvailabilityZones } from './describeAvailabilityZones.js';
 import { describeInstances } from './describeInstances.js';
+import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
 import { describeServices } from './describeServices.js';
+import { migrateInstances } from './migrateInstances.js';
 import { disableService, enableService } from './modifyService.js';
 import { runInstances } from './runInstances.js';
 import { terminateInstances } from './terminateInstances.js';
@@ -17,6 +20,9 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeNodes: describeNodes,
   EnableService: enableService,
   DisableService: disableService,
+  MigrateInstances: migrateInstances,
+  DescribeMigrations: describeMigrations,
+  CancelMigration: cancelMigration,
 });
 
 export function findAction(name: string): Action | undefined {

@@ -3,6 +3,9 @@
  * is found (in `Partition`, or in whichever partition reports it), its CC is asked to change it, and
  * the reply goes out only after the CC answered, which it does once the NC has persisted the state.
  *
+ * Gating: DisableService is exclusive in the node's partition, EnableService an ordinary change
+ * (clc/core/gate.ts).
+ *
  * The node is named by `Host=<address>` or by `ServiceId=<full name>` as DescribeServices prints it
  * (`arn:euca:eucalyptus:<partition>:node:<host>/`), never both.
  */
@@ -10,15 +13,14 @@ import { z } from 'zod';
 import type { NodeState } from '../../../shared/protocol/common.js';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
 import { partitionNames } from '../../clusters/clusters.js';
-import { askPartitions } from '../../clusters/fanOut.js';
 import { parseServiceFullName } from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
 import type { ParamMap } from '../queryParams.js';
 import { matrixItems } from '../render/matrixItems.js';
 import { nodeItem, nodeServiceStatus, serviceStatusItem } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { findNodePartition } from './nodeLookup.js';
 import { requireZone } from './zones.js';
 
 /** The only service type whose state Ferry changes; others are Eucalyptus's and out of scope. */
@@ -60,28 +62,14 @@ export function parseModifyService(params: ParamMap): ModifyServiceInput {
   return parseActionParams(schema, params);
 }
 
-/** The partition whose CC reports `host`; checked before anything is changed. */
-async function findNodePartition(ctx: ActionContext, input: ModifyServiceInput): Promise<string> {
-  const candidates = input.partition !== undefined ? [requireZone(ctx.clusters, input.partition)] : partitionNames(ctx.clusters);
-  const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeNodes', {}, ctx.logger);
-  for (const [partition, r] of fan.answers) {
-    if (r.nodes.some((n) => n.host === input.host)) return partition;
-  }
-  if (fan.unavailable.size > 0) {
-    // It may be a node of a partition that did not answer: not a NotFound we can vouch for.
-    throw ClcErrors.make('ServiceUnavailable', {
-      partition: [...fan.unavailable.keys()].join(','), delivered: 'no',
-      detail: `node ${input.host} is not in any answering partition, and ${[...fan.unavailable.values()].map((e) => e.message).join('; ')}`,
-    });
-  }
-  throw ClcErrors.make('InvalidHost.NotFound', {
-    host: input.host, scope: input.partition !== undefined ? `partition ${input.partition}` : `any partition (${candidates.join(', ')})`,
-  });
-}
-
-function modifyNode(stateName: NodeState) {
+function modifyNode(action: 'EnableService' | 'DisableService', stateName: NodeState) {
   return async (input: ModifyServiceInput, ctx: ActionContext): Promise<XmlObject> => {
-    const partition = await findNodePartition(ctx, input);
+    const candidates = input.partition !== undefined ? [requireZone(ctx.clusters, input.partition)] : partitionNames(ctx.clusters);
+    // Disabling takes capacity away: it runs alone in its partition and the changes that arrive
+    // meanwhile wait for its reply. Enabling only adds capacity, so it is an ordinary change.
+    const ticket = ctx.gate.enter(stateName === 'disabled' ? 'exclusive' : 'change', `${action} of node ${input.host}`, candidates);
+    const partition = await findNodePartition(ctx, input.host, candidates, input.partition);
+    await ticket.ready([partition]);
     const r = await ctx.clusters.call(partition, 'ccModifyNode', { host: input.host, stateName, vmTypes: ctx.store.read().vmTypes });
     ctx.logger.info({ partition, host: input.host, previousState: r.previousState, stateName }, 'node state changed');
     return {
@@ -93,5 +81,5 @@ function modifyNode(stateName: NodeState) {
   };
 }
 
-export const enableService = defineAction({ namespace: EUCA_NAMESPACE, parse: parseModifyService, run: modifyNode('enabled') });
-export const disableService = defineAction({ namespace: EUCA_NAMESPACE, parse: parseModifyService, run: modifyNode('disabled') });
+export const enableService = defineAction({ namespace: EUCA_NAMESPACE, parse: parseModifyService, run: modifyNode('EnableService', 'enabled') });
+export const disableService = defineAction({ namespace: EUCA_NAMESPACE, parse: parseModifyService, run: modifyNode('DisableService', 'disabled') });

@@ -1,6 +1,8 @@
 /**
  * RunInstances: pick (or check) a zone, record the instances durably, then ask that zone's CC.
  * Records are written before the CC call so nothing the admin is told about is lost to a CLC crash.
+ * A change (clc/core/gate.ts): it enters the gate of every candidate zone on receipt and reads their
+ * capacity only once granted, so a pending DisableService or drain is never raced.
  */
 import { z } from 'zod';
 import type { FerryError } from '../../../shared/errors/registry.js';
@@ -67,8 +69,7 @@ function resolveVmType(ctx: ActionContext, name: string): VmType {
 }
 
 /** Asks the candidate zones what fits now and picks one; nothing is written before this answers. */
-async function pickZone(ctx: ActionContext, input: RunInstancesInput, vmType: VmType): Promise<string> {
-  const candidates = input.zone !== undefined ? [requireZone(ctx.clusters, input.zone)] : partitionNames(ctx.clusters);
+async function pickZone(ctx: ActionContext, input: RunInstancesInput, vmType: VmType, candidates: readonly string[]): Promise<string> {
   const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeResources', { vmTypes: [vmType] }, ctx.logger);
   const zones: ZoneCapacity[] = [...fan.answers].map(([partition, r]) => ({
     partition, available: r.matrix.find((m) => m.vmType === vmType.name)?.available ?? 0,
@@ -115,7 +116,11 @@ async function forget(ctx: ActionContext, ids: readonly string[]): Promise<void>
 
 async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObject> {
   const vmType = resolveVmType(ctx, input.instanceType);
-  const zone = await pickZone(ctx, input, vmType);
+  const candidates = input.zone !== undefined ? [requireZone(ctx.clusters, input.zone)] : partitionNames(ctx.clusters);
+  const ticket = ctx.gate.enter('change', `RunInstances of ${input.maxCount} ${vmType.name}`, candidates);
+  await ticket.ready();
+  const zone = await pickZone(ctx, input, vmType, candidates);
+  ticket.narrow([zone]);
   const launchTime = ctx.clock.now();
   const ownerId = ctx.principal.accountId;
   const { reservationId, instanceIds } = allocateIds(ctx, input.maxCount);

@@ -1,11 +1,14 @@
 /**
  * TerminateInstances: every id is resolved first (unknown or unavailable ids fail the whole
  * request before anything is terminated), then each partition's CC terminates its share.
+ * A change (clc/core/gate.ts) in the partitions of its instances; an instance that is migrating
+ * refuses the whole request (OperationNotPermitted).
  */
 import { z } from 'zod';
-import type { CcResponse } from '../../../shared/protocol/ccProtocol.js';
 import type { InstanceState } from '../../../shared/protocol/common.js';
-import { askAllPartitions } from '../../clusters/fanOut.js';
+import type { ClcCcResponse } from '../../clusters/ccContract.js';
+import { partitionNames } from '../../clusters/clusters.js';
+import { askPartitions } from '../../clusters/fanOut.js';
 import { mergeInstances } from '../../core/instanceView.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
@@ -13,6 +16,7 @@ import type { ParamMap } from '../queryParams.js';
 import { instanceStateXml } from '../render/instanceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { dedupe, requireInstances } from './instanceLookup.js';
+import { refuseMigrating } from './migrationGuard.js';
 
 const schema = z.strictObject({
   InstanceId: paramList(instanceIdParam).min(1),
@@ -26,10 +30,29 @@ export function parseTerminateInstances(params: ParamMap): TerminateInstancesInp
 
 interface Change { readonly previousState: InstanceState; readonly currentState: InstanceState }
 
+/** The partitions the ids are recorded in (instances never leave their partition), or every one for an id without a record. */
+function claimedPartitions(ctx: ActionContext, ids: readonly string[]): string[] {
+  const records = ctx.store.read().instances;
+  const all = partitionNames(ctx.clusters);
+  if (!ids.every((id) => records[id] !== undefined)) return all;
+  return [...new Set(ids.map((id) => records[id]?.partition as string))].filter((p) => all.includes(p));
+}
+
+/** At most this many ids are named in the gate's label. */
+const LABEL_IDS = 3;
+
+function label(ids: readonly string[]): string {
+  const more = ids.length > LABEL_IDS ? ` and ${ids.length - LABEL_IDS} more` : '';
+  return `TerminateInstances of ${ids.slice(0, LABEL_IDS).join(', ')}${more}`;
+}
+
 async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<XmlObject> {
-  const fan = await askAllPartitions(ctx.clusters, 'ccDescribeInstances', {}, ctx.logger);
+  const partitions = claimedPartitions(ctx, input.instanceIds);
+  await ctx.gate.enter('change', label(input.instanceIds), partitions).ready();
+  const fan = await askPartitions(ctx.clusters, partitions, 'ccDescribeInstances', {}, ctx.logger);
   const live = new Map([...fan.answers].map(([p, r]) => [p, r.instances]));
   const views = requireInstances(input.instanceIds, mergeInstances(ctx.store.read().instances, live), fan.unavailable);
+  await refuseMigrating(ctx, 'TerminateInstances', views);
 
   const changes = new Map<string, Change>();
   const byPartition = new Map<string, string[]>();
@@ -42,7 +65,7 @@ async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<
   const settled = await Promise.allSettled(calls);
   for (const s of settled) {
     if (s.status === 'rejected') throw s.reason;
-    for (const c of (s.value as CcResponse<'ccTerminateInstances'>).instances) changes.set(c.instanceId, c);
+    for (const c of (s.value as ClcCcResponse<'ccTerminateInstances'>).instances) changes.set(c.instanceId, c);
   }
   const stateOf = new Map(views.map((v) => [v.instanceId, v.state]));
   return {

@@ -38,7 +38,13 @@ function resourcesXml(r: CcNode['capacity']): XmlObject {
   return { cores: r.cores, memoryMiB: r.memoryMiB, diskGiB: r.diskGiB };
 }
 
-export function nodeItem(node: CcNode): XmlObject {
+/** Where an instance on a node moves, as ccDescribeInstances lists it (absent: not moving, or not known). */
+export interface InstanceMove {
+  readonly source?: string;
+  readonly destination?: string;
+}
+
+export function nodeItem(node: CcNode, moves: ReadonlyMap<string, InstanceMove> = new Map()): XmlObject {
   const s = nodeServiceState(node);
   return {
     partition: node.partition,
@@ -52,6 +58,7 @@ export function nodeItem(node: CcNode): XmlObject {
     used: resourcesXml(node.used),
     instancesSet: node.instances.map((i) => ({
       instanceId: i.instanceId, state: i.state, instanceType: i.vmType.name, migrationState: i.migrationState,
+      migrationSource: moves.get(i.instanceId)?.source, migrationDestination: moves.get(i.instanceId)?.destination,
     })),
   };
 }

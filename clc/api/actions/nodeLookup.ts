@@ -1,0 +1,25 @@
+/** Which partition holds a node, shared by EnableService / DisableService and MigrateInstances. */
+import { askPartitions } from '../../clusters/fanOut.js';
+import type { ActionContext } from '../action.js';
+import { ClcErrors } from '../errors.js';
+
+/**
+ * The partition among `candidates` whose CC reports `host`. `named` is the partition the admin gave,
+ * if any, for the NotFound message. A host not found while a candidate did not answer is
+ * ServiceUnavailable: it may be a node of that partition, so not a NotFound we can vouch for.
+ */
+export async function findNodePartition(ctx: ActionContext, host: string, candidates: readonly string[], named?: string): Promise<string> {
+  const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeNodes', {}, ctx.logger);
+  for (const [partition, r] of fan.answers) {
+    if (r.nodes.some((n) => n.host === host)) return partition;
+  }
+  if (fan.unavailable.size > 0) {
+    throw ClcErrors.make('ServiceUnavailable', {
+      partition: [...fan.unavailable.keys()].join(','), delivered: 'no',
+      detail: `node ${host} is not in any answering partition, and ${[...fan.unavailable.values()].map((e) => e.message).join('; ')}`,
+    });
+  }
+  throw ClcErrors.make('InvalidHost.NotFound', {
+    host, scope: named !== undefined ? `partition ${named}` : `any partition (${candidates.join(', ')})`,
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * Runs the pure change gate (clc/core/gate.ts) for the API: one state for the whole CLC, tickets as
+ * promises, deadlines on the injected clock, refusals as PartitionBusy. Tickets are taken per request
+ * through requestGate.ts, which also makes sure no change reaches a CC without one.
+ */
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../shared/clock.js';
+import {
+  DEFAULT_GATE_LIMITS, EMPTY_GATE, step, waitingByPartition,
+  type GateEffect, type GateEvent, type GateKind, type GateLimits, type GateState,
+} from '../core/gate.js';
+import { ClcErrors } from './errors.js';
+
+/** One request's place in the gate. */
+export interface Ticket {
+  readonly kind: GateKind;
+  readonly label: string;
+  /** Narrows the claim to `partitions` when given, then resolves once granted; rejects with PartitionBusy. */
+  ready(partitions?: readonly string[]): Promise<void>;
+  /** Keeps only these of the claimed partitions (after a routing read); others' waiters may go on. */
+  narrow(partitions: readonly string[]): void;
+  /** Granted, and `partition` is still claimed: changes to it may be sent. */
+  holds(partition: string): boolean;
+  /** Leaves the gate, granted or not; idempotent. */
+  leave(): void;
+}
+
+interface Entry {
+  status: 'waiting' | 'granted' | 'refused' | 'left';
+  readonly granted: Promise<void>;
+  resolve(): void;
+  reject(e: Error): void;
+  timer?: TimerHandle;
+}
+
+export interface PartitionGateOptions {
+  readonly clock: Clock;
+  readonly limits?: GateLimits;
+  readonly logger?: Logger;
+}
+
+export class PartitionGate {
+  private state: GateState = EMPTY_GATE;
+  private nextId = 1;
+  private readonly entries = new Map<number, Entry>();
+  private readonly clock: Clock;
+  private readonly logger: Logger | undefined;
+  readonly limits: GateLimits;
+
+  constructor(opts: PartitionGateOptions) {
+    this.clock = opts.clock;
+    this.limits = Object.freeze({ ...(opts.limits ?? DEFAULT_GATE_LIMITS) });
+    this.logger = opts.logger;
+  }
+
+  /** Takes a place in the gate now; the returned ticket's `ready()` says when the request may go on. */
+  enter(kind: GateKind, label: string, partitions: readonly string[]): Ticket {
+    const id = this.nextId++;
+    let resolve!: () => void;
+    let reject!: (e: Error) => void;
+    const granted = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
+    // A refused ticket whose request never awaits it must not become an unhandled rejection.
+    granted.catch(() => {});
+    const entry: Entry = { status: 'waiting', granted, resolve, reject };
+    this.entries.set(id, entry);
+    this.apply({ type: 'enter', id, kind, label, partitions });
+
+    const ticket: Ticket = {
+      kind,
+      label,
+      ready: async (narrowTo) => {
+        if (narrowTo) ticket.narrow(narrowTo);
+        await entry.granted;
+      },
+      narrow: (ps) => {
+        if (entry.status === 'waiting' || entry.status === 'granted') this.apply({ type: 'narrow', id, partitions: ps });
+      },
+      holds: (p) => entry.status === 'granted' && (this.state.tickets.find((t) => t.id === id)?.partitions.includes(p) ?? false),
+      leave: () => {
+        if (entry.status === 'left' || entry.status === 'refused') return;
+        entry.status = 'left';
+        entry.timer?.cancel();
+        this.entries.delete(id);
+        this.apply({ type: 'leave', id });
+      },
+    };
+    return ticket;
+  }
+
+  /** Tickets waiting now, in one partition or in all. */
+  waiting(partition?: string): number {
+    const byPartition = waitingByPartition(this.state);
+    if (partition !== undefined) return byPartition.get(partition) ?? 0;
+    return this.state.tickets.filter((t) => !t.granted).length;
+  }
+
+  private apply(event: GateEvent): void {
+    const { next, effects } = step(this.state, event, this.clock.now(), this.limits);
+    this.state = next;
+    for (const e of effects) this.perform(e);
+  }
+
+  private perform(e: GateEffect): void {
+    const entry = this.entries.get(e.id);
+    if (!entry) return;
+    switch (e.type) {
+      case 'grant':
+        entry.status = 'granted';
+        entry.timer?.cancel();
+        entry.resolve();
+        return;
+      case 'deadline':
+        entry.timer = this.clock.setTimer(e.at - this.clock.now(), () => this.apply({ type: 'tick' }));
+        return;
+      case 'refuse': {
+        entry.status = 'refused';
+        entry.timer?.cancel();
+        this.entries.delete(e.id);
+        const detail = e.reason === 'queue-full'
+          ? `${this.limits.maxWaiting} requests already wait for it; retry later`
+          : `it waited ${this.limits.maxWaitMs} ms; retry later`;
+        this.logger?.warn({ partition: e.partition, reason: e.reason, blockedBy: e.blockedBy }, `a change to partition ${e.partition} was refused: ${detail}`);
+        entry.reject(ClcErrors.make('PartitionBusy', { partition: e.partition, holder: e.blockedBy, detail, reason: e.reason }));
+        return;
+      }
+    }
+  }
+}
