@@ -14,7 +14,7 @@ import { MigrationRunner } from './migration/runner.js';
 import { DEFAULT_MIGRATION_SETTINGS, type MigrationSettings } from './migration/settings.js';
 import type { NodeClient } from './nodeClient.js';
 import { runInstances } from './runInstances.js';
-import { SerialQueue } from './serialQueue.js';
+import { Mailbox } from '../shared/mailbox.js';
 import {
   applyInstanceState, applyReport, findEntry, listInstances, listNodes, locateInstance, markUnreachable, matrixOf,
   type ClusterView,
@@ -43,7 +43,7 @@ export interface CcServiceOptions {
 
 export class CcService {
   /** One ccRunInstances at a time per CC. */
-  private readonly placement = new SerialQueue();
+  private readonly placement = new Mailbox();
   private readonly quickTimeoutMs: number;
   /** Drives every migration plan; built here, started by whoever runs the CC (daemon.ts). */
   readonly runner: MigrationRunner;

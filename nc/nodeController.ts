@@ -19,7 +19,7 @@ import { NcErrors } from './errors.js';
 import type { DomainInfo, HypervisorDriver } from './hypervisor/driver.js';
 import { HypervisorLink, type RetryPolicy } from './hypervisorLink.js';
 import { instanceView, observedState } from './instanceView.js';
-import { Mailbox } from './mailbox.js';
+import { Mailbox } from '../shared/mailbox.js';
 import { MigrationRunner, type MigrateAnswer, type MigrationTiming } from './migrationRunner.js';
 import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from './migrationPlans.js';
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
@@ -65,11 +65,11 @@ export class NodeController {
     this.domains = new DomainCache(o.clock);
     this.link = new HypervisorLink({
       driver: o.driver, clock: o.clock, logger: o.logger, host: o.host, retry: o.retry,
-      onConnected: () => this.mailbox.post(() => this.readopt()),
+      onConnected: () => this.mailbox.run(() => this.readopt()),
     });
     this.migrations = new MigrationRunner({
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
-      notifier: this.notifier, post: (task) => this.mailbox.post(task), persist: (m) => this.persist(m),
+      notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
       snapshot: () => this.store, timing: o.migrationTiming,
     });
   }
@@ -93,24 +93,24 @@ export class NodeController {
   }
 
   describe(): Promise<NcNode> {
-    return this.mailbox.post(() => this.describeNow());
+    return this.mailbox.run(() => this.describeNow());
   }
 
   run(req: RunRequest): Promise<NcResponse<'ncRunInstance'>> {
-    return this.mailbox.post(() => this.runNow(req));
+    return this.mailbox.run(() => this.runNow(req));
   }
 
   terminate(instanceId: string): Promise<TerminateAnswer> {
-    return this.mailbox.post(() => this.terminateNow(instanceId));
+    return this.mailbox.run(() => this.terminateNow(instanceId));
   }
 
   modify(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
-    return this.mailbox.post(() => this.modifyNow(stateName));
+    return this.mailbox.run(() => this.modifyNow(stateName));
   }
 
   /** Every live-migration step, source or destination (migrationRunner.ts). */
   migrate(req: NcMigrateRequest): Promise<MigrateAnswer> {
-    return this.mailbox.post(() => this.migrations.handle(req));
+    return this.mailbox.run(() => this.migrations.handle(req));
   }
 
   // --- inside the mailbox only ---

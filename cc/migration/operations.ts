@@ -10,7 +10,7 @@ import type { CcMigrationRequest, CcMigrationResponse } from '../../shared/proto
 import type { MigrationPlan } from '../../shared/protocol/migrationProtocol.js';
 import { CcErrors } from '../errors.js';
 import type { NodeClient } from '../nodeClient.js';
-import type { SerialQueue } from '../serialQueue.js';
+import type { Mailbox } from '../../shared/mailbox.js';
 import { applyPlan, findEntry, matrixOf } from '../view.js';
 import type { ViewKeeper } from '../viewKeeper.js';
 import { describePlan, describePlans } from './describe.js';
@@ -27,7 +27,7 @@ export interface MigrationOpsOptions {
   readonly logger: Logger;
   readonly settings: MigrationSettings;
   /** The CC's placement queue, shared with ccRunInstances. */
-  readonly placement: SerialQueue;
+  readonly placement: Mailbox;
   readonly runner: MigrationRunner;
   /** Describe-style refreshes: nodes whose data is this old are asked again, within this timeout. */
   readonly freshMs: number;

@@ -15,7 +15,7 @@ import { isFerryError } from '../../shared/errors/registry.js';
 import type { z } from 'zod';
 import type { ccNodeEventRequestSchema } from '../../shared/protocol/migrationProtocol.js';
 import type { NcMigrateResponse, NodeClient } from '../nodeClient.js';
-import type { SerialQueue } from '../serialQueue.js';
+import type { Mailbox } from '../../shared/mailbox.js';
 import { applyIncoming, applyPlan, findEntry, migrationInputs, type ClusterView } from '../view.js';
 import type { ViewKeeper } from '../viewKeeper.js';
 import { reconcile } from './coordinator.js';
@@ -39,7 +39,7 @@ export interface MigrationRunnerOptions {
   readonly limits: Limits;
   readonly uriTemplate: string;
   /** Re-plans go through the CC's placement queue: they never race a RunInstances for a slot. */
-  readonly placement: SerialQueue;
+  readonly placement: Mailbox;
   /** Timeout of one NC call, and of the refresh that follows it. */
   readonly callTimeoutMs: number;
 }

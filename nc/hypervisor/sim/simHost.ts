@@ -17,7 +17,7 @@ import { IDLE, admit, freeResources, isIncoming, isOutgoing, specDifference, toD
 import { ActivityWriter } from './activityWriter.js';
 import type { DiskIo } from './diskIo.js';
 import { EventHub } from './eventHub.js';
-import { SerialQueue } from './serialQueue.js';
+import { Mailbox } from '../../../shared/mailbox.js';
 import type { SimHvSnapshot } from './hostStore.js';
 import type { FinalSend, IncomingAcceptor, IncomingDone, IncomingSession, MigrationDialer } from './migrationChannel.js';
 import { IncomingStream, type IncomingHost } from './incomingStream.js';
@@ -48,7 +48,7 @@ export interface SimHostDeps {
 export class SimHost implements IncomingAcceptor, IncomingHost {
   private readonly records = new Map<string, DomainRecord>();
   private readonly sessions = new Map<string, IncomingStream>();
-  private readonly queue = new SerialQueue();
+  private readonly queue = new Mailbox();
   private readonly events: EventHub<HypervisorEvent>;
   private readonly outgoing = new OutgoingRegistry();
   private readonly log: Logger;
@@ -97,7 +97,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     await Promise.all(this.outgoing.running().map((e) => this.abortEntry(e)));
     const down = HypervisorErrors.make('HypervisorUnavailable', { uri: this.config.host, detail: 'host shutting down' });
     for (const s of [...this.sessions.values()]) this.dropIncoming(s.id, down);
-    await this.queue.drain();
+    await this.queue.idle();
     await this.activity.stop();
   }
 

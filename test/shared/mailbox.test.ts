@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Mailbox } from '../../nc/mailbox.js';
+import { Mailbox } from '../../shared/mailbox.js';
 
 describe('mailbox', () => {
   it('runs one task at a time, in arrival order, past failures', async () => {
@@ -16,7 +16,7 @@ describe('mailbox', () => {
       if (fail) throw new Error(name);
       return name;
     };
-    const results = await Promise.allSettled([m.post(task('a')), m.post(task('b', true)), m.post(task('c'))]);
+    const results = await Promise.allSettled([m.run(task('a')), m.run(task('b', true)), m.run(task('c'))]);
     expect(log).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(m.size).toBe(0);
@@ -25,7 +25,7 @@ describe('mailbox', () => {
   it('idle() waits for everything posted so far', async () => {
     const m = new Mailbox();
     let done = false;
-    void m.post(async () => { await new Promise((r) => setTimeout(r, 10)); done = true; });
+    void m.run(async () => { await new Promise((r) => setTimeout(r, 10)); done = true; });
     await m.idle();
     expect(done).toBe(true);
   });
