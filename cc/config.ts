@@ -48,6 +48,11 @@ export const ccConfigSchema = z.object({
   migrationPerGibTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.migratingPerGiBMs),
   migrationStallTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.stallMs),
   migrationUriTemplate: z.string().refine((t) => t.includes('{host}'), 'must contain {host}').default(DEFAULT_URI_TEMPLATE),
+  /** ferry-init's output directory: serve and call NCs over mutual TLS (docs/SECURITY.md). */
+  tlsDir: z.string().min(1, 'must name a directory').optional(),
+  /** Plaintext on purpose: silences nothing, but says the operator chose it. */
+  insecurePlaintext: z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).optional()
+    .transform((v) => (v === undefined ? undefined : v === true || v === 'true' || v === '1')),
 });
 
 export type CcConfig = Readonly<z.infer<typeof ccConfigSchema>>;
@@ -72,6 +77,8 @@ const FIELDS = [
   ['migrationPerGibTimeoutMs', '--migration-per-gib-timeout-ms <ms>', 'FERRY_CC_MIGRATION_PER_GIB_TIMEOUT_MS', 'migrating allowance per GiB of memory (150000)'],
   ['migrationStallTimeoutMs', '--migration-stall-timeout-ms <ms>', 'FERRY_CC_MIGRATION_STALL_TIMEOUT_MS', 'a migration without progress this long is aborted by its source NC (150000)'],
   ['migrationUriTemplate', '--migration-uri-template <t>', 'FERRY_CC_MIGRATION_URI_TEMPLATE', 'destination hypervisor migration endpoint, {host} replaced (http://{host}:16509)'],
+  ['tlsDir', '--tls-dir <dir>', 'FERRY_CC_TLS_DIR', 'ferry-init directory (ca.pem, cc-HOST.pem/.key): mutual TLS with the CLC and NCs'],
+  ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS (logged as a warning)'],
 ] as const;
 
 const FLAG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(FIELDS.map(([k, flag]) => [k, flag.split(' ')[0] ?? k]));
@@ -100,7 +107,9 @@ export function parseCcConfig(argv: readonly string[], env: Readonly<Record<stri
     const v = flags[key] ?? env[envName];
     if (v !== undefined) raw[key] = v;
   }
-  return compileConfig(ccConfigSchema, raw, FLAG_NAMES);
+  const config = compileConfig(ccConfigSchema, raw, FLAG_NAMES);
+  if (config.tlsDir !== undefined && config.insecurePlaintext === true) throw new ConfigError(['--tls-dir and --insecure-plaintext contradict each other: give one']);
+  return config;
 }
 
 /** The migration part of the config, as the service takes it. */
@@ -116,6 +125,7 @@ export function migrationSettingsOf(c: CcConfig): MigrationSettings {
   };
 }
 
-export function ncEndpoint(config: Pick<CcConfig, 'ncPort'>, host: string): string {
-  return `http://${host}:${config.ncPort}`;
+/** With --tls-dir every NC is called over https (mTLS); otherwise plain http. */
+export function ncEndpoint(config: Pick<CcConfig, 'ncPort'> & { readonly tlsDir?: string | undefined }, host: string): string {
+  return `${config.tlsDir !== undefined ? 'https' : 'http'}://${host}:${config.ncPort}`;
 }

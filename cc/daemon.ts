@@ -2,22 +2,31 @@
  * Assembles one CC from its compiled config: the cached view, the NC client, the keeper, the
  * service and the HTTP server. start() resolves once the server listens; stop() undoes it all.
  */
-import type { Server } from 'node:http';
+import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
+import { loadTlsIdentity } from '../shared/pki/tlsIdentity.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
+import { clientTlsOptions, schemeOf, serverTlsOptions, warnIfPlaintext, type WireSecurity } from '../shared/wire/tls.js';
 import { NC_PATH } from '../shared/wire/transport.js';
 import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { WireNodeClient } from './nodeClient.js';
-import { createCcApp } from './server.js';
+import { CC_ALLOWED_ROLES, createCcApp } from './server.js';
 import { CcService } from './service.js';
 import { initialView } from './view.js';
 import { cachedNodes, openViewStore, ViewCacheWriter } from './viewCache.js';
 import { ViewKeeper } from './viewKeeper.js';
 
+/** --tls-dir: mTLS as cc-HOST; otherwise plaintext (explicit or, for now, the default). */
+export function ccSecurity(config: CcConfig): WireSecurity {
+  if (config.tlsDir !== undefined) return { kind: 'mtls', identity: loadTlsIdentity(config.tlsDir, 'cc', config.host) };
+  return { kind: 'plaintext', explicit: config.insecurePlaintext === true };
+}
+
 export interface RunningCc {
-  /** http://HOST:PORT */
+  /** http://HOST:PORT, or https:// with --tls-dir */
   readonly url: string;
   readonly keeper: ViewKeeper;
   stop(): Promise<void>;
@@ -25,9 +34,13 @@ export interface RunningCc {
 
 export async function startCc(config: CcConfig, deps: { readonly logger: Logger; readonly clock: Clock }): Promise<RunningCc> {
   const { logger, clock } = deps;
+  const security = ccSecurity(config);
+  warnIfPlaintext(security, logger, 'ferry-cc');
   const store = await openViewStore(config.stateDir);
   const cache = new ViewCacheWriter(store, logger);
-  const transport = new HttpWireTransport({ path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs });
+  const transport = new HttpWireTransport({
+    path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, ...(security.kind === 'mtls' ? { tls: clientTlsOptions(security.identity) } : {}),
+  });
   const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host));
   const keeper = new ViewKeeper({
     initial: initialView(config.partition, config.nodes, cachedNodes(store.read(), config.partition)),
@@ -37,7 +50,10 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const service = new CcService({
     keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs, migration: migrationSettingsOf(config),
   });
-  const server: Server = createCcApp({ service, logger }).listen(config.port, config.host);
+  const server = security.kind === 'mtls'
+    ? https.createServer(serverTlsOptions(security.identity), createCcApp({ service, logger, allowedRoles: CC_ALLOWED_ROLES }))
+    : http.createServer(createCcApp({ service, logger }));
+  server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -47,10 +63,10 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
   service.runner.start();
   const { limits, timeouts } = migrationSettingsOf(config);
-  logger.info({ partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, migration: { limits, timeouts } }, 'cc started');
+  logger.info({ partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, security: security.kind, migration: { limits, timeouts } }, 'cc started');
 
   return {
-    url: `http://${config.host}:${port}`,
+    url: `${schemeOf(security)}://${config.host}:${port}`,
     keeper,
     async stop() {
       server.closeAllConnections();

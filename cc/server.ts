@@ -2,6 +2,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
+import type { AllowedRoles } from '../shared/wire/peerAuth.js';
 import { mountWireService } from '../shared/wire/server.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { SERVED_OPS, type CcService } from './service.js';
@@ -11,7 +12,14 @@ export interface CcAppOptions {
   readonly logger: Logger;
   /** Largest request body accepted, bytes (the wire default, 1 MiB, when absent). */
   readonly maxBodyBytes?: number;
+  /** mTLS only: who may call what (CC_ALLOWED_ROLES); absent on plaintext. */
+  readonly allowedRoles?: AllowedRoles;
 }
+
+/** The CLC drives the CC; an NC may only hint that it changed (ccNodeEvent). */
+export const CC_ALLOWED_ROLES: AllowedRoles = Object.freeze(Object.fromEntries(
+  Object.keys(SERVED_OPS).map((op) => [op, op === 'ccNodeEvent' ? ['nc'] as const : ['clc'] as const]),
+));
 
 export function createCcApp(opts: CcAppOptions): Express {
   const app = express();
@@ -19,6 +27,7 @@ export function createCcApp(opts: CcAppOptions): Express {
   mountWireService(app, {
     path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.service.ops), logger: opts.logger,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+    ...(opts.allowedRoles ? { allowedRoles: opts.allowedRoles } : {}),
   });
   return app;
 }

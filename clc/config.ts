@@ -51,6 +51,8 @@ export const clcConfigSchema = z.object({
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   gateMaxWaiting: intFlag(DEFAULT_GATE_LIMITS.maxWaiting, 1, 10_000),
   gateMaxWaitMs: intFlag(DEFAULT_GATE_LIMITS.maxWaitMs, 100, 600_000),
+  /** sigv4: every request must be signed (docs/SECURITY.md); none: anyone on loopback is admin (tests, old scripts). */
+  auth: z.enum(['sigv4', 'none'], { error: 'must be sigv4 or none' }).default('sigv4'),
 });
 
 export type ClcConfig = Readonly<z.infer<typeof clcConfigSchema>>;
@@ -64,6 +66,7 @@ const FIELDS = [
   ['ccTimeoutMs', '--cc-timeout-ms <ms>', 'FERRY_CLC_CC_TIMEOUT_MS', 'timeout of one call to a CC (10000)'],
   ['maxBodyBytes', '--max-body-bytes <n>', 'FERRY_CLC_MAX_BODY_BYTES', 'largest request body accepted (1048576)'],
   ['gateMaxWaiting', '--gate-max-waiting <n>', 'FERRY_CLC_GATE_MAX_WAITING', 'changes that may wait per partition for a DisableService or MigrateInstances (64)'],
+  ['auth', '--auth <mode>', 'FERRY_CLC_AUTH', 'sigv4: requests must be signed with the keys in <state-dir>/admin.credentials; none: unsigned requests act as admin (sigv4)'],
   ['gateMaxWaitMs', '--gate-max-wait-ms <ms>', 'FERRY_CLC_GATE_MAX_WAIT_MS', 'how long a change may wait for one before it is refused with PartitionBusy (30000)'],
 ] as const;
 

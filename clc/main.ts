@@ -1,6 +1,6 @@
 /**
- * The CLC process: config → store → CC clients → change gate → admin API on HOST:PORT/services/Eucalyptus.
- * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
+ * The CLC process: config → store → admin credentials → CC clients → change gate → admin API on
+ * HOST:PORT/services/Eucalyptus. Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
 import type { Server } from 'node:http';
 import { systemClock } from '../shared/clock.js';
@@ -9,9 +9,13 @@ import { createLogger } from '../shared/log.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { buildClcApp, CLC_PATH } from './api/app.js';
+import { acceptUnsigned, type Authenticator } from './api/auth.js';
+import { identityDirectory } from './api/identities.js';
+import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { PartitionGate } from './api/partitionGate.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
+import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { openClcStore } from './state/clcStore.js';
 
 async function main(): Promise<void> {
@@ -24,16 +28,25 @@ async function main(): Promise<void> {
   }
   const logger = createLogger('clc');
   const store = await openClcStore(config.stateDir);
+  const url = `http://${config.host}:${config.port}${CLC_PATH}`;
+  let authenticator: Authenticator = acceptUnsigned;
+  if (config.auth === 'sigv4') {
+    const admin = await loadOrCreateAdminCredentials({ stateDir: config.stateDir, url, logger, now: systemClock.now() });
+    authenticator = sigv4Authenticator({ identities: identityDirectory([admin.identity]), clock: systemClock });
+    logger.info({ path: admin.path, created: admin.created }, 'clc admin credentials (EC2_ACCESS_KEY, EC2_SECRET_KEY) are in this file');
+  } else {
+    logger.warn('--auth none: unsigned requests are accepted and act as the cloud administrator');
+  }
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs });
   const gate = new PartitionGate({ clock: systemClock, logger, limits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs } });
-  const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate });
+  const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator });
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
   });
-  logger.info({ partitions: config.clusters.map((p) => p.name) }, 'clc started');
-  process.stdout.write(`clc listening on http://${config.host}:${config.port}${CLC_PATH}\n`);
+  logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth }, 'clc started');
+  process.stdout.write(`clc listening on ${url}\n`);
 
   const stop = (signal: string): void => {
     logger.info({ signal }, 'clc stopping');

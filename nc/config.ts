@@ -21,6 +21,10 @@ export interface NcConfig {
   readonly hypervisor: HypervisorConfig;
   /** The CC to hint at when migrations or instances change (ccNodeEvent); none: the CC's polls only. */
   readonly ccUrl?: string;
+  /** ferry-init's directory (ca.pem, nc-HOST.pem/.key): serve and call the CC over mutual TLS. */
+  readonly tlsDir?: string;
+  /** --insecure-plaintext: plain HTTP chosen explicitly (still logged as a warning). */
+  readonly insecurePlaintext?: true;
 }
 
 /** Flag (and env) name per schema field, so errors name what the operator typed. */
@@ -32,6 +36,8 @@ const FIELDS = {
   simUrl: ['--sim-url', 'FERRY_NC_SIM_URL'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
+  tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
+  insecurePlaintext: ['--insecure-plaintext', 'FERRY_NC_INSECURE_PLAINTEXT'],
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -60,6 +66,13 @@ const rawSchema = z.object({
   simUrl: httpUrl.optional(),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
+  tlsDir: z.string().min(1, 'must name a directory').optional(),
+  insecurePlaintext: z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).optional()
+    .transform((v) => v === true || v === 'true' || v === '1'),
+}).superRefine((r, ctx) => {
+  if (r.tlsDir !== undefined && r.insecurePlaintext) ctx.addIssue({ code: 'custom', path: ['insecurePlaintext'], message: 'contradicts --tls-dir: give one' });
+  // Hints to an http:// CC would leave over plaintext while the NC itself demands mTLS.
+  if (r.tlsDir !== undefined && r.ccUrl?.startsWith('http:')) ctx.addIssue({ code: 'custom', path: ['ccUrl'], message: 'must be https:// with --tls-dir' });
 }).transform((r): NcConfig => ({
   host: r.host,
   port: r.port,
@@ -67,6 +80,8 @@ const rawSchema = z.object({
   maxBodyBytes: r.maxBodyBytes,
   hypervisor: { kind: r.hypervisor, url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
+  ...(r.tlsDir !== undefined ? { tlsDir: r.tlsDir } : {}),
+  ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
 }));
 
 function command(): Command {
@@ -78,6 +93,7 @@ function command(): Command {
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
     simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext',
   };
   for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `env ${FIELDS[field][1]}`);
   return cmd;

@@ -4,19 +4,22 @@
  * domains, serves NC_OPS, and prints `nc listening on http://HOST:PORT` when ready.
  */
 import http from 'node:http';
+import https from 'node:https';
 import { CommanderError } from 'commander';
 import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import { createLogger, type Logger } from '../shared/log.js';
+import { loadTlsIdentity } from '../shared/pki/tlsIdentity.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
+import { clientTlsOptions, schemeOf, serverTlsOptions, warnIfPlaintext, type WireSecurity } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { DEFAULT_NOTIFY_TIMEOUT_MS, NO_CC_NOTIFIER, WireCcNotifier, type CcNotifier } from './ccNotifier.js';
 import { parseNcConfig, type NcConfig } from './config.js';
 import { createDriver } from './driverFactory.js';
 import { openNcStore } from './ncStore.js';
 import { NodeController } from './nodeController.js';
-import { createNcApp } from './server.js';
+import { createNcApp, NC_ALLOWED_ROLES } from './server.js';
 
 /** How long in-flight requests get to finish at shutdown before their sockets are cut. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -30,6 +33,12 @@ function compile(): NcConfig {
   }
 }
 
+/** --tls-dir: mTLS as nc-HOST; otherwise plaintext (explicit or, for now, the default). */
+function ncSecurity(config: NcConfig): WireSecurity {
+  if (config.tlsDir !== undefined) return { kind: 'mtls', identity: loadTlsIdentity(config.tlsDir, 'nc', config.host) };
+  return { kind: 'plaintext', explicit: config.insecurePlaintext === true };
+}
+
 function listen(server: http.Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -41,9 +50,11 @@ function listen(server: http.Server, port: number, host: string): Promise<void> 
 }
 
 /** Hints to the CC when --cc-url is set; the transport is closed at shutdown. */
-function ccNotifier(config: NcConfig, logger: Logger): { notifier: CcNotifier; close: () => void } {
+function ccNotifier(config: NcConfig, security: WireSecurity, logger: Logger): { notifier: CcNotifier; close: () => void } {
   if (!config.ccUrl) return { notifier: NO_CC_NOTIFIER, close: () => undefined };
-  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS });
+  const transport = new HttpWireTransport({
+    path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, ...(security.kind === 'mtls' ? { tls: clientTlsOptions(security.identity) } : {}),
+  });
   logger.info({ ccUrl: config.ccUrl }, 'telling the CC about changes');
   return { notifier: new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger }), close: () => transport.close() };
 }
@@ -51,17 +62,21 @@ function ccNotifier(config: NcConfig, logger: Logger): { notifier: CcNotifier; c
 async function main(): Promise<void> {
   const config = compile();
   const logger = createLogger('nc').child({ host: config.host });
+  const security = ncSecurity(config);
+  warnIfPlaintext(security, logger, 'ferry-nc');
   const store = await openNcStore(config.stateDir);
   const driver = createDriver(config.hypervisor, { logger });
-  const cc = ccNotifier(config, logger);
+  const cc = ccNotifier(config, security, logger);
   const controller = new NodeController({
     host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger, notifier: cc.notifier,
   });
   await controller.start();
 
-  const server = http.createServer(createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes }));
+  const server = security.kind === 'mtls'
+    ? https.createServer(serverTlsOptions(security.identity), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, allowedRoles: NC_ALLOWED_ROLES }))
+    : http.createServer(createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes }));
   await listen(server, config.port, config.host);
-  process.stdout.write(`nc listening on http://${config.host}:${config.port}\n`);
+  process.stdout.write(`nc listening on ${schemeOf(security)}://${config.host}:${config.port}\n`);
 
   let stopping = false;
   const shutdown = (signal: string): void => {

@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { Logger } from '../shared/log.js';
 import { NC_OPS } from '../shared/protocol/ncProtocol.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
+import { allowAll, type AllowedRoles } from '../shared/wire/peerAuth.js';
 import { mountWireService } from '../shared/wire/server.js';
 import { NC_PATH } from '../shared/wire/transport.js';
 import type { NodeController } from './nodeController.js';
@@ -11,7 +12,12 @@ export interface NcAppOptions {
   readonly controller: NodeController;
   readonly logger: Logger;
   readonly maxBodyBytes?: number;
+  /** mTLS only: who may call what (NC_ALLOWED_ROLES); absent on plaintext. */
+  readonly allowedRoles?: AllowedRoles;
 }
+
+/** Only a CC drives an NC. */
+export const NC_ALLOWED_ROLES: AllowedRoles = allowAll(NC_OPS, ['cc']);
 
 export function createNcApp(o: NcAppOptions): Express {
   const app = express();
@@ -24,6 +30,10 @@ export function createNcApp(o: NcAppOptions): Express {
     ncMigrateInstances: (req) => o.controller.migrate(req),
   });
   // maxBodyBytes undefined keeps the wire service's default.
-  mountWireService(app, { path: NC_PATH, handlers, logger: o.logger, ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}) });
+  mountWireService(app, {
+    path: NC_PATH, handlers, logger: o.logger,
+    ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}),
+    ...(o.allowedRoles ? { allowedRoles: o.allowedRoles } : {}),
+  });
   return app;
 }

@@ -8,6 +8,8 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cloudLayout, clcUrl } from './cloudLayout.js';
 import { isAlive, spawnDaemon, stopPid } from './daemon.js';
+import { readCredentialsFile } from '../shared/auth/credentialsFile.js';
+import { signQuery } from '../shared/auth/sign.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const base = join(root, '.ferry-demo');
@@ -16,6 +18,8 @@ const CONTROLLER = '127.0.0.1';
 const NODES = ['127.0.1.1', '127.0.1.2', '127.0.1.3'];
 const layout = cloudLayout({ baseDir: base, controllerHost: CONTROLLER, nodeHosts: NODES });
 const url = clcUrl(CONTROLLER);
+/** Written by the CLC at its first start; the CLI reads it by default. */
+const credentialsPath = join(base, 'clc', 'admin.credentials');
 
 function pidOf(name: string): number | undefined {
   const f = join(runDir, `${name}.pid`);
@@ -25,7 +29,9 @@ function pidOf(name: string): number | undefined {
 }
 
 async function query(params: Record<string, string>): Promise<string> {
-  const res = await fetch(url, { method: 'POST', body: new URLSearchParams({ Version: '2013-02-01', ...params }) });
+  const creds = await readCredentialsFile(credentialsPath);
+  const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
+  const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
   const text = await res.text();
   if (!res.ok) throw new Error(`${params.Action} failed (${res.status}): ${text}`);
   return text;
@@ -59,6 +65,10 @@ Use the admin CLI from this directory:
   euca-modify-service -s DISABLED ${NODES[0]}
   euca-run-instances emi-0a1b2c3d -n 2 -t m1.small
   euca-describe-instances
+
+Requests are signed (AWS SigV4) with the admin credentials in ${credentialsPath}
+(access key ${(await readCredentialsFile(credentialsPath)).accessKey}); the CLI reads that file when EC2_ACCESS_KEY/EC2_SECRET_KEY
+are unset. For other AWS-style tools: source ${credentialsPath}
 
 Logs: ${join(base, 'logs')}   Stop: scripts/demo.sh stop   Reset: scripts/demo.sh reset`);
 }

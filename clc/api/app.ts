@@ -1,7 +1,8 @@
 /**
  * The admin API as an express app. Every request goes through the same pipeline:
- *   read body (bounded) → collect pairs → flattened-parameter tree → envelope (Action, Version)
- *   → authenticate (SigV4 slots in here) → dispatch → parse the action's params → run → XML.
+ *   read body (bounded) → collect pairs → authenticate (SigV4) → flattened-parameter tree
+ *   → envelope (Action, Version) → authorize (admin-only actions) → dispatch → parse the action's
+ *   params → run → XML. Nothing is parsed for a caller who is not authenticated.
  * Every failure, at any step, leaves through sendError with its registry code and status. A request
  * that changes a partition holds its place in the change gate until its reply has been written.
  */
@@ -15,7 +16,8 @@ import type { Clusters } from '../clusters/clusters.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
-import { acceptUnsigned, type Authenticator, type QueryRequestView } from './auth.js';
+import type { Authenticator, QueryRequestView } from './auth.js';
+import { authorize } from './authorization.js';
 import { splitEnvelope } from './envelope.js';
 import { sendError, toClcError } from './errorHandler.js';
 import { ClcErrors } from './errors.js';
@@ -36,7 +38,8 @@ export interface ClcApiOptions {
   /** Hex source for reservation and instance ids (seeded in tests). */
   readonly ids?: IdSource;
   readonly requestIds?: () => string;
-  readonly authenticator?: Authenticator;
+  /** Required, so no caller gets an open API by forgetting it: sigv4Authenticator, or acceptUnsigned for --auth none. */
+  readonly authenticator: Authenticator;
   /** The change gate; one with the default limits on `clock` when absent. */
   readonly gate?: PartitionGate;
 }
@@ -57,7 +60,7 @@ function collectPairs(req: Request, body: Buffer): [string, string][] {
 
 export function buildClcApp(opts: ClcApiOptions): Express {
   const requestIds = opts.requestIds ?? randomUUID;
-  const authenticator = opts.authenticator ?? acceptUnsigned;
+  const authenticator = opts.authenticator;
   const ids = opts.ids ?? randomHex8;
   const logger = opts.logger;
   const gate = opts.gate ?? new PartitionGate({ clock: opts.clock, logger });
@@ -81,11 +84,15 @@ export function buildClcApp(opts: ClcApiOptions): Express {
     try {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const pairs = collectPairs(req, body);
-      const envelope = splitEnvelope(parseQueryParams(pairs));
-      const view: QueryRequestView = { method: req.method, path: req.path, headers: req.headers, pairs, body };
+      const q = req.originalUrl.indexOf('?');
+      const query = q < 0 ? '' : req.originalUrl.slice(q + 1);
+      const path = q < 0 ? req.originalUrl : req.originalUrl.slice(0, q);
+      const view: QueryRequestView = { method: req.method, path, query, headers: req.headers, pairs, body };
       const principal = await authenticator.authenticate(view);
+      const envelope = splitEnvelope(parseQueryParams(pairs));
       const action = findAction(envelope.action);
       if (!action) throw ClcErrors.make('InvalidAction', { action: showKey(envelope.action) });
+      authorize(envelope.action, principal);
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal,
       };

@@ -19,6 +19,14 @@ export const ClcErrors = defineErrors({
   InvalidParameterCombination: client(400, '{detail}'),
   RequestEntityTooLarge: client(413, 'The request body exceeds {limit} bytes'),
   Unsupported: client(400, '{detail} is not supported'),
+  // Authentication (SigV4, clc/api/sigv4Authenticator.ts) and authorization (clc/api/authorization.ts).
+  /** Unsigned, an unknown access key, or a signature already used (a replay). */
+  AuthFailure: client(401, 'AWS was not able to validate the provided access credentials: {detail}'),
+  SignatureDoesNotMatch: client(403, 'The request signature we calculated does not match the signature you provided. Check your secret key and signing method.'),
+  IncompleteSignature: client(400, 'The request signature does not conform to AWS Signature Version 4: {detail}'),
+  /** Signed more than the allowed clock skew before (or after) the CLC's clock, or past X-Amz-Expires. */
+  RequestExpired: client(400, 'Request has expired: {detail}'),
+  UnauthorizedOperation: client(403, 'You are not authorized to perform this operation: {action} needs the cloud administrator'),
   // Identifiers.
   'InvalidAMIID.Malformed': client(400, 'Invalid id: "{value}" (expecting "emi-" followed by 8 hex digits)'),
   'InvalidInstanceID.Malformed': client(400, 'Invalid id: "{value}" (expecting "i-" followed by 8 hex digits)'),

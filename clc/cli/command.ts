@@ -5,7 +5,8 @@
  */
 import { Command } from 'commander';
 import { describeFailure } from './failures.js';
-import { clientOptionsFromEnv, QueryClient } from './queryClient.js';
+import { resolveClient } from './clientCredentials.js';
+import { DEFAULT_TIMEOUT_MS, QueryClient } from './queryClient.js';
 
 export interface CommandOutput {
   /** What `--json` prints. */
@@ -51,17 +52,22 @@ export async function runCli(def: CliCommand, argv: readonly string[] = process.
     new Command(def.name)
       .description(def.description)
       .option('--json', 'print the response as JSON')
-      .option('-U, --url <url>', 'cloud controller URL (default: $EC2_URL, else http://127.0.0.1:8773/services/Eucalyptus)')
+      .option('-U, --url <url>', 'cloud controller URL (default: $EC2_URL, else the credentials file\'s EC2_URL, else http://127.0.0.1:8773/services/Eucalyptus)')
+      .option('--credentials <file>', 'eucarc-style file with EC2_ACCESS_KEY/EC2_SECRET_KEY, used when those are not in the environment (default: $FERRY_CREDENTIALS, else .ferry-demo/clc/admin.credentials in the repo)')
       .allowExcessArguments(false),
   );
   cmd.parse([...argv]);
   const opts = cmd.opts<Record<string, unknown>>();
   const problem = def.validate?.(opts, cmd.processedArgs);
   if (problem !== undefined) cmd.error(`error: ${problem}`);
-  const clientOpts = clientOptionsFromEnv(env, typeof opts.url === 'string' ? opts.url : undefined);
   const live: LiveOutput = { write: (s) => process.stdout.write(s), isTTY: process.stdout.isTTY === true, stream: process.stdout };
   try {
-    const out = await def.run({ client: new QueryClient(clientOpts), url: clientOpts.url, args: cmd.processedArgs, opts, live });
+    const resolved = await resolveClient(env, {
+      ...(typeof opts.url === 'string' ? { url: opts.url } : {}),
+      ...(typeof opts.credentials === 'string' ? { credentialsPath: opts.credentials } : {}),
+    });
+    const client = new QueryClient({ url: resolved.url, credentials: resolved.credentials, timeoutMs: DEFAULT_TIMEOUT_MS });
+    const out = await def.run({ client, url: resolved.url, args: cmd.processedArgs, opts, live });
     for (const w of out.warnings ?? []) process.stderr.write(`${w}\n`);
     process.stdout.write(opts.json ? `${JSON.stringify(out.json, null, 2)}\n` : out.lines.map((l) => `${l}\n`).join(''));
     if (out.exitCode !== undefined && out.exitCode !== 0) process.exitCode = out.exitCode;

@@ -1,34 +1,30 @@
 /**
- * The euca-* commands' one client: sends AWS-Query requests (form POST) to EC2_URL and hands back
- * the parsed XML response, or throws CloudError / ConnectionFailed / UnexpectedResponse.
+ * The euca-* commands' one client: sends AWS-Query requests (form POST), signed with SigV4 when it
+ * has keys, to EC2_URL and hands back the parsed XML response, or throws CloudError /
+ * ConnectionFailed / UnexpectedResponse.
  */
 import xml2js from 'xml2js';
+import type { Credentials } from '../../shared/auth/credentialsFile.js';
+import { signQuery } from '../../shared/auth/sign.js';
 import { CloudError, ConnectionFailed, UnexpectedResponse } from './failures.js';
 
-export const DEFAULT_EC2_URL = 'http://127.0.0.1:8773/services/Eucalyptus';
+export { DEFAULT_EC2_URL } from './clientCredentials.js';
 export const API_VERSION = '2013-02-01';
 /** A RunInstances waits for every NC to create its domain, so allow well beyond the CLC's CC timeout. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 
 export interface QueryClientOptions {
   readonly url: string;
-  readonly accessKey: string | undefined;
-  /** Held for SigV4 signing, which a later change adds; never sent. */
-  readonly secretKey: string | undefined;
+  /** Undefined: requests go unsigned. */
+  readonly credentials: Credentials | undefined;
   readonly timeoutMs: number;
-}
-
-/** euca2ools' environment: EC2_URL, EC2_ACCESS_KEY, EC2_SECRET_KEY; `--url` wins over EC2_URL. */
-export function clientOptionsFromEnv(env: Readonly<Record<string, string | undefined>>, url?: string): QueryClientOptions {
-  return {
-    url: url ?? env.EC2_URL ?? DEFAULT_EC2_URL,
-    accessKey: env.EC2_ACCESS_KEY,
-    secretKey: env.EC2_SECRET_KEY,
-    timeoutMs: DEFAULT_TIMEOUT_MS,
-  };
+  /** The signing time; the wall clock unless given. */
+  readonly now?: () => number;
 }
 
 export type XmlDoc = Record<string, unknown>;
+
+const NO_CREDENTIALS_HINT = ' (this command had no credentials: set EC2_ACCESS_KEY and EC2_SECRET_KEY, or pass --credentials FILE, e.g. <state-dir>/admin.credentials of the CLC)';
 
 function connectionReason(e: unknown): string {
   const err = e as { name?: string; cause?: { code?: string; message?: string }; message?: string };
@@ -39,14 +35,19 @@ function connectionReason(e: unknown): string {
 export class QueryClient {
   constructor(private readonly opts: QueryClientOptions) {}
 
+  private request(params: Record<string, string>): { headers: Record<string, string>; body: string } {
+    const creds = this.opts.credentials;
+    if (creds === undefined) return { headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body: new URLSearchParams(params).toString() };
+    return signQuery(params, { ...creds, url: this.opts.url, now: (this.opts.now ?? Date.now)() });
+  }
+
   /** Calls `action` and returns the children of its `<{Action}Response>` element. */
   async call(action: string, params: Readonly<Record<string, string>> = {}): Promise<XmlDoc> {
-    const form = new URLSearchParams({ Action: action, Version: API_VERSION, ...params });
-    if (this.opts.accessKey !== undefined) form.set('AWSAccessKeyId', this.opts.accessKey);
+    const { headers, body } = this.request({ Action: action, Version: API_VERSION, ...params });
     let res: Response;
     let text: string;
     try {
-      res = await fetch(this.opts.url, { method: 'POST', body: form, signal: AbortSignal.timeout(this.opts.timeoutMs) });
+      res = await fetch(this.opts.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs) });
       text = await res.text();
     } catch (e) {
       throw new ConnectionFailed(this.opts.url, connectionReason(e));
@@ -59,9 +60,12 @@ export class QueryClient {
     }
     const errors = ((doc?.Response as XmlDoc | undefined)?.Errors as XmlDoc | undefined)?.Error;
     const first = (Array.isArray(errors) ? errors[0] : errors) as { Code?: unknown; Message?: unknown } | undefined;
-    if (first && typeof first.Code === 'string') throw new CloudError(first.Code, typeof first.Message === 'string' ? first.Message : '', res.status);
-    const body = doc?.[`${action}Response`];
-    if (!res.ok || body === undefined) throw new UnexpectedResponse(this.opts.url, `HTTP ${res.status} without a ${action}Response`);
-    return typeof body === 'object' && body !== null ? (body as XmlDoc) : {};
+    if (first && typeof first.Code === 'string') {
+      const message = typeof first.Message === 'string' ? first.Message : '';
+      throw new CloudError(first.Code, first.Code === 'AuthFailure' && this.opts.credentials === undefined ? message + NO_CREDENTIALS_HINT : message, res.status);
+    }
+    const reply = doc?.[`${action}Response`];
+    if (!res.ok || reply === undefined) throw new UnexpectedResponse(this.opts.url, `HTTP ${res.status} without a ${action}Response`);
+    return typeof reply === 'object' && reply !== null ? (reply as XmlDoc) : {};
   }
 }

@@ -7,6 +7,8 @@ export const WireErrors = defineErrors({
   InvalidParameter: client(400, 'parameter {field} is invalid: {detail}'),
   RequestTooLarge: client(413, 'request body exceeds {limit} bytes'),
   UnsupportedMediaType: client(415, 'request body must be XML (text/xml or application/xml)'),
+  /** mTLS: the caller's certificate names a role (OU) that may not call this operation. */
+  PeerNotAuthorized: client(403, 'a {role} certificate may not call {operation}'),
   PeerUnreachable: server(503, '{peer} is unreachable: {detail}'),
   PeerTimeout: server(504, '{peer} did not answer {operation} within {timeoutMs} ms'),
   PeerProtocolError: server(502, '{peer} answered {operation} with something that is not Ferry wire XML: {detail}'),

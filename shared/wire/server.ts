@@ -6,6 +6,7 @@ import express, { type Express, type Request, type Response, type NextFunction }
 import type { Logger } from 'pino';
 import { FerryError } from '../errors/registry.js';
 import { WireErrors } from './errors.js';
+import { authorizePeer, peerRoleOf, type AllowedRoles } from './peerAuth.js';
 import { decodeMessage, encodeMessage } from './xmlCodec.js';
 import type { WireHandlers } from './transport.js';
 
@@ -15,6 +16,11 @@ export interface WireServiceOptions {
   readonly logger: Logger;
   /** Largest request body accepted, bytes (default 1 MiB). */
   readonly maxBodyBytes?: number;
+  /**
+   * mTLS servers: who may call each operation, by the role in the caller's certificate. Absent:
+   * no role check (plaintext, where there is no certificate to check).
+   */
+  readonly allowedRoles?: AllowedRoles;
 }
 
 export function sendFault(res: Response, err: FerryError): void {
@@ -51,6 +57,8 @@ export function mountWireService(app: Express, opts: WireServiceOptions): void {
         const { operation, body } = await decodeMessage(text);
         const handler = Object.prototype.hasOwnProperty.call(opts.handlers, operation) ? opts.handlers[operation] : undefined;
         if (!handler) throw WireErrors.make('UnknownOperation', { operation });
+        const refused = opts.allowedRoles ? authorizePeer(operation, peerRoleOf(req.socket), opts.allowedRoles) : undefined;
+        if (refused) throw refused;
         const result = await handler(body, { peer: req.socket.remoteAddress ?? 'unknown' });
         res.status(200).type('text/xml').send(encodeMessage(`${operation}Response`, result));
       } catch (e) {

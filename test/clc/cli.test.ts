@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLC_PATH } from '../../clc/api/app.js';
+import { systemClock } from '../../shared/clock.js';
+import { testAuthenticator, TEST_ADMIN } from './authFixtures.js';
 import { ensureBuilt } from './buildOnce.js';
 import { lines, runBuiltCli, type CliRun } from './cliRunner.js';
 import { harness, type Harness } from './harness.js';
@@ -19,7 +21,7 @@ let url: string;
 let closedUrl: string;
 
 function cli(file: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return runBuiltCli(file, args, { EC2_URL: url, EC2_ACCESS_KEY: 'AKTEST', ...env });
+  return runBuiltCli(file, args, { EC2_URL: url, EC2_ACCESS_KEY: TEST_ADMIN.accessKey, EC2_SECRET_KEY: TEST_ADMIN.secretKey, ...env });
 }
 
 beforeAll(async () => {
@@ -30,7 +32,8 @@ beforeAll(async () => {
 }, 120_000);
 
 beforeEach(async () => {
-  h = await harness();
+  // The CLI signs by the wall clock, so the authenticator checks against it too.
+  h = await harness({ authenticator: () => testAuthenticator(systemClock) });
   server = await new Promise<Server>((resolve) => { const s = h.app.listen(0, HOST, () => resolve(s)); });
   url = `http://${HOST}:${(server.address() as AddressInfo).port}${CLC_PATH}`;
   return async () => {

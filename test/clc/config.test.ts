@@ -17,7 +17,7 @@ describe('parseClcConfig', () => {
     const c = parseClcConfig(['--state-dir', '/tmp/x'], {});
     expect(c).toEqual({
       host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }],
-      ccTimeoutMs: 10_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000,
+      ccTimeoutMs: 10_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000, auth: 'sigv4',
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -35,6 +35,11 @@ describe('parseClcConfig', () => {
     expect(parseClcConfig(['--port', '99'], env).port).toBe(99);
   });
 
+  it('takes --auth none (or FERRY_CLC_AUTH) for unsigned test clouds', () => {
+    expect(parseClcConfig(['--state-dir', 's', '--auth', 'none'], {}).auth).toBe('none');
+    expect(parseClcConfig(['--state-dir', 's'], { FERRY_CLC_AUTH: 'none' }).auth).toBe('none');
+  });
+
   const bad: [string, string[], RegExp][] = [
     ['state dir missing', [], /^--state-dir: is required/],
     ['host not loopback', ['--state-dir', 's', '--host', '10.0.0.1'], /^--host: must be a loopback/],
@@ -49,6 +54,7 @@ describe('parseClcConfig', () => {
     ['body limit too small', ['--state-dir', 's', '--max-body-bytes', '10'], /^--max-body-bytes: must be at least 1024/],
     ['gate queue of zero', ['--state-dir', 's', '--gate-max-waiting', '0'], /^--gate-max-waiting: must be at least 1/],
     ['gate wait too short', ['--state-dir', 's', '--gate-max-wait-ms', '10'], /^--gate-max-wait-ms: must be at least 100/],
+    ['auth mode unknown', ['--state-dir', 's', '--auth', 'sigv2'], /^--auth: must be sigv4 or none/],
     ['unknown flag', ['--state-dir', 's', '--bogus'], /unknown option/],
   ];
   it.each(bad)('%s', (_n, argv, re) => {

@@ -6,6 +6,7 @@ import type { Express } from 'express';
 import { pino, type Logger } from 'pino';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
+import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
 import { PartitionGate } from '../../clc/api/partitionGate.js';
 import type { GateLimits } from '../../clc/core/gate.js';
 import { openMemoryClcStore, type ClcState } from '../../clc/state/clcStore.js';
@@ -38,6 +39,8 @@ export interface HarnessOptions {
   readonly logger?: Logger;
   readonly maxBodyBytes?: number;
   readonly gateLimits?: GateLimits;
+  /** How requests are authenticated; unsigned-as-admin (acceptUnsigned) unless given. */
+  readonly authenticator?: (clock: ManualClock) => Authenticator;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -49,7 +52,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   const gate = new PartitionGate({ clock, logger, ...(opts.gateLimits ? { limits: opts.gateLimits } : {}) });
   const app = buildClcApp({
     clusters: opts.wrap ? opts.wrap(clusters) : clusters, store, clock, logger,
-    ids: counterIds(), requestIds: () => 'req-1', gate,
+    ids: counterIds(), requestIds: () => 'req-1', gate, authenticator: opts.authenticator ? opts.authenticator(clock) : acceptUnsigned,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
   });
   return { app, clusters, store, clock, gate };

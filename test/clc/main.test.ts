@@ -4,13 +4,15 @@
  * wire protocol, backed by the fake cloud.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
+import { signQuery } from '../../shared/auth/sign.js';
 import { silentLogger } from '../../shared/log.js';
 import { CC_OPS, type CcOp } from '../../shared/protocol/ccProtocol.js';
 import { typedHandlers, type TypedImpl } from '../../shared/protocol/typedServer.js';
@@ -56,8 +58,11 @@ function exitOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }
 
-async function q(url: string, params: Record<string, string>) {
-  const res = await fetch(url, { method: 'POST', body: new URLSearchParams({ Version: '2013-02-01', ...params }) });
+/** Unsigned unless `creds` are given (then signed as the CLI signs). */
+async function q(url: string, params: Record<string, string>, creds?: Credentials) {
+  const all = { Version: '2013-02-01', ...params };
+  const init = creds ? signQuery(all, { ...creds, url, now: Date.now() }) : { body: new URLSearchParams(all).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+  const res = await fetch(url, { method: 'POST', ...init });
   return { status: res.status, doc: await parseXml(await res.text()) };
 }
 
@@ -94,7 +99,18 @@ describe('clc/main', () => {
     const first = await startClc(args);
     expect(first.line).toBe(`clc listening on http://${CLC_HOST}:${port}/services/Eucalyptus`);
 
-    const run = await q(first.url, { Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '2' });
+    // First start: the admin's keys are written 0600 in eucarc form, with this CLC's URL.
+    const credPath = join(stateDir, 'admin.credentials');
+    expect(statSync(credPath).mode & 0o777).toBe(0o600);
+    const admin = parseCredentialsFile(readFileSync(credPath, 'utf8'), credPath);
+    expect(admin.accessKey).toMatch(/^AKI[A-Z0-9]{17}$/);
+    expect(admin.secretKey).toMatch(/^[A-Za-z0-9+/]{40}$/);
+    expect(admin.url).toBe(first.url);
+
+    const unsigned = await q(first.url, { Action: 'DescribeInstances' });
+    expect([unsigned.status, unsigned.doc.Response.Errors.Error.Code]).toEqual([401, 'AuthFailure']);
+
+    const run = await q(first.url, { Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '2' }, admin);
     expect(run.status).toBe(200);
     const reservationId = run.doc.RunInstancesResponse.reservationId as string;
     const file = JSON.parse(readFileSync(join(stateDir, 'clc.json'), 'utf8')) as { kind: string; schemaVersion: number; data: { instances: Record<string, { reservationId: string; phase: string }> } };
@@ -105,20 +121,23 @@ describe('clc/main', () => {
     first.child.kill('SIGTERM');
     expect(await exited).toBe(0);
 
+    // A restart keeps the same keys (rotation is deleting the file, docs/SECURITY.md).
     const second = await startClc(args);
-    const d = await q(second.url, { Action: 'DescribeInstances' });
+    expect(parseCredentialsFile(readFileSync(credPath, 'utf8'), credPath)).toEqual(admin);
+    const d = await q(second.url, { Action: 'DescribeInstances' }, admin);
     expect(items(d.doc.DescribeInstancesResponse.reservationSet).map((r) => r.reservationId)).toEqual([reservationId]);
     const stopped = exitOf(second.child);
     second.child.kill('SIGTERM');
     expect(await stopped).toBe(0);
   });
 
-  it('answers describes while its CC is down, with the zone unavailable', async () => {
+  it('answers describes while its CC is down, with the zone unavailable (--auth none: unsigned requests act as admin)', async () => {
     const port = await freePort(CLC_HOST);
     const dead = await freePort(CC_HOST);
-    const s = await startClc(['--host', CLC_HOST, '--port', String(port), '--state-dir', join(stateDir, 'other'), '--clusters', `cluster01=http://${CC_HOST}:${dead}`]);
+    const s = await startClc(['--host', CLC_HOST, '--port', String(port), '--state-dir', join(stateDir, 'other'), '--clusters', `cluster01=http://${CC_HOST}:${dead}`, '--auth', 'none']);
     const r = await q(s.url, { Action: 'DescribeAvailabilityZones' });
     expect(r.status).toBe(200);
+    expect(existsSync(join(stateDir, 'other', 'admin.credentials'))).toBe(false);
     expect(items(r.doc.DescribeAvailabilityZonesResponse.availabilityZoneInfo).map((z) => [z.zoneName, z.zoneState])).toEqual([['cluster01', 'unavailable']]);
     const run = await q(s.url, { Action: 'RunInstances', ImageId: 'emi-00000001' });
     expect([run.status, run.doc.Response.Errors.Error.Code]).toEqual([503, 'ServiceUnavailable']);

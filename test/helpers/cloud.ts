@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import xml2js from 'xml2js';
+import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
+import { signQuery } from '../../shared/auth/sign.js';
 import { cloudLayout, clcUrl, type CloudLayoutOptions, type ProcessSpec } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 
@@ -77,9 +79,18 @@ export class TestCloud {
     rmSync(this.baseDir, { recursive: true, force: true });
   }
 
-  /** One AWS-Query request to the CLC. */
+  /** The admin credentials file the CLC writes at its first start. */
+  credentialsFile(): string {
+    return join(this.baseDir, 'clc', 'admin.credentials');
+  }
+
+  private credentials: Credentials | undefined;
+
+  /** One AWS-Query request to the CLC, signed (SigV4) with the admin credentials, as the CLI does. */
   async query(params: Record<string, string>): Promise<QueryResult> {
-    const res = await fetch(this.url, { method: 'POST', body: new URLSearchParams({ Version: '2013-02-01', ...params }) });
+    this.credentials ??= await readCredentialsFile(this.credentialsFile());
+    const signed = signQuery({ Version: '2013-02-01', ...params }, { ...this.credentials, url: this.url, now: Date.now() });
+    const res = await fetch(this.url, { method: 'POST', headers: signed.headers, body: signed.body });
     const text = await res.text();
     const doc = (await xml2js.parseStringPromise(text, { explicitArray: false })) as Record<string, unknown>;
     return { status: res.status, text, doc };
@@ -87,6 +98,6 @@ export class TestCloud {
 
   /** The CLI's environment for this cloud. */
   cliEnv(): NodeJS.ProcessEnv {
-    return { ...process.env, EC2_URL: this.url };
+    return { ...process.env, EC2_URL: this.url, FERRY_CREDENTIALS: this.credentialsFile(), EC2_ACCESS_KEY: undefined, EC2_SECRET_KEY: undefined };
   }
 }
