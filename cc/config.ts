@@ -2,9 +2,9 @@
  * CC configuration: commander flags with FERRY_CC_* environment fallbacks, compiled once into a
  * frozen, typed object (STYLE habit 7). Every bad field is named by its flag; main exits 2.
  */
-import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
 import { randomHex8 } from '../shared/model/ids.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, DEFAULT_URI_TEMPLATE, type MigrationSettings } from './migration/settings.js';
@@ -81,32 +81,13 @@ const FIELDS = [
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS (logged as a warning)'],
 ] as const;
 
-const FLAG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(FIELDS.map(([k, flag]) => [k, flag.split(' ')[0] ?? k]));
+const FLAG_NAMES = flagNames(FIELDS);
 
-/** Thrown for --help: main prints nothing more and exits 0. */
-export class HelpShown extends Error {}
+export { HelpShown };
 
 /** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
 export function parseCcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): CcConfig {
-  const program = new Command('ferry-cc')
-    .description('Ferry cluster controller: one per partition')
-    .exitOverride()
-    .configureOutput({ writeOut: out, writeErr: () => {} })
-    .allowExcessArguments(false);
-  for (const [, flag, envName, help] of FIELDS) program.option(flag, `${help} [env ${envName}]`);
-  try {
-    program.parse([...argv], { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')) throw new HelpShown();
-    if (e instanceof CommanderError) throw new ConfigError([e.message.replace(/^error: /, '')]);
-    throw e;
-  }
-  const flags = program.opts<Record<string, string | undefined>>();
-  const raw: Record<string, string | undefined> = {};
-  for (const [key, , envName] of FIELDS) {
-    const v = flags[key] ?? env[envName];
-    if (v !== undefined) raw[key] = v;
-  }
+  const raw = readFlags({ name: 'ferry-cc', description: 'Ferry cluster controller: one per partition', fields: FIELDS, out }, argv, env);
   const config = compileConfig(ccConfigSchema, raw, FLAG_NAMES);
   if (config.tlsDir !== undefined && config.insecurePlaintext === true) throw new ConfigError(['--tls-dir and --insecure-plaintext contradict each other: give one']);
   return config;

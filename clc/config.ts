@@ -2,20 +2,14 @@
  * CLC configuration: commander flags with FERRY_CLC_* environment fallbacks, compiled once into a
  * frozen, typed object (STYLE habit 7). Every bad field is named by its flag; main exits 2.
  */
-import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
-import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { flagNames, HelpShown, intFlag, readFlags } from '../shared/config/flagTable.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import type { PartitionInfo } from './clusters/clusters.js';
 import { DEFAULT_GATE_LIMITS } from './core/gate.js';
 
 const MiB = 1024 * 1024;
-
-function intFlag(def: number, min: number, max: number) {
-  return z.string().regex(/^\d+$/, 'must be a whole number').optional()
-    .transform((v) => (v === undefined ? def : Number(v)))
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-}
 
 function isHttpUrl(s: string): boolean {
   try {
@@ -70,31 +64,12 @@ const FIELDS = [
   ['gateMaxWaitMs', '--gate-max-wait-ms <ms>', 'FERRY_CLC_GATE_MAX_WAIT_MS', 'how long a change may wait for one before it is refused with PartitionBusy (30000)'],
 ] as const;
 
-const FLAG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(FIELDS.map(([k, flag]) => [k, flag.split(' ')[0] ?? k]));
+const FLAG_NAMES = flagNames(FIELDS);
 
-/** Thrown for --help: main prints the help and exits 0. */
-export class HelpShown extends Error {}
+export { HelpShown };
 
 /** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
 export function parseClcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): ClcConfig {
-  const program = new Command('ferry-clc')
-    .description('Ferry cloud controller: the admin AWS-Query API')
-    .exitOverride()
-    .configureOutput({ writeOut: out, writeErr: () => {} })
-    .allowExcessArguments(false);
-  for (const [, flag, envName, help] of FIELDS) program.option(flag, `${help} [env ${envName}]`);
-  try {
-    program.parse([...argv], { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')) throw new HelpShown();
-    if (e instanceof CommanderError) throw new ConfigError([e.message.replace(/^error: /, '')]);
-    throw e;
-  }
-  const flags = program.opts<Record<string, string | undefined>>();
-  const raw: Record<string, string | undefined> = {};
-  for (const [key, , envName] of FIELDS) {
-    const v = flags[key] ?? env[envName];
-    if (v !== undefined) raw[key] = v;
-  }
+  const raw = readFlags({ name: 'ferry-clc', description: 'Ferry cloud controller: the admin AWS-Query API', fields: FIELDS, out }, argv, env);
   return compileConfig(clcConfigSchema, raw, FLAG_NAMES);
 }

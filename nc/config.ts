@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { intFlag } from '../shared/config/flagTable.js';
 
 export const DEFAULT_NC_PORT = 8775;
 export const DEFAULT_SIM_PORT = 16509;
@@ -42,12 +43,6 @@ const FIELDS = {
 type Field = keyof typeof FIELDS;
 
 const required = (what: string) => z.string({ error: `is required (${what})` }).min(1, `is required (${what})`);
-
-function intFlag(def: number, min: number, max: number) {
-  return z.string().regex(/^\d+$/, 'must be a whole number').optional()
-    .transform((v) => (v === undefined ? def : Number(v)))
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-}
 
 const httpUrl = z.string().refine((s) => {
   try {
@@ -95,7 +90,13 @@ function command(): Command {
     simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext',
   };
-  for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `env ${FIELDS[field][1]}`);
+  const help: Record<Field, string> = {
+    host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
+    stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim', simUrl: 'simulated hypervisor daemon URL (http://HOST:16509)',
+    maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
+    tlsDir: 'ferry-init directory: mutual TLS with the CC', insecurePlaintext: 'serve and call over plain HTTP (logged as a warning)',
+  };
+  for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `${help[field]} [env ${FIELDS[field][1]}]`);
   return cmd;
 }
 
