@@ -74,7 +74,7 @@ export class CcService {
     },
     ccDescribeInstances: async () => {
       const view = await this.freshView();
-      return { partition: view.partition, instances: listInstances(view) };
+      return { partition: view.partition, instances: listInstances(view), complete: listNodes(view).every((n) => n.reachable) };
     },
     ccRunInstances: async (req) => ({
       instances: await this.placement.run(() => runInstances({

@@ -95,14 +95,37 @@ export function compareViews(a: InstanceView, b: InstanceView): number {
     || a.instanceId.localeCompare(b.instanceId);
 }
 
+/** What a partition's CC answered to ccDescribeInstances. */
+export interface PartitionReport {
+  readonly instances: readonly CcInstance[];
+  /** False when the CC could not see every node: absence from `instances` then proves nothing. */
+  readonly complete?: boolean;
+}
+
+/** The instance lists of the partitions that answered, and those whose answer was incomplete. */
+export function liveInstances(answers: ReadonlyMap<string, PartitionReport>): {
+  live: Map<string, readonly CcInstance[]>;
+  incomplete: Set<string>;
+} {
+  return {
+    live: new Map([...answers].map(([p, r]) => [p, r.instances])),
+    incomplete: new Set([...answers].filter(([, r]) => r.complete === false).map(([p]) => p)),
+  };
+}
+
 /**
  * @param live instances reported by each partition that answered
+ * @param incomplete partitions whose CC could not see every node
  * Records in a partition that did not answer (or is no longer configured) are `unknown`: neither
- * shown nor called missing. A `requested` record no CC reports was never acknowledged: left out.
+ * shown nor called missing; so is a launched record its partition does not report while that
+ * partition's answer is incomplete (the instance may run on the node the CC cannot see). A launched
+ * record a complete answer does not report is terminated. A `requested` record no CC reports was
+ * never acknowledged: left out.
  */
 export function mergeInstances(
   records: Readonly<Record<string, InstanceRecord>>,
   live: ReadonlyMap<string, readonly CcInstance[]>,
+  incomplete: ReadonlySet<string> = new Set(),
 ): MergedInstances {
   const views = new Map<string, InstanceView>();
   for (const list of live.values()) {
@@ -112,6 +135,7 @@ export function mergeInstances(
   for (const r of Object.values(records)) {
     if (views.has(r.instanceId)) continue;
     if (!live.has(r.partition)) unknown.set(r.instanceId, r.partition);
+    else if (r.phase === 'launched' && incomplete.has(r.partition)) unknown.set(r.instanceId, r.partition);
     else if (r.phase === 'launched') views.set(r.instanceId, goneFromNodes(r));
   }
   return { views: [...views.values()].sort(compareViews), unknown };

@@ -72,7 +72,15 @@ export const CC_OPS = {
   },
   ccDescribeInstances: {
     request: z.object({}),
-    response: z.object({ partition: partitionSchema, instances: z.array(ccInstanceSchema) }),
+    response: z.object({
+      partition: partitionSchema,
+      instances: z.array(ccInstanceSchema),
+      /**
+       * False while some node was unreachable at the CC's last look: an instance missing from the list
+       * may still run there (e.g. one that migrated into a node whose NC was restarting).
+       */
+      complete: z.boolean().optional(),
+    }),
   },
   /**
    * Place and start up to instanceIds.length instances, at least minCount, on enabled nodes with

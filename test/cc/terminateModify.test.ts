@@ -126,6 +126,14 @@ describe('describe operations', () => {
     h.clock.advance(1000);
     const { nodes } = await h.ops.ccDescribeNodes({}, CTX);
     expect(nodes.find((n) => n.host === A)).toMatchObject({ reachable: false, instances: [{ instanceId: id(1) }] });
+    // The instance list says it cannot vouch for what it does not show while A is unreachable.
+    expect((await h.ops.ccDescribeInstances({}, CTX)).complete).toBe(false);
+    h.fake.nc(A).link = 'up';
+    h.clock.advance(1000);
+    expect((await h.ops.ccDescribeInstances({}, CTX)).complete).toBe(true);
+    h.fake.nc(A).link = 'down';
+    h.clock.advance(1000);
+    await h.ops.ccDescribeNodes({}, CTX);
     const { instances } = await h.run(runReq(ids(3, 2)));
     expect(instances.map((i) => i.host)).toEqual([B, B]);
     expect(h.fake.callsOf('run').filter((c) => c.host === A && c.instanceId === id(3))).toEqual([]);

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { askAllPartitions } from '../../clusters/fanOut.js';
 import { instanceFilterPredicate, INSTANCE_FILTER_NAMES, isInstanceFilterName, type InstanceFilter } from '../../core/instanceFilters.js';
-import { mergeInstances, type InstanceView } from '../../core/instanceView.js';
+import { liveInstances, mergeInstances, type InstanceView } from '../../core/instanceView.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
@@ -32,8 +32,8 @@ export function parseDescribeInstances(params: ParamMap): DescribeInstancesInput
 
 async function run(input: DescribeInstancesInput, ctx: ActionContext): Promise<XmlObject> {
   const fan = await askAllPartitions(ctx.clusters, 'ccDescribeInstances', {}, ctx.logger);
-  const live = new Map([...fan.answers].map(([p, r]) => [p, r.instances]));
-  const merged = mergeInstances(ctx.store.read().instances, live);
+  const { live, incomplete } = liveInstances(fan.answers);
+  const merged = mergeInstances(ctx.store.read().instances, live, incomplete);
   let views: readonly InstanceView[] = merged.views;
   if (input.instanceIds.length > 0) {
     const wanted = new Set(requireInstances(input.instanceIds, merged, fan.unavailable).map((v) => v.instanceId));

@@ -11,7 +11,7 @@ import { hostSchema } from '../../../shared/protocol/common.js';
 import type { ClcCcRequest } from '../../clusters/ccContract.js';
 import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions } from '../../clusters/fanOut.js';
-import { mergeInstances } from '../../core/instanceView.js';
+import { liveInstances, mergeInstances } from '../../core/instanceView.js';
 import { viewOfPlan } from '../../core/migrationView.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { boolParam, coded, instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
@@ -54,8 +54,8 @@ export function parseMigrateInstances(params: ParamMap): MigrateInstancesInput {
 /** The partition whose CC reports the instance; a terminated one is refused here, without asking to move it. */
 async function findInstancePartition(ctx: ActionContext, instanceId: string, candidates: readonly string[]): Promise<string> {
   const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeInstances', {}, ctx.logger);
-  const live = new Map([...fan.answers].map(([p, r]) => [p, r.instances]));
-  const [view] = requireInstances([instanceId], mergeInstances(ctx.store.read().instances, live), fan.unavailable);
+  const { live, incomplete } = liveInstances(fan.answers);
+  const [view] = requireInstances([instanceId], mergeInstances(ctx.store.read().instances, live, incomplete), fan.unavailable);
   if (!view) throw ClcErrors.make('InternalError', { detail: `instance ${instanceId} was resolved to nothing` });
   if (!view.reported || view.state === 'terminated') {
     throw ClcErrors.make('IncorrectInstanceState', { instanceId, state: 'terminated', detail: 'only running instances can be migrated' });

@@ -9,7 +9,7 @@ import type { InstanceState } from '../../../shared/protocol/common.js';
 import type { ClcCcResponse } from '../../clusters/ccContract.js';
 import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions } from '../../clusters/fanOut.js';
-import { mergeInstances } from '../../core/instanceView.js';
+import { liveInstances, mergeInstances } from '../../core/instanceView.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
@@ -50,8 +50,8 @@ async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<
   const partitions = claimedPartitions(ctx, input.instanceIds);
   await ctx.gate.enter('change', label(input.instanceIds), partitions).ready();
   const fan = await askPartitions(ctx.clusters, partitions, 'ccDescribeInstances', {}, ctx.logger);
-  const live = new Map([...fan.answers].map(([p, r]) => [p, r.instances]));
-  const views = requireInstances(input.instanceIds, mergeInstances(ctx.store.read().instances, live), fan.unavailable);
+  const { live, incomplete } = liveInstances(fan.answers);
+  const views = requireInstances(input.instanceIds, mergeInstances(ctx.store.read().instances, live, incomplete), fan.unavailable);
   await refuseMigrating(ctx, 'TerminateInstances', views);
 
   const changes = new Map<string, Change>();
