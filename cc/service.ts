@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
-import { CC_MIGRATION_OPS, CC_OPS, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
+import { CC_OPS, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
 import type { TypedImpl } from '../shared/protocol/typedServer.js';
 import type { SchedulePolicy } from './config.js';
 import { CcErrors } from './errors.js';
@@ -27,7 +27,7 @@ export const FRESH_MS = 1000;
 export const DESCRIBE_TIMEOUT_CAP_MS = 1000;
 
 /** Everything the CC serves at CC_PATH. */
-export const SERVED_OPS = Object.freeze({ ...CC_OPS, ...CC_MIGRATION_OPS });
+export const SERVED_OPS = CC_OPS;
 
 export interface CcServiceOptions {
   readonly keeper: ViewKeeper;

@@ -1,12 +1,12 @@
 /**
- * The CC's live-migration operations (CC_MIGRATION_OPS): plan and persist a migration, describe
+ * The CC's live-migration operations (the migration part of CC_OPS): plan and persist a migration, describe
  * and cancel plans, and take the NCs' change notices. The plans themselves live on the source NCs;
  * these handlers read them from the view and change them only through those NCs.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
 import { isFerryError } from '../../shared/errors/registry.js';
-import type { CcMigrationRequest, CcMigrationResponse } from '../../shared/protocol/ccProtocol.js';
+import type { CcRequest, CcResponse } from '../../shared/protocol/ccProtocol.js';
 import type { MigrationPlan } from '../../shared/protocol/migrationProtocol.js';
 import { CcErrors } from '../errors.js';
 import type { NodeClient } from '../nodeClient.js';
@@ -44,7 +44,7 @@ export class MigrationOps {
   constructor(private readonly o: MigrationOpsOptions) {}
 
   /** One at a time with ccRunInstances, so two requests never both count the same free slot. */
-  migrate(req: CcMigrationRequest<'ccMigrateInstances'>): Promise<CcMigrationResponse<'ccMigrateInstances'>> {
+  migrate(req: CcRequest<'ccMigrateInstances'>): Promise<CcResponse<'ccMigrateInstances'>> {
     return this.o.placement.run(async () => {
       const { keeper, settings, clock } = this.o;
       await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
@@ -59,7 +59,7 @@ export class MigrationOps {
     });
   }
 
-  async describe(req: CcMigrationRequest<'ccDescribeMigrations'>): Promise<CcMigrationResponse<'ccDescribeMigrations'>> {
+  async describe(req: CcRequest<'ccDescribeMigrations'>): Promise<CcResponse<'ccDescribeMigrations'>> {
     const { keeper } = this.o;
     await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
     const all = describePlans(migrationNodes(keeper.get()), this.o.runner.currentMarks());
@@ -70,7 +70,7 @@ export class MigrationOps {
     return { partition: keeper.get().partition, migrations };
   }
 
-  async cancel(req: CcMigrationRequest<'ccCancelMigration'>): Promise<CcMigrationResponse<'ccCancelMigration'>> {
+  async cancel(req: CcRequest<'ccCancelMigration'>): Promise<CcResponse<'ccCancelMigration'>> {
     const { keeper, nodes } = this.o;
     const { migrationId } = req;
     await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
@@ -94,7 +94,7 @@ export class MigrationOps {
     return { plan: describePlan(held, migrationNodes(keeper.get()), this.o.runner.currentMarks()) };
   }
 
-  async nodeEvent(req: CcMigrationRequest<'ccNodeEvent'>): Promise<CcMigrationResponse<'ccNodeEvent'>> {
+  async nodeEvent(req: CcRequest<'ccNodeEvent'>): Promise<CcResponse<'ccNodeEvent'>> {
     const { keeper } = this.o;
     if (!findEntry(keeper.get(), req.host)) throw CcErrors.make('NodeNotFound', { host: req.host, partition: keeper.get().partition });
     this.o.runner.nodeEvent(req);

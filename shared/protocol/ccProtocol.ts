@@ -59,6 +59,49 @@ export const describedMigrationSchema = planSchema.extend({
 });
 export type DescribedMigration = z.infer<typeof describedMigrationSchema>;
 
+
+
+/** The live-migration operations: part of CC_OPS, grouped here because they share schemas. */
+export const CC_MIGRATION_OPS = {
+  /**
+   * Live migration (issue 3): drain sourceHost, or move instanceId. The CC plans, has the source NC
+   * persist the plan, counts the plan's reservations and answers; the migrations run afterwards.
+   * destinations with allowHosts=true: the only allowed destinations (disabled ones included);
+   * allowHosts=false: forbidden ones. partial=false: all or nothing; true: migrate what fits, the
+   * rest go into the plan as failed. matrix: the resource matrix after the reservation.
+   */
+  ccMigrateInstances: {
+    request: z.object({
+      sourceHost: hostSchema.optional(),
+      instanceId: instanceIdSchema.optional(),
+      destinations: z.array(hostSchema).default([]),
+      allowHosts: z.boolean().default(true),
+      reserveDestinations: z.boolean().default(false),
+      partial: z.boolean().default(false),
+      vmTypes,
+    }),
+    response: z.object({
+      migrationId: migrationIdSchema, plan: planSchema, unplaced: z.array(unplacedSchema), matrix: z.array(matrixRowSchema),
+    }),
+  },
+  /** Every plan the source NCs hold (finished ones they still keep included), or the one named. */
+  ccDescribeMigrations: {
+    request: z.object({ migrationId: migrationIdSchema.optional() }),
+    response: z.object({ partition: partitionSchema, migrations: z.array(describedMigrationSchema) }),
+  },
+  /** Rolls back every item that has not committed; answers the plan once its source NC recorded the cancel. */
+  ccCancelMigration: {
+    request: z.object({ migrationId: migrationIdSchema }),
+    response: z.object({ plan: describedMigrationSchema }),
+  },
+  /** NC → CC: something about that node's migrations or instances changed; the CC looks at once. */
+  ccNodeEvent: {
+    request: ccNodeEventRequestSchema,
+    response: ccNodeEventResponseSchema,
+  },
+} as const;
+
+/** Every operation the CC serves: the instance and node operations, then live migration. */
 export const CC_OPS = {
   /** Every registered node with its state, resources and instances (fresh from the CC's view). */
   ccDescribeNodes: {
@@ -109,58 +152,11 @@ export const CC_OPS = {
     request: z.object({ host: hostSchema, stateName: nodeStateSchema, vmTypes }),
     response: z.object({ previousState: nodeStateSchema, node: ccNodeSchema, matrix: z.array(matrixRowSchema) }),
   },
+  ...CC_MIGRATION_OPS,
 } as const;
 
 export type CcOp = keyof typeof CC_OPS;
 export type CcRequest<O extends CcOp> = z.infer<(typeof CC_OPS)[O]['request']>;
 export type CcResponse<O extends CcOp> = z.infer<(typeof CC_OPS)[O]['response']>;
-
-/**
- * The live-migration operations, served next to CC_OPS at CC_PATH. Kept in their own table only
- * because typed stubs of CC_OPS elsewhere (test/clc) must implement every CC_OPS entry; once they
- * do, this table folds into CC_OPS unchanged.
- */
-export const CC_MIGRATION_OPS = {
-  /**
-   * Live migration (issue 3): drain sourceHost, or move instanceId. The CC plans, has the source NC
-   * persist the plan, counts the plan's reservations and answers; the migrations run afterwards.
-   * destinations with allowHosts=true: the only allowed destinations (disabled ones included);
-   * allowHosts=false: forbidden ones. partial=false: all or nothing; true: migrate what fits, the
-   * rest go into the plan as failed. matrix: the resource matrix after the reservation.
-   */
-  ccMigrateInstances: {
-    request: z.object({
-      sourceHost: hostSchema.optional(),
-      instanceId: instanceIdSchema.optional(),
-      destinations: z.array(hostSchema).default([]),
-      allowHosts: z.boolean().default(true),
-      reserveDestinations: z.boolean().default(false),
-      partial: z.boolean().default(false),
-      vmTypes,
-    }),
-    response: z.object({
-      migrationId: migrationIdSchema, plan: planSchema, unplaced: z.array(unplacedSchema), matrix: z.array(matrixRowSchema),
-    }),
-  },
-  /** Every plan the source NCs hold (finished ones they still keep included), or the one named. */
-  ccDescribeMigrations: {
-    request: z.object({ migrationId: migrationIdSchema.optional() }),
-    response: z.object({ partition: partitionSchema, migrations: z.array(describedMigrationSchema) }),
-  },
-  /** Rolls back every item that has not committed; answers the plan once its source NC recorded the cancel. */
-  ccCancelMigration: {
-    request: z.object({ migrationId: migrationIdSchema }),
-    response: z.object({ plan: describedMigrationSchema }),
-  },
-  /** NC → CC: something about that node's migrations or instances changed; the CC looks at once. */
-  ccNodeEvent: {
-    request: ccNodeEventRequestSchema,
-    response: ccNodeEventResponseSchema,
-  },
-} as const;
-
-export type CcMigrationOp = keyof typeof CC_MIGRATION_OPS;
-export type CcMigrationRequest<O extends CcMigrationOp> = z.infer<(typeof CC_MIGRATION_OPS)[O]['request']>;
-export type CcMigrationResponse<O extends CcMigrationOp> = z.infer<(typeof CC_MIGRATION_OPS)[O]['response']>;
 
 export { instanceIdSchema };

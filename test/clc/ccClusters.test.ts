@@ -11,7 +11,7 @@ import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
 import { ClcErrors } from '../../clc/api/errors.js';
 import { defineErrors, client, server, FerryError } from '../../shared/errors/registry.js';
 import { silentLogger } from '../../shared/log.js';
-import { CC_MIGRATION_OPS, CC_OPS } from '../../shared/protocol/ccProtocol.js';
+import { CC_OPS } from '../../shared/protocol/ccProtocol.js';
 import { typedHandlers } from '../../shared/protocol/typedServer.js';
 import { WireErrors } from '../../shared/wire/errors.js';
 import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
@@ -104,7 +104,7 @@ describe('createCcClusters over real HTTP', () => {
       capacity: { cores: 4, memoryMiB: 4096, diskGiB: 100 }, used: { cores: 0, memoryMiB: 0, diskGiB: 0 }, instances: [],
     };
     // Every CC operation, migration ones included, so this stub still type-checks once they fold into CC_OPS.
-    const handlers = typedHandlers({ ...CC_OPS, ...CC_MIGRATION_OPS }, {
+    const handlers = typedHandlers(CC_OPS, {
       ccDescribeNodes: async () => ({ partition: 'cluster01', nodes: [node] }),
       ccDescribeResources: async () => {
         await new Promise((r) => setTimeout(r, 500));

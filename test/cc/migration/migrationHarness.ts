@@ -9,7 +9,7 @@ import { ViewKeeper } from '../../../cc/viewKeeper.js';
 import { ManualClock } from '../../../shared/clock.js';
 import { silentLogger } from '../../../shared/log.js';
 import type { Resources } from '../../../shared/model/resources.js';
-import type { CcMigrationRequest } from '../../../shared/protocol/ccProtocol.js';
+import type { CcRequest } from '../../../shared/protocol/ccProtocol.js';
 import { failTransfer, finishCleaning, switchOver } from '../fakeMigrations.js';
 import { FakeNodes, slots, SMALL, type FakeNc, type MigrationMode } from '../fakeNodes.js';
 import { CTX, runReq } from '../harness.js';
@@ -29,7 +29,7 @@ export interface MigrationHarnessOptions {
   readonly pollMs?: number;
 }
 
-export type MigrateArgs = Partial<CcMigrationRequest<'ccMigrateInstances'>>;
+export type MigrateArgs = Partial<CcRequest<'ccMigrateInstances'>>;
 
 export async function migrationHarness(opts: MigrationHarnessOptions) {
   const fake = new FakeNodes();
