@@ -43,6 +43,22 @@ export interface HostInfo {
   readonly hypervisor: 'sim' | 'libvirt';
 }
 
+/**
+ * One side's TLS credential for one migration item, issued by the CC for that item only
+ * (docs/SECURITY.md, "Per-migration credentials"). Held in memory only: never logged, never persisted.
+ * The certificate names the migration, the instance, this host and the side (source or destination);
+ * each side accepts as its peer only a certificate of `caPem` naming the same migration and item and
+ * the other side's host.
+ */
+export interface MigrationCredential {
+  /** PEM of the migration CA: the only issuer accepted for the peer's certificate. */
+  readonly caPem: string;
+  /** PEM certificate for this one migration item and side. */
+  readonly certPem: string;
+  /** PEM private key of certPem (fresh per migration item). */
+  readonly keyPem: string;
+}
+
 /** Where and how to send a domain in a live migration. */
 export interface MigrationTarget {
   readonly migrationId: string;
@@ -50,6 +66,8 @@ export interface MigrationTarget {
   readonly destinationUri: string;
   /** Upper bound on pause at switchover, ms. */
   readonly maxDowntimeMs?: number;
+  /** The source's credential; without one the stream is plaintext (only in --insecure-plaintext clouds). */
+  readonly credential?: MigrationCredential;
 }
 
 export interface MigrationProgress {
@@ -87,8 +105,12 @@ export interface HypervisorDriver {
   create(spec: DomainSpec): Promise<DomainInfo>;
   /** Stops and undefines a domain. Idempotent: an unknown domain is not an error. */
   destroy(id: string): Promise<void>;
-  /** Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). */
-  prepareIncoming(spec: DomainSpec, migrationId: string): Promise<void>;
+  /**
+   * Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). With a
+   * credential, the incoming stream is accepted only over TLS from a source presenting a certificate
+   * for this same migration; a repeat with a new credential replaces the old one.
+   */
+  prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void>;
   /** Destination side: forget a prepared or half-received incoming domain. Idempotent. */
   abortIncoming(id: string, migrationId: string): Promise<void>;
   /** Source side: live-migrate; resolves when the domain runs on the destination. */
