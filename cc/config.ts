@@ -7,7 +7,7 @@ import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compi
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
 import { randomHex8 } from '../shared/model/ids.js';
 import { partitionSchema } from '../shared/protocol/common.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, DEFAULT_URI_TEMPLATE, type MigrationSettings } from './migration/settings.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, DEFAULT_TLS_URI_TEMPLATE, DEFAULT_URI_TEMPLATE, type MigrationSettings } from './migration/settings.js';
 
 export const SCHEDULE_POLICIES = ['spread', 'greedy'] as const;
 export type SchedulePolicy = (typeof SCHEDULE_POLICIES)[number];
@@ -47,7 +47,8 @@ export const ccConfigSchema = z.object({
   migrationBaseTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.migratingBaseMs),
   migrationPerGibTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.migratingPerGiBMs),
   migrationStallTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.stallMs),
-  migrationUriTemplate: z.string().refine((t) => t.includes('{host}'), 'must contain {host}').default(DEFAULT_URI_TEMPLATE),
+  /** Default: DEFAULT_TLS_URI_TEMPLATE with --tls-dir, DEFAULT_URI_TEMPLATE without. */
+  migrationUriTemplate: z.string().refine((t) => t.includes('{host}'), 'must contain {host}').optional(),
   /** ferry-init's output directory: serve and call NCs over mutual TLS (docs/SECURITY.md). */
   tlsDir: z.string().min(1, 'must name a directory').optional(),
   /** Plaintext on purpose: silences nothing, but says the operator chose it. */
@@ -76,7 +77,7 @@ const FIELDS = [
   ['migrationBaseTimeoutMs', '--migration-base-timeout-ms <ms>', 'FERRY_CC_MIGRATION_BASE_TIMEOUT_MS', 'migrating allowance: this plus per-GiB × memory (60000)'],
   ['migrationPerGibTimeoutMs', '--migration-per-gib-timeout-ms <ms>', 'FERRY_CC_MIGRATION_PER_GIB_TIMEOUT_MS', 'migrating allowance per GiB of memory (150000)'],
   ['migrationStallTimeoutMs', '--migration-stall-timeout-ms <ms>', 'FERRY_CC_MIGRATION_STALL_TIMEOUT_MS', 'a migration without progress this long is aborted by its source NC (150000)'],
-  ['migrationUriTemplate', '--migration-uri-template <t>', 'FERRY_CC_MIGRATION_URI_TEMPLATE', 'destination hypervisor migration endpoint, {host} replaced (http://{host}:16509)'],
+  ['migrationUriTemplate', '--migration-uri-template <t>', 'FERRY_CC_MIGRATION_URI_TEMPLATE', 'destination hypervisor migration endpoint, {host} replaced (https://{host}:16514 with --tls-dir, else http://{host}:16509)'],
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CC_TLS_DIR', 'ferry-init directory (ca.pem, cc-HOST.pem/.key): mutual TLS with the CLC and NCs'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS (logged as a warning)'],
 ] as const;
@@ -101,7 +102,7 @@ export function migrationSettingsOf(c: CcConfig): MigrationSettings {
       prepareMs: c.migrationPrepareTimeoutMs, readyMs: c.migrationReadyTimeoutMs, migratingBaseMs: c.migrationBaseTimeoutMs,
       migratingPerGiBMs: c.migrationPerGibTimeoutMs, stallMs: c.migrationStallTimeoutMs,
     },
-    uriTemplate: c.migrationUriTemplate,
+    uriTemplate: c.migrationUriTemplate ?? (c.tlsDir !== undefined ? DEFAULT_TLS_URI_TEMPLATE : DEFAULT_URI_TEMPLATE),
     newHex: randomHex8,
   };
 }

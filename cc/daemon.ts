@@ -12,6 +12,7 @@ import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOptions, schemeOf, serverTlsOptions, warnIfPlaintext, type WireSecurity } from '../shared/wire/tls.js';
 import { NC_PATH } from '../shared/wire/transport.js';
 import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
+import { caCredentialIssuer, loadMigrationCa } from './migration/credentialIssuer.js';
 import { WireNodeClient } from './nodeClient.js';
 import { CC_ALLOWED_ROLES, createCcApp } from './server.js';
 import { CcService } from './service.js';
@@ -47,8 +48,11 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     nodes, clock, logger, onChange: (v) => cache.save(v),
   });
   cache.save(keeper.get()); // the registered nodes, as of now: unknown until their NCs answer
+  // The migration CA is read at start, like the tier identity: a missing file stops the CC here.
+  const credentials = security.kind === 'mtls' && config.tlsDir !== undefined ? caCredentialIssuer(loadMigrationCa(config.tlsDir), clock) : undefined;
   const service = new CcService({
     keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs, migration: migrationSettingsOf(config),
+    ...(credentials ? { credentials } : {}),
   });
   const server = security.kind === 'mtls'
     ? https.createServer(serverTlsOptions(security.identity), createCcApp({ service, logger, allowedRoles: CC_ALLOWED_ROLES }))

@@ -10,6 +10,7 @@ import type { TypedImpl } from '../shared/protocol/typedServer.js';
 import type { SchedulePolicy } from './config.js';
 import { CcErrors } from './errors.js';
 import { MigrationOps } from './migration/operations.js';
+import type { CredentialIssuer } from './migration/credentialIssuer.js';
 import { MigrationRunner } from './migration/runner.js';
 import { DEFAULT_MIGRATION_SETTINGS, type MigrationSettings } from './migration/settings.js';
 import type { NodeClient } from './nodeClient.js';
@@ -37,6 +38,8 @@ export interface CcServiceOptions {
   readonly policy: SchedulePolicy;
   /** Timeout of one call to an NC. */
   readonly ncTimeoutMs: number;
+  /** Per-migration credentials for prepare and commit (mutual-TLS clouds). */
+  readonly credentials?: CredentialIssuer;
   /** Live-migration limits, timeouts and endpoint (defaults: migration/settings.ts). */
   readonly migration?: Partial<MigrationSettings>;
 }
@@ -55,6 +58,7 @@ export class CcService {
     const { keeper, nodes, clock, logger } = opts;
     this.runner = new MigrationRunner({
       keeper, nodes, clock, logger, limits: settings.limits, uriTemplate: settings.uriTemplate, placement: this.placement, callTimeoutMs: opts.ncTimeoutMs,
+      ...(opts.credentials ? { credentials: opts.credentials } : {}),
     });
     this.migrations = new MigrationOps({
       keeper, nodes, clock, logger, settings, placement: this.placement, runner: this.runner,

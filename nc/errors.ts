@@ -22,6 +22,8 @@ export const NcErrors = defineErrors({
   MigrationNotPrepared: client(409, 'node {host} holds no queued item {instanceId} of {migrationId}: {detail}'),
   /** The plan or incoming record contradicts itself or this node (wrong source, duplicate items, ...). */
   MigrationPlanInvalid: client(400, 'migration {migrationId} is not valid on node {host}: {detail}'),
+  /** A mutual-TLS node was asked to prepare or commit a migration without that item's credential. */
+  MigrationCredentialMissing: client(400, 'node {host} needs a per-migration credential to {step} {instanceId} of {migrationId}'),
   HypervisorUnavailable: server(503, 'hypervisor of node {host} is unavailable: {detail}'),
   /** The hypervisor answered but refused the operation (not a connectivity problem). */
   HypervisorRefused: server(502, 'hypervisor of node {host} refused {operation}: {detail}', false),

@@ -3,6 +3,7 @@
  * node's mailbox. Persist the intent, act on the hypervisor, persist the outcome, then reply.
  */
 import { isFerryError } from '../shared/errors/registry.js';
+import type { MigrationCredential } from '../shared/protocol/migrationProtocol.js';
 import { NcErrors } from './errors.js';
 import {
   applyArrival, classifyIncomingDomain, decideIncomingPrepare, incomingSpec, incomingToRollBack, incomingView,
@@ -13,16 +14,27 @@ import { hypervisorMigrationId } from './migrationSource.js';
 import type { NcSnapshot, StoredIncoming } from './ncStore.js';
 
 export class IncomingRunner {
+  /**
+   * Each incoming item's credential, by instance id: memory only (never in the store or a log). After
+   * a restart there is none until the CC prepares again; until then nothing is re-prepared over TLS.
+   */
+  private readonly credentials = new Map<string, MigrationCredential>();
+
   /** `onActive`: something now needs the runner's tick (an incoming record exists). */
   constructor(private readonly ctx: MigrationContext, private readonly onActive: () => void) {}
 
   async prepare(req: DestinationPrepareRequest): Promise<MigrateAnswer> {
+    const id = req.incoming.instanceId;
+    if (!req.credential && this.ctx.requireCredentials) {
+      throw NcErrors.make('MigrationCredentialMissing', { host: this.ctx.host, step: 'prepare', instanceId: id, migrationId: req.migrationId });
+    }
     const d = decideIncomingPrepare({
       host: this.ctx.host, snapshot: this.snap, request: req, capacity: this.ctx.link.capacity,
       healthy: this.ctx.link.healthy, observation: this.ctx.domains.current, now: this.ctx.clock.now(),
     });
     if (d.kind === 'refuse') throw NcErrors.make(d.code, d.fields);
     if (d.kind === 'arrived') return { migrationId: req.migrationId };
+    if (req.credential) this.credentials.set(id, req.credential);
     if (d.kind === 'answer') return { migrationId: req.migrationId, incoming: incomingView(d.incoming) };
     const { incoming } = d;
     if (d.fresh) await this.ctx.persist((draft) => { draft.incoming[incoming.instanceId] = incoming; });
@@ -66,6 +78,7 @@ export class IncomingRunner {
       return;
     }
     await this.ctx.persist((d) => { delete d.incoming[id]; });
+    this.credentials.delete(id);
     this.ctx.domains.forget(id);
     this.ctx.logger.info({ migrationId: rec.migrationId, instanceId: id, reason }, 'incoming migration rolled back');
     tell(this.ctx, 'migration', rec.migrationId, id);
@@ -74,6 +87,7 @@ export class IncomingRunner {
   /** The incoming VM runs here: the Incoming record becomes an instance record in one update. */
   async finalize(id: string): Promise<void> {
     const rec = await this.ctx.persist((d) => applyArrival(d, id, this.ctx.clock.now()));
+    this.credentials.delete(id);
     if (!rec) return;
     this.ctx.logger.info({ migrationId: rec.arrivedBy, instanceId: id }, 'incoming instance arrived and runs here');
     tell(this.ctx, 'migration', rec.arrivedBy, id);
@@ -96,8 +110,12 @@ export class IncomingRunner {
    */
   private async prepareHypervisor(rec: StoredIncoming, dropOnRefusal: boolean): Promise<StoredIncoming> {
     const id = rec.instanceId;
+    const credential = this.credentials.get(id);
+    if (!credential && this.ctx.requireCredentials) {
+      throw NcErrors.make('MigrationCredentialMissing', { host: this.ctx.host, step: 'prepare', instanceId: id, migrationId: rec.migrationId });
+    }
     try {
-      await this.ctx.link.call('prepareIncoming', (d) => d.prepareIncoming(incomingSpec(rec), hypervisorMigrationId(rec.migrationId, id)));
+      await this.ctx.link.call('prepareIncoming', (d) => d.prepareIncoming(incomingSpec(rec), hypervisorMigrationId(rec.migrationId, id), credential));
     } catch (e) {
       if (dropOnRefusal && isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.ctx.persist((d) => { delete d.incoming[id]; });
       throw e;

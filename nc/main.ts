@@ -69,6 +69,7 @@ async function main(): Promise<void> {
   const cc = ccNotifier(config, security, logger);
   const controller = new NodeController({
     host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger, notifier: cc.notifier,
+    requireMigrationCredentials: security.kind === 'mtls',
   });
   await controller.start();
 

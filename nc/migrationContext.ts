@@ -24,6 +24,11 @@ export interface MigrationContext {
   /** A durable store update (StateWriteFailed on failure). */
   readonly persist: <R>(mutate: (draft: NcSnapshot) => R) => Promise<R>;
   readonly snapshot: () => NcSnapshot;
+  /**
+   * Per-migration credentials are required (the NC runs mutual TLS): a prepare or commit without one
+   * is refused, and nothing is handed to the hypervisor without one (no plaintext fallback).
+   */
+  readonly requireCredentials: boolean;
 }
 
 /** A hint to the CC that something about this node changed. */

@@ -13,6 +13,7 @@ import type { Incoming, MigrationPlan, NcMigrateRequest } from '../shared/protoc
 import { NcErrors } from './errors.js';
 import type { HypervisorDriver, HypervisorEvent } from './hypervisor/driver.js';
 import { IncomingRunner } from './incomingRunner.js';
+import type { MigrationCredential } from '../shared/protocol/migrationProtocol.js';
 import { tell, type MigrateAnswer, type MigrationContext } from './migrationContext.js';
 import { incomingView } from './migrationDestination.js';
 import { planView } from './migrationPlans.js';
@@ -127,6 +128,9 @@ export class MigrationRunner {
   private async commit(req: CommitRequest): Promise<MigrateAnswer> {
     const d = decideCommit(this.o.host, this.snap, req);
     if (d.kind === 'refuse') throw NcErrors.make(d.code, d.fields);
+    if (d.kind === 'start' && !req.credential && this.o.requireCredentials) {
+      throw NcErrors.make('MigrationCredentialMissing', { host: this.o.host, step: 'commit', instanceId: req.instanceId, migrationId: req.migrationId });
+    }
     if (d.kind === 'start') {
       // The domain must run here now: afterwards a missing domain means it moved (decideOutcome).
       const domain = await this.o.link.call('info', (drv) => drv.info(req.instanceId));
@@ -137,7 +141,7 @@ export class MigrationRunner {
       await this.o.persist((draft) => applyCommit(draft, req, this.now()));
       this.o.logger.info({ migrationId: req.migrationId, instanceId: req.instanceId, destination: req.destination }, 'migration committed');
       this.tell('migration', req.migrationId, req.instanceId);
-      this.startJob(req.migrationId, req.instanceId, req.destinationUri);
+      this.startJob(req.migrationId, req.instanceId, req.destinationUri, req.credential);
       this.ensureTick();
     }
     return this.answer(req.migrationId);
@@ -175,8 +179,12 @@ export class MigrationRunner {
     return this.answer(req.migrationId);
   }
 
-  private startJob(migrationId: string, instanceId: string, destinationUri: string): OutgoingJob {
-    return this.jobs.start(migrationId, instanceId, destinationUri, (job, outcome) => {
+  /**
+   * The credential goes to the hypervisor with the job and is not kept: a job re-joined after a
+   * restart has none, which is enough to join a live migration and refuses to start a new one.
+   */
+  private startJob(migrationId: string, instanceId: string, destinationUri: string, credential?: MigrationCredential): OutgoingJob {
+    return this.jobs.start(migrationId, instanceId, destinationUri, credential, (job, outcome) => {
       if (this.stopped) return;
       this.o.post(() => this.settle(job, outcome)).catch((e: unknown) => this.o.logger.error({ err: e, migrationId, instanceId }, 'could not record a migration outcome'));
     });

@@ -46,6 +46,8 @@ export interface NodeControllerOptions {
   /** How long finished migration plans are kept for DescribeMigrations. */
   readonly planRetention?: PlanRetention;
   readonly migrationTiming?: Partial<MigrationTiming>;
+  /** The NC runs mutual TLS: migrations need their per-migration credentials (default false). */
+  readonly requireMigrationCredentials?: boolean;
 }
 
 export class NodeController {
@@ -70,7 +72,7 @@ export class NodeController {
     this.migrations = new MigrationRunner({
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
       notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
-      snapshot: () => this.store, timing: o.migrationTiming,
+      snapshot: () => this.store, timing: o.migrationTiming, requireCredentials: o.requireMigrationCredentials ?? false,
     });
   }
 

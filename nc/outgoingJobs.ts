@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
-import type { PlanItem } from '../shared/protocol/migrationProtocol.js';
+import type { MigrationCredential, PlanItem } from '../shared/protocol/migrationProtocol.js';
 import type { MigrationProgress, MigrationStats } from './hypervisor/driver.js';
 import type { HypervisorLink } from './hypervisorLink.js';
 import { hypervisorMigrationId } from './migrationSource.js';
@@ -57,12 +57,15 @@ export class OutgoingJobs {
    * Starts (or, the same id again, joins) the hypervisor's migration; `onOutcome` runs once it
    * settles. A job already live for the item is returned as it is.
    */
-  start(migrationId: string, instanceId: string, destinationUri: string, onOutcome: (job: OutgoingJob, o: JobOutcome) => void): OutgoingJob {
+  start(
+    migrationId: string, instanceId: string, destinationUri: string, credential: MigrationCredential | undefined,
+    onOutcome: (job: OutgoingJob, o: JobOutcome) => void,
+  ): OutgoingJob {
     const key = hypervisorMigrationId(migrationId, instanceId);
     const live = this.jobs.get(key);
     if (live) return live;
     const outcome: Promise<JobOutcome> = this.link
-      .call('migrateOut', (d) => d.migrateOut(instanceId, { migrationId: key, destinationUri }))
+      .call('migrateOut', (d) => d.migrateOut(instanceId, { migrationId: key, destinationUri, ...(credential ? { credential } : {}) }))
       .then(
         (stats): JobOutcome => ({ kind: 'completed', stats }),
         (error: unknown): JobOutcome => ({ kind: isFerryError(error) && error.code === 'HypervisorUnavailable' ? 'unknown' : 'failed', error }),

@@ -3,7 +3,11 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-const REDACT = ['*.secretKey', '*.password', '*.privateKey', '*.key', 'secretKey', 'password', 'privateKey'];
+const REDACT = [
+  '*.secretKey', '*.password', '*.privateKey', '*.key', 'secretKey', 'password', 'privateKey',
+  // Per-migration credentials (their private keys above all) never reach a log, however nested.
+  'credential', '*.credential', '*.*.credential', 'keyPem', '*.keyPem', '*.*.keyPem',
+];
 
 export function createLogger(name: string, level = process.env.FERRY_LOG_LEVEL ?? 'info'): Logger {
   return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } }, pino.destination(2));

@@ -31,7 +31,7 @@
 import { fits, sub, add, ZERO, type Resources } from '../../shared/model/resources.js';
 import type { MigrationPlan, PlanItem } from '../../shared/protocol/migrationProtocol.js';
 import { effectKey, type Effect } from './effects.js';
-import { phaseLimitMs, timeoutReason, type Mark, type Marks } from './marks.js';
+import { credentialLifetimeMs, phaseLimitMs, timeoutReason, type Mark, type Marks } from './marks.js';
 import type { MigrationNode } from './nodes.js';
 import { inFlight, observedPhase, type Phase } from './phases.js';
 import { placementNodes, UNPLACED_TEXT } from './planner.js';
@@ -147,7 +147,10 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       const inst = liveInstance(src, item.instanceId);
       if (inst && !strayElsewhere(nodes, plan, item)) emit(prepareEffect(plan, item, inst));
     } else if (phase === 'ready') {
-      emit({ kind: 'commit', migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, destination: item.destination });
+      emit({
+        kind: 'commit', migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, destination: item.destination,
+        credentialLifetimeMs: credentialLifetimeMs(plan, item),
+      });
     }
   }
 
@@ -254,7 +257,7 @@ function failEffect(plan: MigrationPlan, item: PlanItem, error: string): Effect 
 function prepareEffect(plan: MigrationPlan, item: PlanItem, inst: NonNullable<ReturnType<typeof liveInstance>>): Effect {
   return {
     kind: 'prepareDestination', migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, destination: item.destination,
-    allowDisabled: namedAllowed(plan, item.destination),
+    allowDisabled: namedAllowed(plan, item.destination), credentialLifetimeMs: credentialLifetimeMs(plan, item),
     incoming: {
       migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, reservationId: inst.reservationId,
       imageId: inst.imageId, ownerId: inst.ownerId, launchTime: inst.launchTime, vmType: item.vmType,

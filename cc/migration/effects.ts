@@ -14,9 +14,14 @@ export type Effect =
   | {
     readonly kind: 'prepareDestination'; readonly migrationId: string; readonly instanceId: string;
     readonly source: string; readonly destination: string; readonly incoming: IncomingSpec; readonly allowDisabled: boolean;
+    /** How long the credential issued with it stays valid (credentialLifetimeMs). */
+    readonly credentialLifetimeMs: number;
   }
   /** Source: start the live migration to the ready destination. */
-  | { readonly kind: 'commit'; readonly migrationId: string; readonly instanceId: string; readonly source: string; readonly destination: string }
+  | {
+    readonly kind: 'commit'; readonly migrationId: string; readonly instanceId: string; readonly source: string; readonly destination: string;
+    readonly credentialLifetimeMs: number;
+  }
   /** Undo: on the source (instanceId absent: the whole plan; cancel marks items cancelled) or on one destination. */
   | {
     readonly kind: 'rollback'; readonly side: 'source' | 'destination'; readonly host: string; readonly migrationId: string;

@@ -43,6 +43,18 @@ export function backstopMs(plan: MigrationPlan, item: PlanItem): number {
   return Math.ceil(2 * allowance + plan.timeouts.stallMs);
 }
 
+/** Migration credentials outlive the item's own deadlines by this much, then are useless. */
+export const CREDENTIAL_GRACE_MS = 60_000;
+
+/**
+ * Lifetime of an item's credentials from their issue: "expire soon after the migration's own
+ * timeout" (prepare + ready + the NC's migrating allowance, plus a grace for clock steps).
+ */
+export function credentialLifetimeMs(plan: MigrationPlan, item: PlanItem): number {
+  const allowance = plan.timeouts.migratingBaseMs + plan.timeouts.migratingPerGiBMs * (item.vmType.memoryMiB / 1024);
+  return Math.ceil(plan.timeouts.prepareMs + plan.timeouts.readyMs + allowance + CREDENTIAL_GRACE_MS);
+}
+
 /** How long an item may stay in a phase before the CC gives up on it; undefined: no limit. */
 export function phaseLimitMs(phase: Phase, plan: MigrationPlan, item: PlanItem): number | undefined {
   switch (phase) {

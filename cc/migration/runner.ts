@@ -13,12 +13,13 @@ import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
 import { isFerryError } from '../../shared/errors/registry.js';
 import type { z } from 'zod';
-import type { ccNodeEventRequestSchema } from '../../shared/protocol/migrationProtocol.js';
+import type { ccNodeEventRequestSchema, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
 import type { NcMigrateResponse, NodeClient } from '../nodeClient.js';
 import type { Mailbox } from '../../shared/mailbox.js';
 import { applyIncoming, applyPlan, findEntry, migrationInputs, type ClusterView } from '../view.js';
 import type { ViewKeeper } from '../viewKeeper.js';
 import { reconcile } from './coordinator.js';
+import type { CredentialIssuer } from './credentialIssuer.js';
 import { effectHost, effectKey, toNcRequest, type Effect } from './effects.js';
 import { noteFailure, type CallFailure, type Marks } from './marks.js';
 import { migrationNodes } from './nodes.js';
@@ -42,6 +43,8 @@ export interface MigrationRunnerOptions {
   readonly placement: Mailbox;
   /** Timeout of one NC call, and of the refresh that follows it. */
   readonly callTimeoutMs: number;
+  /** Issues each prepare and commit its per-migration credential; absent only in a plaintext cloud. */
+  readonly credentials?: CredentialIssuer;
 }
 
 interface Pace {
@@ -185,13 +188,25 @@ export class MigrationRunner {
     this.running.set(key, task);
   }
 
+  /** Prepare (destination) and commit (source) carry a fresh credential for that side of the item. */
+  private async withCredential(e: Effect, req: NcMigrateRequest): Promise<NcMigrateRequest> {
+    const issuer = this.opts.credentials;
+    if (!issuer || (e.kind !== 'prepareDestination' && e.kind !== 'commit')) return req;
+    const side = e.kind === 'commit' ? 'source' : 'destination';
+    const credential = await issuer.issue({
+      migrationId: e.migrationId, instanceId: e.instanceId, side, lifetimeMs: e.credentialLifetimeMs,
+      host: side === 'source' ? e.source : e.destination, peerHost: side === 'source' ? e.destination : e.source,
+    });
+    return { ...req, credential } as NcMigrateRequest;
+  }
+
   /** Never rejects: a failure is logged, folded into the marks and paced. */
   private async execute(key: string, e: Effect): Promise<void> {
     const { keeper, nodes, clock, logger, uriTemplate, callTimeoutMs } = this.opts;
     const host = effectHost(e);
     try {
       await keeper.change(host, async () => {
-        const res = await nodes.migrate(host, toNcRequest(e, uriTemplate), { timeoutMs: callTimeoutMs });
+        const res = await nodes.migrate(host, await this.withCredential(e, toNcRequest(e, uriTemplate)), { timeoutMs: callTimeoutMs });
         keeper.update((v) => applyAnswer(v, e, res));
       });
       logger.info({ effect: key, migrationId: e.migrationId }, 'migration step done');

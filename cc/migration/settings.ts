@@ -32,8 +32,10 @@ export const DEFAULT_TIMEOUTS: Timeouts = Object.freeze({
   stallMs: 150_000,
 });
 
-/** The simulated hypervisor (simhv) listens for incoming migrations on libvirt's port. */
+/** The simulated hypervisor (simhv) listens for plaintext incoming migrations on libvirt's port... */
 export const DEFAULT_URI_TEMPLATE = 'http://{host}:16509';
+/** ...and for mutually authenticated ones (per-migration credentials) on libvirt's TLS port. */
+export const DEFAULT_TLS_URI_TEMPLATE = 'https://{host}:16514';
 
 export const DEFAULT_MIGRATION_SETTINGS: MigrationSettings = Object.freeze({
   limits: DEFAULT_LIMITS, timeouts: DEFAULT_TIMEOUTS, uriTemplate: DEFAULT_URI_TEMPLATE, newHex: randomHex8,

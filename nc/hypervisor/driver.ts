@@ -5,6 +5,14 @@
  * Every method translates its adapter's failures into HypervisorError codes at this boundary.
  */
 import type { Resources } from '../../shared/model/resources.js';
+import type { MigrationCredential } from '../../shared/protocol/migrationProtocol.js';
+
+/**
+ * One side's TLS credential for one migration item (shared/protocol/migrationProtocol.ts). Held in
+ * memory only: never logged, never persisted. Each side accepts as its peer only a certificate of
+ * `caPem` naming the same migration item and the other side's host (shared/pki/migrationPeer.ts).
+ */
+export type { MigrationCredential };
 
 /** Hypervisor-level domain state (libvirt's virDomainState, reduced). */
 export type DomainState =
@@ -41,22 +49,6 @@ export interface HostInfo {
   readonly host: string;
   readonly capacity: Resources;
   readonly hypervisor: 'sim' | 'libvirt';
-}
-
-/**
- * One side's TLS credential for one migration item, issued by the CC for that item only
- * (docs/SECURITY.md, "Per-migration credentials"). Held in memory only: never logged, never persisted.
- * The certificate names the migration, the instance, this host and the side (source or destination);
- * each side accepts as its peer only a certificate of `caPem` naming the same migration and item and
- * the other side's host.
- */
-export interface MigrationCredential {
-  /** PEM of the migration CA: the only issuer accepted for the peer's certificate. */
-  readonly caPem: string;
-  /** PEM certificate for this one migration item and side. */
-  readonly certPem: string;
-  /** PEM private key of certPem (fresh per migration item). */
-  readonly keyPem: string;
 }
 
 /** Where and how to send a domain in a live migration. */

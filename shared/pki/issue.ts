@@ -7,7 +7,8 @@ import {
   buildCaCertificate, buildComponentCertificate, CA_VALIDITY_DAYS, certificateToPem, COMPONENT_VALIDITY_DAYS,
   privateKeyToPem, type KeyPair,
 } from './certificates.js';
-import { CA_CERT_FILE, CA_KEY_FILE, CERT_MODE, certFileOf, KEY_MODE, keyFileOf } from './layout.js';
+import { CA_CERT_FILE, CA_KEY_FILE, CERT_MODE, certFileOf, KEY_MODE, keyFileOf, MIGRATION_CA_CERT_FILE, MIGRATION_CA_KEY_FILE } from './layout.js';
+import { buildMigrationCaCertificate } from './migrationCertificates.js';
 import type { CloudPkiSpec, ComponentSpec } from './spec.js';
 
 export interface PkiFile {
@@ -30,7 +31,11 @@ export interface IssueInput {
   readonly newKeys: () => KeyPair;
   readonly newSerial: () => string;
   readonly now: Date;
+  /** Also issue the migration CA (a new cloud, a rotated CA, or a directory made before it existed). */
+  readonly issueMigrationCa: boolean;
 }
+
+const DAY_MS = 86_400_000;
 
 export function issueCloudPki(i: IssueInput): PkiFile[] {
   const files: PkiFile[] = [];
@@ -41,6 +46,15 @@ export function issueCloudPki(i: IssueInput): PkiFile[] {
     ca = { cert, key: keys.privateKey };
     files.push({ name: CA_CERT_FILE, contents: certificateToPem(cert), mode: CERT_MODE });
     files.push({ name: CA_KEY_FILE, contents: privateKeyToPem(keys.privateKey), mode: KEY_MODE });
+  }
+  if (i.issueMigrationCa) {
+    const keys = i.newKeys();
+    const cert = buildMigrationCaCertificate({
+      cloudId: i.spec.cloudId, keys, serial: i.newSerial(),
+      notBefore: new Date(i.now.getTime() - 60_000), notAfter: new Date(i.now.getTime() + CA_VALIDITY_DAYS * DAY_MS),
+    });
+    files.push({ name: MIGRATION_CA_CERT_FILE, contents: certificateToPem(cert), mode: CERT_MODE });
+    files.push({ name: MIGRATION_CA_KEY_FILE, contents: privateKeyToPem(keys.privateKey), mode: KEY_MODE });
   }
   for (const component of i.spec.components) {
     if (i.keep(component)) continue;

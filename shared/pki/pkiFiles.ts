@@ -8,7 +8,7 @@ import forge from 'node-forge';
 import type { KeyPair } from './certificates.js';
 import { PkiErrors } from './errors.js';
 import { issueCloudPki, type ExistingCa } from './issue.js';
-import { CA_CERT_FILE, CA_KEY_FILE, certFileOf, keyFileOf } from './layout.js';
+import { CA_CERT_FILE, CA_KEY_FILE, certFileOf, keyFileOf, MIGRATION_CA_CERT_FILE, MIGRATION_CA_KEY_FILE } from './layout.js';
 import type { CloudPkiSpec, ComponentSpec } from './spec.js';
 
 export interface InitOptions {
@@ -74,11 +74,14 @@ export function initCloudPki(o: InitOptions): InitReport {
   const caPresent = existsSync(at(CA_CERT_FILE));
   const ca = caPresent && !o.rotateCa ? loadCa(o.dir) : undefined;
   if (ca) kept.push(CA_CERT_FILE, CA_KEY_FILE);
+  const migrationCaPresent = existsSync(at(MIGRATION_CA_CERT_FILE)) || existsSync(at(MIGRATION_CA_KEY_FILE));
+  const issueMigrationCa = !ca || !migrationCaPresent;
+  if (!issueMigrationCa) kept.push(MIGRATION_CA_CERT_FILE, MIGRATION_CA_KEY_FILE);
   const present = (c: ComponentSpec): boolean => existsSync(at(certFileOf(c.role, c.host))) || existsSync(at(keyFileOf(c.role, c.host)));
   const keep = (c: ComponentSpec): boolean => !o.force && present(c);
   for (const c of o.spec.components) if (keep(c)) kept.push(certFileOf(c.role, c.host), keyFileOf(c.role, c.host));
 
-  const files = issueCloudPki({ spec: o.spec, ...(ca ? { ca } : {}), keep, newKeys: o.newKeys, newSerial: o.newSerial, now: o.now });
+  const files = issueCloudPki({ spec: o.spec, ...(ca ? { ca } : {}), keep, newKeys: o.newKeys, newSerial: o.newSerial, now: o.now, issueMigrationCa });
   const clash = files.find((f) => existsSync(at(f.name)));
   // E.g. a ca.key without its ca.pem: checked before anything moves, so a refusal changes nothing.
   if (clash && !o.force) throw PkiErrors.make('PkiFileExists', { path: at(clash.name) });

@@ -136,6 +136,18 @@ export const incomingSchema = z.object({
 });
 export type Incoming = z.infer<typeof incomingSchema>;
 
+const PEM_MAX = 16 * 1024;
+/**
+ * One side's per-migration TLS credential (docs/SECURITY.md, "Per-migration credentials"), issued by
+ * the CC for one item and one side, sent only over the CC↔NC mutual-TLS link, held only in memory.
+ */
+export const migrationCredentialSchema = z.object({
+  caPem: z.string().min(1).max(PEM_MAX),
+  certPem: z.string().min(1).max(PEM_MAX),
+  keyPem: z.string().min(1).max(PEM_MAX),
+});
+export type MigrationCredential = z.infer<typeof migrationCredentialSchema>;
+
 /**
  * The two prepare variants share action 'prepare', so they form their own union on `role`: a flat
  * discriminatedUnion on 'action' with two 'prepare' options is rejected by zod at the first parse.
@@ -155,6 +167,8 @@ const prepareRequestSchema = z.discriminatedUnion('role', [
   z.object({
     action: z.literal('prepare'), role: z.literal('destination'), migrationId: migrationIdSchema,
     incoming: incomingSchema.omit({ state: true, since: true }), allowDisabled: z.boolean(),
+    /** The destination's credential for this item; absent only in a --insecure-plaintext cloud. */
+    credential: migrationCredentialSchema.optional(),
   }),
 ]);
 
@@ -169,6 +183,8 @@ export const ncMigrateRequestSchema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('commit'), migrationId: migrationIdSchema, instanceId: instanceIdSchema,
     destination: hostSchema, destinationUri: z.string().min(1),
+    /** The source's credential for this item; absent only in a --insecure-plaintext cloud. */
+    credential: migrationCredentialSchema.optional(),
   }),
   /**
    * Either side: undo prepare (source: abort if migrating); reason is recorded as the item's error;

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { effectHost, effectKey, toNcRequest, type Effect } from '../../../cc/migration/effects.js';
-import { backstopMs, noteFailure, phaseLimitMs, type Mark } from '../../../cc/migration/marks.js';
+import { backstopMs, CREDENTIAL_GRACE_MS, credentialLifetimeMs, noteFailure, phaseLimitMs, type Mark } from '../../../cc/migration/marks.js';
 import { ncMigrateRequestSchema } from '../../../shared/protocol/migrationProtocol.js';
 import { D1, D2, id, item, MIG, plan, S, TIMEOUTS } from './builders.js';
 import { LARGE } from '../fakeNodes.js';
 
 const spec = { migrationId: MIG, instanceId: id(1), source: S, reservationId: 'r-00000001', imageId: 'emi-1', ownerId: 'alice', launchTime: 1, vmType: LARGE };
 const EFFECTS: [Effect, string, Record<string, unknown>][] = [
-  [{ kind: 'prepareDestination', migrationId: MIG, instanceId: id(1), source: S, destination: D1, incoming: spec, allowDisabled: true }, D1,
+  [{ kind: 'prepareDestination', migrationId: MIG, instanceId: id(1), source: S, destination: D1, incoming: spec, allowDisabled: true, credentialLifetimeMs: 1000 }, D1,
     { action: 'prepare', role: 'destination', migrationId: MIG, incoming: spec, allowDisabled: true }],
-  [{ kind: 'commit', migrationId: MIG, instanceId: id(1), source: S, destination: D1 }, S,
+  [{ kind: 'commit', migrationId: MIG, instanceId: id(1), source: S, destination: D1, credentialLifetimeMs: 1000 }, S,
     { action: 'commit', migrationId: MIG, instanceId: id(1), destination: D1, destinationUri: `tcp://${D1}:49152/${D1}` }],
   [{ kind: 'rollback', side: 'source', host: S, migrationId: MIG, instanceId: id(1), reason: 'x'.repeat(600), cancel: false }, S,
     { action: 'rollback', role: 'source', migrationId: MIG, instanceId: id(1), reason: 'x'.repeat(500), cancel: false }],
@@ -68,5 +68,14 @@ describe('marks', () => {
     expect(backstopMs(p, big)).toBe(2 * allowance + TIMEOUTS.stallMs);
     expect(phaseLimitMs('cleaning', p, big)).toBeUndefined();
     expect(phaseLimitMs('queued', p, big)).toBeUndefined();
+  });
+
+  it('credentials live through prepare, ready and the NC\'s migrating allowance, plus a grace, and grow with memory', () => {
+    const p = plan([]);
+    const big = item(id(1), D1, { vmType: { name: 'm2.4xlarge', cores: 8, memoryMiB: 4096, diskGiB: 60 } });
+    const small = item(id(2), D1, { vmType: { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 } });
+    const allowance = TIMEOUTS.migratingBaseMs + TIMEOUTS.migratingPerGiBMs * 4;
+    expect(credentialLifetimeMs(p, big)).toBe(TIMEOUTS.prepareMs + TIMEOUTS.readyMs + allowance + CREDENTIAL_GRACE_MS);
+    expect(credentialLifetimeMs(p, small)).toBeLessThan(credentialLifetimeMs(p, big));
   });
 });
