@@ -19,6 +19,14 @@ export const HypervisorErrors = defineErrors({
   MigrationAborted: client(409, 'migration {migrationId} of domain {id} was aborted'),
   IncomingNotPrepared: client(409, 'host {host} has no incoming migration {migrationId} prepared for domain {id}'),
   IncomingMismatch: client(409, 'host {host}: incoming domain {id} does not match migration {migrationId} ({detail})'),
+  /**
+   * A migration stream's peer failed the per-migration credential check (reason: no-certificate,
+   * foreign-ca, not-yet-valid, expired, wrong-role, other-migration, other-host, replayed, handshake).
+   * Nothing changed on the destination.
+   */
+  MigrationCredentialRejected: client(403, 'migration {migrationId} of domain {id}: peer credential refused ({reason}): {detail}'),
+  /** A TLS migration was asked for without a credential, or a credential that does not fit it. */
+  MigrationCredentialInvalid: client(400, 'migration {migrationId} of domain {id}: {detail}'),
   /** The peer answered, but not in the protocol we speak (bad JSON, unknown code, wrong shape). */
   HypervisorProtocolError: server(502, 'hypervisor at {uri} answered outside the protocol: {detail}', false),
   HypervisorBadRequest: client(400, 'bad request: {detail}'),

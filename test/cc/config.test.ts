@@ -22,7 +22,7 @@ describe('CC configuration', () => {
       pollIntervalMs: 5000, ncTimeoutMs: 3000, schedulePolicy: 'spread',
       maxMigrationsPerSource: 2, maxMigrationsPerDestination: 2, maxMigrationsPerCluster: 8,
       migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
-      migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000, migrationUriTemplate: 'http://{host}:16509',
+      migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -68,6 +68,11 @@ describe('CC configuration', () => {
     expect(m.timeouts).toEqual({ prepareMs: 60_000, readyMs: 60_000, migratingBaseMs: 60_000, migratingPerGiBMs: 7, stallMs: 1000 });
     expect(m.uriTemplate).toBe('tcp://{host}:49152');
     expect(m.newHex()).toMatch(/^[0-9a-f]{8}$/);
+  });
+
+  it('the default migration endpoint is the TLS listener under --tls-dir and the plaintext one otherwise', () => {
+    expect(migrationSettingsOf(parseCcConfig([...base, '--tls-dir', '/tmp/certs'], {})).uriTemplate).toBe('https://{host}:16514');
+    expect(migrationSettingsOf(parseCcConfig([...base, '--insecure-plaintext'], {})).uriTemplate).toBe('http://{host}:16509');
   });
 
   it('reports every bad field at once, including a missing state dir', () => {

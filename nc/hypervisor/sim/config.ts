@@ -14,6 +14,8 @@ export interface SimHvConfig {
   readonly host: string;
   /** 0 picks a free port (the ready line prints the real one). */
   readonly port: number;
+  /** Port of the mutually authenticated migration listener (per-migration credentials); 0 picks one. */
+  readonly tlsPort: number;
   readonly stateDir: string;
   readonly storageDir: string;
   readonly capacity: Resources;
@@ -33,6 +35,7 @@ export interface ConfigField {
 export const CONFIG_FIELDS = {
   host: { flag: '--host', env: 'SIMHV_HOST', help: 'address to bind, in 127.0.0.0/8 (required)' },
   port: { flag: '--port', env: 'SIMHV_PORT', help: 'TCP port (libvirt uses 16509); 0 picks one', default: '16509' },
+  tlsPort: { flag: '--tls-port', env: 'SIMHV_TLS_PORT', help: 'TLS migration port (libvirt uses 16514); 0 picks one', default: '16514' },
   stateDir: { flag: '--state-dir', env: 'SIMHV_STATE_DIR', help: 'directory of this host\'s simhv.json (required)' },
   storageDir: { flag: '--storage-dir', env: 'SIMHV_STORAGE_DIR', help: 'shared storage root, the same for all hosts (required)' },
   cores: { flag: '--cores', env: 'SIMHV_CORES', help: 'host cores', default: '8' },
@@ -71,6 +74,7 @@ const int = (min: number, max: number) => num(z.number().int().min(min).max(max)
 const Schema = z.object({
   host: z.string().regex(LOOPBACK_V4, 'must be an IPv4 address in 127.0.0.0/8'),
   port: int(0, 65535),
+  tlsPort: int(0, 65535),
   stateDir: z.string().min(1, 'is required'),
   storageDir: z.string().min(1, 'is required'),
   cores: int(1, 1024),
@@ -101,6 +105,7 @@ export function compileSimHvConfig(raw: RawSimHvConfig): SimHvConfig {
   return deepFreeze({
     host: c.host,
     port: c.port,
+    tlsPort: c.tlsPort,
     stateDir: resolve(c.stateDir),
     storageDir: resolve(c.storageDir),
     capacity: { cores: c.cores, memoryMiB: c.memoryMiB, diskGiB: c.diskGiB },

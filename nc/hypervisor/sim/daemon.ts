@@ -5,6 +5,8 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Server } from 'node:http';
+import https from 'node:https';
+import { createSecureContext, type TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
 import type { Logger } from '../../../shared/log.js';
@@ -13,6 +15,7 @@ import { HypervisorErrors } from '../errors.js';
 import { sleepOn } from './clockSleep.js';
 import { toCodedResponse } from './errorBody.js';
 import { receiveIncomingStream } from './incomingStreamRoute.js';
+import { PLAINTEXT_PEER, type StreamPeer } from './migrationChannel.js';
 import { describeIssues, DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, SAFE_ID } from './protocol.js';
 import { SimHost } from './simHost.js';
 import type { SimHvConfig } from './config.js';
@@ -62,8 +65,8 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   });
 
   app.post('/v1/incoming', async (req, res) => {
-    const { spec, migrationId } = body(PrepareIncomingRequest, req);
-    res.json(await host.prepareIncoming(spec, migrationId));
+    const { spec, migrationId, credential } = body(PrepareIncomingRequest, req);
+    res.json(await host.prepareIncoming(spec, migrationId, credential));
   });
 
   app.delete('/v1/incoming/:id/:migrationId', async (req, res) => {
@@ -72,7 +75,7 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   });
 
   app.post('/v1/incoming/:id/:migrationId/stream', async (req, res) => {
-    await receiveIncomingStream(host, param(req, 'id'), param(req, 'migrationId'), req, res, log);
+    await receiveIncomingStream(host, param(req, 'id'), param(req, 'migrationId'), req, res, log, PLAINTEXT_PEER);
   });
 
   // Starts (or joins) a migration and answers 202 at once; the outcome is collected by long poll,
@@ -128,19 +131,7 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
     });
   });
 
-  app.use((req, _res, next) => {
-    next(HypervisorErrors.make('HypervisorUnknownEndpoint', { method: req.method, path: req.path }));
-  });
-
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const { status, body: errorBody } = toCodedResponse(fromBodyParser(err));
-    if (status >= 500) log.error({ err }, 'request failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.status(status).json(errorBody);
-  });
+  useCodedErrors(app, log);
 
   return {
     app,
@@ -151,10 +142,58 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   };
 }
 
+/** Unknown endpoints and every error leave as `{ error: { code, message, fields } }` with the registry's status. */
+function useCodedErrors(app: express.Express, log: Logger): void {
+  app.use((req, _res, next) => {
+    next(HypervisorErrors.make('HypervisorUnknownEndpoint', { method: req.method, path: req.path }));
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const { status, body: errorBody } = toCodedResponse(fromBodyParser(err));
+    if (status >= 500) log.error({ err }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(status).json(errorBody);
+  });
+}
+
+/**
+ * The migration listener (libvirt's TLS port): serves only incoming streams, over TLS with the
+ * certificate of the migration named by the client (SNI = domain id), and hands the client's
+ * certificate to the host's peer check. No migration prepared with a credential: no handshake.
+ */
+export function createMigrationTlsServer(host: SimHost, log: Logger): https.Server {
+  const app = express();
+  app.disable('x-powered-by');
+  app.post('/v1/incoming/:id/:migrationId/stream', async (req, res) => {
+    const socket = req.socket as TLSSocket;
+    const peer: StreamPeer = { kind: 'tls', cert: socket.getPeerX509Certificate() };
+    await receiveIncomingStream(host, param(req, 'id'), param(req, 'migrationId'), req, res, log, peer);
+  });
+  useCodedErrors(app, log);
+  const server = https.createServer({
+    // The client's certificate is checked by checkMigrationPeer (coded refusals), not in the handshake.
+    requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2',
+    SNICallback: (name, done) => {
+      const c = SAFE_ID.test(name) ? host.incomingCredential(name) : undefined;
+      if (!c) {
+        log.warn({ serverName: name }, 'refused a TLS migration handshake: no migration prepared for it');
+        done(new Error(`no TLS migration prepared for ${name}`));
+        return;
+      }
+      done(null, createSecureContext({ key: c.keyPem, cert: c.certPem, ca: c.caPem, minVersion: 'TLSv1.2' }));
+    },
+  }, app);
+  server.requestTimeout = 0;
+  return server;
+}
+
 /** Listens on host:port; resolves with the server once bound. */
-export function listen(app: express.Express, host: string, port: number): Promise<Server> {
+export function listen(app: express.Express | https.Server, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    // express's listen() makes an http.Server around the app; an https.Server listens itself.
+    const server: Server = app instanceof https.Server ? app.listen(port, host) : app.listen(port, host);
     server.once('listening', () => resolve(server));
     server.once('error', reject);
     // Migration streams and event streams are long-lived by design; per-request timeouts would cut them.
@@ -188,6 +227,8 @@ function fromBodyParser(err: unknown): unknown {
 export interface RunningSimHv {
   /** http://HOST:PORT, with the bound port. */
   readonly url: string;
+  /** https://HOST:TLSPORT: where TLS migrations (per-migration credentials) come in. */
+  readonly tlsUrl: string;
   readonly host: SimHost;
   close(): Promise<void>;
 }
@@ -204,18 +245,22 @@ export async function startSimHvDaemon(config: SimHvConfig, log: Logger, clock: 
   );
   const { app, closeStreams } = createSimHvApp(host, clock, log);
   const server = await listen(app, config.host, config.port);
+  const tlsServer = await listen(createMigrationTlsServer(host, log), config.host, config.tlsPort);
   host.start();
   const { port } = server.address() as AddressInfo;
+  const tlsPort = (tlsServer.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
   return {
     url: `http://${config.host}:${port}`,
+    tlsUrl: `https://${config.host}:${tlsPort}`,
     host,
     close() {
       closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        const stopped = Promise.all([server, tlsServer].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
         closeStreams();
         await host.close();
         server.closeAllConnections();
+        tlsServer.closeAllConnections();
         await stopped;
       })();
       return closing;

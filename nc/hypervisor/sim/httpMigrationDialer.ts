@@ -5,6 +5,9 @@
  * request is how either side aborts, as closing QEMU's migration socket is.
  */
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as tlsRequest } from 'node:https';
+import type { MigrationCredential } from '../driver.js';
+import { migrationTlsClient, type MigrationTlsClient } from './migrationTls.js';
 import type { Clock } from '../../../shared/clock.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
 import { HypervisorErrors } from '../errors.js';
@@ -24,11 +27,13 @@ const PAGE_CHUNK = 64 * 1024;
 export function httpMigrationDialer(opts: HttpDialerOptions): MigrationDialer {
   const fullChunk = encodePages(PAGE_CHUNK); // reused: page content does not matter, only its size
   return {
-    open: (uri, hello) => openStream(uri, hello, opts.clock, opts.acceptTimeoutMs ?? 10_000, fullChunk),
+    open: (uri, hello, credential) => openStream(uri, hello, credential, opts.clock, opts.acceptTimeoutMs ?? 10_000, fullChunk),
   };
 }
 
-function openStream(uri: string, hello: OutgoingHello, clock: Clock, acceptTimeoutMs: number, fullChunk: Buffer): Promise<MigrationChannel> {
+function openStream(
+  uri: string, hello: OutgoingHello, credential: MigrationCredential | undefined, clock: Clock, acceptTimeoutMs: number, fullChunk: Buffer,
+): Promise<MigrationChannel> {
   const { migrationId, spec } = hello;
   const id = spec.id;
   const failed = (detail: string) => HypervisorErrors.make('MigrationFailed', { migrationId, id, detail });
@@ -45,7 +50,16 @@ function openStream(uri: string, hello: OutgoingHello, clock: Clock, acceptTimeo
     });
     done.catch(() => undefined); // observed by finish(); an early break must not be an unhandled rejection
 
-    const req: ClientRequest = request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' } });
+    const options = { method: 'POST', headers: { 'content-type': 'application/octet-stream' } };
+    let tls: MigrationTlsClient | undefined;
+    try {
+      tls = migrationTlsClient(url, credential, hello, clock);
+    } catch (e) {
+      rejectOpen(e);
+      return;
+    }
+    const req: ClientRequest = tls ? tlsRequest(url, { ...options, ...tls.options }) : request(url, options);
+    tls?.watch(req);
     const timer = clock.setTimer(acceptTimeoutMs, () => breakWith(failed(`destination did not accept within ${acceptTimeoutMs} ms`)));
 
     function breakWith(err: FerryError): void {
@@ -57,7 +71,7 @@ function openStream(uri: string, hello: OutgoingHello, clock: Clock, acceptTimeo
       rejectDone(err);
     }
 
-    req.on('error', (e: NodeJS.ErrnoException) => breakWith(failed(`stream to ${uri}: ${e.code ?? e.message}`)));
+    req.on('error', (e: NodeJS.ErrnoException) => breakWith(tls?.failure(e) ?? failed(`stream to ${uri}: ${e.code ?? e.message}`)));
     req.on('response', (res: IncomingMessage) => {
       res.setEncoding('utf8');
       if (res.statusCode !== 200) {

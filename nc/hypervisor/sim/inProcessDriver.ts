@@ -4,7 +4,7 @@
  * same coded errors in both.
  */
 import type {
-  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationStats, MigrationTarget,
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import { describeIssues, DomainSpecSchema, MigrateRequest, PrepareIncomingRequest } from './protocol.js';
@@ -34,9 +34,9 @@ export class InProcessDriver implements HypervisorDriver {
     await this.host.destroy(id);
   }
 
-  async prepareIncoming(spec: DomainSpec, migrationId: string): Promise<void> {
-    const req = check(PrepareIncomingRequest, { spec, migrationId });
-    await this.host.prepareIncoming(req.spec, req.migrationId);
+  async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
+    const req = check(PrepareIncomingRequest, { spec, migrationId, ...(credential ? { credential } : {}) });
+    await this.host.prepareIncoming(req.spec, req.migrationId, req.credential);
   }
 
   async abortIncoming(id: string, migrationId: string): Promise<void> {

@@ -9,7 +9,7 @@ import type { Logger } from '../../../shared/log.js';
 import { isFerryError, type FerryError } from '../../../shared/errors/registry.js';
 import { HypervisorErrors } from '../errors.js';
 import { payloadOf } from './errorBody.js';
-import type { IncomingSession } from './migrationChannel.js';
+import type { IncomingSession, StreamPeer } from './migrationChannel.js';
 import type { StreamReply } from './protocol.js';
 import type { SimHost } from './simHost.js';
 import { FrameDecoder, StreamAssembler, type StreamStep } from './streamFrames.js';
@@ -17,9 +17,9 @@ import { FrameDecoder, StreamAssembler, type StreamStep } from './streamFrames.j
 const line = (r: StreamReply): string => `${JSON.stringify(r)}\n`;
 
 export async function receiveIncomingStream(
-  host: SimHost, id: string, migrationId: string, req: Request, res: Response, log: Logger,
+  host: SimHost, id: string, migrationId: string, req: Request, res: Response, log: Logger, streamPeer: StreamPeer,
 ): Promise<void> {
-  const session: IncomingSession = await host.acceptIncoming(id, migrationId);
+  const session: IncomingSession = await host.acceptIncoming(id, migrationId, streamPeer);
   if (req.socket.destroyed) {
     // The source hung up while we were accepting; no 'close' event will come for us any more.
     session.fail('stream closed before it was accepted');

@@ -1,7 +1,8 @@
 /**
  * `simhv`: the simulated hypervisor daemon, one per simulated host (the role libvirtd plays).
  * Flags fall back to SIMHV_* environment variables; bad configuration exits 2 naming the field.
- * Prints `simhv listening on http://HOST:PORT` on stdout once ready; SIGTERM/SIGINT close cleanly.
+ * Prints `simhv TLS migrations on https://HOST:TLSPORT`, then `simhv listening on http://HOST:PORT`
+ * on stdout once ready; SIGTERM/SIGINT close cleanly.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { createLogger } from '../../../shared/log.js';
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     log.fatal({ err: e }, 'simhv could not start');
     process.exit(1);
   }
-  process.stdout.write(`simhv listening on ${daemon.url}\n`);
+  process.stdout.write(`simhv TLS migrations on ${daemon.tlsUrl}\nsimhv listening on ${daemon.url}\n`);
   log.info({ url: daemon.url, capacity: config.capacity, stateDir: config.stateDir, storageDir: config.storageDir }, 'ready');
 
   const shutdown = (signal: string): void => {

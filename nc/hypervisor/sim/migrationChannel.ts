@@ -4,7 +4,8 @@
  * destination host hands out an IncomingSession per accepted stream. The daemon carries the
  * channel over HTTP (httpMigrationDialer.ts ↔ daemon.ts); a simulator connects them directly.
  */
-import type { DomainSpec } from '../driver.js';
+import type { X509Certificate } from 'node:crypto';
+import type { DomainSpec, MigrationCredential } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import { isFerryError, type FerryError } from '../../../shared/errors/registry.js';
 
@@ -39,9 +40,19 @@ export interface MigrationChannel {
 }
 
 export interface MigrationDialer {
-  /** Opens a stream; resolves once the destination accepted it (it was prepared for this migration). */
-  open(destinationUri: string, hello: OutgoingHello): Promise<MigrationChannel>;
+  /**
+   * Opens a stream; resolves once the destination accepted it (it was prepared for this migration).
+   * With a credential the stream is mutually authenticated TLS; an https:// destination needs one.
+   */
+  open(destinationUri: string, hello: OutgoingHello, credential?: MigrationCredential): Promise<MigrationChannel>;
 }
+
+/** How an incoming stream reached the destination: plaintext, or TLS with what the source presented. */
+export type StreamPeer =
+  | { readonly kind: 'plaintext' }
+  | { readonly kind: 'tls'; readonly cert: X509Certificate | undefined };
+
+export const PLAINTEXT_PEER: StreamPeer = Object.freeze({ kind: 'plaintext' });
 
 /** Destination side of one migration stream. */
 export interface IncomingSession {
@@ -59,8 +70,8 @@ export interface IncomingSession {
 }
 
 export interface IncomingAcceptor {
-  /** Starts receiving for a prepared incoming domain; coded errors when not prepared or mismatched. */
-  acceptIncoming(id: string, migrationId: string): Promise<IncomingSession>;
+  /** Starts receiving for a prepared incoming domain; coded errors when not prepared, mismatched or the peer is refused. */
+  acceptIncoming(id: string, migrationId: string, peer?: StreamPeer): Promise<IncomingSession>;
 }
 
 /** Hosts of one process that reach each other by URI, for the in-process simulator and unit tests. */
@@ -113,5 +124,5 @@ export class InProcessNetwork implements MigrationDialer {
  * destination dropping the stream is a failed migration.
  */
 export function isPassThroughMigrationError(e: unknown): e is FerryError {
-  return isFerryError(e) && ['IncomingNotPrepared', 'IncomingMismatch', 'MigrationFailed'].includes(e.code);
+  return isFerryError(e) && ['IncomingNotPrepared', 'IncomingMismatch', 'MigrationFailed', 'MigrationCredentialRejected', 'MigrationCredentialInvalid'].includes(e.code);
 }

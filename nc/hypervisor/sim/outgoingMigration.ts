@@ -54,7 +54,7 @@ export async function runOutgoingMigration(p: OutgoingParams): Promise<Migration
   const onAbort = (): void => channel?.abort('aborted by the source');
   p.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    channel = await p.dialer.open(p.target.destinationUri, { migrationId, spec: p.spec, sourceHost: p.sourceHost });
+    channel = await p.dialer.open(p.target.destinationUri, { migrationId, spec: p.spec, sourceHost: p.sourceHost }, p.target.credential);
     p.signal.throwIfAborted();
     const bytesTotal = p.spec.resources.memoryMiB * MIB;
     let transferred = 0;

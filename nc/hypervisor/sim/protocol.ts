@@ -4,6 +4,7 @@
  * validates answers once at its edge. This is not Ferry's wire protocol.
  */
 import { z } from 'zod';
+import { migrationCredentialSchema } from '../../../shared/protocol/migrationProtocol.js';
 
 /** Ids become file names under the storage dir, so they are restricted to a safe alphabet. */
 export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -40,22 +41,23 @@ export const HostInfoSchema = z.object({
 
 export const DomainListSchema = z.object({ domains: z.array(DomainInfoSchema) });
 
-export const PrepareIncomingRequest = z.object({ spec: DomainSpecSchema, migrationId: id });
+export const PrepareIncomingRequest = z.object({ spec: DomainSpecSchema, migrationId: id, credential: migrationCredentialSchema.optional() });
 
 /** The destination must be another sim daemon on loopback; nothing leaves the machine. */
 export const DestinationUri = z.string().refine((s) => {
   try {
     const u = new URL(s);
-    return u.protocol === 'http:' && LOOPBACK_V4.test(u.hostname);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && LOOPBACK_V4.test(u.hostname);
   } catch {
     return false;
   }
-}, 'must be an http:// URL of a sim daemon on 127.0.0.0/8');
+}, 'must be an http:// or https:// URL of a sim daemon on 127.0.0.0/8');
 
 export const MigrateRequest = z.object({
   migrationId: id,
   destinationUri: DestinationUri,
   maxDowntimeMs: z.number().min(0).max(600_000).optional(),
+  credential: migrationCredentialSchema.optional(),
 });
 
 export const MigrationStatsSchema = z.object({

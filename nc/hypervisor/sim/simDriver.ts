@@ -6,7 +6,7 @@
 import { systemClock, type Clock } from '../../../shared/clock.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
 import type {
-  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationStats, MigrationTarget,
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import { sleepOn } from './clockSleep.js';
@@ -75,8 +75,9 @@ export class SimDriver implements HypervisorDriver {
     await this.call('DELETE', `/v1/domains/${enc(id)}`);
   }
 
-  async prepareIncoming(spec: DomainSpec, migrationId: string): Promise<void> {
-    await this.call('POST', '/v1/incoming', DomainInfoSchema, { spec, migrationId });
+  /** The credential crosses only this host-local control link, as libvirt's would its local socket. */
+  async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
+    await this.call('POST', '/v1/incoming', DomainInfoSchema, { spec, migrationId, ...(credential ? { credential } : {}) });
   }
 
   async abortIncoming(id: string, migrationId: string): Promise<void> {

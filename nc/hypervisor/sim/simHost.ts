@@ -9,7 +9,7 @@ import type { Store } from '../../../shared/store/store.js';
 import { silentLogger, type Logger } from '../../../shared/log.js';
 import type { Resources } from '../../../shared/model/resources.js';
 import type {
-  DomainInfo, DomainSpec, HostInfo, HypervisorEvent, MigrationStats, MigrationTarget,
+  DomainInfo, DomainSpec, HostInfo, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
@@ -19,10 +19,14 @@ import type { DiskIo } from './diskIo.js';
 import { EventHub } from './eventHub.js';
 import { Mailbox } from '../../../shared/mailbox.js';
 import type { SimHvSnapshot } from './hostStore.js';
-import type { FinalSend, IncomingAcceptor, IncomingDone, IncomingSession, MigrationDialer } from './migrationChannel.js';
+import {
+  PLAINTEXT_PEER, type FinalSend, type IncomingAcceptor, type IncomingDone, type IncomingSession, type MigrationDialer, type StreamPeer,
+} from './migrationChannel.js';
 import { IncomingStream, type IncomingHost } from './incomingStream.js';
 import type { MigrationTuning } from './migrationModel.js';
 import { OutgoingRegistry, type OutgoingEntry } from './outgoingRegistry.js';
+import { guardOf, UsedSerials, type MigrationGuard } from './incomingGuard.js';
+import { checkMigrationPeer } from '../../../shared/pki/migrationPeer.js';
 import type { MigrationStatus } from './protocol.js';
 
 export interface SimHostConfig {
@@ -53,6 +57,9 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   private readonly outgoing = new OutgoingRegistry();
   private readonly log: Logger;
   private readonly activity: ActivityWriter;
+  /** Credentials of TLS-prepared incoming domains, by domain id (memory only). */
+  private readonly guards = new Map<string, MigrationGuard>();
+  private readonly usedSerials = new UsedSerials();
   private closed = false;
 
   private constructor(private readonly config: SimHostConfig, private readonly deps: SimHostDeps) {
@@ -172,10 +179,15 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     });
   }
 
-  /** Destination: hold resources for `spec`, paused, until the stream for `migrationId` arrives. */
-  prepareIncoming(spec: DomainSpec, migrationId: string): Promise<DomainInfo> {
+  /**
+   * Destination: hold resources for `spec`, paused, until the stream for `migrationId` arrives. With a
+   * credential the stream must come over TLS from that migration's source; a repeat with a new
+   * credential replaces it, a repeat without one keeps it (never a downgrade to plaintext).
+   */
+  prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<DomainInfo> {
     return this.queue.run(() => {
       this.assertOpen();
+      const guard = credential ? guardOf(credential, 'destination', spec.id, migrationId) : undefined;
       const r = this.records.get(spec.id);
       if (r && !isIncoming(r)) throw this.conflict(r, 'prepare an incoming migration');
       if (r) {
@@ -183,12 +195,14 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
           ? `already prepared for migration ${migrationIdOf(r)}`
           : specDifference(r.spec, spec);
         if (diff) throw this.err('IncomingMismatch', { id: spec.id, migrationId, detail: diff });
+        if (guard) this.guards.set(spec.id, guard);
         return this.infoOf(r);
       }
       const admission = admit(this.config.capacity, this.records.values(), spec);
       if (!admission.ok) throw this.err('InsufficientHostResources', { id: spec.id, need: admission.need, free: admission.free });
       const record: DomainRecord = { spec, state: 'paused', startedAt: 0, activity: { kind: 'incoming-prepared', migrationId } };
       this.records.set(spec.id, record);
+      if (guard) this.guards.set(spec.id, guard);
       return this.infoOf(record);
     });
   }
@@ -203,7 +217,17 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     });
   }
 
-  acceptIncoming(id: string, migrationId: string): Promise<IncomingSession> {
+  /** The credential an incoming domain was prepared with, while it is still incoming (TLS server name lookup). */
+  incomingCredential(id: string): MigrationCredential | undefined {
+    const r = this.records.get(id);
+    return r && isIncoming(r) ? this.guards.get(id)?.credential : undefined;
+  }
+
+  /**
+   * Starts receiving. `peer` is how the stream came: a TLS-prepared domain accepts only a TLS stream
+   * whose client certificate passes checkMigrationPeer; every refusal comes before any change.
+   */
+  acceptIncoming(id: string, migrationId: string, peer: StreamPeer = PLAINTEXT_PEER): Promise<IncomingSession> {
     return this.queue.run(() => {
       this.assertOpen();
       const r = this.records.get(id);
@@ -211,12 +235,31 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       if (migrationIdOf(r) !== migrationId) {
         throw this.err('IncomingMismatch', { id, migrationId, detail: `prepared for migration ${migrationIdOf(r)}` });
       }
+      this.checkPeer(id, migrationId, peer);
       if (r.activity.kind === 'incoming-receiving') throw this.conflict(r, 'accept a second stream');
       this.records.set(id, { ...r, activity: { kind: 'incoming-receiving', migrationId } });
       const stream = new IncomingStream(this, r.spec, migrationId);
       this.sessions.set(id, stream);
       return stream;
     });
+  }
+
+  private checkPeer(id: string, migrationId: string, peer: StreamPeer): void {
+    const guard = this.guards.get(id);
+    const refuse = (reason: string, detail: string): FerryError => this.err('MigrationCredentialRejected', { id, migrationId, reason, detail });
+    if (!guard) {
+      if (peer.kind === 'tls') throw refuse('handshake', 'this incoming migration was prepared without a credential');
+      return;
+    }
+    if (peer.kind !== 'tls') throw refuse('no-certificate', 'a plaintext stream for a migration prepared for TLS');
+    const now = this.deps.clock.now();
+    const check = checkMigrationPeer({ own: guard.own, ca: guard.ca, peer: peer.cert, now, used: (serial) => this.usedSerials.has(serial) });
+    if (!check.ok) {
+      this.log.warn({ id, migrationId, reason: check.reason, detail: check.detail }, 'refused an incoming migration stream');
+      throw refuse(check.reason, check.detail);
+    }
+    // A credential carries one stream: used once, it is spent (a replay is refused).
+    this.usedSerials.add(check.peer.serial, check.peer.notAfter, now);
   }
 
   /** IncomingHost: the last round arrived; the domain runs here from now on. */
@@ -237,6 +280,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
         throw e;
       }
       this.sessions.delete(id);
+      this.guards.delete(id);
       this.records.set(id, { spec: r.spec, state: 'running', startedAt: now, activity: IDLE });
       this.activity.setCounter(id, final.diskCounter);
       await this.activity.write(id, now);
@@ -253,6 +297,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       this.log.info({ id: stream.id, migrationId: stream.migrationId, reason }, 'incoming migration failed');
       this.sessions.delete(stream.id);
       this.records.delete(stream.id);
+      this.guards.delete(stream.id);
     }).catch((e) => this.log.error({ err: e }, 'failIncoming'));
   }
 
@@ -272,6 +317,11 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       if (!r) throw this.err('DomainNotFound', { id });
       if (r.state !== 'running' || r.activity.kind !== 'idle') throw this.conflict(r, 'migrate');
       const { migrationId } = target;
+      // A bad or missing credential is refused before the domain changes (the dialer checks it again).
+      if (target.credential) guardOf(target.credential, 'source', id, migrationId);
+      else if (target.destinationUri.startsWith('https:')) {
+        throw this.err('MigrationCredentialInvalid', { id, migrationId, detail: 'an https:// destination needs this migration\'s credential' });
+      }
       this.records.set(id, { ...r, activity: { kind: 'outgoing-precopy', migrationId } });
       return this.outgoing.start({
         clock: this.deps.clock, dialer: this.deps.dialer, timeScale: this.config.timeScale,
@@ -359,6 +409,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
 
   private dropIncoming(id: string, error: FerryError): void {
     this.records.delete(id);
+    this.guards.delete(id);
     const s = this.sessions.get(id);
     this.sessions.delete(id);
     s?.dropped(error);

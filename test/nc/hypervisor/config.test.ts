@@ -17,7 +17,7 @@ describe('compileSimHvConfig', () => {
   it('fills defaults, parses strings and freezes the result', () => {
     const c = compileSimHvConfig({ ...base, cores: '4', 'timeScale': '0.01' });
     expect(c).toEqual({
-      host: '127.0.9.1', port: 16509, stateDir: '/tmp/s', storageDir: '/tmp/shared',
+      host: '127.0.9.1', port: 16509, tlsPort: 16514, stateDir: '/tmp/s', storageDir: '/tmp/shared',
       capacity: { cores: 4, memoryMiB: 16384, diskGiB: 200 },
       migration: { bandwidthMbps: 1000, dirtyRateMiBps: 32, maxDowntimeMs: 300, maxIterations: 30 },
       writeIntervalMs: 1000, timeScale: 0.01,

@@ -23,7 +23,7 @@ describe('initCloudPki', () => {
   it('writes the CA and every component, keys 0600 and certificates 0644', () => {
     const r = initCloudPki(opts());
     expect([...r.written].sort()).toEqual(['ca.key', 'ca.pem', 'cc-127.0.0.1.key', 'cc-127.0.0.1.pem',
-      'clc-127.0.0.1.key', 'clc-127.0.0.1.pem', 'nc-127.0.1.1.key', 'nc-127.0.1.1.pem']);
+      'clc-127.0.0.1.key', 'clc-127.0.0.1.pem', 'migration-ca.key', 'migration-ca.pem', 'nc-127.0.1.1.key', 'nc-127.0.1.1.pem']);
     for (const f of r.written) expect(mode(f), f).toBe(f.endsWith('.key') ? 0o600 : 0o644);
     expect(loadTlsIdentity(dir, 'nc', '127.0.1.1').role).toBe('nc');
   });
@@ -35,7 +35,7 @@ describe('initCloudPki', () => {
     const more = buildCloudPkiSpec({ cloudId: 't', cc: [], nc: ['127.0.1.1,127.0.1.2'] });
     const r = initCloudPki(opts({ spec: more }));
     expect(r.written).toEqual(['nc-127.0.1.2.pem', 'nc-127.0.1.2.key']);
-    expect(r.kept).toEqual(['ca.pem', 'ca.key', 'nc-127.0.1.1.pem', 'nc-127.0.1.1.key']);
+    expect(r.kept).toEqual(['ca.pem', 'ca.key', 'migration-ca.pem', 'migration-ca.key', 'nc-127.0.1.1.pem', 'nc-127.0.1.1.key']);
     expect(readFileSync(join(dir, 'nc-127.0.1.1.pem'), 'utf8')).toBe(before);
     expect(readFileSync(join(dir, 'ca.pem'), 'utf8')).toBe(caBefore);
   });
@@ -44,7 +44,7 @@ describe('initCloudPki', () => {
     initCloudPki(opts());
     const old = readFileSync(join(dir, 'nc-127.0.1.1.pem'), 'utf8');
     const r = initCloudPki(opts({ force: true, now: new Date('2026-11-23T01:02:03Z') }));
-    expect(r.kept).toEqual(['ca.pem', 'ca.key']);
+    expect(r.kept).toEqual(['ca.pem', 'ca.key', 'migration-ca.pem', 'migration-ca.key']);
     expect(readFileSync(join(dir, 'nc-127.0.1.1.pem.2026-11-23T01-02-03Z.old'), 'utf8')).toBe(old);
     expect(readFileSync(join(dir, 'nc-127.0.1.1.pem'), 'utf8')).not.toBe(old);
     expect(mode('nc-127.0.1.1.key.2026-11-23T01-02-03Z.old')).toBe(0o600);
@@ -56,6 +56,18 @@ describe('initCloudPki', () => {
     const r = initCloudPki(opts({ force: true, rotateCa: true }));
     expect(r.written).toContain('ca.pem');
     expect(readdirSync(dir).filter((f) => f.startsWith('ca.pem.'))).toHaveLength(1);
+    expect(readdirSync(dir).filter((f) => f.startsWith('migration-ca.pem.'))).toHaveLength(1);
+  });
+
+  it('adds the migration CA to a directory made before it existed, keeping the cloud CA', () => {
+    initCloudPki(opts());
+    const caBefore = readFileSync(join(dir, 'ca.pem'), 'utf8');
+    rmSync(join(dir, 'migration-ca.pem'));
+    rmSync(join(dir, 'migration-ca.key'));
+    const r = initCloudPki(opts());
+    expect([...r.written].sort()).toEqual(['migration-ca.key', 'migration-ca.pem']);
+    expect(mode('migration-ca.key')).toBe(0o600);
+    expect(readFileSync(join(dir, 'ca.pem'), 'utf8')).toBe(caBefore);
   });
 
   it('refuses, changing nothing, when a file it would write is in the way', () => {
