@@ -1,0 +1,190 @@
+/**
+ * Per-migration credentials against real processes: two simhv daemons on 127.0.25.1 (source) and
+ * 127.0.25.2 (destination), each with its TLS migration listener. The destination is prepared for
+ * one migration item with its credential; then every kind of wrong peer is refused with a coded
+ * error and leaves the destination as it was (proved by the right source migrating afterwards), the
+ * right one migrates the VM over mutually authenticated TLS, and its credential is spent.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { request as plainRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainSpec } from '../../nc/hypervisor/driver.js';
+import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
+import type { MigrationCredential } from '../../shared/protocol/migrationProtocol.js';
+import { builtEntry, spawnBuilt, type SpawnedProcess } from '../helpers/spawnDaemon.js';
+import { credentialFor, credentialPair, makeMigrationCa } from '../helpers/migrationPki.js';
+
+const S = '127.0.25.1';
+const D = '127.0.25.2';
+const TLS_PORT = 16514;
+const ITEM = { migrationId: 'mig-0000c0de', instanceId: 'i-0000c0de', source: S, destination: D };
+const KEY = `${ITEM.migrationId}-${ITEM.instanceId}`;
+const SPEC: DomainSpec = { id: ITEM.instanceId, imageId: 'emi-00000001', resources: { cores: 1, memoryMiB: 256, diskGiB: 5 } };
+const ca = makeMigrationCa('it');
+const foreign = makeMigrationCa('elsewhere');
+const base = mkdtempSync(join(tmpdir(), 'ferry-migcred-'));
+const procs: SpawnedProcess[] = [];
+const drivers: SimDriver[] = [];
+let src: SimDriver;
+let dst: SimDriver;
+
+async function startHost(host: string): Promise<SimDriver> {
+  const proc = await spawnBuilt({
+    script: builtEntry('nc/hypervisor/sim/main.ts'),
+    args: ['--host', host, '--port', '16509', '--tls-port', String(TLS_PORT), '--state-dir', join(base, host),
+      '--storage-dir', join(base, 'storage'), '--time-scale', '0.02', '--write-interval-ms', '100'],
+    readyLine: /^simhv listening on (http:\/\/\S+)$/,
+  });
+  procs.push(proc);
+  const driver = new SimDriver({ baseUrl: proc.ready, eventRetryMs: 100 });
+  drivers.push(driver);
+  return driver;
+}
+
+interface StreamAnswer {
+  readonly status?: number;
+  readonly code?: string;
+  readonly reason?: string;
+  /** A socket or TLS error: the handshake itself was refused. */
+  readonly socketError?: string;
+}
+
+/** Opens the incoming stream for ITEM on the destination as a raw client presenting `cred`. */
+function openStream(
+  cred: MigrationCredential | 'none', path = `/v1/incoming/${ITEM.instanceId}/${KEY}/stream`, servername = ITEM.instanceId,
+): Promise<StreamAnswer> {
+  return new Promise((resolve) => {
+    // The migration CA's certificate is public: any client can check the server against it.
+    const tls = cred === 'none' ? { ca: ca.certPem } : { key: cred.keyPem, cert: cred.certPem, ca: ca.certPem };
+    const req = request({
+      host: D, port: TLS_PORT, path, method: 'POST', servername, agent: false, rejectUnauthorized: true, ...tls,
+      // The raw client is not a migration source: it trusts the CA and skips the item binding.
+      checkServerIdentity: () => undefined,
+    }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        const error = (JSON.parse(body) as { error?: { code: string; fields?: { reason?: string } } }).error;
+        resolve({ status: res.statusCode, ...(error ? { code: error.code, reason: error.fields?.reason } : {}) });
+      });
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ socketError: e.code ?? e.message }));
+    req.end();
+  });
+}
+
+function plaintextStream(): Promise<StreamAnswer> {
+  return new Promise((resolve) => {
+    const req = plainRequest({ host: D, port: 16509, path: `/v1/incoming/${ITEM.instanceId}/${KEY}/stream`, method: 'POST' }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        const error = (JSON.parse(body) as { error: { code: string; fields?: { reason?: string } } }).error;
+        resolve({ status: res.statusCode, code: error.code, reason: error.fields?.reason });
+      });
+    });
+    req.on('error', (e) => resolve({ socketError: e.message }));
+    req.end();
+  });
+}
+
+async function destinationState(): Promise<unknown> {
+  const d = await dst.info(ITEM.instanceId);
+  return d && { state: d.state, resources: d.resources };
+}
+
+const pair = credentialPair(ca, ITEM);
+const sourceSpec = { migrationId: ITEM.migrationId, instanceId: ITEM.instanceId, side: 'source' as const, host: S, peerHost: D };
+
+beforeAll(async () => {
+  src = await startHost(S);
+  dst = await startHost(D);
+  await src.connect();
+  await dst.connect();
+  await src.create(SPEC);
+  await dst.prepareIncoming(SPEC, KEY, pair.destination);
+}, 60_000);
+
+afterAll(async () => {
+  for (const d of drivers) await d.close();
+  for (const p of procs) await p.kill('SIGKILL');
+  rmSync(base, { recursive: true, force: true });
+});
+
+describe('per-migration credentials between two real simhv hosts', () => {
+  const now = Date.now();
+  const refusals: [string, () => MigrationCredential | 'none', string][] = [
+    ['no certificate', () => 'none', 'no-certificate'],
+    ['a certificate from a foreign CA', () => credentialPair(foreign, ITEM).source, 'foreign-ca'],
+    ['a second migration\'s credential', () => credentialPair(ca, { ...ITEM, migrationId: 'mig-0000beef' }).source, 'other-migration'],
+    ['a credential for another host', () => credentialPair(ca, { ...ITEM, source: '127.0.25.3' }).source, 'other-host'],
+    ['an expired credential', () => credentialFor(ca, sourceSpec, { notBefore: now - 600_000, notAfter: now - 300_000 }), 'expired'],
+    ['the destination\'s own credential', () => pair.destination, 'wrong-role'],
+  ];
+
+  it.each(refusals)('refuses %s with a coded error and changes nothing on the destination', async (_name, cred, reason) => {
+    const before = await destinationState();
+    const answer = await openStream(cred());
+    expect(answer).toMatchObject({ status: 403, code: 'MigrationCredentialRejected', reason });
+    expect(await destinationState()).toEqual(before);
+    expect(before).toMatchObject({ state: 'paused' });
+  });
+
+  it('refuses a plaintext stream for a migration prepared for TLS', async () => {
+    expect(await plaintextStream()).toMatchObject({ status: 403, code: 'MigrationCredentialRejected', reason: 'no-certificate' });
+  });
+
+  it('a server name with no TLS migration prepared gets no handshake; a path other than the server name\'s is not prepared', async () => {
+    const other = `/v1/incoming/i-0000dead/${ITEM.migrationId}-i-0000dead/stream`;
+    expect((await openStream(pair.source, other, 'i-0000dead')).socketError).toBeDefined();
+    expect(await openStream(pair.source, other)).toMatchObject({ status: 409, code: 'IncomingNotPrepared' });
+    expect(await destinationState()).toMatchObject({ state: 'paused' });
+  });
+
+  it('the source refuses to migrate with a credential made for another migration, before anything moves', async () => {
+    const other = credentialPair(ca, { ...ITEM, migrationId: 'mig-0000beef' }).source;
+    await expect(src.migrateOut(ITEM.instanceId, { migrationId: KEY, destinationUri: `https://${D}:${TLS_PORT}`, credential: other }))
+      .rejects.toMatchObject({ code: 'MigrationCredentialInvalid' });
+    await expect(src.migrateOut(ITEM.instanceId, { migrationId: KEY, destinationUri: `https://${D}:${TLS_PORT}` }))
+      .rejects.toMatchObject({ code: 'MigrationCredentialInvalid' });
+    expect((await src.info(ITEM.instanceId))?.state).toBe('running');
+  });
+
+  it('migrates with the right credentials over mutual TLS, after which the credential is spent', async () => {
+    const stats = await src.migrateOut(ITEM.instanceId, { migrationId: KEY, destinationUri: `https://${D}:${TLS_PORT}`, credential: pair.source });
+    expect(stats.bytesTransferred).toBeGreaterThan(0);
+    expect((await dst.info(ITEM.instanceId))?.state).toBe('running');
+    expect(await src.info(ITEM.instanceId)).toBeUndefined();
+
+    // Replay after completion: the destination holds no migration for it any more, so no handshake.
+    const replay = await openStream(pair.source);
+    expect(replay.socketError).toBeDefined();
+
+    // A retry of the same item (prepared again with a fresh destination credential) still refuses
+    // the used source credential: its serial is spent.
+    await dst.destroy(ITEM.instanceId);
+    await dst.prepareIncoming(SPEC, KEY, credentialPair(ca, ITEM).destination);
+    expect(await openStream(pair.source)).toMatchObject({ status: 403, code: 'MigrationCredentialRejected', reason: 'replayed' });
+    expect(await destinationState()).toMatchObject({ state: 'paused' });
+  });
+
+  it('a replay through a (restarted) source host is refused with a coded error and the VM keeps running there', async () => {
+    await dst.abortIncoming(ITEM.instanceId, KEY); // rollback: the destination forgets the credential
+    // A restarted source has no record of the finished migration, so the same id starts a new one.
+    const old = procs.shift();
+    await old?.kill('SIGKILL');
+    await drivers.shift()?.close();
+    src = await startHost(S);
+    await src.connect();
+    await src.create(SPEC);
+    await expect(src.migrateOut(ITEM.instanceId, { migrationId: KEY, destinationUri: `https://${D}:${TLS_PORT}`, credential: pair.source }))
+      .rejects.toMatchObject({ code: 'MigrationCredentialRejected' });
+    expect((await src.info(ITEM.instanceId))?.state).toBe('running');
+    expect(await dst.info(ITEM.instanceId)).toBeUndefined();
+  });
+});
