@@ -38,6 +38,8 @@ export const CcErrors = defineErrors({
   MigrationInProgress: client(409, '{subject} is already being migrated by {migrationId}'),
   MigrationNotFound: client(404, 'migration {migrationId} is not known in partition {partition}'),
   MigrationAlreadyFinished: client(409, 'migration {migrationId} has already finished'),
+  /** Issuing a per-migration credential failed; the step was not sent and is retried. */
+  MigrationCredentialFailed: server(500, 'could not issue the {side} credential of {migrationId}/{instanceId}: {detail}', true),
   /** An NC's refusal of commit or replan: the item is not queued there (the coordinator re-reads and re-decides). */
   MigrationNotPrepared: client(409, 'node {host} holds no queued item {instanceId} of {migrationId}'),
 });

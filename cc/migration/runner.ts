@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
 import { isFerryError } from '../../shared/errors/registry.js';
+import { CcErrors } from '../errors.js';
 import type { z } from 'zod';
 import type { ccNodeEventRequestSchema, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
 import type { NcMigrateResponse, NodeClient } from '../nodeClient.js';
@@ -193,11 +194,15 @@ export class MigrationRunner {
     const issuer = this.opts.credentials;
     if (!issuer || (e.kind !== 'prepareDestination' && e.kind !== 'commit')) return req;
     const side = e.kind === 'commit' ? 'source' : 'destination';
-    const credential = await issuer.issue({
-      migrationId: e.migrationId, instanceId: e.instanceId, side, lifetimeMs: e.credentialLifetimeMs,
-      host: side === 'source' ? e.source : e.destination, peerHost: side === 'source' ? e.destination : e.source,
-    });
-    return { ...req, credential } as NcMigrateRequest;
+    try {
+      const credential = await issuer.issue({
+        migrationId: e.migrationId, instanceId: e.instanceId, side, lifetimeMs: e.credentialLifetimeMs,
+        host: side === 'source' ? e.source : e.destination, peerHost: side === 'source' ? e.destination : e.source,
+      });
+      return { ...req, credential } as NcMigrateRequest;
+    } catch (err) {
+      throw CcErrors.make('MigrationCredentialFailed', { side, migrationId: e.migrationId, instanceId: e.instanceId, detail: (err as Error)?.message ?? String(err) });
+    }
   }
 
   /** Never rejects: a failure is logged, folded into the marks and paced. */

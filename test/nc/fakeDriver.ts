@@ -11,7 +11,7 @@
  * back shut off. Destinations are other FakeDrivers registered under `fake://HOST`.
  */
 import type {
-  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationStats, MigrationTarget,
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
 } from '../../nc/hypervisor/driver.js';
 import { HypervisorErrors } from '../../nc/hypervisor/errors.js';
 import type { FerryError } from '../../shared/errors/registry.js';
@@ -41,6 +41,8 @@ const MIB = 1024 * 1024;
 export class FakeDriver implements HypervisorDriver {
   readonly domains = new Map<string, DomainInfo>();
   readonly calls: string[] = [];
+  /** The credential each prepareIncoming / migrateOut call carried (undefined: none), in call order. */
+  readonly credentials: { readonly method: 'prepareIncoming' | 'migrateOut'; readonly id: string; readonly credential: MigrationCredential | undefined }[] = [];
   /** Prepared (or receiving) incoming domains: instance id → migration id. */
   readonly incoming = new Map<string, string>();
   /** Outgoing migrations by migration id, running and settled (the daemon's registry). */
@@ -169,8 +171,9 @@ export class FakeDriver implements HypervisorDriver {
     this.domains.delete(id);
   }
 
-  async prepareIncoming(spec: DomainSpec, migrationId: string): Promise<void> {
+  async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     this.enter('prepareIncoming', `${spec.id} ${migrationId}`);
+    this.credentials.push({ method: 'prepareIncoming', id: spec.id, credential });
     const existing = this.domains.get(spec.id);
     const prepared = this.incoming.get(spec.id);
     if (existing && prepared === undefined) throw this.conflict(spec.id, existing.state, 'prepare an incoming migration');
@@ -198,6 +201,7 @@ export class FakeDriver implements HypervisorDriver {
 
   async migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats> {
     this.enter('migrateOut', `${id} ${target.migrationId}`);
+    this.credentials.push({ method: 'migrateOut', id, credential: target.credential });
     let m = this.outgoing.get(target.migrationId);
     if (m && m.id !== id) throw HypervisorErrors.make('HypervisorBadRequest', { detail: `migration id ${target.migrationId} belongs to domain ${m.id}` });
     if (!m) {

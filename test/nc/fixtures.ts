@@ -79,6 +79,7 @@ export interface HarnessOptions {
   readonly notifier?: CcNotifier;
   readonly planRetention?: PlanRetention;
   readonly migrationTiming?: Partial<MigrationTiming>;
+  readonly requireMigrationCredentials?: boolean;
 }
 
 export async function harness(o: HarnessOptions = {}): Promise<Harness> {
@@ -89,7 +90,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   const store = recordingStore(o.store ?? (await openMemoryNcStore()), log, o.storeDelayMs);
   const controller = new NodeController({
     host, hypervisor: 'sim', store, driver, clock, logger: silentLogger(), notifier: o.notifier,
-    planRetention: o.planRetention, migrationTiming: o.migrationTiming,
+    planRetention: o.planRetention, migrationTiming: o.migrationTiming, requireMigrationCredentials: o.requireMigrationCredentials,
   });
   if (o.start ?? true) await controller.start();
   return { clock, driver, store, controller, log };

@@ -122,12 +122,15 @@ export interface Pair {
   readonly srcEvents: RecordingNotifier;
   readonly dstEvents: RecordingNotifier;
   readonly timing: Partial<MigrationTiming> | undefined;
+  readonly requireCredentials: boolean;
 }
 
 export interface PairOptions {
   readonly timing?: Partial<MigrationTiming>;
   /** Instances running on the source before anything happens. */
   readonly instances?: readonly string[];
+  /** Both NCs run mutual TLS: migrations need their per-migration credentials. */
+  readonly requireCredentials?: boolean;
 }
 
 /** A source and a destination NC on one injected clock, their fake hypervisors linked. */
@@ -140,10 +143,11 @@ export async function pair(o: PairOptions = {}): Promise<Pair> {
   const dstStore = new CrashableStore(await openMemoryNcStore());
   const srcEvents = new RecordingNotifier();
   const dstEvents = new RecordingNotifier();
-  const src = await harness({ host: SRC, clock, driver: srcDriver, store: srcStore, notifier: srcEvents, migrationTiming: o.timing });
-  const dst = await harness({ host: DST, clock, driver: dstDriver, store: dstStore, notifier: dstEvents, migrationTiming: o.timing });
+  const req = o.requireCredentials ?? false;
+  const src = await harness({ host: SRC, clock, driver: srcDriver, store: srcStore, notifier: srcEvents, migrationTiming: o.timing, requireMigrationCredentials: req });
+  const dst = await harness({ host: DST, clock, driver: dstDriver, store: dstStore, notifier: dstEvents, migrationTiming: o.timing, requireMigrationCredentials: req });
   for (const id of o.instances ?? [A]) await src.controller.run(runRequest(id));
-  return { clock, src, dst, srcStore, dstStore, srcEvents, dstEvents, timing: o.timing };
+  return { clock, src, dst, srcStore, dstStore, srcEvents, dstEvents, timing: o.timing, requireCredentials: req };
 }
 
 /** kill -9 of one side's NC: it does nothing more, and its connections to the hypervisor break. */
@@ -160,7 +164,9 @@ export async function boot(p: Pair, side: 'src' | 'dst'): Promise<Harness> {
   const store = side === 'src' ? p.srcStore : p.dstStore;
   store.revive();
   const events = side === 'src' ? p.srcEvents : p.dstEvents;
-  const next = await harness({ host: old.driver.host, clock: p.clock, driver: old.driver, store, notifier: events, migrationTiming: p.timing });
+  const next = await harness({
+    host: old.driver.host, clock: p.clock, driver: old.driver, store, notifier: events, migrationTiming: p.timing, requireMigrationCredentials: p.requireCredentials,
+  });
   p[side] = next;
   await settle();
   return next;

@@ -3,6 +3,7 @@
  * `restart()` builds a new CC (keeper, service, runner) over the same NCs, as after a CC crash.
  */
 import { CcService } from '../../../cc/service.js';
+import type { CredentialIssuer } from '../../../cc/migration/credentialIssuer.js';
 import type { Limits, Timeouts } from '../../../cc/migration/settings.js';
 import { initialView, reservationsOfView } from '../../../cc/view.js';
 import { ViewKeeper } from '../../../cc/viewKeeper.js';
@@ -27,6 +28,8 @@ export interface MigrationHarnessOptions {
   readonly events?: boolean;
   /** Start the keeper's safety-net poll with this interval (default: no poll). */
   readonly pollMs?: number;
+  /** Per-migration credentials for prepare and commit (default: none, a plaintext cloud). */
+  readonly credentials?: CredentialIssuer;
 }
 
 export type MigrateArgs = Partial<CcRequest<'ccMigrateInstances'>>;
@@ -50,6 +53,7 @@ export async function migrationHarness(opts: MigrationHarnessOptions) {
         timeouts: { ...TIMEOUTS, ...opts.timeouts }, uriTemplate: URI_TEMPLATE,
         newHex: () => (++hex).toString(16).padStart(8, '0'),
       },
+      ...(opts.credentials ? { credentials: opts.credentials } : {}),
     });
     await keeper.refreshHosts(hosts, 500);
     if (opts.events ?? true) fake.onEvent = (ev) => service.ops.ccNodeEvent(ev, CTX);

@@ -1,0 +1,102 @@
+/**
+ * The CC's side of per-migration credentials: every destination prepare and every commit carries a
+ * fresh credential for that side of that item (with the item's lifetime), nothing else carries one,
+ * and no step goes out without one when issuing fails. Also the real issuer over a migration CA.
+ */
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { caCredentialIssuer, loadMigrationCa, type CredentialIssuer, type CredentialRequest } from '../../../cc/migration/credentialIssuer.js';
+import { credentialLifetimeMs } from '../../../cc/migration/marks.js';
+import { ManualClock } from '../../../shared/clock.js';
+import { migrationIdentityOf } from '../../../shared/pki/migrationPeer.js';
+import type { MigrationCredential, NcMigrateRequest } from '../../../shared/protocol/migrationProtocol.js';
+import { makeMigrationCa } from '../../helpers/migrationPki.js';
+import { D1, id, S } from './builders.js';
+import { sourceWithInstances } from './migrationHarness.js';
+
+class RecordingIssuer implements CredentialIssuer {
+  readonly asked: CredentialRequest[] = [];
+  failures = 0;
+  async issue(r: CredentialRequest): Promise<MigrationCredential> {
+    this.asked.push(r);
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('entropy ran out');
+    }
+    return { caPem: 'ca', certPem: `${r.side}@${r.host} for ${r.migrationId}/${r.instanceId}`, keyPem: `key-${this.asked.length}` };
+  }
+}
+
+function seenBy(h: Awaited<ReturnType<typeof sourceWithInstances>>): NcMigrateRequest[] {
+  const seen: NcMigrateRequest[] = [];
+  for (const host of [S, D1]) h.fake.nc(host).refuseMigrate = (req) => { seen.push(req); return undefined; };
+  return seen;
+}
+
+describe('the CC issues per-migration credentials', () => {
+  it('destination prepare and commit each carry a fresh credential for their side; nothing else does', async () => {
+    const issuer = new RecordingIssuer();
+    const h = await sourceWithInstances(1, { credentials: issuer });
+    const seen = seenBy(h);
+    const { migrationId, plan } = await h.migrate({ instanceId: id(1), destinations: [D1] });
+    await h.settle();
+    expect(h.states(migrationId)).toEqual(['completed']);
+    const lifetimeMs = credentialLifetimeMs(plan, plan.items[0]!);
+    expect(issuer.asked).toEqual([
+      { migrationId, instanceId: id(1), side: 'destination', host: D1, peerHost: S, lifetimeMs },
+      { migrationId, instanceId: id(1), side: 'source', host: S, peerHost: D1, lifetimeMs },
+    ]);
+    const carried = seen.map((r) => [r.action, 'role' in r ? r.role : '', 'credential' in r ? r.credential?.certPem : undefined]);
+    expect(carried).toContainEqual(['prepare', 'destination', `destination@${D1} for ${migrationId}/${id(1)}`]);
+    expect(carried).toContainEqual(['commit', '', `source@${S} for ${migrationId}/${id(1)}`]);
+    expect(carried.filter(([a, role]) => !(a === 'commit' || (a === 'prepare' && role === 'destination'))).every(([, , c]) => c === undefined)).toBe(true);
+  });
+
+  it('when issuing fails the step is not sent, and is retried with a credential', async () => {
+    const issuer = new RecordingIssuer();
+    issuer.failures = 1;
+    const h = await sourceWithInstances(1, { credentials: issuer });
+    const seen = seenBy(h);
+    const { migrationId } = await h.migrate({ instanceId: id(1), destinations: [D1] });
+    await h.settle();
+    expect(seen.filter((r) => r.action === 'prepare' && r.role === 'destination')).toEqual([]);
+    for (let i = 0; i < 5; i++) {
+      h.clock.advance(1_000); // the runner paces a failed step: 1 s, then doubling
+      await h.settle();
+    }
+    expect(h.states(migrationId)).toEqual(['completed']);
+    expect(seen.filter((r) => (r.action === 'commit' || (r.action === 'prepare' && r.role === 'destination')) && !('credential' in r && r.credential))).toEqual([]);
+  });
+});
+
+describe('caCredentialIssuer', () => {
+  it('issues a certificate from the migration CA naming the item, valid from issue for the lifetime, with a fresh key and serial', async () => {
+    const ca = makeMigrationCa('unit');
+    const clock = new ManualClock(Date.parse('2026-11-24T04:00:00.400Z'));
+    const issuer = caCredentialIssuer(ca, clock);
+    const req: CredentialRequest = { migrationId: 'mig-00000001', instanceId: 'i-00000001', side: 'source', host: S, peerHost: D1, lifetimeMs: 120_000 };
+    const [a, b] = [await issuer.issue(req), await issuer.issue(req)];
+    const x = new X509Certificate(a!.certPem);
+    expect(x.verify(new X509Certificate(ca.certPem).publicKey)).toBe(true);
+    expect(migrationIdentityOf(x)).toMatchObject({
+      side: 'source', host: S, peerHost: D1, migrationId: 'mig-00000001', instanceId: 'i-00000001',
+      notBefore: Date.parse('2026-11-24T04:00:00Z'), notAfter: Date.parse('2026-11-24T04:02:00Z'),
+    });
+    expect(a!.caPem).toBe(ca.certPem);
+    expect(a!.keyPem).not.toBe(b!.keyPem);
+    expect(x.serialNumber).not.toBe(new X509Certificate(b!.certPem).serialNumber);
+    expect(x.checkPrivateKey((await import('node:crypto')).createPrivateKey(a!.keyPem))).toBe(true);
+  });
+
+  it('a CC directory without the migration CA is a coded start-up error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-migca-'));
+    try {
+      expect(() => loadMigrationCa(dir)).toThrow(expect.objectContaining({ code: 'TlsFileMissing' }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
