@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HelpShown, migrationSettingsOf, parseCcConfig } from '../../cc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
 
-const base = ['--state-dir', '/tmp/ferry-cc'];
+const base = ['--state-dir', '/tmp/ferry-cc', '--insecure-plaintext'];
 
 function problems(argv: string[], env: Record<string, string> = {}): string[] {
   try {
@@ -23,15 +23,40 @@ describe('CC configuration', () => {
       maxMigrationsPerSource: 2, maxMigrationsPerDestination: 2, maxMigrationsPerCluster: 8,
       migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
       migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000, migrationUriTemplate: 'http://{host}:16509',
+      insecurePlaintext: true,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
 
   it('reads FERRY_CC_* when a flag is absent; a flag wins over the environment', () => {
     const c = parseCcConfig(['--port', '9001'], {
-      FERRY_CC_STATE_DIR: '/tmp/s', FERRY_CC_PORT: '9000', FERRY_CC_NODES: '127.0.11.1, 127.0.11.2', FERRY_CC_SCHEDULE_POLICY: 'greedy',
+      FERRY_CC_STATE_DIR: '/tmp/s', FERRY_CC_TLS_DIR: '/tmp/certs', FERRY_CC_PORT: '9000', FERRY_CC_NODES: '127.0.11.1, 127.0.11.2', FERRY_CC_SCHEDULE_POLICY: 'greedy',
     });
-    expect(c).toMatchObject({ stateDir: '/tmp/s', port: 9001, nodes: ['127.0.11.1', '127.0.11.2'], schedulePolicy: 'greedy' });
+    expect(c).toMatchObject({ stateDir: '/tmp/s', port: 9001, nodes: ['127.0.11.1', '127.0.11.2'], schedulePolicy: 'greedy', tlsDir: '/tmp/certs' });
+  });
+
+  // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext (or their variables).
+  it.each([
+    ['--tls-dir', ['--tls-dir', 'certs'], {}, { tlsDir: 'certs', insecurePlaintext: false }],
+    ['FERRY_CC_TLS_DIR', [], { FERRY_CC_TLS_DIR: 'certs' }, { tlsDir: 'certs', insecurePlaintext: false }],
+    ['--insecure-plaintext', ['--insecure-plaintext'], {}, { insecurePlaintext: true }],
+    ['FERRY_CC_INSECURE_PLAINTEXT=1', [], { FERRY_CC_INSECURE_PLAINTEXT: '1' }, { insecurePlaintext: true }],
+    ['FERRY_CC_INSECURE_PLAINTEXT=true', [], { FERRY_CC_INSECURE_PLAINTEXT: 'true' }, { insecurePlaintext: true }],
+  ] as const)('transport security from %s', (_n, argv, env, expected) => {
+    const c = parseCcConfig(['--state-dir', 's', ...argv], env);
+    expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext }).toEqual({ tlsDir: undefined, ...expected });
+  });
+
+  it.each([
+    ['neither flag', [], {}, /^--tls-dir: required unless --insecure-plaintext is given: run ferry-init .* --insecure-plaintext/],
+    ['FERRY_CC_INSECURE_PLAINTEXT=0 alone', [], { FERRY_CC_INSECURE_PLAINTEXT: '0' }, /^--tls-dir: required unless --insecure-plaintext/],
+    ['both flags', ['--tls-dir', 'certs', '--insecure-plaintext'], {}, /^--insecure-plaintext: contradicts --tls-dir/],
+    ['a flag and the other variable', ['--tls-dir', 'certs'], { FERRY_CC_INSECURE_PLAINTEXT: '1' }, /^--insecure-plaintext: contradicts --tls-dir/],
+    ['an empty --tls-dir', ['--tls-dir', ''], {}, /^--tls-dir: must name a directory/],
+    ['a bad FERRY_CC_INSECURE_PLAINTEXT', ['--tls-dir', 'certs'], { FERRY_CC_INSECURE_PLAINTEXT: 'yes' }, /^--insecure-plaintext:/],
+  ] as const)('transport security: %s is a configuration error', (_n, argv, env, re) => {
+    const p = problems(['--state-dir', 's', ...argv], env);
+    expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);
   });
 
   it.each([

@@ -36,7 +36,7 @@ function simSpec(): ProcessSpec {
 function ncSpec(): ProcessSpec {
   return {
     name: 'nc', entry: 'dist/nc/main.js', ready: `nc listening on ${NC_URL}`,
-    args: ['--host', HOST, '--state-dir', join(base, 'nc'), '--sim-url', `http://${HOST}:16509`],
+    args: ['--host', HOST, '--state-dir', join(base, 'nc'), '--sim-url', `http://${HOST}:16509`, '--insecure-plaintext'],
   };
 }
 
