@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HelpShown, migrationSettingsOf, parseCcConfig } from '../../cc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
+import { securityFlagCases } from '../helpers/securityFlagCases.js';
 
 const base = ['--state-dir', '/tmp/ferry-cc', '--insecure-plaintext'];
 
@@ -36,25 +37,13 @@ describe('CC configuration', () => {
   });
 
   // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext (or their variables).
-  it.each([
-    ['--tls-dir', ['--tls-dir', 'certs'], {}, { tlsDir: 'certs', insecurePlaintext: false }],
-    ['FERRY_CC_TLS_DIR', [], { FERRY_CC_TLS_DIR: 'certs' }, { tlsDir: 'certs', insecurePlaintext: false }],
-    ['--insecure-plaintext', ['--insecure-plaintext'], {}, { insecurePlaintext: true }],
-    ['FERRY_CC_INSECURE_PLAINTEXT=1', [], { FERRY_CC_INSECURE_PLAINTEXT: '1' }, { insecurePlaintext: true }],
-    ['FERRY_CC_INSECURE_PLAINTEXT=true', [], { FERRY_CC_INSECURE_PLAINTEXT: 'true' }, { insecurePlaintext: true }],
-  ] as const)('transport security from %s', (_n, argv, env, expected) => {
+  const security = securityFlagCases('FERRY_CC', (flag) => flag);
+  it.each(security.accepted)('transport security from %s', (_n, argv, env, expected) => {
     const c = parseCcConfig(['--state-dir', 's', ...argv], env);
     expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext }).toEqual({ tlsDir: undefined, ...expected });
   });
 
-  it.each([
-    ['neither flag', [], {}, /^--tls-dir: required unless --insecure-plaintext is given: run ferry-init .* --insecure-plaintext/],
-    ['FERRY_CC_INSECURE_PLAINTEXT=0 alone', [], { FERRY_CC_INSECURE_PLAINTEXT: '0' }, /^--tls-dir: required unless --insecure-plaintext/],
-    ['both flags', ['--tls-dir', 'certs', '--insecure-plaintext'], {}, /^--insecure-plaintext: contradicts --tls-dir/],
-    ['a flag and the other variable', ['--tls-dir', 'certs'], { FERRY_CC_INSECURE_PLAINTEXT: '1' }, /^--insecure-plaintext: contradicts --tls-dir/],
-    ['an empty --tls-dir', ['--tls-dir', ''], {}, /^--tls-dir: must name a directory/],
-    ['a bad FERRY_CC_INSECURE_PLAINTEXT', ['--tls-dir', 'certs'], { FERRY_CC_INSECURE_PLAINTEXT: 'yes' }, /^--insecure-plaintext:/],
-  ] as const)('transport security: %s is a configuration error', (_n, argv, env, re) => {
+  it.each(security.refused)('transport security: %s is a configuration error', (_n, argv, env, re) => {
     const p = problems(['--state-dir', 's', ...argv], env);
     expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);
   });

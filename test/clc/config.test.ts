@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HelpShown, parseClcConfig } from '../../clc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
+import { securityFlagCases } from '../helpers/securityFlagCases.js';
 
 function problems(argv: string[], env: Record<string, string> = {}): string[] {
   try {
@@ -38,24 +39,16 @@ describe('parseClcConfig', () => {
   });
 
   // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext; cluster URLs' scheme follows.
-  it.each([
-    ['--tls-dir', ['--tls-dir', 'certs'], {}, { tlsDir: 'certs', insecurePlaintext: false }],
-    ['FERRY_CLC_TLS_DIR', [], { FERRY_CLC_TLS_DIR: 'certs' }, { tlsDir: 'certs', insecurePlaintext: false }],
-    ['--insecure-plaintext', ['--insecure-plaintext'], {}, { insecurePlaintext: true }],
-    ['FERRY_CLC_INSECURE_PLAINTEXT=1', [], { FERRY_CLC_INSECURE_PLAINTEXT: '1' }, { insecurePlaintext: true }],
-  ] as const)('transport security from %s', (_n, argv, env, expected) => {
+  const security = securityFlagCases('FERRY_CLC', (flag) => flag);
+  it.each(security.accepted)('transport security from %s', (_n, argv, env, expected) => {
     const c = parseClcConfig(['--state-dir', 's', ...argv], env);
     expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext }).toEqual({ tlsDir: undefined, ...expected });
   });
 
   it.each([
-    ['neither flag', [], {}, /^--tls-dir: required unless --insecure-plaintext is given: run ferry-init .* --insecure-plaintext/],
-    ['FERRY_CLC_INSECURE_PLAINTEXT=0 alone', [], { FERRY_CLC_INSECURE_PLAINTEXT: '0' }, /^--tls-dir: required unless/],
-    ['both flags', ['--tls-dir', 'certs', '--insecure-plaintext'], {}, /^--insecure-plaintext: contradicts --tls-dir/],
-    ['a flag and the other variable', ['--insecure-plaintext'], { FERRY_CLC_TLS_DIR: 'certs' }, /^--insecure-plaintext: contradicts --tls-dir/],
+    ...security.refused,
     ['--tls-dir with an http cluster', ['--tls-dir', 'certs', '--clusters', 'a=https://127.0.12.6:1,b=http://127.0.12.7:2'], {}, /^--clusters: b: must be https:\/\/ with --tls-dir/],
     ['--insecure-plaintext with an https cluster', ['--insecure-plaintext', '--clusters', 'a=https://127.0.12.6:1'], {}, /^--clusters: a: must be http:\/\/ with --insecure-plaintext/],
-    ['an empty --tls-dir', ['--tls-dir', ''], {}, /^--tls-dir: must name a directory/],
   ] as const)('transport security: %s is a configuration error', (_n, argv, env, re) => {
     const p = problems(['--state-dir', 's', ...argv], env);
     expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseNcConfig } from '../../nc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
+import { securityFlagCases } from '../helpers/securityFlagCases.js';
 
 const BASE = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc', '--insecure-plaintext'];
 
@@ -55,22 +56,19 @@ describe('NC configuration', () => {
 
   // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext; --cc-url's scheme follows.
   const HOST_AND_STATE = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc'];
+  const security = securityFlagCases('FERRY_NC', (flag, env) => `${flag} (${env})`);
   it.each([
-    ['--tls-dir', ['--tls-dir', 'certs'], {}, { tlsDir: 'certs' }],
-    ['FERRY_NC_TLS_DIR', [], { FERRY_NC_TLS_DIR: 'certs' }, { tlsDir: 'certs' }],
-    ['--tls-dir with an https CC', ['--tls-dir', 'certs', '--cc-url', 'https://127.0.0.1:8774'], {}, { tlsDir: 'certs', ccUrl: 'https://127.0.0.1:8774' }],
-    ['--insecure-plaintext', ['--insecure-plaintext'], {}, { insecurePlaintext: true }],
-    ['FERRY_NC_INSECURE_PLAINTEXT=1', [], { FERRY_NC_INSECURE_PLAINTEXT: '1' }, { insecurePlaintext: true }],
-    ['--insecure-plaintext with an http CC', ['--insecure-plaintext', '--cc-url', 'http://127.0.0.1:8774'], {}, { insecurePlaintext: true, ccUrl: 'http://127.0.0.1:8774' }],
+    ...security.accepted,
+    ['--tls-dir with an https CC', ['--tls-dir', 'certs', '--cc-url', 'https://127.0.0.1:8774'], {}, { tlsDir: 'certs', insecurePlaintext: false }],
+    ['--insecure-plaintext with an http CC', ['--insecure-plaintext', '--cc-url', 'http://127.0.0.1:8774'], {}, { insecurePlaintext: true }],
   ] as const)('transport security from %s', (_n, argv, env, expected) => {
     const c = parseNcConfig([...HOST_AND_STATE, ...argv], env);
-    expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext, ccUrl: c.ccUrl }).toEqual({ tlsDir: undefined, insecurePlaintext: undefined, ccUrl: undefined, ...expected });
+    // The NC's config holds insecurePlaintext only when it is true.
+    expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext ?? false }).toEqual({ tlsDir: undefined, ...expected });
   });
 
   it.each([
-    ['neither flag', [], {}, /^--tls-dir \(FERRY_NC_TLS_DIR\): required unless --insecure-plaintext is given: run ferry-init/],
-    ['FERRY_NC_INSECURE_PLAINTEXT=false alone', [], { FERRY_NC_INSECURE_PLAINTEXT: 'false' }, /^--tls-dir \(FERRY_NC_TLS_DIR\): required unless/],
-    ['both flags', ['--tls-dir', 'certs', '--insecure-plaintext'], {}, /^--insecure-plaintext \(FERRY_NC_INSECURE_PLAINTEXT\): contradicts --tls-dir/],
+    ...security.refused,
     ['--tls-dir with an http CC', ['--tls-dir', 'certs', '--cc-url', 'http://127.0.0.1:8774'], {}, /^--cc-url \(FERRY_NC_CC_URL\): must be https:\/\/ with --tls-dir/],
     ['--insecure-plaintext with an https CC', ['--insecure-plaintext', '--cc-url', 'https://127.0.0.1:8774'], {}, /^--cc-url \(FERRY_NC_CC_URL\): must be http:\/\/ with --insecure-plaintext/],
   ] as const)('transport security: %s is a configuration error', (_n, argv, env, re) => {
