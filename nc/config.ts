@@ -66,7 +66,7 @@ const rawSchema = z.object({
   insecurePlaintext: insecurePlaintextFlag,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
-  // Hints to an http:// CC would leave over plaintext while the NC itself demands mTLS.
+  // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
   const ccUrlProblem = r.ccUrl === undefined ? undefined : peerUrlProblem(r, r.ccUrl);
   if (ccUrlProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['ccUrl'], message: ccUrlProblem });
 }).transform((r): NcConfig => ({

@@ -9,7 +9,7 @@ import { z } from 'zod';
 export const tlsDirFlag = z.string().min(1, 'must name a directory').optional();
 
 /** A bare flag (commander gives true) or its environment variable set to true/false/1/0. */
-export const insecurePlaintextFlag = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).optional()
+export const insecurePlaintextFlag = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])], { error: 'takes no value; its variable must be true, false, 1 or 0' }).optional()
   .transform((v) => v === true || v === 'true' || v === '1');
 
 export interface WireSecurityFlags {

@@ -30,7 +30,7 @@ export function securityFlagCases(envPrefix: string, named: (flag: string, env: 
       ['both flags', ['--tls-dir', 'certs', '--insecure-plaintext'], {}, new RegExp(`^${plain}: contradicts --tls-dir`)],
       [`--tls-dir and ${plainEnv}=1`, ['--tls-dir', 'certs'], { [plainEnv]: '1' }, new RegExp(`^${plain}: contradicts --tls-dir`)],
       ['an empty --tls-dir', ['--tls-dir', ''], {}, new RegExp(`^${tlsDir}: must name a directory`)],
-      [`a bad ${plainEnv}`, ['--tls-dir', 'certs'], { [plainEnv]: 'yes' }, new RegExp(`^${plain}:`)],
+      [`a bad ${plainEnv}`, ['--tls-dir', 'certs'], { [plainEnv]: 'yes' }, new RegExp(`^${plain}: takes no value; its variable must be true, false, 1 or 0`)],
     ],
   };
 }
