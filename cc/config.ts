@@ -3,8 +3,9 @@
  * frozen, typed object (STYLE habit 7). Every bad field is named by its flag; main exits 2.
  */
 import { z } from 'zod';
-import { ConfigError, compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
+import { checkWireSecurityFlags, insecurePlaintextFlag, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { randomHex8 } from '../shared/model/ids.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, DEFAULT_TLS_URI_TEMPLATE, DEFAULT_URI_TEMPLATE, type MigrationSettings } from './migration/settings.js';
@@ -49,12 +50,11 @@ export const ccConfigSchema = z.object({
   migrationStallTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.stallMs),
   /** Default: DEFAULT_TLS_URI_TEMPLATE with --tls-dir, DEFAULT_URI_TEMPLATE without. */
   migrationUriTemplate: z.string().refine((t) => t.includes('{host}'), 'must contain {host}').optional(),
-  /** ferry-init's output directory: serve and call NCs over mutual TLS (docs/SECURITY.md). */
-  tlsDir: z.string().min(1, 'must name a directory').optional(),
-  /** Plaintext on purpose: silences nothing, but says the operator chose it. */
-  insecurePlaintext: z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).optional()
-    .transform((v) => (v === undefined ? undefined : v === true || v === 'true' || v === '1')),
-});
+  /** ferry-init's output directory: serve the CLC and call NCs over mutual TLS (docs/SECURITY.md). */
+  tlsDir: tlsDirFlag,
+  /** Plaintext on purpose; exactly one of the two is required. */
+  insecurePlaintext: insecurePlaintextFlag,
+}).superRefine(checkWireSecurityFlags);
 
 export type CcConfig = Readonly<z.infer<typeof ccConfigSchema>>;
 
@@ -78,8 +78,8 @@ const FIELDS = [
   ['migrationPerGibTimeoutMs', '--migration-per-gib-timeout-ms <ms>', 'FERRY_CC_MIGRATION_PER_GIB_TIMEOUT_MS', 'migrating allowance per GiB of memory (150000)'],
   ['migrationStallTimeoutMs', '--migration-stall-timeout-ms <ms>', 'FERRY_CC_MIGRATION_STALL_TIMEOUT_MS', 'a migration without progress this long is aborted by its source NC (150000)'],
   ['migrationUriTemplate', '--migration-uri-template <t>', 'FERRY_CC_MIGRATION_URI_TEMPLATE', 'destination hypervisor migration endpoint, {host} replaced (https://{host}:16514 with --tls-dir, else http://{host}:16509)'],
-  ['tlsDir', '--tls-dir <dir>', 'FERRY_CC_TLS_DIR', 'ferry-init directory (ca.pem, cc-HOST.pem/.key): mutual TLS with the CLC and NCs'],
-  ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS (logged as a warning)'],
+  ['tlsDir', '--tls-dir <dir>', 'FERRY_CC_TLS_DIR', 'ferry-init directory (ca.pem, cc-HOST.pem/.key, migration-ca.pem/.key): mutual TLS with the CLC and NCs (this or --insecure-plaintext is required)'],
+  ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)'],
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);
@@ -89,9 +89,7 @@ export { HelpShown };
 /** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
 export function parseCcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): CcConfig {
   const raw = readFlags({ name: 'ferry-cc', description: 'Ferry cluster controller: one per partition', fields: FIELDS, out }, argv, env);
-  const config = compileConfig(ccConfigSchema, raw, FLAG_NAMES);
-  if (config.tlsDir !== undefined && config.insecurePlaintext === true) throw new ConfigError(['--tls-dir and --insecure-plaintext contradict each other: give one']);
-  return config;
+  return compileConfig(ccConfigSchema, raw, FLAG_NAMES);
 }
 
 /** The migration part of the config, as the service takes it. */
@@ -107,7 +105,7 @@ export function migrationSettingsOf(c: CcConfig): MigrationSettings {
   };
 }
 
-/** With --tls-dir every NC is called over https (mTLS); otherwise plain http. */
+/** With --tls-dir every NC is called over https (mTLS); with --insecure-plaintext over plain http. */
 export function ncEndpoint(config: Pick<CcConfig, 'ncPort'> & { readonly tlsDir?: string | undefined }, host: string): string {
   return `${config.tlsDir !== undefined ? 'https' : 'http'}://${host}:${config.ncPort}`;
 }

@@ -7,9 +7,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
-import { loadTlsIdentity } from '../shared/pki/tlsIdentity.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
-import { clientTlsOptions, schemeOf, serverTlsOptions, warnIfPlaintext, type WireSecurity } from '../shared/wire/tls.js';
+import { clientTlsOf, schemeOf, serverTlsOptions, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { NC_PATH } from '../shared/wire/transport.js';
 import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { caCredentialIssuer, loadMigrationCa } from './migration/credentialIssuer.js';
@@ -20,12 +19,6 @@ import { initialView } from './view.js';
 import { cachedNodes, openViewStore, ViewCacheWriter } from './viewCache.js';
 import { ViewKeeper } from './viewKeeper.js';
 
-/** --tls-dir: mTLS as cc-HOST; otherwise plaintext (explicit or, for now, the default). */
-export function ccSecurity(config: CcConfig): WireSecurity {
-  if (config.tlsDir !== undefined) return { kind: 'mtls', identity: loadTlsIdentity(config.tlsDir, 'cc', config.host) };
-  return { kind: 'plaintext', explicit: config.insecurePlaintext === true };
-}
-
 export interface RunningCc {
   /** http://HOST:PORT, or https:// with --tls-dir */
   readonly url: string;
@@ -35,12 +28,12 @@ export interface RunningCc {
 
 export async function startCc(config: CcConfig, deps: { readonly logger: Logger; readonly clock: Clock }): Promise<RunningCc> {
   const { logger, clock } = deps;
-  const security = ccSecurity(config);
+  const security = wireSecurityOf(config, 'cc', config.host);
   warnIfPlaintext(security, logger, 'ferry-cc');
   const store = await openViewStore(config.stateDir);
   const cache = new ViewCacheWriter(store, logger);
   const transport = new HttpWireTransport({
-    path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, ...(security.kind === 'mtls' ? { tls: clientTlsOptions(security.identity) } : {}),
+    path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, ...clientTlsOf(security),
   });
   const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host));
   const keeper = new ViewKeeper({

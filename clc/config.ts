@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { flagNames, HelpShown, intFlag, readFlags } from '../shared/config/flagTable.js';
+import { checkWireSecurityFlags, insecurePlaintextFlag, peerScheme, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import type { PartitionInfo } from './clusters/clusters.js';
 import { DEFAULT_GATE_LIMITS } from './core/gate.js';
@@ -20,7 +21,7 @@ function isHttpUrl(s: string): boolean {
   }
 }
 
-/** `cluster01=http://127.0.0.1:8774[,cluster02=URL]`: partition (= availability zone) → its CC. */
+/** `cluster01=https://127.0.0.1:8774[,cluster02=URL]`: partition (= availability zone) → its CC. */
 const clusterList = z.string().transform((s, ctx): PartitionInfo[] => {
   const out: PartitionInfo[] = [];
   for (const entry of s.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
@@ -40,14 +41,28 @@ export const clcConfigSchema = z.object({
   host: z.string().refine(isLoopbackV4, 'must be a loopback IPv4 address (127.x.y.z)').default('127.0.0.1'),
   port: intFlag(8773, 1, 65535),
   stateDir: z.string({ error: 'is required (a directory for clc.json)' }).min(1, 'is required (a directory for clc.json)'),
-  clusters: clusterList.default([{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }]),
+  /** Absent: cluster01 at 127.0.0.1:8774, https:// or http:// as the security flags say. */
+  clusters: clusterList.optional(),
   ccTimeoutMs: intFlag(10_000, 100, 600_000),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   gateMaxWaiting: intFlag(DEFAULT_GATE_LIMITS.maxWaiting, 1, 10_000),
   gateMaxWaitMs: intFlag(DEFAULT_GATE_LIMITS.maxWaitMs, 100, 600_000),
   /** sigv4: every request must be signed (docs/SECURITY.md); none: anyone on loopback is admin (tests, old scripts). */
   auth: z.enum(['sigv4', 'none'], { error: 'must be sigv4 or none' }).default('sigv4'),
-});
+  /** ferry-init's output directory: call the CCs over mutual TLS as clc-HOST. Not the admin API, which stays HTTP. */
+  tlsDir: tlsDirFlag,
+  /** Call the CCs over plain HTTP, on purpose; exactly one of the two is required. */
+  insecurePlaintext: insecurePlaintextFlag,
+}).superRefine((r, ctx) => {
+  checkWireSecurityFlags(r, ctx);
+  for (const p of r.clusters ?? []) {
+    const problem = peerUrlProblem(r, p.endpoint);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['clusters'], message: `${p.name}: ${problem}` });
+  }
+}).transform((r) => ({
+  ...r,
+  clusters: r.clusters ?? [Object.freeze({ name: 'cluster01', endpoint: `${peerScheme(r)}//127.0.0.1:8774` })],
+}));
 
 export type ClcConfig = Readonly<z.infer<typeof clcConfigSchema>>;
 
@@ -56,12 +71,14 @@ const FIELDS = [
   ['host', '--host <addr>', 'FERRY_CLC_HOST', 'loopback address to listen on (127.0.0.1)'],
   ['port', '--port <n>', 'FERRY_CLC_PORT', 'port to listen on (8773)'],
   ['stateDir', '--state-dir <dir>', 'FERRY_CLC_STATE_DIR', 'directory for clc.json (required)'],
-  ['clusters', '--clusters <list>', 'FERRY_CLC_CLUSTERS', 'partition=CC URL pairs, comma-separated (cluster01=http://127.0.0.1:8774)'],
+  ['clusters', '--clusters <list>', 'FERRY_CLC_CLUSTERS', 'partition=CC URL pairs, comma-separated; https:// with --tls-dir (cluster01=https://127.0.0.1:8774)'],
   ['ccTimeoutMs', '--cc-timeout-ms <ms>', 'FERRY_CLC_CC_TIMEOUT_MS', 'timeout of one call to a CC (10000)'],
   ['maxBodyBytes', '--max-body-bytes <n>', 'FERRY_CLC_MAX_BODY_BYTES', 'largest request body accepted (1048576)'],
   ['gateMaxWaiting', '--gate-max-waiting <n>', 'FERRY_CLC_GATE_MAX_WAITING', 'changes that may wait per partition for a DisableService or MigrateInstances (64)'],
   ['auth', '--auth <mode>', 'FERRY_CLC_AUTH', 'sigv4: requests must be signed with the keys in <state-dir>/admin.credentials; none: unsigned requests act as admin (sigv4)'],
   ['gateMaxWaitMs', '--gate-max-wait-ms <ms>', 'FERRY_CLC_GATE_MAX_WAIT_MS', 'how long a change may wait for one before it is refused with PartitionBusy (30000)'],
+  ['tlsDir', '--tls-dir <dir>', 'FERRY_CLC_TLS_DIR', 'ferry-init directory (ca.pem, clc-HOST.pem/.key): call the CCs over mutual TLS (this or --insecure-plaintext is required; the admin API stays HTTP)'],
+  ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

@@ -1,12 +1,15 @@
 /**
- * The CLC process: config → store → admin credentials → CC clients → change gate → admin API on
- * HOST:PORT/services/Eucalyptus. Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
+ * The CLC process: config → store → admin credentials → CC clients (mutual TLS as clc-HOST with
+ * --tls-dir) → change gate → admin API on HOST:PORT/services/Eucalyptus. The admin API stays plain
+ * HTTP on loopback, signed with SigV4: it is the user's endpoint, not a link between tiers.
+ * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
 import type { Server } from 'node:http';
 import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
 import { createLogger } from '../shared/log.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
+import { clientTlsOf, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { buildClcApp, CLC_PATH } from './api/app.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
@@ -27,6 +30,8 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger('clc');
+  const security = wireSecurityOf(config, 'clc', config.host);
+  warnIfPlaintext(security, logger, 'ferry-clc');
   const store = await openClcStore(config.stateDir);
   const url = `http://${config.host}:${config.port}${CLC_PATH}`;
   let authenticator: Authenticator = acceptUnsigned;
@@ -37,7 +42,7 @@ async function main(): Promise<void> {
   } else {
     logger.warn('--auth none: unsigned requests are accepted and act as the cloud administrator');
   }
-  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs });
+  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs });
   const gate = new PartitionGate({ clock: systemClock, logger, limits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs } });
   const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator });
@@ -45,7 +50,7 @@ async function main(): Promise<void> {
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
   });
-  logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth }, 'clc started');
+  logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind }, 'clc started');
   process.stdout.write(`clc listening on ${url}\n`);
 
   const stop = (signal: string): void => {

@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { intFlag } from '../shared/config/flagTable.js';
+import { checkWireSecurityFlags, insecurePlaintextFlag, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 
 export const DEFAULT_NC_PORT = 8775;
 export const DEFAULT_SIM_PORT = 16509;
@@ -24,7 +25,7 @@ export interface NcConfig {
   readonly ccUrl?: string;
   /** ferry-init's directory (ca.pem, nc-HOST.pem/.key): serve and call the CC over mutual TLS. */
   readonly tlsDir?: string;
-  /** --insecure-plaintext: plain HTTP chosen explicitly (still logged as a warning). */
+  /** --insecure-plaintext: plain HTTP chosen on purpose (logged as a warning); exactly one of the two is set. */
   readonly insecurePlaintext?: true;
 }
 
@@ -61,13 +62,13 @@ const rawSchema = z.object({
   simUrl: httpUrl.optional(),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
-  tlsDir: z.string().min(1, 'must name a directory').optional(),
-  insecurePlaintext: z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).optional()
-    .transform((v) => v === true || v === 'true' || v === '1'),
+  tlsDir: tlsDirFlag,
+  insecurePlaintext: insecurePlaintextFlag,
 }).superRefine((r, ctx) => {
-  if (r.tlsDir !== undefined && r.insecurePlaintext) ctx.addIssue({ code: 'custom', path: ['insecurePlaintext'], message: 'contradicts --tls-dir: give one' });
-  // Hints to an http:// CC would leave over plaintext while the NC itself demands mTLS.
-  if (r.tlsDir !== undefined && r.ccUrl?.startsWith('http:')) ctx.addIssue({ code: 'custom', path: ['ccUrl'], message: 'must be https:// with --tls-dir' });
+  checkWireSecurityFlags(r, ctx);
+  // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
+  const ccUrlProblem = r.ccUrl === undefined ? undefined : peerUrlProblem(r, r.ccUrl);
+  if (ccUrlProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['ccUrl'], message: ccUrlProblem });
 }).transform((r): NcConfig => ({
   host: r.host,
   port: r.port,
@@ -94,7 +95,8 @@ function command(): Command {
     host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
     stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim', simUrl: 'simulated hypervisor daemon URL (http://HOST:16509)',
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
-    tlsDir: 'ferry-init directory: mutual TLS with the CC', insecurePlaintext: 'serve and call over plain HTTP (logged as a warning)',
+    tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
+    insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',
   };
   for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `${help[field]} [env ${FIELDS[field][1]}]`);
   return cmd;

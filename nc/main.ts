@@ -1,7 +1,8 @@
 /**
  * Entry point: one NC per hypervisor host. Compiles its configuration, opens its store (a corrupt
  * store stops it with the store's coded error: never a silent reset), re-adopts the hypervisor's
- * domains, serves NC_OPS, and prints `nc listening on http://HOST:PORT` when ready.
+ * domains, serves NC_OPS, and prints `nc listening on https://HOST:PORT` (http:// with
+ * --insecure-plaintext) when ready.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -10,9 +11,8 @@ import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import { createLogger, type Logger } from '../shared/log.js';
-import { loadTlsIdentity } from '../shared/pki/tlsIdentity.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
-import { clientTlsOptions, schemeOf, serverTlsOptions, warnIfPlaintext, type WireSecurity } from '../shared/wire/tls.js';
+import { clientTlsOf, schemeOf, serverTlsOptions, warnIfPlaintext, wireSecurityOf, type WireSecurity } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { DEFAULT_NOTIFY_TIMEOUT_MS, NO_CC_NOTIFIER, WireCcNotifier, type CcNotifier } from './ccNotifier.js';
 import { parseNcConfig, type NcConfig } from './config.js';
@@ -33,12 +33,6 @@ function compile(): NcConfig {
   }
 }
 
-/** --tls-dir: mTLS as nc-HOST; otherwise plaintext (explicit or, for now, the default). */
-function ncSecurity(config: NcConfig): WireSecurity {
-  if (config.tlsDir !== undefined) return { kind: 'mtls', identity: loadTlsIdentity(config.tlsDir, 'nc', config.host) };
-  return { kind: 'plaintext', explicit: config.insecurePlaintext === true };
-}
-
 function listen(server: http.Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -53,7 +47,7 @@ function listen(server: http.Server, port: number, host: string): Promise<void> 
 function ccNotifier(config: NcConfig, security: WireSecurity, logger: Logger): { notifier: CcNotifier; close: () => void } {
   if (!config.ccUrl) return { notifier: NO_CC_NOTIFIER, close: () => undefined };
   const transport = new HttpWireTransport({
-    path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, ...(security.kind === 'mtls' ? { tls: clientTlsOptions(security.identity) } : {}),
+    path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, ...clientTlsOf(security),
   });
   logger.info({ ccUrl: config.ccUrl }, 'telling the CC about changes');
   return { notifier: new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger }), close: () => transport.close() };
@@ -62,7 +56,7 @@ function ccNotifier(config: NcConfig, security: WireSecurity, logger: Logger): {
 async function main(): Promise<void> {
   const config = compile();
   const logger = createLogger('nc').child({ host: config.host });
-  const security = ncSecurity(config);
+  const security = wireSecurityOf(config, 'nc', config.host);
   warnIfPlaintext(security, logger, 'ferry-nc');
   const store = await openNcStore(config.stateDir);
   const driver = createDriver(config.hypervisor, { logger });

@@ -1,8 +1,12 @@
 /**
  * Which processes make up a cloud on this machine, with which flags: one description used by the
- * demo (detached daemons) and by the integration tests (children they kill by PID).
+ * demo (detached daemons) and by the integration tests (children they kill by PID). Every tier link
+ * is mutual TLS with the cloud PKI in `<baseDir>/certs` (ensureCloudPki writes it) unless the
+ * layout opts out with `insecurePlaintext`.
  */
 import { join } from 'node:path';
+import { initCloudPki, RANDOM_PKI_SOURCES, type InitReport } from '../shared/pki/pkiFiles.js';
+import { buildCloudPkiSpec } from '../shared/pki/spec.js';
 
 export interface ProcessSpec {
   /** Unique within the cloud: clc, cc, nc-127.0.1.1, simhv-127.0.1.1. */
@@ -15,23 +19,66 @@ export interface ProcessSpec {
 }
 
 export interface CloudLayoutOptions {
-  /** Where state, shared storage and logs go. */
+  /** Where state, shared storage, logs and the cloud PKI (certs/) go. */
   readonly baseDir: string;
   /** Address of the CLC and CC (127.0.0.1 for the demo). */
   readonly controllerHost: string;
   /** NC host addresses, one loopback address per simulated host (127.0.1.N). */
   readonly nodeHosts: readonly string[];
   readonly partition?: string;
+  /** Plain HTTP between the tiers (--insecure-plaintext) instead of mutual TLS: an explicit opt-out. */
+  readonly insecurePlaintext?: boolean;
   /** Extra simhv flags, e.g. --time-scale for fast tests. */
   readonly simArgs?: readonly string[];
   readonly ccArgs?: readonly string[];
   readonly ncArgs?: readonly string[];
+  readonly clcArgs?: readonly string[];
 }
 
 export const PORTS = Object.freeze({ clc: 8773, cc: 8774, nc: 8775, simhv: 16509 });
 
+/** Names the cloud in every certificate subject (O=Ferry cloud ferry). */
+const CLOUD_ID = 'ferry';
+
+export function certsDirOf(o: Pick<CloudLayoutOptions, 'baseDir'>): string {
+  return join(o.baseDir, 'certs');
+}
+
+const schemeOf = (o: CloudLayoutOptions): string => (o.insecurePlaintext === true ? 'http' : 'https');
+
+/** The CC's wire endpoint, as the NCs and the CLC dial it. */
+export function ccUrl(o: CloudLayoutOptions): string {
+  return `${schemeOf(o)}://${o.controllerHost}:${PORTS.cc}`;
+}
+
+/** One NC's wire endpoint, as the CC dials it. */
+export function ncUrl(o: CloudLayoutOptions, host: string): string {
+  return `${schemeOf(o)}://${host}:${PORTS.nc}`;
+}
+
+/** --tls-dir <baseDir>/certs, or the explicit opt-out. */
+function securityArgs(o: CloudLayoutOptions): string[] {
+  return o.insecurePlaintext === true ? ['--insecure-plaintext'] : ['--tls-dir', certsDirOf(o)];
+}
+
+/**
+ * Creates the cloud CA and a certificate per component in `<baseDir>/certs`, keeping files that
+ * exist (so a restarted demo keeps its PKI; a re-run issues only missing components). Nothing to do
+ * for a plaintext layout. Throws the PKI's coded errors (PkiFileExists, TlsFileUnreadable, ...).
+ */
+export function ensureCloudPki(o: CloudLayoutOptions): InitReport | undefined {
+  if (o.insecurePlaintext === true) return undefined;
+  const spec = buildCloudPkiSpec({
+    cloudId: CLOUD_ID, clc: o.controllerHost, cc: [`${o.partition ?? 'cluster01'}=${o.controllerHost}`], nc: [o.nodeHosts.join(',')],
+  });
+  return initCloudPki({ dir: certsDirOf(o), spec, force: false, rotateCa: false, now: new Date(), ...RANDOM_PKI_SOURCES });
+}
+
+/** The processes, in start order (hosts first, then CC, then CLC). Pure: call ensureCloudPki before starting them. */
 export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
   const partition = o.partition ?? 'cluster01';
+  const security = securityArgs(o);
+  const listening = (tier: string): string => `${tier} listening on ${schemeOf(o)}://`;
   const specs: ProcessSpec[] = [];
   for (const host of o.nodeHosts) {
     specs.push({
@@ -45,23 +92,24 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       name: `nc-${host}`,
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
-        '--sim-url', `http://${host}:${PORTS.simhv}`, '--cc-url', `http://${o.controllerHost}:${PORTS.cc}`, ...(o.ncArgs ?? [])],
-      ready: 'nc listening on',
+        '--sim-url', `http://${host}:${PORTS.simhv}`, '--cc-url', ccUrl(o), ...security, ...(o.ncArgs ?? [])],
+      ready: listening('nc'),
     });
   }
   specs.push({
     name: 'cc',
     entry: 'dist/cc/main.js',
     args: ['--host', o.controllerHost, '--port', String(PORTS.cc), '--partition', partition,
-      '--nodes', o.nodeHosts.join(','), '--nc-port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'cc'), ...(o.ccArgs ?? [])],
-    ready: 'cc listening on',
+      '--nodes', o.nodeHosts.join(','), '--nc-port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'cc'), ...security, ...(o.ccArgs ?? [])],
+    ready: listening('cc'),
   });
   specs.push({
     name: 'clc',
     entry: 'dist/clc/main.js',
     args: ['--host', o.controllerHost, '--port', String(PORTS.clc), '--state-dir', join(o.baseDir, 'clc'),
-      '--clusters', `${partition}=http://${o.controllerHost}:${PORTS.cc}`],
-    ready: 'clc listening on',
+      '--clusters', `${partition}=${ccUrl(o)}`, ...security, ...(o.clcArgs ?? [])],
+    // The admin API stays plain HTTP (SigV4-signed): it is the user's endpoint, not a tier link.
+    ready: 'clc listening on http://',
   });
   return specs;
 }

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cloudLayout, clcUrl } from './cloudLayout.js';
+import { ccUrl, certsDirOf, cloudLayout, clcUrl, ensureCloudPki, type CloudLayoutOptions } from './cloudLayout.js';
 import { isAlive, spawnDaemon, stopPid } from './daemon.js';
 import { readCredentialsFile } from '../shared/auth/credentialsFile.js';
 import { signQuery } from '../shared/auth/sign.js';
@@ -16,7 +16,8 @@ const base = join(root, '.ferry-demo');
 const runDir = join(base, 'run');
 const CONTROLLER = '127.0.0.1';
 const NODES = ['127.0.1.1', '127.0.1.2', '127.0.1.3'];
-const layout = cloudLayout({ baseDir: base, controllerHost: CONTROLLER, nodeHosts: NODES });
+const layoutOptions: CloudLayoutOptions = { baseDir: base, controllerHost: CONTROLLER, nodeHosts: NODES };
+const layout = cloudLayout(layoutOptions);
 const url = clcUrl(CONTROLLER);
 /** Written by the CLC at its first start; the CLI reads it by default. */
 const credentialsPath = join(base, 'clc', 'admin.credentials');
@@ -39,6 +40,8 @@ async function query(params: Record<string, string>): Promise<string> {
 
 async function start(): Promise<void> {
   mkdirSync(runDir, { recursive: true });
+  const pki = ensureCloudPki(layoutOptions);
+  if (pki && pki.written.length > 0) console.log(`  cloud PKI            ${pki.written.length} files written to ${certsDirOf(layoutOptions)}`);
   for (const spec of layout) {
     const running = pidOf(spec.name);
     if (running) {
@@ -56,7 +59,8 @@ async function start(): Promise<void> {
     console.log('  started 5 demo instances');
   }
   console.log(`
-Ferry demo cloud is up: CLC ${url}, CC http://${CONTROLLER}:8774, NCs ${NODES.join(', ')}.
+Ferry demo cloud is up: CLC ${url}, CC ${ccUrl(layoutOptions)}, NCs ${NODES.join(', ')}.
+The CLC, CC and NCs talk mutual TLS with the cloud PKI in ${certsDirOf(layoutOptions)} (docs/SECURITY.md).
 Use the admin CLI from this directory:
 
   export PATH="${join(root, 'bin')}:$PATH" EC2_URL=${url}

@@ -4,11 +4,9 @@
  * Existing files are kept and reported; --force replaces them (the old ones are moved aside).
  * Exit codes: 0 done, 2 bad request or a file in the way, 1 anything else.
  */
-import { randomBytes } from 'node:crypto';
 import { Command, CommanderError } from 'commander';
 import { isFerryError } from '../shared/errors/registry.js';
-import { generateRsaKeys, serialHex } from '../shared/pki/certificates.js';
-import { initCloudPki } from '../shared/pki/pkiFiles.js';
+import { initCloudPki, RANDOM_PKI_SOURCES } from '../shared/pki/pkiFiles.js';
 import { buildCloudPkiSpec } from '../shared/pki/spec.js';
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
@@ -35,8 +33,7 @@ function main(argv: readonly string[]): number {
   try {
     const spec = buildCloudPkiSpec({ cloudId: o.cloudId, ...(o.clc !== undefined ? { clc: o.clc } : {}), cc: o.cc, nc: o.nc });
     const report = initCloudPki({
-      dir: o.dir, spec, force: o.force, rotateCa: o.rotateCa, now: new Date(),
-      newKeys: () => generateRsaKeys(), newSerial: () => serialHex(randomBytes(16)),
+      dir: o.dir, spec, force: o.force, rotateCa: o.rotateCa, now: new Date(), ...RANDOM_PKI_SOURCES,
     });
     for (const f of report.movedAside) process.stdout.write(`moved aside ${f}\n`);
     for (const f of report.written) process.stdout.write(`wrote ${o.dir}/${f}\n`);

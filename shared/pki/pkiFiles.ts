@@ -2,10 +2,11 @@
  * ferry-init's disk side: decides what is kept, moves replaced files aside, writes keys 0600 and
  * certificates 0644. Nothing existing is overwritten without `force`.
  */
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import forge from 'node-forge';
-import type { KeyPair } from './certificates.js';
+import { generateRsaKeys, serialHex, type KeyPair } from './certificates.js';
 import { PkiErrors } from './errors.js';
 import { issueCloudPki, type ExistingCa } from './issue.js';
 import { CA_CERT_FILE, CA_KEY_FILE, certFileOf, keyFileOf, MIGRATION_CA_CERT_FILE, MIGRATION_CA_KEY_FILE } from './layout.js';
@@ -22,6 +23,12 @@ export interface InitOptions {
   readonly newKeys: () => KeyPair;
   readonly newSerial: () => string;
 }
+
+/** Fresh RSA keys and random 16-byte serials: what every real run uses (tests inject their own). */
+export const RANDOM_PKI_SOURCES: Pick<InitOptions, 'newKeys' | 'newSerial'> = Object.freeze({
+  newKeys: () => generateRsaKeys(),
+  newSerial: () => serialHex(randomBytes(16)),
+});
 
 export interface InitReport {
   readonly written: readonly string[];

@@ -4,7 +4,8 @@
  */
 import type https from 'node:https';
 import type { Logger } from 'pino';
-import type { TlsIdentity } from '../pki/tlsIdentity.js';
+import type { PeerRole } from '../pki/spec.js';
+import { loadTlsIdentity, type TlsIdentity } from '../pki/tlsIdentity.js';
 
 export function serverTlsOptions(id: TlsIdentity): https.ServerOptions {
   return {
@@ -23,9 +24,24 @@ export function clientTlsOptions(id: TlsIdentity): https.AgentOptions {
 
 /** How a daemon talks to its peers, as decided by its flags. */
 export type WireSecurity =
+  /** --tls-dir: serve and call over mutual TLS as `<role>-<host>` */
   | { readonly kind: 'mtls'; readonly identity: TlsIdentity }
-  /** explicit: --insecure-plaintext was given; otherwise plaintext is today's default, still warned about. */
-  | { readonly kind: 'plaintext'; readonly explicit: boolean };
+  /** --insecure-plaintext: plain HTTP, chosen on purpose and warned about */
+  | { readonly kind: 'plaintext' };
+
+/**
+ * From a compiled config (which guarantees exactly one of the two flags): mTLS as `<role>-<host>`
+ * read from the TLS directory, or plaintext. Missing files are coded errors, never a fallback.
+ */
+export function wireSecurityOf(config: { readonly tlsDir?: string | undefined }, role: PeerRole, host: string): WireSecurity {
+  if (config.tlsDir !== undefined) return { kind: 'mtls', identity: loadTlsIdentity(config.tlsDir, role, host) };
+  return { kind: 'plaintext' };
+}
+
+/** Client options for a transport calling peers: our certificate under mTLS, nothing for plaintext. */
+export function clientTlsOf(s: WireSecurity): { readonly tls?: https.AgentOptions } {
+  return s.kind === 'mtls' ? { tls: clientTlsOptions(s.identity) } : {};
+}
 
 export function schemeOf(s: WireSecurity): 'https' | 'http' {
   return s.kind === 'mtls' ? 'https' : 'http';
@@ -34,9 +50,8 @@ export function schemeOf(s: WireSecurity): 'https' | 'http' {
 /** Loud on purpose: plaintext lets anyone on the network drive migrations and terminations. */
 export function warnIfPlaintext(s: WireSecurity, logger: Logger, daemon: string): void {
   if (s.kind !== 'plaintext') return;
-  const why = s.explicit ? '--insecure-plaintext given' : 'neither --tls-dir nor --insecure-plaintext given (plaintext is the default for now)';
-  const line = `${daemon}: WARNING: serving and calling peers over PLAINTEXT HTTP without mutual TLS: ${why}. `
-    + 'Any host that can reach this port can call every operation. Run ferry-init and pass --tls-dir.';
-  logger.warn({ security: 'plaintext', explicit: s.explicit }, line);
+  const line = `${daemon}: WARNING: talking to the other tiers over PLAINTEXT HTTP without mutual TLS (--insecure-plaintext given). `
+    + 'Anything that can reach a tier\'s port can call every operation. Run ferry-init and pass --tls-dir instead.';
+  logger.warn({ security: 'plaintext' }, line);
   process.stderr.write(`${'!'.repeat(78)}\n${line}\n${'!'.repeat(78)}\n`);
 }

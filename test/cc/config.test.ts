@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { HelpShown, migrationSettingsOf, parseCcConfig } from '../../cc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
+import { securityFlagCases } from '../helpers/securityFlagCases.js';
 
-const base = ['--state-dir', '/tmp/ferry-cc'];
+const base = ['--state-dir', '/tmp/ferry-cc', '--insecure-plaintext'];
 
 function problems(argv: string[], env: Record<string, string> = {}): string[] {
   try {
@@ -23,15 +24,28 @@ describe('CC configuration', () => {
       maxMigrationsPerSource: 2, maxMigrationsPerDestination: 2, maxMigrationsPerCluster: 8,
       migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
       migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000,
+      insecurePlaintext: true,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
 
   it('reads FERRY_CC_* when a flag is absent; a flag wins over the environment', () => {
     const c = parseCcConfig(['--port', '9001'], {
-      FERRY_CC_STATE_DIR: '/tmp/s', FERRY_CC_PORT: '9000', FERRY_CC_NODES: '127.0.11.1, 127.0.11.2', FERRY_CC_SCHEDULE_POLICY: 'greedy',
+      FERRY_CC_STATE_DIR: '/tmp/s', FERRY_CC_TLS_DIR: '/tmp/certs', FERRY_CC_PORT: '9000', FERRY_CC_NODES: '127.0.11.1, 127.0.11.2', FERRY_CC_SCHEDULE_POLICY: 'greedy',
     });
-    expect(c).toMatchObject({ stateDir: '/tmp/s', port: 9001, nodes: ['127.0.11.1', '127.0.11.2'], schedulePolicy: 'greedy' });
+    expect(c).toMatchObject({ stateDir: '/tmp/s', port: 9001, nodes: ['127.0.11.1', '127.0.11.2'], schedulePolicy: 'greedy', tlsDir: '/tmp/certs' });
+  });
+
+  // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext (or their variables).
+  const security = securityFlagCases('FERRY_CC', (flag) => flag);
+  it.each(security.accepted)('transport security from %s', (_n, argv, env, expected) => {
+    const c = parseCcConfig(['--state-dir', 's', ...argv], env);
+    expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext }).toEqual({ tlsDir: undefined, ...expected });
+  });
+
+  it.each(security.refused)('transport security: %s is a configuration error', (_n, argv, env, re) => {
+    const p = problems(['--state-dir', 's', ...argv], env);
+    expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);
   });
 
   it.each([
@@ -71,8 +85,8 @@ describe('CC configuration', () => {
   });
 
   it('the default migration endpoint is the TLS listener under --tls-dir and the plaintext one otherwise', () => {
-    expect(migrationSettingsOf(parseCcConfig([...base, '--tls-dir', '/tmp/certs'], {})).uriTemplate).toBe('https://{host}:16514');
-    expect(migrationSettingsOf(parseCcConfig([...base, '--insecure-plaintext'], {})).uriTemplate).toBe('http://{host}:16509');
+    expect(migrationSettingsOf(parseCcConfig(['--state-dir', '/tmp/ferry-cc', '--tls-dir', '/tmp/certs'], {})).uriTemplate).toBe('https://{host}:16514');
+    expect(migrationSettingsOf(parseCcConfig(base, {})).uriTemplate).toBe('http://{host}:16509');
   });
 
   it('reports every bad field at once, including a missing state dir', () => {

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CC_OPS, type CcRequest } from '../../shared/protocol/ccProtocol.js';
 import { TypedClient } from '../../shared/protocol/typedClient.js';
-import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
 import { CC_PATH } from '../../shared/wire/transport.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
 
@@ -25,9 +24,9 @@ describe.skipIf(!built)('CC with real NCs (127.0.11.x)', () => {
   // Each host gets 4 cores: room for 4 m1.small instances.
   const cloud = new TestCloud(11, 2, { simArgs: ['--cores', '4'], ccArgs: ['--poll-interval-ms', '500', '--nc-timeout-ms', '1500'] });
   const [NC1, NC2] = cloud.nodeHosts as [string, string];
-  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: 10_000 });
-  const cc = new TypedClient(transport, CC_OPS);
-  const url = `http://${cloud.controller}:8774`;
+  // Dials the CC as its CLC does: over mutual TLS with the clc certificate.
+  const cc = new TypedClient(cloud.tierClient(CC_PATH), CC_OPS);
+  const url = cloud.ccUrl;
   const names = cloud.names().filter((n) => n !== 'clc');
   const nodes = async () => (await cc.call(url, 'ccDescribeNodes', {})).nodes;
   const node = async (host: string) => (await nodes()).find((n) => n.host === host);
@@ -37,7 +36,6 @@ describe.skipIf(!built)('CC with real NCs (127.0.11.x)', () => {
     await cloud.start(names);
   });
   afterAll(async () => {
-    transport.close();
     await cloud.destroy();
   });
 

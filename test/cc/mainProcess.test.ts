@@ -44,15 +44,30 @@ afterAll(() => {
 
 describe.skipIf(!existsSync(MAIN))('cc/main.js as a process', () => {
   it('exits 2 naming every bad flag', async () => {
-    const p = start(['--host', '10.1.1.1', '--nodes', `${DEAD_NC},${DEAD_NC}`, '--state-dir', stateDir]);
+    const p = start(['--host', '10.1.1.1', '--nodes', `${DEAD_NC},${DEAD_NC}`, '--state-dir', stateDir, '--insecure-plaintext']);
     expect(await p.exit).toBe(2);
     expect(p.out()).toContain('--host:');
     expect(p.out()).toContain(`--nodes: ${DEAD_NC} is registered twice`);
   });
 
+  it('exits 2 without --tls-dir or --insecure-plaintext, naming both and ferry-init', async () => {
+    const p = start(['--host', HOST, '--state-dir', stateDir]);
+    expect(await p.exit).toBe(2);
+    expect(p.out()).toMatch(/--tls-dir: required unless --insecure-plaintext is given: run ferry-init/);
+    expect(p.out()).not.toContain('cc listening');
+  });
+
+  it('stops with TlsFileMissing when --tls-dir lacks its files: never a fallback to plaintext', async () => {
+    const p = start(['--host', HOST, '--state-dir', stateDir, '--tls-dir', join(stateDir, 'no-certs')]);
+    expect(await p.exit).toBe(1);
+    expect(p.out()).toContain('TlsFileMissing');
+    expect(p.out()).not.toContain('cc listening');
+  });
+
   it('prints one ready line, answers while its NC is down, caches the view, and exits 0 on SIGTERM', async () => {
-    const p = start(['--host', HOST, '--port', '8774', '--partition', 'cluster11', '--nodes', DEAD_NC, '--state-dir', stateDir, '--nc-timeout-ms', '300']);
+    const p = start(['--host', HOST, '--port', '8774', '--partition', 'cluster11', '--nodes', DEAD_NC, '--state-dir', stateDir, '--nc-timeout-ms', '300', '--insecure-plaintext']);
     await until(() => p.out().includes('cc listening on'));
+    expect(p.out()).toMatch(/ferry-cc: WARNING: .*PLAINTEXT.*--insecure-plaintext given/);
     expect(p.out().split('\n').filter((l) => l.startsWith('cc listening on'))).toEqual([`cc listening on http://${HOST}:8774`]);
 
     const transport = new HttpWireTransport({ path: CC_PATH });

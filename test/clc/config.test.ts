@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HelpShown, parseClcConfig } from '../../clc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
+import { securityFlagCases } from '../helpers/securityFlagCases.js';
 
 function problems(argv: string[], env: Record<string, string> = {}): string[] {
   try {
@@ -12,50 +13,74 @@ function problems(argv: string[], env: Record<string, string> = {}): string[] {
   return [];
 }
 
+/** The state dir and mutual TLS: what every CLC needs. */
+const S = ['--state-dir', 's', '--tls-dir', 'certs'];
+
 describe('parseClcConfig', () => {
-  it('fills defaults', () => {
-    const c = parseClcConfig(['--state-dir', '/tmp/x'], {});
+  it('fills defaults: the CC at https://127.0.0.1:8774 with --tls-dir', () => {
+    const c = parseClcConfig(['--state-dir', '/tmp/x', '--tls-dir', 'certs'], {});
     expect(c).toEqual({
-      host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }],
+      host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'https://127.0.0.1:8774' }],
       ccTimeoutMs: 10_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000, auth: 'sigv4',
+      tlsDir: 'certs', insecurePlaintext: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  it('with --insecure-plaintext the default CC is http://127.0.0.1:8774', () => {
+    expect(parseClcConfig(['--state-dir', 's', '--insecure-plaintext'], {}).clusters).toEqual([{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }]);
+  });
+
   it('reads every flag', () => {
-    const c = parseClcConfig(['--host', '127.0.12.5', '--port', '18773', '--state-dir', 's', '--clusters', 'a=http://127.0.12.6:1, b=https://127.0.12.7:2',
-      '--cc-timeout-ms', '500', '--max-body-bytes', '4096', '--gate-max-waiting', '8', '--gate-max-wait-ms', '5000'], {});
-    expect(c).toMatchObject({ host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000 });
-    expect(c.clusters).toEqual([{ name: 'a', endpoint: 'http://127.0.12.6:1' }, { name: 'b', endpoint: 'https://127.0.12.7:2' }]);
+    const c = parseClcConfig(['--host', '127.0.12.5', '--port', '18773', '--state-dir', 's', '--clusters', 'a=https://127.0.12.6:1, b=https://127.0.12.7:2',
+      '--cc-timeout-ms', '500', '--max-body-bytes', '4096', '--gate-max-waiting', '8', '--gate-max-wait-ms', '5000', '--tls-dir', 'c'], {});
+    expect(c).toMatchObject({ host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000, tlsDir: 'c' });
+    expect(c.clusters).toEqual([{ name: 'a', endpoint: 'https://127.0.12.6:1' }, { name: 'b', endpoint: 'https://127.0.12.7:2' }]);
+  });
+
+  // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext; cluster URLs' scheme follows.
+  const security = securityFlagCases('FERRY_CLC', (flag) => flag);
+  it.each(security.accepted)('transport security from %s', (_n, argv, env, expected) => {
+    const c = parseClcConfig(['--state-dir', 's', ...argv], env);
+    expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext }).toEqual({ tlsDir: undefined, ...expected });
+  });
+
+  it.each([
+    ...security.refused,
+    ['--tls-dir with an http cluster', ['--tls-dir', 'certs', '--clusters', 'a=https://127.0.12.6:1,b=http://127.0.12.7:2'], {}, /^--clusters: b: must be https:\/\/ with --tls-dir/],
+    ['--insecure-plaintext with an https cluster', ['--insecure-plaintext', '--clusters', 'a=https://127.0.12.6:1'], {}, /^--clusters: a: must be http:\/\/ with --insecure-plaintext/],
+  ] as const)('transport security: %s is a configuration error', (_n, argv, env, re) => {
+    const p = problems(['--state-dir', 's', ...argv], env);
+    expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);
   });
 
   it('falls back to FERRY_CLC_* and lets flags win', () => {
-    const env = { FERRY_CLC_STATE_DIR: 'e', FERRY_CLC_PORT: '1234', FERRY_CLC_CLUSTERS: 'z=http://127.0.12.6:1' };
+    const env = { FERRY_CLC_STATE_DIR: 'e', FERRY_CLC_PORT: '1234', FERRY_CLC_CLUSTERS: 'z=http://127.0.12.6:1', FERRY_CLC_INSECURE_PLAINTEXT: 'true' };
     expect(parseClcConfig([], env)).toMatchObject({ stateDir: 'e', port: 1234, clusters: [{ name: 'z' }] });
     expect(parseClcConfig(['--port', '99'], env).port).toBe(99);
   });
 
   it('takes --auth none (or FERRY_CLC_AUTH) for unsigned test clouds', () => {
-    expect(parseClcConfig(['--state-dir', 's', '--auth', 'none'], {}).auth).toBe('none');
-    expect(parseClcConfig(['--state-dir', 's'], { FERRY_CLC_AUTH: 'none' }).auth).toBe('none');
+    expect(parseClcConfig([...S, '--auth', 'none'], {}).auth).toBe('none');
+    expect(parseClcConfig(S, { FERRY_CLC_AUTH: 'none' }).auth).toBe('none');
   });
 
   const bad: [string, string[], RegExp][] = [
-    ['state dir missing', [], /^--state-dir: is required/],
-    ['host not loopback', ['--state-dir', 's', '--host', '10.0.0.1'], /^--host: must be a loopback/],
-    ['port not a number', ['--state-dir', 's', '--port', 'http'], /^--port: must be a whole number/],
-    ['port out of range', ['--state-dir', 's', '--port', '70000'], /^--port: must be at most 65535/],
-    ['cluster without URL', ['--state-dir', 's', '--clusters', 'cluster01'], /^--clusters: "cluster01" does not start with a partition name/],
-    ['cluster URL not http', ['--state-dir', 's', '--clusters', 'c=ftp://x'], /^--clusters: c: "ftp:\/\/x" is not an http/],
-    ['cluster URL with a path', ['--state-dir', 's', '--clusters', 'c=http://127.0.0.1:1/axis2'], /^--clusters: c:/],
-    ['partition twice', ['--state-dir', 's', '--clusters', 'c=http://127.0.0.1:1,c=http://127.0.0.1:2'], /^--clusters: partition c is given twice/],
-    ['no partition', ['--state-dir', 's', '--clusters', ','], /^--clusters: at least one/],
-    ['timeout too small', ['--state-dir', 's', '--cc-timeout-ms', '5'], /^--cc-timeout-ms: must be at least 100/],
-    ['body limit too small', ['--state-dir', 's', '--max-body-bytes', '10'], /^--max-body-bytes: must be at least 1024/],
-    ['gate queue of zero', ['--state-dir', 's', '--gate-max-waiting', '0'], /^--gate-max-waiting: must be at least 1/],
-    ['gate wait too short', ['--state-dir', 's', '--gate-max-wait-ms', '10'], /^--gate-max-wait-ms: must be at least 100/],
-    ['auth mode unknown', ['--state-dir', 's', '--auth', 'sigv2'], /^--auth: must be sigv4 or none/],
-    ['unknown flag', ['--state-dir', 's', '--bogus'], /unknown option/],
+    ['state dir missing', ['--tls-dir', 'certs'], /^--state-dir: is required/],
+    ['host not loopback', [...S, '--host', '10.0.0.1'], /^--host: must be a loopback/],
+    ['port not a number', [...S, '--port', 'http'], /^--port: must be a whole number/],
+    ['port out of range', [...S, '--port', '70000'], /^--port: must be at most 65535/],
+    ['cluster without URL', [...S, '--clusters', 'cluster01'], /^--clusters: "cluster01" does not start with a partition name/],
+    ['cluster URL not http', [...S, '--clusters', 'c=ftp://x'], /^--clusters: c: "ftp:\/\/x" is not an http/],
+    ['cluster URL with a path', [...S, '--clusters', 'c=http://127.0.0.1:1/axis2'], /^--clusters: c:/],
+    ['partition twice', [...S, '--clusters', 'c=http://127.0.0.1:1,c=http://127.0.0.1:2'], /^--clusters: partition c is given twice/],
+    ['no partition', [...S, '--clusters', ','], /^--clusters: at least one/],
+    ['timeout too small', [...S, '--cc-timeout-ms', '5'], /^--cc-timeout-ms: must be at least 100/],
+    ['body limit too small', [...S, '--max-body-bytes', '10'], /^--max-body-bytes: must be at least 1024/],
+    ['gate queue of zero', [...S, '--gate-max-waiting', '0'], /^--gate-max-waiting: must be at least 1/],
+    ['gate wait too short', [...S, '--gate-max-wait-ms', '10'], /^--gate-max-wait-ms: must be at least 100/],
+    ['auth mode unknown', [...S, '--auth', 'sigv2'], /^--auth: must be sigv4 or none/],
+    ['unknown flag', [...S, '--bogus'], /unknown option/],
   ];
   it.each(bad)('%s', (_n, argv, re) => {
     const p = problems(argv);

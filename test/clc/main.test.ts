@@ -93,9 +93,32 @@ describe('clc/main', () => {
     expect(err).toContain('--state-dir:');
   });
 
+  it.each([
+    ['neither --tls-dir nor --insecure-plaintext', [], /--tls-dir: required unless --insecure-plaintext is given: run ferry-init/],
+    ['both', ['--tls-dir', 'certs', '--insecure-plaintext'], /--insecure-plaintext: contradicts --tls-dir/],
+    ['an http:// CC with --tls-dir', ['--tls-dir', 'certs', '--clusters', 'cluster01=http://127.0.12.3:8774'], /--clusters: cluster01: must be https:\/\/ with --tls-dir/],
+  ])('exits 2 with %s', async (_n, extra, re) => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'clc', 'main.js'), '--host', CLC_HOST, '--state-dir', join(stateDir, 'never'), ...extra]);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    expect(await exitOf(child)).toBe(2);
+    expect(err).toMatch(re);
+    expect(existsSync(join(stateDir, 'never'))).toBe(false);
+  });
+
+  it('stops with TlsFileMissing when --tls-dir lacks clc-HOST.pem: never a fallback to plaintext', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'clc', 'main.js'), '--host', CLC_HOST, '--state-dir', join(stateDir, 'never'),
+      '--tls-dir', join(stateDir, 'no-certs'), '--clusters', `cluster01=https://${CC_HOST}:8774`]);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    expect(await exitOf(child)).toBe(1);
+    expect(err).toContain('TlsFileMissing');
+    expect(existsSync(join(stateDir, 'never', 'admin.credentials'))).toBe(false);
+  });
+
   it('serves, persists before answering, stops on SIGTERM, and remembers after a restart', async () => {
     const port = await freePort(CLC_HOST);
-    const args = ['--host', CLC_HOST, '--port', String(port), '--state-dir', stateDir, '--clusters', `cluster01=${ccUrl}`, '--cc-timeout-ms', '2000'];
+    const args = ['--host', CLC_HOST, '--port', String(port), '--state-dir', stateDir, '--clusters', `cluster01=${ccUrl}`, '--cc-timeout-ms', '2000', '--insecure-plaintext'];
     const first = await startClc(args);
     expect(first.line).toBe(`clc listening on http://${CLC_HOST}:${port}/services/Eucalyptus`);
 
@@ -134,7 +157,7 @@ describe('clc/main', () => {
   it('answers describes while its CC is down, with the zone unavailable (--auth none: unsigned requests act as admin)', async () => {
     const port = await freePort(CLC_HOST);
     const dead = await freePort(CC_HOST);
-    const s = await startClc(['--host', CLC_HOST, '--port', String(port), '--state-dir', join(stateDir, 'other'), '--clusters', `cluster01=http://${CC_HOST}:${dead}`, '--auth', 'none']);
+    const s = await startClc(['--host', CLC_HOST, '--port', String(port), '--state-dir', join(stateDir, 'other'), '--clusters', `cluster01=http://${CC_HOST}:${dead}`, '--auth', 'none', '--insecure-plaintext']);
     const r = await q(s.url, { Action: 'DescribeAvailabilityZones' });
     expect(r.status).toBe(200);
     expect(existsSync(join(stateDir, 'other', 'admin.credentials'))).toBe(false);

@@ -1,15 +1,21 @@
 /**
  * A whole cloud of real processes for integration tests, on its own loopback /24 (127.0.X.0):
- * controllers at 127.0.X.254, hosts at 127.0.X.1..n. Stops everything it started, by PID.
+ * controllers at 127.0.X.254, hosts at 127.0.X.1..n. Its tiers talk mutual TLS with a cloud PKI in
+ * its temp dir (certs/), as the layout says. Stops everything it started, by PID.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import xml2js from 'xml2js';
 import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
 import { signQuery } from '../../shared/auth/sign.js';
-import { cloudLayout, clcUrl, type CloudLayoutOptions, type ProcessSpec } from '../../scripts/cloudLayout.js';
+import {
+  ccUrl, certsDirOf, cloudLayout, clcUrl, ensureCloudPki, ncUrl, type CloudLayoutOptions, type ProcessSpec,
+} from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
+import type { PeerRole } from '../../shared/pki/spec.js';
+import type { HttpWireTransport } from '../../shared/wire/httpTransport.js';
+import { tierClient } from './tierClient.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -25,15 +31,39 @@ export class TestCloud {
   readonly controller: string;
   readonly nodeHosts: string[];
   readonly url: string;
+  /** The cloud PKI (ca.pem, <role>-<host>.pem/.key) the daemons were started with. */
+  readonly certsDir: string;
+  /** The CC's wire endpoint (https://). */
+  readonly ccUrl: string;
+  private readonly layout: CloudLayoutOptions;
   private readonly specs: ProcessSpec[];
   private readonly running = new Map<string, RunningDaemon>();
+  private readonly clients: HttpWireTransport[] = [];
 
   constructor(subnet: number, nodes: number, extra: Partial<CloudLayoutOptions> = {}) {
     this.baseDir = mkdtempSync(join(tmpdir(), `ferry-cloud-${subnet}-`));
     this.controller = `127.0.${subnet}.254`;
     this.nodeHosts = Array.from({ length: nodes }, (_, i) => `127.0.${subnet}.${i + 1}`);
-    this.specs = cloudLayout({ baseDir: this.baseDir, controllerHost: this.controller, nodeHosts: this.nodeHosts, ...extra });
+    this.layout = { baseDir: this.baseDir, controllerHost: this.controller, nodeHosts: this.nodeHosts, ...extra };
+    ensureCloudPki(this.layout);
+    this.specs = cloudLayout(this.layout);
     this.url = clcUrl(this.controller);
+    this.certsDir = certsDirOf(this.layout);
+    this.ccUrl = ccUrl(this.layout);
+  }
+
+  ncUrl(host: string): string {
+    return ncUrl(this.layout, host);
+  }
+
+  /**
+   * A wire client presenting `role`'s certificate (the CLC's by default, or an NC's for `host`):
+   * what a test uses to dial the CC or an NC directly. Closed by destroy().
+   */
+  tierClient(path: string, role: PeerRole = 'clc', host: string = role === 'nc' ? (this.nodeHosts[0] ?? '') : this.controller): HttpWireTransport {
+    const t = tierClient({ certsDir: this.certsDir, role, host, path });
+    this.clients.push(t);
+    return t;
   }
 
   names(): string[] {
@@ -47,6 +77,11 @@ export class TestCloud {
       const d = await spawnDaemon(spec, { root: ROOT, logFile: join(this.baseDir, 'logs', `${name}.log`) });
       this.running.set(name, d);
     }
+  }
+
+  /** What a process wrote on stdout and stderr (its log file), across restarts. */
+  log(name: string): string {
+    return readFileSync(join(this.baseDir, 'logs', `${name}.log`), 'utf8');
   }
 
   pid(name: string): number | undefined {
@@ -75,6 +110,7 @@ export class TestCloud {
   }
 
   async destroy(): Promise<void> {
+    for (const t of this.clients.splice(0)) t.close();
     await this.stopAll();
     rmSync(this.baseDir, { recursive: true, force: true });
   }

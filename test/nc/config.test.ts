@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseNcConfig } from '../../nc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
+import { securityFlagCases } from '../helpers/securityFlagCases.js';
 
-const BASE = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc'];
+const BASE = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc', '--insecure-plaintext'];
 
 function problems(argv: string[], env: NodeJS.ProcessEnv = {}): string[] {
   try {
@@ -19,15 +20,15 @@ describe('NC configuration', () => {
     const c = parseNcConfig(BASE, {});
     expect(c).toEqual({
       host: '127.0.10.1', port: 8775, stateDir: '/tmp/nc', maxBodyBytes: 1024 * 1024,
-      hypervisor: { kind: 'sim', url: 'http://127.0.10.1:16509' },
+      hypervisor: { kind: 'sim', url: 'http://127.0.10.1:16509' }, insecurePlaintext: true,
     });
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.hypervisor)).toBe(true);
   });
 
   it('falls back to FERRY_NC_* and lets flags win', () => {
-    const env = { FERRY_NC_HOST: '127.0.10.2', FERRY_NC_STATE_DIR: '/s', FERRY_NC_PORT: '9000', FERRY_NC_SIM_URL: 'http://127.0.10.2:1' };
-    expect(parseNcConfig([], env)).toMatchObject({ host: '127.0.10.2', port: 9000, stateDir: '/s', hypervisor: { url: 'http://127.0.10.2:1' } });
+    const env = { FERRY_NC_HOST: '127.0.10.2', FERRY_NC_STATE_DIR: '/s', FERRY_NC_PORT: '9000', FERRY_NC_SIM_URL: 'http://127.0.10.2:1', FERRY_NC_TLS_DIR: '/c' };
+    expect(parseNcConfig([], env)).toMatchObject({ host: '127.0.10.2', port: 9000, stateDir: '/s', hypervisor: { url: 'http://127.0.10.2:1' }, tlsDir: '/c' });
     expect(parseNcConfig(['--port', '9001'], env).port).toBe(9001);
   });
 
@@ -51,6 +52,28 @@ describe('NC configuration', () => {
   ])('names the field for %s', (_n, argv, message) => {
     const p = problems(argv);
     expect(p.some((x) => x.includes(message))).toBe(true);
+  });
+
+  // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext; --cc-url's scheme follows.
+  const HOST_AND_STATE = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc'];
+  const security = securityFlagCases('FERRY_NC', (flag, env) => `${flag} (${env})`);
+  it.each([
+    ...security.accepted,
+    ['--tls-dir with an https CC', ['--tls-dir', 'certs', '--cc-url', 'https://127.0.0.1:8774'], {}, { tlsDir: 'certs', insecurePlaintext: false }],
+    ['--insecure-plaintext with an http CC', ['--insecure-plaintext', '--cc-url', 'http://127.0.0.1:8774'], {}, { insecurePlaintext: true }],
+  ] as const)('transport security from %s', (_n, argv, env, expected) => {
+    const c = parseNcConfig([...HOST_AND_STATE, ...argv], env);
+    // The NC's config holds insecurePlaintext only when it is true.
+    expect({ tlsDir: c.tlsDir, insecurePlaintext: c.insecurePlaintext ?? false }).toEqual({ tlsDir: undefined, ...expected });
+  });
+
+  it.each([
+    ...security.refused,
+    ['--tls-dir with an http CC', ['--tls-dir', 'certs', '--cc-url', 'http://127.0.0.1:8774'], {}, /^--cc-url \(FERRY_NC_CC_URL\): must be https:\/\/ with --tls-dir/],
+    ['--insecure-plaintext with an https CC', ['--insecure-plaintext', '--cc-url', 'https://127.0.0.1:8774'], {}, /^--cc-url \(FERRY_NC_CC_URL\): must be http:\/\/ with --insecure-plaintext/],
+  ] as const)('transport security: %s is a configuration error', (_n, argv, env, re) => {
+    const p = problems([...HOST_AND_STATE, ...argv], env);
+    expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);
   });
 
   it('reports every bad field at once', () => {

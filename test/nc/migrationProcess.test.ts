@@ -43,7 +43,7 @@ function simSpec(h: string): ProcessSpec {
 function ncSpec(h: string): ProcessSpec {
   return {
     name: `nc-${h}`, entry: 'dist/nc/main.js', ready: `nc listening on ${ncUrl(h)}`,
-    args: ['--host', h, '--state-dir', join(base, h, 'nc'), '--sim-url', simUrl(h), '--cc-url', 'http://127.0.10.29:8774'],
+    args: ['--host', h, '--state-dir', join(base, h, 'nc'), '--sim-url', simUrl(h), '--cc-url', 'http://127.0.10.29:8774', '--insecure-plaintext'],
   };
 }
 

@@ -1,6 +1,6 @@
 /**
  * The NC as a real process next to a real simhv daemon, on 127.0.10.1 only (other suites use other
- * /24s). Runs against the BUILT entry points: `npx tsc -p tsconfig.json` first. The steps build on
+ * /24s), called over mutual TLS as its CC would (the cloud layout's PKI in the temp dir). Runs against the BUILT entry points: `npx tsc -p tsconfig.json` first. The steps build on
  * each other in order, like an operator's session: run, disable, crash the NC, crash the host.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,23 +8,26 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnDaemon, stopPid, isAlive, type RunningDaemon } from '../../scripts/daemon.js';
-import type { ProcessSpec } from '../../scripts/cloudLayout.js';
+import { certsDirOf, ensureCloudPki, type ProcessSpec } from '../../scripts/cloudLayout.js';
 import { NC_OPS, type NcNode } from '../../shared/protocol/ncProtocol.js';
 import { TypedClient } from '../../shared/protocol/typedClient.js';
-import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
+import type { HttpWireTransport } from '../../shared/wire/httpTransport.js';
 import { NC_PATH } from '../../shared/wire/transport.js';
+import { tierClient } from '../helpers/tierClient.js';
 import { runRequest } from './fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const HOST = '127.0.10.1';
-const NC_URL = `http://${HOST}:8775`;
+/** Only named in the CC certificate this test calls with: no CC runs. */
+const CC_HOST = '127.0.10.254';
+const NC_URL = `https://${HOST}:8775`;
 const A = 'i-000000a1';
 const B = 'i-000000b2';
 
 let base: string;
 const running = new Map<string, RunningDaemon>();
-const transport = new HttpWireTransport({ path: NC_PATH, defaultTimeoutMs: 5000 });
-const nc = new TypedClient(transport, NC_OPS);
+let transport: HttpWireTransport | undefined;
+let nc: TypedClient<typeof NC_OPS>;
 
 function simSpec(): ProcessSpec {
   return {
@@ -36,7 +39,7 @@ function simSpec(): ProcessSpec {
 function ncSpec(): ProcessSpec {
   return {
     name: 'nc', entry: 'dist/nc/main.js', ready: `nc listening on ${NC_URL}`,
-    args: ['--host', HOST, '--state-dir', join(base, 'nc'), '--sim-url', `http://${HOST}:16509`],
+    args: ['--host', HOST, '--state-dir', join(base, 'nc'), '--sim-url', `http://${HOST}:16509`, '--tls-dir', certsDirOf({ baseDir: base })],
   };
 }
 
@@ -69,12 +72,15 @@ beforeAll(async () => {
     if (!existsSync(join(ROOT, f))) throw new Error(`${f} is missing: run npx tsc -p tsconfig.json first`);
   }
   base = mkdtempSync(join(tmpdir(), 'ferry-nc-it-'));
+  ensureCloudPki({ baseDir: base, controllerHost: CC_HOST, nodeHosts: [HOST] });
+  transport = tierClient({ certsDir: certsDirOf({ baseDir: base }), role: 'cc', host: CC_HOST, path: NC_PATH, timeoutMs: 5000 });
+  nc = new TypedClient(transport, NC_OPS);
   await start(simSpec());
   await start(ncSpec());
 });
 
 afterAll(async () => {
-  transport.close();
+  transport?.close();
   for (const d of running.values()) await stopPid(d.pid);
   running.clear();
   if (base) rmSync(base, { recursive: true, force: true });
