@@ -4,6 +4,8 @@
  * SIGKILL of the CC, the source NC and the destination NC mid-handshake — every instance ends
  * running exactly once, checked against the hypervisor daemons themselves.
  */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestCloud } from '../helpers/cloud.js';
 
@@ -87,6 +89,23 @@ async function expectEachRunningOnce(ids: readonly string[]): Promise<Map<string
   return at;
 }
 
+/** Files under `dir` (not under `skip`) whose text contains `needle`, relative to `dir`. */
+function filesContaining(dir: string, needle: string, skip: string): string[] {
+  const hits: string[] = [];
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) {
+        if (relative(dir, path) !== skip) walk(path);
+      } else if (statSync(path).size < 64 * 1024 * 1024 && readFileSync(path, 'latin1').includes(needle)) {
+        hits.push(relative(dir, path));
+      }
+    }
+  };
+  walk(dir);
+  return hits;
+}
+
 function expectNothingOvercommitted(list: any[]): void {
   for (const n of list) {
     for (const dim of ['cores', 'memoryMiB', 'diskGiB']) expect(Number(n.used[dim])).toBeLessThanOrEqual(Number(n.capacity[dim]));
@@ -134,6 +153,12 @@ describe('live migration across real processes', () => {
     expectNothingOvercommitted(await nodes());
     const n1Row = (await nodes()).find((n) => n.host === n1);
     expect(arr(n1Row.instancesSet?.item)).toHaveLength(0);
+    // Every item went over mutual TLS with per-migration credentials, which no state file or log kept.
+    const stored = JSON.parse(readFileSync(join(cloud.baseDir, 'hosts', n1, 'nc', 'nc.json'), 'utf8')) as unknown;
+    const uris = JSON.stringify(stored).match(/"destinationUri":"[^"]*"/g) ?? [];
+    expect(uris.length).toBeGreaterThanOrEqual(4);
+    for (const u of uris) expect(u).toMatch(/"destinationUri":"https:\/\/127\.0\.21\.[23]:16514"/);
+    expect(filesContaining(cloud.baseDir, 'PRIVATE KEY', 'certs')).toEqual([]);
   });
 
   it('honours a deny list', async () => {
