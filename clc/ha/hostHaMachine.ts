@@ -233,6 +233,44 @@ function onTick(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
   ]);
 }
 
+/** After a CLC restart: the operation in flight is issued again under a new token (off and status are idempotent). */
+function onResumed(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
+  const s = ctx.settings;
+  const base: HostHaRecord = { ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now) };
+  const op = rec.operation;
+  if (!op) return { next: base, effects: [] };
+  const token = rec.seq + 1;
+  const host = rec.host;
+  const timeoutMs = op.kind === 'activity' ? s.activityCheckTimeoutMs : op.kind === 'recover' ? s.recoverTimeoutMs : s.fenceTimeoutMs;
+  const deadline = now + timeoutMs;
+  const next: HostHaRecord = { ...base, seq: token, operation: { kind: op.kind, token, startedAt: now, deadline } };
+  const effect: HaEffect = op.kind === 'activity'
+    ? { kind: 'activityCheck', host, token, since: rec.lastActivityCheckAt ?? rec.suspectSince ?? op.startedAt, deadline }
+    : { kind: op.kind, host, token, deadline };
+  const again: HaEffect[] = op.kind === 'fence' ? [{ kind: 'disableHost', host, reason: `fencing resumed after a restart: ${rec.reason}` }] : [];
+  return { next, effects: [...again, effect, { kind: 'alert', host, level: 'info', message: `host ${host}: ${op.kind} resumed after a CLC restart` }] };
+}
+
+/** Back-pressure: the work never started, so it is no verdict; it is tried again later. */
+function onRefused(rec: HostHaRecord, token: number, now: number, ctx: HaContext): HaStep {
+  const s = ctx.settings;
+  const why = 'the work queue is full (back-pressure)';
+  if (rec.health?.token === token) return unchanged({ ...rec, health: null, nextHealthCheckAt: now + s.healthCheckIntervalMs });
+  const op = rec.operation;
+  if (op?.token !== token) return unchanged(rec);
+  if (op.kind === 'activity') {
+    return enter(rec, 'SUSPECT', now, ctx, `activity check not started: ${why}`, { nextActivityCheckAt: now + activityBackoffMs(rec.activityChecks, s) });
+  }
+  // Held like a storm: retried on the next tick; the attempt that never ran is not counted.
+  const target = op.kind === 'recover' ? 'RECOVERING' : 'FENCING';
+  const next: HostHaRecord = {
+    ...rec, operation: null, blocked: { target, reason: why, since: now },
+    recoveryAttempts: op.kind === 'recover' ? rec.recoveryAttempts - 1 : rec.recoveryAttempts,
+    fenceAttempts: op.kind === 'fence' ? rec.fenceAttempts - 1 : rec.fenceAttempts,
+  };
+  return { next, effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: ${op.kind} not started: ${why}` }] };
+}
+
 const isCurrent = (rec: HostHaRecord, kind: 'activity' | 'recover' | 'fence', token: number): boolean =>
   rec.operation?.kind === kind && rec.operation.token === token;
 
@@ -275,5 +313,9 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
     case 'unfenced':
       if (rec.state !== 'FENCED') throw new IllegalHaEventError(rec.host, rec.state, event.type, 'the host is not fenced');
       return enter(rec, 'INELIGIBLE', now, ctx, 'unfenced by EnableService');
+    case 'resumed':
+      return onResumed(rec, now, ctx);
+    case 'dispatchRefused':
+      return onRefused(rec, event.token, now, ctx);
   }
 }

@@ -104,7 +104,11 @@ export type HaEvent =
   /** ConfirmHostFenced: an operator vouches the host is off (a dead BMC). */
   | { readonly type: 'operatorConfirmedFenced'; readonly operator: string }
   /** The fenced host was cleaned and enabled again by an explicit EnableService. */
-  | { readonly type: 'unfenced' };
+  | { readonly type: 'unfenced' }
+  /** The CLC restarted: answers to what was in flight are lost; re-issue them, re-check health now. */
+  | { readonly type: 'resumed' }
+  /** The runner's queue for that kind of work was full (back-pressure): the work never started. */
+  | { readonly type: 'dispatchRefused'; readonly token: number };
 
 export type HaEffect =
   | { readonly kind: 'healthCheck'; readonly host: string; readonly token: number; readonly deadline: number }

@@ -36,6 +36,8 @@ const ev = {
   fenceHost: { type: 'fenceRequested', operator: 'admin' } as HaEvent,
   confirm: { type: 'operatorConfirmedFenced', operator: 'admin' } as HaEvent,
   unfenced: { type: 'unfenced' } as HaEvent,
+  resumed: { type: 'resumed' } as HaEvent,
+  refused: (token: number): HaEvent => ({ type: 'dispatchRefused', token }),
 };
 
 const ALL = HA_STATES;
@@ -150,6 +152,32 @@ const rows: Row[] = [
   { name: 'FENCING (needs operator) + tick, much later: still no retry', from: inState('FENCING', { operation: null, needsOperator: true }),
     event: ev.tick, now: 1e9, to: 'ignored' },
   ...(['DISABLED', 'INELIGIBLE', 'FENCED'] as const).map((s): Row => ({ name: `${s} + tick`, from: inState(s, { nextHealthCheckAt: 0 }), event: ev.tick, now: 1e9, to: 'ignored' })),
+  // A CLC restart: what was in flight is issued again under a new token; health is re-checked now.
+  { name: 'CHECKING + resumed: the activity check again', from: inState('CHECKING', { lastActivityCheckAt: null, suspectSince: 0 }), event: ev.resumed, now: 40,
+    to: 'CHECKING', does: ['activityCheck'], check: (n) => { expect(n.operation).toMatchObject({ kind: 'activity', token: 11, deadline: 45 }); expect(n.health).toBeNull(); } },
+  { name: 'RECOVERING + resumed: the power cycle again, not counted twice', from: inState('RECOVERING'), event: ev.resumed, to: 'RECOVERING', does: ['recover'],
+    check: (n) => { expect(n.recoveryAttempts).toBe(1); expect(n.operation?.token).toBe(11); } },
+  { name: 'FENCING + resumed: disable and fence again', from: inState('FENCING'), event: ev.resumed, to: 'FENCING', does: ['disableHost', 'fence'] },
+  { name: 'FENCING (needs operator) + resumed: still waits for the operator', from: inState('FENCING', { operation: null, needsOperator: true }), event: ev.resumed,
+    to: 'FENCING', does: [], check: (n) => expect(n.needsOperator).toBe(true) },
+  ...others('CHECKING', 'RECOVERING', 'FENCING').map((s): Row => ({
+    name: `${s} + resumed: health re-checked now`, from: inState(s), event: ev.resumed, now: 3, to: s, does: [],
+    check: (n) => { expect(n.health).toBeNull(); expect(n.nextHealthCheckAt).toBe(3); },
+  })),
+  // Back-pressure: a queue was full, the work never started.
+  { name: 'AVAILABLE + health check refused: tried again later, no verdict', from: inState('AVAILABLE'), event: ev.refused(PROBE), now: 3, to: 'AVAILABLE', does: [],
+    check: (n) => { expect(n.health).toBeNull(); expect(n.nextHealthCheckAt).toBe(13); } },
+  { name: 'CHECKING + activity check refused: back to SUSPECT, no sample counted', from: inState('CHECKING', { activityChecks: 1 }), event: ev.refused(OP), now: 3,
+    to: 'SUSPECT', does: [], check: (n) => { expect(n.activityChecks).toBe(1); expect(n.nextActivityCheckAt).toBe(3 + activityBackoffMs(1, SETTINGS)); } },
+  { name: 'RECOVERING + power cycle refused: held, the attempt not counted', from: inState('RECOVERING'), event: ev.refused(OP), to: 'RECOVERING', does: [],
+    check: (n) => { expect(n.blocked?.target).toBe('RECOVERING'); expect(n.recoveryAttempts).toBe(0); expect(n.operation).toBeNull(); } },
+  { name: 'RECOVERING (held by back-pressure) + tick: the power cycle starts', from: inState('RECOVERING', { operation: null, recoveryAttempts: 0, blocked: { target: 'RECOVERING', reason: 'queue full', since: 0 } }),
+    event: ev.tick, to: 'RECOVERING', does: ['recover'], check: (n) => expect(n.recoveryAttempts).toBe(1) },
+  { name: 'FENCING + fence refused: held, retried on a tick', from: inState('FENCING'), event: ev.refused(OP), to: 'FENCING', does: [],
+    check: (n) => { expect(n.blocked?.target).toBe('FENCING'); expect(n.operation).toBeNull(); expect(n.needsOperator).toBe(false); } },
+  { name: 'FENCING (held by back-pressure) + tick: disable and fence', from: inState('FENCING', { operation: null, blocked: { target: 'FENCING', reason: 'queue full', since: 0 } }),
+    event: ev.tick, to: 'FENCING', does: ['disableHost', 'fence'] },
+  ...ALL.map((s): Row => ({ name: `${s} + refusal of a stale token`, from: inState(s), event: ev.refused(99), to: 'ignored' })),
 ];
 
 describe('step: every transition', () => {
@@ -168,7 +196,7 @@ describe('step: every transition', () => {
 
   it('covers every (state, event type) pair', () => {
     const covered = new Set(rows.map((r) => `${r.from.state}/${r.event.type}`));
-    const types: HaEvent['type'][] = ['haDisabled', 'haEnabled', 'eligibility', 'tick', 'healthResult', 'activityResult', 'recoverResult', 'fenceResult'];
+    const types: HaEvent['type'][] = ['haDisabled', 'haEnabled', 'eligibility', 'tick', 'healthResult', 'activityResult', 'recoverResult', 'fenceResult', 'resumed', 'dispatchRefused'];
     const missing = ALL.flatMap((s) => types.map((t) => `${s}/${t}`)).filter((k) => !covered.has(k));
     expect(missing).toEqual([]);
   });
