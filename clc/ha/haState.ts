@@ -7,6 +7,10 @@
 import { z } from 'zod';
 import { hostHaRecordSchema, HA_STATES } from './hostHaState.js';
 import { haSettingsOverrideSchema } from './settings.js';
+import { maxUnhealthySchema } from './stormGuard.js';
+
+/** Kept as the operator wrote it ("2", "40%"), validated on the way in. */
+const maxUnhealthyText = z.string().refine((s) => maxUnhealthySchema.safeParse(s).success, 'a host count ("2") or a percentage ("40%")');
 
 /** The event log keeps this many entries (oldest dropped first): DescribeHostHA shows the last ones. */
 export const HA_EVENT_LOG_LIMIT = 1000;
@@ -15,7 +19,7 @@ export const haPartitionConfigSchema = z.strictObject({
   /** HA switched on for the partition (EnableHAForCluster). */
   enabled: z.boolean(),
   /** Storm protection bound: a count ("2") or a percentage ("50%"); parsed by stormGuard.ts. */
-  maxUnhealthy: z.string().optional(),
+  maxUnhealthy: maxUnhealthyText.optional(),
   /** Cluster-level settings over the global ones. */
   settings: haSettingsOverrideSchema.default({}),
 });
@@ -33,7 +37,7 @@ export const haEventSchema = z.strictObject({
 export type HaLogEvent = z.infer<typeof haEventSchema>;
 
 export const haSectionSchema = z.strictObject({
-  global: z.strictObject({ settings: haSettingsOverrideSchema.default({}), maxUnhealthy: z.string().optional() }),
+  global: z.strictObject({ settings: haSettingsOverrideSchema.default({}), maxUnhealthy: maxUnhealthyText.optional() }),
   partitions: z.record(z.string(), haPartitionConfigSchema),
   /** Per host (the NC's address), with HA switched on for it unless `hostDisabled` lists it. */
   hosts: z.record(z.string(), hostHaRecordSchema),
