@@ -31,7 +31,8 @@ export type HaState =
   /** Power confirmed off (or confirmed by an operator): its instances may run elsewhere. */
   | 'FENCED';
 
-export type ActivityOutcome = 'active' | 'inactive' | 'unknown';
+export type { ActivityOutcome } from '../../shared/model/activity.js';
+import type { ActivityOutcome } from '../../shared/model/activity.js';
 
 /** The one operation in flight for a host (activity, recovery or fence); its token keys the result. */
 export interface HaOperation {
