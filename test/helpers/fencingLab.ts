@@ -21,6 +21,8 @@ export interface LabBmcOptions {
   readonly password: string;
   /** The host's command; it starts powered on. */
   readonly hostCommand: readonly string[];
+  /** The BMC's directory (created; removed by stop()); a new temp dir when absent. */
+  readonly dir?: string;
 }
 
 export interface LabBmc {
@@ -63,7 +65,7 @@ export function installFencingLab(): Promise<unknown> {
 }
 
 export async function startLabBmc(opts: LabBmcOptions): Promise<LabBmc> {
-  const dir = await mkdtemp(join(tmpdir(), 'ferry-bmc-'));
+  const dir = opts.dir ?? await mkdtemp(join(tmpdir(), 'ferry-bmc-'));
   await exec('bash', [SCRIPT, 'start-bmc', dir, opts.addr, String(opts.port), opts.user, ...opts.hostCommand], {
     env: { ...process.env, FENCING_LAB_PASSWORD: opts.password }, timeout: 20_000,
   });
