@@ -2,8 +2,8 @@
  * Runs the host-HA machines (hostHaMachine.ts): feeds them ticks and results one at a time (a
  * Mailbox), writes every step to the store before acting on it, and executes the effects through
  * the narrow interfaces (haProvider.ts) on bounded pools (workPool.ts). Level-based after Cluster
- * API's reconcile: each tick reads the store, takes `now` once, judges the storm per partition, steps
- * every host, writes once, then acts.
+ * API's reconcile: each tick reads the store, takes `now` once, judges the storm per partition (and
+ * any suspension per host), steps every host, writes once, then acts.
  */
 import type { Clock } from '../../shared/clock.js';
 import { Mailbox } from '../../shared/mailbox.js';
@@ -15,6 +15,7 @@ import { step, type HaContext } from './hostHaMachine.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
 import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema } from './stormGuard.js';
+import { remediationFor } from './suspension.js';
 import { WorkPool } from './workPool.js';
 
 /** The runner's view of the store: the HA section of clc.json. */
@@ -145,8 +146,9 @@ export class HaRunner {
     for (const [host, events] of batch) {
       let rec = ha.hosts[host];
       if (!rec) continue;
-      const ctx = ctxs.get(rec.partition);
-      if (!ctx) continue;
+      const partitionCtx = ctxs.get(rec.partition);
+      if (!partitionCtx) continue;
+      const ctx: HaContext = { ...partitionCtx, remediation: remediationFor(partitionCtx.remediation, ha.suspended, rec, now) };
       const effects: HaEffect[] = [];
       for (const event of events) {
         const r = step(rec, event, now, ctx);

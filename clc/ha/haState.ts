@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { hostHaRecordSchema, HA_STATES } from './hostHaState.js';
 import { haSettingsOverrideSchema } from './settings.js';
 import { maxUnhealthySchema } from './stormGuard.js';
+import { suspensionsSchema } from './suspension.js';
 
 /** Kept as the operator wrote it ("2", "40%"), validated on the way in. */
 const maxUnhealthyText = z.string().refine((s) => maxUnhealthySchema.safeParse(s).success, 'a host count ("2") or a percentage ("40%")');
@@ -42,12 +43,14 @@ export const haSectionSchema = z.strictObject({
   /** Per host (the NC's address), with HA switched on for it unless `hostDisabled` lists it. */
   hosts: z.record(z.string(), hostHaRecordSchema),
   hostDisabled: z.array(z.string()),
+  /** Automation paused per host, cluster or partition (suspension.ts); absent in older stores. */
+  suspended: suspensionsSchema.default({}),
   events: z.array(haEventSchema).max(HA_EVENT_LOG_LIMIT),
 });
 
 export type HaSection = z.infer<typeof haSectionSchema>;
 
-export const emptyHaSection = (): HaSection => ({ global: { settings: {} }, partitions: {}, hosts: {}, hostDisabled: [], events: [] });
+export const emptyHaSection = (): HaSection => ({ global: { settings: {} }, partitions: {}, hosts: {}, hostDisabled: [], suspended: {}, events: [] });
 
 /** Appends to the log, dropping the oldest beyond the limit. */
 export function appendHaEvents(log: HaLogEvent[], added: readonly HaLogEvent[]): void {

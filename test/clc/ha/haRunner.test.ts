@@ -137,6 +137,18 @@ describe('HaRunner', () => {
     await runUntil(env, () => env.fake.calls.some((c) => c.startsWith('recover')));
   });
 
+  it('a suspension holds recovery back with its reason until it expires', async () => {
+    const env = await setup();
+    await env.section.update((ha) => { ha.suspended['host:127.0.1.1'] = { until: 400, reason: 'BIOS update', by: 'admin' }; });
+    env.fake.healthy.set(H(1), false);
+    env.fake.activity.set(H(1), 'inactive');
+    await runUntil(env, () => env.section.read().hosts[H(1)]?.blocked !== null);
+    expect(env.section.read().hosts[H(1)]?.blocked?.reason).toMatch(/^automation suspended for host:127\.0\.1\.1 by admin until .*: BIOS update/);
+    expect(env.fake.calls.some((c) => c.startsWith('recover'))).toBe(false);
+    await runUntil(env, () => env.fake.calls.includes(`recover ${H(1)}`));
+    expect(env.clock.now()).toBeGreaterThanOrEqual(400);
+  });
+
   it('back-pressure: a full fence queue refuses, the host is held and fenced once there is room', async () => {
     const pools = { ...DEFAULT_HA_POOLS, fence: { maxConcurrent: 1, maxPending: 0 } };
     const env = await setup({ pools });
