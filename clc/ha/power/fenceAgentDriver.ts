@@ -54,6 +54,7 @@ export class FenceAgentDriver implements PowerDriver {
     const cfg = this.cfg;
     return new Promise((resolve, reject) => {
       let settled = false;
+      // Every caller of fail/resolve runs from an event or timer callback, after `timer` below is set.
       const fail = (e: FerryError) => {
         if (settled) return;
         settled = true;
