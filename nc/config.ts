@@ -3,6 +3,7 @@
  * into a frozen NcConfig (STYLE habit 7). Every bad field is named; the entry point exits 2.
  */
 import { Command, CommanderError } from 'commander';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { intFlag } from '../shared/config/flagTable.js';
@@ -27,6 +28,8 @@ export interface NcConfig {
   readonly tlsDir?: string;
   /** --insecure-plaintext: plain HTTP chosen on purpose (logged as a warning); exactly one of the two is set. */
   readonly insecurePlaintext?: true;
+  /** The cluster's shared storage root (the simulated hypervisors' --storage-dir): neighbours' activity checks read it. */
+  readonly storageDir?: string;
 }
 
 /** Flag (and env) name per schema field, so errors name what the operator typed. */
@@ -40,6 +43,7 @@ const FIELDS = {
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
   insecurePlaintext: ['--insecure-plaintext', 'FERRY_NC_INSECURE_PLAINTEXT'],
+  storageDir: ['--storage-dir', 'FERRY_NC_STORAGE_DIR'],
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -64,6 +68,7 @@ const rawSchema = z.object({
   ccUrl: httpUrl.optional(),
   tlsDir: tlsDirFlag,
   insecurePlaintext: insecurePlaintextFlag,
+  storageDir: z.string().min(1, 'must name a directory').optional(),
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
@@ -78,6 +83,7 @@ const rawSchema = z.object({
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
   ...(r.tlsDir !== undefined ? { tlsDir: r.tlsDir } : {}),
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
+  ...(r.storageDir !== undefined ? { storageDir: resolve(r.storageDir) } : {}),
 }));
 
 function command(): Command {
@@ -89,7 +95,7 @@ function command(): Command {
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
     simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
-    tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext',
+    tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>',
   };
   const help: Record<Field, string> = {
     host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
@@ -97,6 +103,7 @@ function command(): Command {
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',
+    storageDir: 'shared storage root, for host HA activity checks of neighbours (optional)',
   };
   for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `${help[field]} [env ${FIELDS[field][1]}]`);
   return cmd;

@@ -19,6 +19,7 @@ import { parseNcConfig, type NcConfig } from './config.js';
 import { createDriver } from './driverFactory.js';
 import { openNcStore } from './ncStore.js';
 import { NodeController } from './nodeController.js';
+import { fsSharedStorage } from './ha/activityCheck.js';
 import { createNcApp, NC_ALLOWED_ROLES } from './server.js';
 
 /** How long in-flight requests get to finish at shutdown before their sockets are cut. */
@@ -67,9 +68,10 @@ async function main(): Promise<void> {
   });
   await controller.start();
 
+  const storage = config.storageDir !== undefined ? { sharedStorage: fsSharedStorage(config.storageDir) } : {};
   const server = security.kind === 'mtls'
-    ? https.createServer(serverTlsOptions(security.identity), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, allowedRoles: NC_ALLOWED_ROLES }))
-    : http.createServer(createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes }));
+    ? https.createServer(serverTlsOptions(security.identity), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, allowedRoles: NC_ALLOWED_ROLES, ...storage }))
+    : http.createServer(createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, ...storage }));
   await listen(server, config.port, config.host);
   process.stdout.write(`nc listening on ${schemeOf(security)}://${config.host}:${config.port}\n`);
 

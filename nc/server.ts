@@ -6,6 +6,7 @@ import { typedHandlers } from '../shared/protocol/typedServer.js';
 import { allowAll, type AllowedRoles } from '../shared/wire/peerAuth.js';
 import { mountWireService } from '../shared/wire/server.js';
 import { NC_PATH } from '../shared/wire/transport.js';
+import { checkActivity, type SharedStorageView } from './ha/activityCheck.js';
 import type { NodeController } from './nodeController.js';
 
 export interface NcAppOptions {
@@ -14,6 +15,8 @@ export interface NcAppOptions {
   readonly maxBodyBytes?: number;
   /** mTLS only: who may call what (NC_ALLOWED_ROLES); absent on plaintext. */
   readonly allowedRoles?: AllowedRoles;
+  /** The cluster's shared storage, for neighbours' activity checks (host HA); absent: always `unknown`. */
+  readonly sharedStorage?: SharedStorageView;
 }
 
 /** Only a CC drives an NC. */
@@ -28,6 +31,12 @@ export function createNcApp(o: NcAppOptions): Express {
     ncTerminateInstance: (req) => o.controller.terminate(req.instanceId),
     ncModifyNode: (req) => o.controller.modify(req.stateName),
     ncMigrateInstances: (req) => o.controller.migrate(req),
+    ncCheckActivity: async (req) => {
+      const v = o.sharedStorage
+        ? await checkActivity(o.sharedStorage, req.host, req.since)
+        : { outcome: 'unknown' as const, detail: 'this NC has no shared storage configured (--storage-dir)', newestWriteAt: null };
+      return { host: req.host, ...v };
+    },
   });
   // maxBodyBytes undefined keeps the wire service's default.
   mountWireService(app, {

@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# The fencing integration tests run the real fence agents against ipmi_sim BMCs (CI runs as root).
+bash scripts/fencing-lab.sh install
 echo "== typecheck (sources and tests)"
 npx tsc -p tsconfig.eslint.json
 echo "== lint"

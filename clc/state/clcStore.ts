@@ -1,10 +1,12 @@
 /**
  * What only the CLC knows, kept durably in `<state-dir>/clc.json` (kind 'ferry-clc', version 1): the
- * VM type table and one record per instance it launched. Live state is not kept here: the CCs report
- * it and the NCs are its source of truth.
+ * VM type table, one record per instance it launched, and host HA's records, configuration and event
+ * log (clc/ha/haState.ts). Live state is not kept here: the CCs report it and the NCs are its source
+ * of truth.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
+import { emptyHaSection, haSectionSchema } from '../ha/haState.js';
 import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { instanceIdSchema, partitionSchema, reservationIdSchema, vmTypeSchema } from '../../shared/protocol/common.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../../shared/store/store.js';
@@ -36,13 +38,15 @@ export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 export const clcStateSchema = z.object({
   vmTypes: z.array(vmTypeSchema).min(1),
   instances: z.record(instanceIdSchema, instanceRecordSchema),
+  /** Host HA (issue 6): absent in stores written before it, hence the default. */
+  ha: haSectionSchema.default(emptyHaSection),
 });
 export type ClcState = z.infer<typeof clcStateSchema>;
 
 export const CLC_STORE_OPTIONS: StoreOptions<ClcState> = Object.freeze({
   kind: 'ferry-clc',
   schemaVersion: 1,
-  initial: (): ClcState => ({ vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })), instances: {} }),
+  initial: (): ClcState => ({ vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })), instances: {}, ha: emptyHaSection() }),
   validate: (data: unknown): ClcState => clcStateSchema.parse(data),
 });
 

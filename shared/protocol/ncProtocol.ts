@@ -76,6 +76,19 @@ export const NC_OPS = {
     request: ncMigrateRequestSchema,
     response: ncMigrateResponseSchema,
   },
+  /**
+   * Host HA: this NC, as a neighbour, looks on shared storage for writes by `host` (its heartbeat and
+   * its VMs' disks) since `since` (epoch ms). Read-only; `unknown` when it cannot tell.
+   */
+  ncCheckActivity: {
+    request: z.object({ host: hostSchema, since: z.number() }),
+    response: z.object({
+      host: hostSchema,
+      outcome: z.enum(['active', 'inactive', 'unknown']),
+      detail: z.string(),
+      newestWriteAt: z.number().nullable(),
+    }),
+  },
 } as const;
 
 export type NcOp = keyof typeof NC_OPS;

@@ -1,0 +1,56 @@
+/**
+ * "What would HA do now?" (issue 6's dry run): for one host, the next thing the machine will do and
+ * when, in words, without doing it. Pure: the same record, context and time as a step would see.
+ */
+import type { HaContext } from './hostHaMachine.js';
+import type { HostHaRecord } from './hostHaState.js';
+
+export interface HaForecast {
+  /** What happens next. */
+  readonly next: string;
+  /** When (epoch ms), if it is timed. */
+  readonly at: number | null;
+  /** Whether an operator is needed for anything to happen. */
+  readonly waitsForOperator: boolean;
+}
+
+const at = (next: string, when: number | null, waitsForOperator = false): HaForecast => ({ next, at: when, waitsForOperator });
+
+export function forecast(rec: HostHaRecord, ctx: HaContext, now: number): HaForecast {
+  const s = ctx.settings;
+  if (rec.blocked) {
+    return ctx.remediation.allowed
+      ? at(`start ${rec.blocked.target} at the next tick (held since ${new Date(rec.blocked.since).toISOString()})`, now)
+      : at(`hold ${rec.blocked.target}: ${ctx.remediation.reason}`, null);
+  }
+  const op = rec.operation;
+  if (op) return at(`wait for the ${op.kind} in flight (token ${op.token}); a late answer counts as failed`, op.deadline);
+  switch (rec.state) {
+    case 'DISABLED':
+      return at('nothing: HA is disabled for this host or its partition', null, true);
+    case 'INELIGIBLE':
+      return at(`nothing until the host is eligible again (${rec.reason})`, null);
+    case 'AVAILABLE':
+      return at('check health; a failure makes the host SUSPECT', Math.max(now, rec.nextHealthCheckAt));
+    case 'SUSPECT': {
+      const left = s.activityCheckMaxAttempts - rec.activityChecks;
+      return at(`activity check ${rec.activityChecks + 1} of ${s.activityCheckMaxAttempts} (${left} to go before deciding)`, rec.nextActivityCheckAt ?? now);
+    }
+    case 'CHECKING':
+      return at('collect the activity result', now);
+    case 'DEGRADED':
+      return at('re-check activity (a drain was asked when the host became DEGRADED)', rec.since + s.degradedMaxPeriodMs);
+    case 'RECOVERING':
+      return at(rec.recoveryAttempts >= s.recoverFailureThreshold ? 'fence if the power cycle fails' : 'power-cycle again if it fails', null);
+    case 'RECOVERED':
+      return at(rec.recoveryAttempts >= s.recoverFailureThreshold
+        ? 'fence unless a health check passes before the wait period ends'
+        : 'power-cycle again unless a health check passes before the wait period ends', rec.since + s.recoverWaitPeriodMs);
+    case 'FENCING':
+      return rec.needsOperator
+        ? at('nothing: the fence failed; power the host off by hand and ConfirmHostFenced, or retry FenceHost', null, true)
+        : at('wait for the fence', null);
+    case 'FENCED':
+      return at('nothing: the host stays fenced until it is cleaned and enabled again (EnableService)', null, true);
+  }
+}

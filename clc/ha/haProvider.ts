@@ -1,0 +1,33 @@
+/**
+ * The narrow interfaces the HA runner acts through (STYLE habit 4). `HaProvider` is the issue's
+ * provider (isEligible, isHealthy, hasActivity, recover, fence; a KVM-style one asks the CC, a
+ * neighbour NC and the fence agent); `HaServiceActions` are the CLC paths HA reuses (DisableService,
+ * MigrateInstances, the restart elsewhere). Every call gets the deadline of its effect and must settle
+ * by then: the pools bound how many run, not how long.
+ */
+import type { ActivityOutcome } from './hostHaState.js';
+
+export interface HaHostRef {
+  readonly host: string;
+  readonly partition: string;
+}
+
+export interface HaProvider {
+  isEligible(ref: HaHostRef): Promise<{ readonly eligible: boolean; readonly reason: string }>;
+  isHealthy(ref: HaHostRef, deadline: number): Promise<{ readonly healthy: boolean; readonly detail: string }>;
+  /** Writes by the host's VMs or its heartbeat since `since`, seen by a neighbour on shared storage. */
+  hasActivity(ref: HaHostRef, since: number, deadline: number): Promise<{ readonly outcome: ActivityOutcome; readonly detail: string }>;
+  /** Power cycle. */
+  recover(ref: HaHostRef, deadline: number): Promise<void>;
+  /** Power off; resolves only once the power is confirmed off ("already off" included). */
+  fence(ref: HaHostRef, deadline: number): Promise<{ readonly alreadyOff: boolean }>;
+}
+
+export interface HaServiceActions {
+  /** Maintenance through DisableService (gating included). */
+  disableHost(ref: HaHostRef, reason: string): Promise<void>;
+  /** Live-migrate the host's instances away (MigrateInstances). */
+  drain(ref: HaHostRef): Promise<void>;
+  /** Restart the fenced host's instances elsewhere. */
+  evacuate(ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<void>;
+}

@@ -1,0 +1,234 @@
+/**
+ * Runs the host-HA machines (hostHaMachine.ts): feeds them ticks and results one at a time (a
+ * Mailbox), writes every step to the store before acting on it, and executes the effects through
+ * the narrow interfaces (haProvider.ts) on bounded pools (workPool.ts). Level-based after Cluster
+ * API's reconcile: each tick reads the store, takes `now` once, judges the storm per partition (and
+ * any suspension per host), steps every host, writes once, then acts.
+ */
+import type { Clock } from '../../shared/clock.js';
+import { Mailbox } from '../../shared/mailbox.js';
+import type { Store } from '../../shared/store/store.js';
+import type { ClcState } from '../state/clcStore.js';
+import type { HaHostRef, HaProvider, HaServiceActions } from './haProvider.js';
+import { appendHaEvents, type HaLogEvent, type HaSection } from './haState.js';
+import { step, type HaContext } from './hostHaMachine.js';
+import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
+import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
+import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema } from './stormGuard.js';
+import { remediationFor } from './suspension.js';
+import { WorkPool } from './workPool.js';
+
+/** The runner's view of the store: the HA section of clc.json. */
+export interface HaSectionStore {
+  read(): HaSection;
+  update<R>(mutate: (ha: HaSection) => R): Promise<R>;
+}
+
+export function haSectionOf(store: Store<ClcState>): HaSectionStore {
+  return { read: () => store.read().ha, update: (mutate) => store.update((d) => mutate(d.ha)) };
+}
+
+export interface HaRunnerOptions {
+  readonly store: HaSectionStore;
+  readonly provider: HaProvider;
+  readonly actions: HaServiceActions;
+  readonly clock: Clock;
+  readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
+}
+
+type Batch = ReadonlyMap<string, readonly HaEvent[]>;
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+function toLog(host: string, effects: readonly HaEffect[], at: number): HaLogEvent[] {
+  const out: HaLogEvent[] = [];
+  for (const e of effects) {
+    if (e.kind === 'transition') out.push({ at, host, kind: 'transition', level: 'info', from: e.from, to: e.to, message: e.reason });
+    else if (e.kind === 'alert') out.push({ at, host, kind: 'alert', level: e.level, message: e.message });
+  }
+  return out;
+}
+
+export class HaRunner {
+  readonly pools: Readonly<Record<HaOperationKind, WorkPool>>;
+  private readonly mailbox = new Mailbox();
+  private readonly background = new Set<Promise<unknown>>();
+
+  constructor(private readonly opts: HaRunnerOptions) {
+    const limits = opts.pools ?? DEFAULT_HA_POOLS;
+    this.pools = {
+      health: new WorkPool('health', limits.health),
+      activity: new WorkPool('activity', limits.activity),
+      recovery: new WorkPool('recovery', limits.recovery),
+      fence: new WorkPool('fence', limits.fence),
+    };
+  }
+
+  /** Adds a record (INELIGIBLE) for every host not known yet. */
+  syncHosts(refs: readonly HaHostRef[]): Promise<void> {
+    return this.mailbox.run(async () => {
+      const now = this.opts.clock.now();
+      const missing = refs.filter((r) => !this.opts.store.read().hosts[r.host]);
+      if (missing.length === 0) return;
+      await this.opts.store.update((ha) => {
+        for (const r of missing) ha.hosts[r.host] = newHostHaRecord(r.host, r.partition, now);
+      });
+    });
+  }
+
+  /** Switches HA on or off per host and partition as configured, then lets time pass for every host. */
+  tick(): Promise<void> {
+    return this.mailbox.run(() => {
+      const ha = this.opts.store.read();
+      const batch = new Map<string, HaEvent[]>();
+      for (const rec of Object.values(ha.hosts)) {
+        const on = (ha.partitions[rec.partition]?.enabled ?? false) && !ha.hostDisabled.includes(rec.host);
+        const events: HaEvent[] = [];
+        if (!on && rec.state !== 'DISABLED') events.push({ type: 'haDisabled', reason: ha.partitions[rec.partition]?.enabled ? 'HA disabled for the host' : 'HA disabled for the partition' });
+        if (on && rec.state === 'DISABLED') events.push({ type: 'haEnabled' });
+        events.push({ type: 'tick' });
+        batch.set(rec.host, events);
+      }
+      return this.apply(batch);
+    });
+  }
+
+  /** After a CLC restart: every host re-issues what was in flight and re-checks its health. */
+  resume(): Promise<void> {
+    return this.mailbox.run(() => this.apply(new Map(Object.keys(this.opts.store.read().hosts).map((h) => [h, [{ type: 'resumed' } as HaEvent]]))));
+  }
+
+  /** Asks the provider whether each host HA watches can be acted on. */
+  async evaluateEligibility(): Promise<void> {
+    const recs = Object.values(this.opts.store.read().hosts).filter((r) => r.state !== 'DISABLED');
+    await Promise.all(recs.map(async (r) => {
+      const ref = { host: r.host, partition: r.partition };
+      const verdict = await this.opts.provider.isEligible(ref).catch((e: unknown) => ({ eligible: false, reason: `eligibility unknown: ${message(e)}` }));
+      await this.deliver(r.host, { type: 'eligibility', ...verdict });
+    }));
+  }
+
+  /** One event for one host (a result, or an operator's command: those may throw IllegalHaEventError). */
+  deliver(host: string, event: HaEvent): Promise<void> {
+    return this.mailbox.run(() => this.apply(new Map([[host, [event]]])));
+  }
+
+  /** Resolves once no step is queued and no work runs or waits (for tests and shutdown). */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.mailbox.idle();
+      await Promise.all([...Object.values(this.pools).map((p) => p.idle()), ...this.background]);
+      const pools = Object.values(this.pools).map((p) => p.stats());
+      if (this.mailbox.size === 0 && this.background.size === 0 && pools.every((s) => s.running === 0 && s.pending === 0)) return;
+    }
+  }
+
+  private contexts(ha: HaSection): Map<string, HaContext> {
+    const out = new Map<string, HaContext>();
+    const byPartition = new Map<string, HostHaRecord[]>();
+    for (const r of Object.values(ha.hosts)) byPartition.set(r.partition, [...(byPartition.get(r.partition) ?? []), r]);
+    for (const [partition, recs] of byPartition) {
+      const cfg = ha.partitions[partition];
+      const settings = compileHaSettings(ha.global.settings, cfg?.settings);
+      const max = cfg?.maxUnhealthy ?? ha.global.maxUnhealthy;
+      const verdict = judgeStorm(partition, recs.map((r) => r.state), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max));
+      out.set(partition, { settings, remediation: verdict.allowance });
+    }
+    return out;
+  }
+
+  /** Steps each host through its events, writes all of it at once, then acts. */
+  private async apply(batch: Batch): Promise<void> {
+    const now = this.opts.clock.now();
+    const ha = this.opts.store.read();
+    const ctxs = this.contexts(ha);
+    const stepped: { rec: HostHaRecord; effects: HaEffect[] }[] = [];
+    for (const [host, events] of batch) {
+      let rec = ha.hosts[host];
+      if (!rec) continue;
+      const partitionCtx = ctxs.get(rec.partition);
+      if (!partitionCtx) continue;
+      const ctx: HaContext = { ...partitionCtx, remediation: remediationFor(partitionCtx.remediation, ha.suspended, rec, now) };
+      const effects: HaEffect[] = [];
+      for (const event of events) {
+        const r = step(rec, event, now, ctx);
+        rec = r.next;
+        effects.push(...r.effects);
+      }
+      stepped.push({ rec, effects });
+    }
+    const changed = stepped.filter((s) => s.rec !== ha.hosts[s.rec.host] || s.effects.length > 0);
+    if (changed.length === 0) return;
+    await this.opts.store.update((d) => {
+      for (const { rec, effects } of changed) {
+        d.hosts[rec.host] = rec;
+        appendHaEvents(d.events, toLog(rec.host, effects, now));
+      }
+    });
+    for (const { rec, effects } of changed) this.dispatch({ host: rec.host, partition: rec.partition }, effects);
+  }
+
+  private dispatch(ref: HaHostRef, effects: readonly HaEffect[]): void {
+    const { provider, actions } = this.opts;
+    let disabled: Promise<void> = Promise.resolve();
+    for (const e of effects) {
+      switch (e.kind) {
+        case 'healthCheck':
+          this.submit('health', ref, e.token, () => provider.isHealthy(ref, e.deadline).then(
+            (r): HaEvent => ({ type: 'healthResult', token: e.token, healthy: r.healthy, detail: r.detail }),
+            (err: unknown): HaEvent => ({ type: 'healthResult', token: e.token, healthy: false, detail: message(err) })));
+          break;
+        case 'activityCheck':
+          this.submit('activity', ref, e.token, () => provider.hasActivity(ref, e.since, e.deadline).then(
+            (r): HaEvent => ({ type: 'activityResult', token: e.token, outcome: r.outcome, detail: r.detail }),
+            (err: unknown): HaEvent => ({ type: 'activityResult', token: e.token, outcome: 'unknown', detail: message(err) })));
+          break;
+        case 'recover':
+          this.submit('recovery', ref, e.token, () => provider.recover(ref, e.deadline).then(
+            (): HaEvent => ({ type: 'recoverResult', token: e.token, ok: true, detail: 'power cycled' }),
+            (err: unknown): HaEvent => ({ type: 'recoverResult', token: e.token, ok: false, detail: message(err) })));
+          break;
+        case 'disableHost':
+          disabled = actions.disableHost(ref, e.reason).catch((err: unknown) => this.note(ref.host, 'warn', `DisableService of ${ref.host} failed: ${message(err)}; fencing anyway`));
+          break;
+        case 'fence': {
+          const first = disabled;
+          // The host is in maintenance (or we tried) before its power goes off.
+          this.submit('fence', ref, e.token, () => first.then(() => provider.fence(ref, e.deadline)).then(
+            (r): HaEvent => ({ type: 'fenceResult', token: e.token, ok: true, detail: r.alreadyOff ? 'already off' : 'powered off' }),
+            (err: unknown): HaEvent => ({ type: 'fenceResult', token: e.token, ok: false, detail: message(err) })));
+          break;
+        }
+        case 'drain':
+          this.track(actions.drain(ref).catch((err: unknown) => this.note(ref.host, 'warn', `drain of ${ref.host} failed: ${message(err)}`)));
+          break;
+        case 'evacuate':
+          this.track(actions.evacuate(ref, e.fencedBy).catch((err: unknown) => this.note(ref.host, 'critical', `restarting the instances of ${ref.host} failed: ${message(err)}`)));
+          break;
+        case 'alert':
+        case 'transition':
+          break; // Written to the event log with the step.
+      }
+    }
+    this.track(disabled);
+  }
+
+  private submit(kind: HaOperationKind, ref: HaHostRef, token: number, work: () => Promise<HaEvent>): void {
+    const isStale = () => {
+      const r = this.opts.store.read().hosts[ref.host];
+      return kind === 'health' ? r?.health?.token !== token : r?.operation?.token !== token;
+    };
+    const accepted = this.pools[kind].submit({ isStale, run: async () => this.deliver(ref.host, await work()) });
+    if (accepted === 'full') this.track(this.deliver(ref.host, { type: 'dispatchRefused', token }));
+  }
+
+  private note(host: string, level: HaLogEvent['level'], text: string): Promise<void> {
+    const at = this.opts.clock.now();
+    return this.opts.store.update((d) => appendHaEvents(d.events, [{ at, host, kind: 'alert', level, message: text }]));
+  }
+
+  private track(p: Promise<unknown>): void {
+    const settled = p.catch(() => undefined).finally(() => this.background.delete(settled));
+    this.background.add(settled);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Host HA's part of the CLC store (`clc.json` key `ha`; clc/state/clcStore.ts): per-host machine
+ * records, per-partition configuration and a bounded event log. Plain JSON, validated on load; a
+ * store written before host HA loads with an empty section (the key defaults), so clc.json keeps
+ * schema version 1.
+ */
+import { z } from 'zod';
+import { hostHaRecordSchema, HA_STATES } from './hostHaState.js';
+import { haSettingsOverrideSchema } from './settings.js';
+import { maxUnhealthySchema } from './stormGuard.js';
+import { suspensionsSchema } from './suspension.js';
+
+/** Kept as the operator wrote it ("2", "40%"), validated on the way in. */
+const maxUnhealthyText = z.string().refine((s) => maxUnhealthySchema.safeParse(s).success, 'a host count ("2") or a percentage ("40%")');
+
+/** The event log keeps this many entries (oldest dropped first): DescribeHostHA shows the last ones. */
+export const HA_EVENT_LOG_LIMIT = 1000;
+
+export const haPartitionConfigSchema = z.strictObject({
+  /** HA switched on for the partition (EnableHAForCluster). */
+  enabled: z.boolean(),
+  /** Storm protection bound: a count ("2") or a percentage ("50%"); parsed by stormGuard.ts. */
+  maxUnhealthy: maxUnhealthyText.optional(),
+  /** Cluster-level settings over the global ones. */
+  settings: haSettingsOverrideSchema.default({}),
+});
+export type HaPartitionConfig = z.infer<typeof haPartitionConfigSchema>;
+
+export const haEventSchema = z.strictObject({
+  at: z.number(),
+  host: z.string(),
+  kind: z.enum(['transition', 'alert']),
+  level: z.enum(['info', 'warn', 'critical']),
+  from: z.enum(HA_STATES).optional(),
+  to: z.enum(HA_STATES).optional(),
+  message: z.string(),
+});
+export type HaLogEvent = z.infer<typeof haEventSchema>;
+
+export const haSectionSchema = z.strictObject({
+  global: z.strictObject({ settings: haSettingsOverrideSchema.default({}), maxUnhealthy: maxUnhealthyText.optional() }),
+  partitions: z.record(z.string(), haPartitionConfigSchema),
+  /** Per host (the NC's address), with HA switched on for it unless `hostDisabled` lists it. */
+  hosts: z.record(z.string(), hostHaRecordSchema),
+  hostDisabled: z.array(z.string()),
+  /** Automation paused per host, cluster or partition (suspension.ts); absent in older stores. */
+  suspended: suspensionsSchema.default({}),
+  events: z.array(haEventSchema).max(HA_EVENT_LOG_LIMIT),
+});
+
+export type HaSection = z.infer<typeof haSectionSchema>;
+
+export const emptyHaSection = (): HaSection => ({ global: { settings: {} }, partitions: {}, hosts: {}, hostDisabled: [], suspended: {}, events: [] });
+
+/** Appends to the log, dropping the oldest beyond the limit. */
+export function appendHaEvents(log: HaLogEvent[], added: readonly HaLogEvent[]): void {
+  log.push(...added);
+  if (log.length > HA_EVENT_LOG_LIMIT) log.splice(0, log.length - HA_EVENT_LOG_LIMIT);
+}

@@ -1,0 +1,164 @@
+/**
+ * The data of the host-HA machine (issue 6): states, the persisted per-host record, the events fed
+ * to it and the effects it asks for. All plain JSON (STYLE habit 5); the machine itself is
+ * hostHaMachine.ts.
+ */
+import { z } from 'zod';
+
+export const HA_STATES = [
+  'DISABLED', 'INELIGIBLE', 'AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERING', 'RECOVERED', 'FENCING', 'FENCED',
+] as const;
+
+export type HaState =
+  /** HA is switched off for the host or its partition: nothing is checked, nothing is done. */
+  | 'DISABLED'
+  /** HA is on but cannot act: partition disabled, host in maintenance, no neighbour, no power management. */
+  | 'INELIGIBLE'
+  /** Healthy; health is checked periodically. */
+  | 'AVAILABLE'
+  /** A health check failed; activity checks are scheduled with back-off. */
+  | 'SUSPECT'
+  /** An activity check (by a neighbour, on shared storage) is running. */
+  | 'CHECKING'
+  /** Activity but no control (VMs write, the NC does not answer): drained by live migration, never fenced. */
+  | 'DEGRADED'
+  /** No activity: being power-cycled. */
+  | 'RECOVERING'
+  /** Power-cycled; waits up to the recover wait period for a passing health check. */
+  | 'RECOVERED'
+  /** In maintenance and being powered off; with `needsOperator` the fence failed and a human decides. */
+  | 'FENCING'
+  /** Power confirmed off (or confirmed by an operator): its instances may run elsewhere. */
+  | 'FENCED';
+
+export type { ActivityOutcome } from '../../shared/model/activity.js';
+import type { ActivityOutcome } from '../../shared/model/activity.js';
+
+/** The one operation in flight for a host (activity, recovery or fence); its token keys the result. */
+export interface HaOperation {
+  readonly kind: 'activity' | 'recover' | 'fence';
+  readonly token: number;
+  readonly startedAt: number;
+  readonly deadline: number;
+}
+
+/** A health check in flight; runs alongside an operation. */
+export interface HaHealthProbe {
+  readonly token: number;
+  readonly startedAt: number;
+  readonly deadline: number;
+}
+
+/** A recovery or fence the storm guard held back; retried on every tick. */
+export interface HaBlocked {
+  readonly target: 'RECOVERING' | 'FENCING';
+  readonly reason: string;
+  readonly since: number;
+}
+
+export interface HostHaRecord {
+  readonly version: 1;
+  readonly host: string;
+  readonly partition: string;
+  readonly state: HaState;
+  /** When the current state was entered. */
+  readonly since: number;
+  /** Source of tokens: every effect that expects a result takes the next value. */
+  readonly seq: number;
+  readonly operation: HaOperation | null;
+  readonly health: HaHealthProbe | null;
+  readonly nextHealthCheckAt: number;
+  /** In SUSPECT: when the next activity check starts. */
+  readonly nextActivityCheckAt: number | null;
+  /** When the current failure episode began (first failed health check), or null. */
+  readonly suspectSince: number | null;
+  /** The last activity check's start: the reference for the next one ("between consecutive checks"). */
+  readonly lastActivityCheckAt: number | null;
+  readonly activityChecks: number;
+  readonly activityFailures: number;
+  readonly recoveryAttempts: number;
+  readonly fenceAttempts: number;
+  /** FENCING only: the fence failed or timed out; no retry without an operator. */
+  readonly needsOperator: boolean;
+  readonly blocked: HaBlocked | null;
+  /** Who fenced it, once FENCED. */
+  readonly fencedBy: 'agent' | 'operator' | null;
+  /** Why it is DISABLED or INELIGIBLE, or why it last changed state. */
+  readonly reason: string;
+}
+
+export type HaEvent =
+  /** HA switched off for the host or its partition. */
+  | { readonly type: 'haDisabled'; readonly reason: string }
+  | { readonly type: 'haEnabled' }
+  /** The eligibility evaluation (partition enabled, not in maintenance, a neighbour, power management). */
+  | { readonly type: 'eligibility'; readonly eligible: boolean; readonly reason: string }
+  /** Time passed: starts due checks, times out operations, retries held remediation. */
+  | { readonly type: 'tick' }
+  | { readonly type: 'healthResult'; readonly token: number; readonly healthy: boolean; readonly detail: string }
+  | { readonly type: 'activityResult'; readonly token: number; readonly outcome: ActivityOutcome; readonly detail: string }
+  | { readonly type: 'recoverResult'; readonly token: number; readonly ok: boolean; readonly detail: string }
+  /** ok: the agent confirmed power off ("already off" included). */
+  | { readonly type: 'fenceResult'; readonly token: number; readonly ok: boolean; readonly detail: string }
+  /** FenceHost by an operator: fence now (or retry a failed fence). */
+  | { readonly type: 'fenceRequested'; readonly operator: string }
+  /** ConfirmHostFenced: an operator vouches the host is off (a dead BMC). */
+  | { readonly type: 'operatorConfirmedFenced'; readonly operator: string }
+  /** The fenced host was cleaned and enabled again by an explicit EnableService. */
+  | { readonly type: 'unfenced' }
+  /** The CLC restarted: answers to what was in flight are lost; re-issue them, re-check health now. */
+  | { readonly type: 'resumed' }
+  /** The runner's queue for that kind of work was full (back-pressure): the work never started. */
+  | { readonly type: 'dispatchRefused'; readonly token: number };
+
+export type HaEffect =
+  | { readonly kind: 'healthCheck'; readonly host: string; readonly token: number; readonly deadline: number }
+  /** A neighbour looks for writes since `since` (the suspect time first, then the previous check). */
+  | { readonly kind: 'activityCheck'; readonly host: string; readonly token: number; readonly since: number; readonly deadline: number }
+  /** Power cycle. */
+  | { readonly kind: 'recover'; readonly host: string; readonly token: number; readonly deadline: number }
+  /** Maintenance through DisableService (gating included), always before a fence. */
+  | { readonly kind: 'disableHost'; readonly host: string; readonly reason: string }
+  /** Power off. */
+  | { readonly kind: 'fence'; readonly host: string; readonly token: number; readonly deadline: number }
+  /** Live-migrate the instances away (MigrateInstances); for DEGRADED hosts, never a fence. */
+  | { readonly kind: 'drain'; readonly host: string }
+  /** Restart the host's instances elsewhere: only ever on entering FENCED. */
+  | { readonly kind: 'evacuate'; readonly host: string; readonly fencedBy: 'agent' | 'operator' }
+  | { readonly kind: 'alert'; readonly host: string; readonly level: 'info' | 'warn' | 'critical'; readonly message: string }
+  | { readonly kind: 'transition'; readonly host: string; readonly from: HaState; readonly to: HaState; readonly reason: string };
+
+export function newHostHaRecord(host: string, partition: string, now: number): HostHaRecord {
+  return {
+    version: 1, host, partition, state: 'INELIGIBLE', since: now, seq: 0, operation: null, health: null,
+    nextHealthCheckAt: now, nextActivityCheckAt: null, suspectSince: null, lastActivityCheckAt: null,
+    activityChecks: 0, activityFailures: 0, recoveryAttempts: 0, fenceAttempts: 0, needsOperator: false,
+    blocked: null, fencedBy: null, reason: 'not yet evaluated',
+  };
+}
+
+const timed = { token: z.number().int().min(0), startedAt: z.number(), deadline: z.number() };
+
+/** Validates a persisted record (the store's schema). */
+export const hostHaRecordSchema = z.strictObject({
+  version: z.literal(1),
+  host: z.string().min(1),
+  partition: z.string().min(1),
+  state: z.enum(HA_STATES),
+  since: z.number(),
+  seq: z.number().int().min(0),
+  operation: z.strictObject({ kind: z.enum(['activity', 'recover', 'fence']), ...timed }).nullable(),
+  health: z.strictObject(timed).nullable(),
+  nextHealthCheckAt: z.number(),
+  nextActivityCheckAt: z.number().nullable(),
+  suspectSince: z.number().nullable(),
+  lastActivityCheckAt: z.number().nullable(),
+  activityChecks: z.number().int().min(0),
+  activityFailures: z.number().int().min(0),
+  recoveryAttempts: z.number().int().min(0),
+  fenceAttempts: z.number().int().min(0),
+  needsOperator: z.boolean(),
+  blocked: z.strictObject({ target: z.enum(['RECOVERING', 'FENCING']), reason: z.string(), since: z.number() }).nullable(),
+  fencedBy: z.enum(['agent', 'operator']).nullable(),
+  reason: z.string(),
+});

@@ -1,0 +1,100 @@
+/**
+ * Host-HA settings (issue 6), after CloudStack's KVM HA table (KVMHAConfig / HAManager): the defaults
+ * are CloudStack's, in milliseconds instead of seconds. A cluster may override any of them; the
+ * result is compiled once (validated, frozen) and the machine trusts it (STYLE habit 7).
+ */
+import { z } from 'zod';
+
+export interface HaSettings {
+  /** kvm.ha.health.check.timeout: a health check that takes longer failed. */
+  readonly healthCheckTimeoutMs: number;
+  /** How often an AVAILABLE (or watched) host's health is checked. */
+  readonly healthCheckIntervalMs: number;
+  /** kvm.ha.activity.check.timeout: an activity check that takes longer is inconclusive. */
+  readonly activityCheckTimeoutMs: number;
+  /** First delay before an activity check in SUSPECT; doubles per round up to activityCheckIntervalMs. */
+  readonly activityCheckInitialDelayMs: number;
+  /** kvm.ha.activity.check.interval: the longest wait between two activity checks (the back-off cap). */
+  readonly activityCheckIntervalMs: number;
+  /** kvm.ha.activity.check.max.attempts: samples gathered before deciding RECOVERING or DEGRADED. */
+  readonly activityCheckMaxAttempts: number;
+  /** kvm.ha.activity.check.failure.ratio: more "no activity" samples than attempts × ratio → recover. */
+  readonly activityCheckFailureRatio: number;
+  /** kvm.ha.degraded.max.period: a DEGRADED host's activity is re-checked after this long. */
+  readonly degradedMaxPeriodMs: number;
+  /** kvm.ha.recover.timeout: a power cycle that takes longer failed. */
+  readonly recoverTimeoutMs: number;
+  /** kvm.ha.recover.wait.period: how long a RECOVERED host has to pass a health check. */
+  readonly recoverWaitPeriodMs: number;
+  /** kvm.ha.recover.failure.threshold: recovery attempts before the host is fenced. */
+  readonly recoverFailureThreshold: number;
+  /** kvm.ha.fence.timeout: a fence that takes longer needs an operator. */
+  readonly fenceTimeoutMs: number;
+}
+
+const ms = z.number().int().positive();
+
+/** Validates one layer (global or cluster override); every key optional, no unknown key. */
+export const haSettingsOverrideSchema = z.strictObject({
+  healthCheckTimeoutMs: ms,
+  healthCheckIntervalMs: ms,
+  activityCheckTimeoutMs: ms,
+  activityCheckInitialDelayMs: ms,
+  activityCheckIntervalMs: ms,
+  activityCheckMaxAttempts: z.number().int().min(1).max(1000),
+  // CloudStack advises keeping it above 0.5; below that a half-dead host could be power-cycled.
+  activityCheckFailureRatio: z.number().gt(0).lt(1),
+  degradedMaxPeriodMs: ms,
+  recoverTimeoutMs: ms,
+  recoverWaitPeriodMs: ms,
+  recoverFailureThreshold: z.number().int().min(0).max(100),
+  fenceTimeoutMs: ms,
+}).partial();
+export type HaSettingsOverride = z.infer<typeof haSettingsOverrideSchema>;
+
+export const DEFAULT_HA_SETTINGS: HaSettings = Object.freeze({
+  healthCheckTimeoutMs: 10_000,
+  healthCheckIntervalMs: 10_000, // ha.checking.interval
+  activityCheckTimeoutMs: 60_000,
+  activityCheckInitialDelayMs: 5_000,
+  activityCheckIntervalMs: 60_000,
+  activityCheckMaxAttempts: 10,
+  activityCheckFailureRatio: 0.7,
+  degradedMaxPeriodMs: 300_000,
+  recoverTimeoutMs: 60_000,
+  recoverWaitPeriodMs: 600_000,
+  recoverFailureThreshold: 1,
+  fenceTimeoutMs: 60_000,
+});
+
+/** Global defaults, then the global layer, then the cluster's: the most specific wins. */
+export function compileHaSettings(...layers: readonly unknown[]): HaSettings {
+  let out: HaSettings = DEFAULT_HA_SETTINGS;
+  for (const layer of layers) {
+    if (layer === undefined) continue;
+    out = { ...out, ...haSettingsOverrideSchema.parse(layer) };
+  }
+  if (out.activityCheckInitialDelayMs > out.activityCheckIntervalMs) {
+    throw new z.ZodError([{
+      code: 'custom', path: ['activityCheckInitialDelayMs'], input: out.activityCheckInitialDelayMs,
+      message: `must not exceed activityCheckIntervalMs (${out.activityCheckIntervalMs})`,
+    }]);
+  }
+  return Object.freeze(out);
+}
+
+/** Bounded queues and worker pools per operation kind (ha.max.pending.* / ha.max.concurrent.*). */
+export interface HaPoolLimits {
+  readonly maxPending: number;
+  readonly maxConcurrent: number;
+}
+
+export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'fence';
+
+/** CloudStack's HAManager defaults per management server. */
+export const DEFAULT_HA_POOLS: Readonly<Record<HaOperationKind, HaPoolLimits>> = Object.freeze({
+  health: Object.freeze({ maxPending: 5000, maxConcurrent: 50 }),
+  activity: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
+  recovery: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
+  fence: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
+});

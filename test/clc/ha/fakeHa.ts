@@ -1,0 +1,79 @@
+/**
+ * Hand-written fakes of the HA runner's narrow interfaces (clc/ha/haProvider.ts): a provider whose
+ * answers are scripted per host, and service actions that only record. Calls land in one shared log,
+ * so tests can check order ("disable h1" before "fence h1").
+ */
+import type { HaHostRef, HaProvider, HaServiceActions } from '../../../clc/ha/haProvider.js';
+import type { ActivityOutcome } from '../../../clc/ha/hostHaState.js';
+
+/** A scripted answer, or 'hang' (held until release()). */
+type Scripted<T> = T | 'hang';
+
+export class FakeHa implements HaProvider, HaServiceActions {
+  readonly calls: string[] = [];
+  readonly eligible = new Map<string, boolean>();
+  readonly healthy = new Map<string, Scripted<boolean>>();
+  readonly activity = new Map<string, Scripted<ActivityOutcome>>();
+  readonly recovers = new Map<string, Scripted<'ok' | 'fail'>>();
+  readonly fences = new Map<string, Scripted<'ok' | 'already-off' | 'fail'>>();
+  private readonly held: (() => void)[] = [];
+
+  /** Lets every held call go on with whatever its host's script says now. */
+  release(): void {
+    for (const go of this.held.splice(0)) go();
+  }
+
+  get holding(): number {
+    return this.held.length;
+  }
+
+  private async answer<T>(script: Map<string, Scripted<T>>, host: string, fallback: T): Promise<T> {
+    let v = script.get(host) ?? fallback;
+    if (v === 'hang') {
+      await new Promise<void>((go) => this.held.push(go));
+      v = script.get(host) ?? fallback;
+      if (v === 'hang') v = fallback;
+    }
+    return v;
+  }
+
+  async isEligible(ref: HaHostRef) {
+    const eligible = this.eligible.get(ref.host) ?? true;
+    return { eligible, reason: eligible ? 'eligible' : 'no power management' };
+  }
+
+  async isHealthy(ref: HaHostRef) {
+    this.calls.push(`health ${ref.host}`);
+    const healthy = await this.answer(this.healthy, ref.host, true);
+    return { healthy, detail: healthy ? 'NC healthy' : 'NC unreachable' };
+  }
+
+  async hasActivity(ref: HaHostRef, since: number) {
+    this.calls.push(`activity ${ref.host} since ${since}`);
+    return { outcome: await this.answer(this.activity, ref.host, 'active'), detail: 'disk mtimes' };
+  }
+
+  async recover(ref: HaHostRef) {
+    this.calls.push(`recover ${ref.host}`);
+    if ((await this.answer(this.recovers, ref.host, 'ok')) === 'fail') throw new Error('FenceAgentFailed: BMC refused');
+  }
+
+  async fence(ref: HaHostRef) {
+    this.calls.push(`fence ${ref.host}`);
+    const r = await this.answer(this.fences, ref.host, 'ok');
+    if (r === 'fail') throw new Error('FenceAgentTimedOut: BMC does not answer');
+    return { alreadyOff: r === 'already-off' };
+  }
+
+  async disableHost(ref: HaHostRef) {
+    this.calls.push(`disable ${ref.host}`);
+  }
+
+  async drain(ref: HaHostRef) {
+    this.calls.push(`drain ${ref.host}`);
+  }
+
+  async evacuate(ref: HaHostRef, fencedBy: 'agent' | 'operator') {
+    this.calls.push(`evacuate ${ref.host} (${fencedBy})`);
+  }
+}

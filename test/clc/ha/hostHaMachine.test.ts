@@ -1,0 +1,254 @@
+/**
+ * The host-HA machine (clc/ha/hostHaMachine.ts), table-driven: one row per (state, event) pair,
+ * whether it changes the state or is ignored. Ignored rows check the record and effects are untouched.
+ */
+import { describe, expect, it } from 'vitest';
+import { IllegalHaEventError, activityBackoffMs, step, type RemediationAllowance } from '../../../clc/ha/hostHaMachine.js';
+import { HA_STATES, type HaEvent, type HaState, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
+import { compileHaSettings } from '../../../clc/ha/settings.js';
+import { ALLOWED, OP, PROBE, SETTINGS, STORM, actions, ctx, inState } from './haFixtures.js';
+
+interface Row {
+  readonly name: string;
+  readonly from: HostHaRecord;
+  readonly event: HaEvent;
+  readonly now?: number;
+  readonly remediation?: RemediationAllowance;
+  readonly settings?: typeof SETTINGS;
+  /** The state after, or 'ignored' (same record, no effects). */
+  readonly to: HaState | 'ignored';
+  /** Effect kinds other than transition/alert, in order. */
+  readonly does?: readonly string[];
+  readonly check?: (next: HostHaRecord) => void;
+}
+
+const ev = {
+  disabled: { type: 'haDisabled', reason: 'DisableHAForHost' } as HaEvent,
+  enabled: { type: 'haEnabled' } as HaEvent,
+  eligible: { type: 'eligibility', eligible: true, reason: 'ok' } as HaEvent,
+  ineligible: { type: 'eligibility', eligible: false, reason: 'host in maintenance' } as HaEvent,
+  tick: { type: 'tick' } as HaEvent,
+  healthy: (token = PROBE): HaEvent => ({ type: 'healthResult', token, healthy: true, detail: 'NC healthy' }),
+  unhealthy: (token = PROBE): HaEvent => ({ type: 'healthResult', token, healthy: false, detail: 'NC unreachable' }),
+  activity: (outcome: 'active' | 'inactive' | 'unknown', token = OP): HaEvent => ({ type: 'activityResult', token, outcome, detail: 'disk mtimes' }),
+  recovered: (ok: boolean, token = OP): HaEvent => ({ type: 'recoverResult', token, ok, detail: ok ? 'power cycled' : 'BMC error' }),
+  fenced: (ok: boolean, token = OP): HaEvent => ({ type: 'fenceResult', token, ok, detail: ok ? 'Already OFF' : 'timed out' }),
+  fenceHost: { type: 'fenceRequested', operator: 'admin' } as HaEvent,
+  confirm: { type: 'operatorConfirmedFenced', operator: 'admin' } as HaEvent,
+  unfenced: { type: 'unfenced' } as HaEvent,
+  resumed: { type: 'resumed' } as HaEvent,
+  refused: (token: number): HaEvent => ({ type: 'dispatchRefused', token }),
+};
+
+const ALL = HA_STATES;
+const withThreshold = (recoverFailureThreshold: number) => compileHaSettings({ ...SETTINGS, recoverFailureThreshold });
+const others = (...xs: HaState[]) => ALL.filter((s) => !xs.includes(s));
+
+const rows: Row[] = [
+  // HA switched off or on.
+  ...others('DISABLED').map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'DISABLED', does: [],
+    check: (n) => { expect(n.operation).toBeNull(); expect(n.recoveryAttempts).toBe(0); expect(n.reason).toBe('DisableHAForHost'); } })),
+  { name: 'DISABLED + haDisabled', from: inState('DISABLED'), event: ev.disabled, to: 'ignored' },
+  { name: 'DISABLED + haEnabled', from: inState('DISABLED'), event: ev.enabled, to: 'INELIGIBLE', does: [] },
+  ...others('DISABLED').map((s): Row => ({ name: `${s} + haEnabled`, from: inState(s), event: ev.enabled, to: 'ignored' })),
+  // Eligibility.
+  ...(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERING', 'RECOVERED'] as const).map((s): Row => ({
+    name: `${s} + not eligible`, from: inState(s), event: ev.ineligible, to: 'INELIGIBLE', does: [],
+    check: (n) => { expect(n.operation).toBeNull(); expect(n.health).toBeNull(); expect(n.reason).toBe('host in maintenance'); },
+  })),
+  ...(['DISABLED', 'INELIGIBLE', 'FENCING', 'FENCED'] as const).map((s): Row => ({ name: `${s} + not eligible`, from: inState(s), event: ev.ineligible, to: 'ignored' })),
+  { name: 'INELIGIBLE + eligible', from: inState('INELIGIBLE'), event: ev.eligible, now: 3, to: 'AVAILABLE', does: [], check: (n) => expect(n.nextHealthCheckAt).toBe(3) },
+  ...others('INELIGIBLE').map((s): Row => ({ name: `${s} + eligible`, from: inState(s), event: ev.eligible, to: 'ignored' })),
+  // Health results.
+  { name: 'AVAILABLE + health passed', from: inState('AVAILABLE'), event: ev.healthy(), to: 'AVAILABLE', does: [], check: (n) => expect(n.health).toBeNull() },
+  { name: 'AVAILABLE + health failed', from: inState('AVAILABLE'), event: ev.unhealthy(), now: 4, to: 'SUSPECT', does: [],
+    check: (n) => { expect(n.suspectSince).toBe(4); expect(n.nextActivityCheckAt).toBe(4 + SETTINGS.activityCheckInitialDelayMs); } },
+  ...(['SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERED'] as const).map((s): Row => ({
+    name: `${s} + health passed`, from: inState(s, { activityChecks: 2, activityFailures: 2 }), event: ev.healthy(), to: 'AVAILABLE', does: [],
+    check: (n) => {
+      expect([n.activityChecks, n.activityFailures, n.recoveryAttempts, n.suspectSince, n.operation]).toEqual([0, 0, 0, null, null]);
+    },
+  })),
+  ...(['SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERED'] as const).map((s): Row => ({
+    name: `${s} + health failed`, from: inState(s), event: ev.unhealthy(), to: s, does: [], check: (n) => expect(n.health).toBeNull(),
+  })),
+  ...ALL.map((s): Row => ({ name: `${s} + stale health result`, from: inState(s), event: ev.healthy(PROBE + 100), to: 'ignored' })),
+  // Activity results (CHECKING only).
+  { name: 'CHECKING + activity, fewer samples than max attempts', from: inState('CHECKING'), event: ev.activity('inactive'), now: 3, to: 'SUSPECT', does: [],
+    check: (n) => {
+      expect([n.activityChecks, n.activityFailures, n.lastActivityCheckAt]).toEqual([1, 1, 0]);
+      expect(n.nextActivityCheckAt).toBe(3 + activityBackoffMs(1, SETTINGS));
+      expect(n.health?.token).toBe(PROBE); // one failure episode: the probe stays valid
+    } },
+  { name: 'CHECKING + last sample, no activity over the ratio', from: inState('CHECKING', { activityChecks: 2, activityFailures: 1 }),
+    event: ev.activity('inactive'), to: 'RECOVERING', does: ['recover'], check: (n) => expect(n.recoveryAttempts).toBe(1) },
+  { name: 'CHECKING + last sample, activity seen', from: inState('CHECKING', { activityChecks: 2, activityFailures: 1 }),
+    event: ev.activity('active'), to: 'DEGRADED', does: ['drain'] },
+  { name: 'CHECKING + last sample inconclusive never counts toward recovery', from: inState('CHECKING', { activityChecks: 2, activityFailures: 1 }),
+    event: ev.activity('unknown'), to: 'DEGRADED', does: ['drain'] },
+  { name: 'CHECKING + no activity but storm: held in CHECKING', from: inState('CHECKING', { activityChecks: 2, activityFailures: 2 }),
+    event: ev.activity('inactive'), remediation: STORM, to: 'CHECKING', does: [],
+    check: (n) => { expect(n.blocked).toMatchObject({ target: 'RECOVERING', reason: STORM.allowed ? '' : STORM.reason }); expect(n.operation).toBeNull(); } },
+  { name: 'CHECKING + no activity with recover threshold 0: straight to FENCING', from: inState('CHECKING', { activityChecks: 2, activityFailures: 2, recoveryAttempts: 0 }),
+    event: ev.activity('inactive'), settings: withThreshold(0), to: 'FENCING', does: ['disableHost', 'fence'] },
+  { name: 'CHECKING + stale activity result', from: inState('CHECKING'), event: ev.activity('inactive', OP - 1), to: 'ignored' },
+  ...others('CHECKING').map((s): Row => ({ name: `${s} + activity result`, from: inState(s), event: ev.activity('inactive'), to: 'ignored' })),
+  // Recovery results (RECOVERING only).
+  { name: 'RECOVERING + power cycled', from: inState('RECOVERING'), event: ev.recovered(true), now: 9, to: 'RECOVERED', does: [],
+    check: (n) => expect(n.nextHealthCheckAt).toBe(9) },
+  { name: 'RECOVERING + failed at the threshold', from: inState('RECOVERING'), event: ev.recovered(false), to: 'FENCING', does: ['disableHost', 'fence'] },
+  { name: 'RECOVERING + failed under the threshold: another power cycle', from: inState('RECOVERING'), event: ev.recovered(false),
+    settings: withThreshold(2), to: 'RECOVERING', does: ['recover'], check: (n) => { expect(n.recoveryAttempts).toBe(2); expect(n.operation?.token).toBe(11); } },
+  { name: 'RECOVERING + failed at the threshold during a storm: fence held', from: inState('RECOVERING'), event: ev.recovered(false), remediation: STORM,
+    to: 'RECOVERING', does: [], check: (n) => { expect(n.blocked?.target).toBe('FENCING'); expect(n.operation).toBeNull(); } },
+  { name: 'RECOVERING + stale recovery result', from: inState('RECOVERING'), event: ev.recovered(true, OP + 1), to: 'ignored' },
+  ...others('RECOVERING').map((s): Row => ({ name: `${s} + recovery result`, from: inState(s), event: ev.recovered(true), to: 'ignored' })),
+  // Fence results (FENCING only).
+  { name: 'FENCING + power off confirmed', from: inState('FENCING'), event: ev.fenced(true), to: 'FENCED', does: ['evacuate'],
+    check: (n) => expect(n.fencedBy).toBe('agent') },
+  { name: 'FENCING + fence failed: needs an operator', from: inState('FENCING'), event: ev.fenced(false), to: 'FENCING', does: [],
+    check: (n) => { expect(n.needsOperator).toBe(true); expect(n.operation).toBeNull(); } },
+  { name: 'FENCING + stale fence result', from: inState('FENCING'), event: ev.fenced(true, OP + 3), to: 'ignored' },
+  { name: 'FENCING (needs operator) + late fence result', from: inState('FENCING', { operation: null, needsOperator: true }), event: ev.fenced(true), to: 'ignored' },
+  ...others('FENCING').map((s): Row => ({ name: `${s} + fence result`, from: inState(s), event: ev.fenced(true), to: 'ignored' })),
+  // Operator commands that are allowed.
+  ...others('DISABLED', 'FENCING', 'FENCED').map((s): Row => ({
+    name: `${s} + FenceHost (storm guard does not apply)`, from: inState(s), event: ev.fenceHost, remediation: STORM, to: 'FENCING', does: ['disableHost', 'fence'],
+  })),
+  { name: 'FENCING (needs operator) + FenceHost retries once', from: inState('FENCING', { operation: null, needsOperator: true }), event: ev.fenceHost,
+    to: 'FENCING', does: ['disableHost', 'fence'], check: (n) => { expect(n.needsOperator).toBe(false); expect(n.fenceAttempts).toBe(2); } },
+  { name: 'FENCING (needs operator) + ConfirmHostFenced', from: inState('FENCING', { operation: null, needsOperator: true }), event: ev.confirm,
+    to: 'FENCED', does: ['evacuate'], check: (n) => expect(n.fencedBy).toBe('operator') },
+  { name: 'FENCING (in flight) + ConfirmHostFenced', from: inState('FENCING'), event: ev.confirm, to: 'FENCED', does: ['evacuate'] },
+  { name: 'FENCED + unfenced', from: inState('FENCED'), event: ev.unfenced, to: 'INELIGIBLE', does: [], check: (n) => expect(n.fencedBy).toBeNull() },
+  // Ticks.
+  { name: 'AVAILABLE + tick, health check due', from: inState('AVAILABLE', { health: null, nextHealthCheckAt: 5 }), event: ev.tick, now: 5,
+    to: 'AVAILABLE', does: ['healthCheck'], check: (n) => { expect(n.health?.token).toBe(11); expect(n.nextHealthCheckAt).toBe(15); } },
+  { name: 'AVAILABLE + tick, nothing due', from: inState('AVAILABLE', { health: null, nextHealthCheckAt: 5 }), event: ev.tick, now: 4, to: 'ignored' },
+  { name: 'AVAILABLE + tick, health check timed out', from: inState('AVAILABLE'), event: ev.tick, now: SETTINGS.healthCheckTimeoutMs,
+    to: 'SUSPECT', does: [], check: (n) => expect(n.reason).toBe('health check timed out') },
+  { name: 'SUSPECT + tick, activity check due (since the suspect time)', from: inState('SUSPECT', { suspectSince: 1 }), event: ev.tick, now: 2,
+    to: 'CHECKING', does: ['activityCheck'], check: (n) => { expect(n.operation).toMatchObject({ kind: 'activity', token: 11, deadline: 7 }); expect(n.health?.token).toBe(PROBE); } },
+  { name: 'SUSPECT + tick, later rounds check since the previous check', from: inState('SUSPECT', { health: null, lastActivityCheckAt: 1, nextActivityCheckAt: 4 }),
+    event: ev.tick, now: 4, to: 'CHECKING', does: ['activityCheck'] },
+  { name: 'SUSPECT + tick, not yet due', from: inState('SUSPECT', { nextActivityCheckAt: 3 }), event: ev.tick, now: 2.5, to: 'ignored' },
+  { name: 'CHECKING + tick, activity check timed out (inconclusive sample)', from: inState('CHECKING', { health: null }), event: ev.tick,
+    now: SETTINGS.activityCheckTimeoutMs, to: 'SUSPECT', does: [], check: (n) => expect([n.activityChecks, n.activityFailures]).toEqual([1, 0]) },
+  { name: 'CHECKING (held) + tick, storm over', from: inState('CHECKING', { health: null, operation: null, activityChecks: 3, activityFailures: 3, blocked: { target: 'RECOVERING', reason: 'x', since: 0 } }),
+    event: ev.tick, now: 1, to: 'RECOVERING', does: ['recover'], check: (n) => expect(n.blocked).toBeNull() },
+  { name: 'CHECKING (held) + tick, storm goes on', from: inState('CHECKING', { health: null, operation: null, blocked: { target: 'RECOVERING', reason: STORM.allowed ? '' : STORM.reason, since: 0 } }),
+    event: ev.tick, now: 1, remediation: STORM, to: 'ignored' },
+  { name: 'DEGRADED + tick, degraded period over', from: inState('DEGRADED', { health: null, nextHealthCheckAt: 1000 }), event: ev.tick, now: SETTINGS.degradedMaxPeriodMs,
+    to: 'SUSPECT', does: [], check: (n) => expect([n.activityChecks, n.activityFailures, n.nextActivityCheckAt]).toEqual([0, 0, SETTINGS.degradedMaxPeriodMs]) },
+  { name: 'DEGRADED + tick, within the period', from: inState('DEGRADED', { health: null }), event: ev.tick, now: 50, to: 'ignored' },
+  { name: 'RECOVERING + tick, power cycle timed out', from: inState('RECOVERING'), event: ev.tick, now: SETTINGS.recoverTimeoutMs, to: 'FENCING', does: ['disableHost', 'fence'] },
+  { name: 'RECOVERING + tick, within the timeout', from: inState('RECOVERING'), event: ev.tick, now: 1, to: 'ignored' },
+  { name: 'RECOVERED + tick, no passing health within the wait period', from: inState('RECOVERED', { health: null }), event: ev.tick,
+    now: SETTINGS.recoverWaitPeriodMs, to: 'FENCING', does: ['disableHost', 'fence'] },
+  { name: 'RECOVERED + tick, health check due', from: inState('RECOVERED', { health: null, nextHealthCheckAt: 0 }), event: ev.tick, now: 1,
+    to: 'RECOVERED', does: ['healthCheck'] },
+  { name: 'FENCING + tick, fence timed out: needs an operator, no retry', from: inState('FENCING'), event: ev.tick, now: SETTINGS.fenceTimeoutMs,
+    to: 'FENCING', does: [], check: (n) => expect(n.needsOperator).toBe(true) },
+  { name: 'FENCING (needs operator) + tick, much later: still no retry', from: inState('FENCING', { operation: null, needsOperator: true }),
+    event: ev.tick, now: 1e9, to: 'ignored' },
+  ...(['DISABLED', 'INELIGIBLE', 'FENCED'] as const).map((s): Row => ({ name: `${s} + tick`, from: inState(s, { nextHealthCheckAt: 0 }), event: ev.tick, now: 1e9, to: 'ignored' })),
+  // A CLC restart: what was in flight is issued again under a new token; health is re-checked now.
+  { name: 'CHECKING + resumed: the activity check again', from: inState('CHECKING', { lastActivityCheckAt: null, suspectSince: 0 }), event: ev.resumed, now: 40,
+    to: 'CHECKING', does: ['activityCheck'], check: (n) => { expect(n.operation).toMatchObject({ kind: 'activity', token: 11, deadline: 45 }); expect(n.health).toBeNull(); } },
+  { name: 'RECOVERING + resumed: the power cycle again, not counted twice', from: inState('RECOVERING'), event: ev.resumed, to: 'RECOVERING', does: ['recover'],
+    check: (n) => { expect(n.recoveryAttempts).toBe(1); expect(n.operation?.token).toBe(11); } },
+  { name: 'FENCING + resumed: disable and fence again', from: inState('FENCING'), event: ev.resumed, to: 'FENCING', does: ['disableHost', 'fence'] },
+  { name: 'FENCING (needs operator) + resumed: still waits for the operator', from: inState('FENCING', { operation: null, needsOperator: true }), event: ev.resumed,
+    to: 'FENCING', does: [], check: (n) => expect(n.needsOperator).toBe(true) },
+  ...others('CHECKING', 'RECOVERING', 'FENCING').map((s): Row => ({
+    name: `${s} + resumed: health re-checked now`, from: inState(s), event: ev.resumed, now: 3, to: s, does: [],
+    check: (n) => { expect(n.health).toBeNull(); expect(n.nextHealthCheckAt).toBe(3); },
+  })),
+  // Back-pressure: a queue was full, the work never started.
+  { name: 'AVAILABLE + health check refused: tried again later, no verdict', from: inState('AVAILABLE'), event: ev.refused(PROBE), now: 3, to: 'AVAILABLE', does: [],
+    check: (n) => { expect(n.health).toBeNull(); expect(n.nextHealthCheckAt).toBe(13); } },
+  { name: 'CHECKING + activity check refused: back to SUSPECT, no sample counted', from: inState('CHECKING', { activityChecks: 1 }), event: ev.refused(OP), now: 3,
+    to: 'SUSPECT', does: [], check: (n) => { expect(n.activityChecks).toBe(1); expect(n.nextActivityCheckAt).toBe(3 + activityBackoffMs(1, SETTINGS)); } },
+  { name: 'RECOVERING + power cycle refused: held, the attempt not counted', from: inState('RECOVERING'), event: ev.refused(OP), to: 'RECOVERING', does: [],
+    check: (n) => { expect(n.blocked?.target).toBe('RECOVERING'); expect(n.recoveryAttempts).toBe(0); expect(n.operation).toBeNull(); } },
+  { name: 'RECOVERING (held by back-pressure) + tick: the power cycle starts', from: inState('RECOVERING', { operation: null, recoveryAttempts: 0, blocked: { target: 'RECOVERING', reason: 'queue full', since: 0 } }),
+    event: ev.tick, to: 'RECOVERING', does: ['recover'], check: (n) => expect(n.recoveryAttempts).toBe(1) },
+  { name: 'FENCING + fence refused: held, retried on a tick', from: inState('FENCING'), event: ev.refused(OP), to: 'FENCING', does: [],
+    check: (n) => { expect(n.blocked?.target).toBe('FENCING'); expect(n.operation).toBeNull(); expect(n.needsOperator).toBe(false); } },
+  { name: 'FENCING (held by back-pressure) + tick: disable and fence', from: inState('FENCING', { operation: null, blocked: { target: 'FENCING', reason: 'queue full', since: 0 } }),
+    event: ev.tick, to: 'FENCING', does: ['disableHost', 'fence'] },
+  ...ALL.map((s): Row => ({ name: `${s} + refusal of a stale token`, from: inState(s), event: ev.refused(99), to: 'ignored' })),
+];
+
+describe('step: every transition', () => {
+  it.each(rows.map((r) => [r.name, r] as const))('%s', (_name, r) => {
+    const { next, effects } = step(r.from, r.event, r.now ?? 1, { settings: r.settings ?? SETTINGS, remediation: r.remediation ?? ALLOWED });
+    if (r.to === 'ignored') {
+      expect(next).toEqual(r.from);
+      expect(effects).toEqual([]);
+      return;
+    }
+    expect(next.state).toBe(r.to);
+    expect(actions(effects)).toEqual(r.does ?? []);
+    if (next.state !== r.from.state) expect(effects[0]).toMatchObject({ kind: 'transition', from: r.from.state, to: r.to });
+    r.check?.(next);
+  });
+
+  it('covers every (state, event type) pair', () => {
+    const covered = new Set(rows.map((r) => `${r.from.state}/${r.event.type}`));
+    const types: HaEvent['type'][] = ['haDisabled', 'haEnabled', 'eligibility', 'tick', 'healthResult', 'activityResult', 'recoverResult', 'fenceResult', 'resumed', 'dispatchRefused'];
+    const missing = ALL.flatMap((s) => types.map((t) => `${s}/${t}`)).filter((k) => !covered.has(k));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('step: operator commands refused in the wrong state', () => {
+  const refused: [string, HostHaRecord, HaEvent][] = [
+    ['FenceHost on a DISABLED host', inState('DISABLED'), ev.fenceHost],
+    ['FenceHost on a FENCED host', inState('FENCED'), ev.fenceHost],
+    ['FenceHost while a fence runs', inState('FENCING'), ev.fenceHost],
+    ...others('FENCING').map((s): [string, HostHaRecord, HaEvent] => [`ConfirmHostFenced on ${s}`, inState(s), ev.confirm]),
+    ...others('FENCED').map((s): [string, HostHaRecord, HaEvent] => [`unfenced on ${s}`, inState(s), ev.unfenced]),
+  ];
+  it.each(refused)('%s', (_name, from, event) => {
+    expect(() => step(from, event, 1, ctx())).toThrow(IllegalHaEventError);
+    try {
+      step(from, event, 1, ctx());
+    } catch (e) {
+      expect((e as IllegalHaEventError).state).toBe(from.state);
+      expect((e as IllegalHaEventError).message).toContain(event.type);
+    }
+  });
+});
+
+describe('entering FENCING', () => {
+  it('disables the host before it powers it off', () => {
+    const { effects } = step(inState('RECOVERING'), ev.recovered(false), 1, ctx());
+    const kinds = effects.map((e) => e.kind);
+    expect(kinds.indexOf('disableHost')).toBeGreaterThan(-1);
+    expect(kinds.indexOf('disableHost')).toBeLessThan(kinds.indexOf('fence'));
+  });
+});
+
+describe('activity back-off', () => {
+  it('doubles from the initial delay up to the interval', () => {
+    expect([0, 1, 2, 3, 4, 10].map((k) => activityBackoffMs(k, SETTINGS))).toEqual([2, 4, 8, 16, 16, 16]);
+  });
+
+  it('a whole episode with CloudStack defaults ends in RECOVERING only after max attempts', () => {
+    const settings = compileHaSettings({});
+    let rec = inState('AVAILABLE');
+    let now = 0;
+    rec = step(rec, ev.unhealthy(), now, ctx(ALLOWED, settings)).next;
+    let checks = 0;
+    while (rec.state !== 'RECOVERING') {
+      now = rec.nextActivityCheckAt ?? now;
+      const r = step(rec, ev.tick, now, ctx(ALLOWED, settings));
+      const check = r.effects.find((e) => e.kind === 'activityCheck');
+      expect(check).toBeDefined();
+      checks++;
+      rec = step(r.next, ev.activity('inactive', check && 'token' in check ? check.token : -1), now + 1, ctx(ALLOWED, settings)).next;
+    }
+    expect(checks).toBe(settings.activityCheckMaxAttempts);
+  });
+});

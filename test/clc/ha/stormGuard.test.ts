@@ -1,0 +1,53 @@
+/** Storm protection (clc/ha/stormGuard.ts): table tests of the verdict and the maxUnhealthy parser. */
+import { describe, expect, it } from 'vitest';
+import { step } from '../../../clc/ha/hostHaMachine.js';
+import type { HaState } from '../../../clc/ha/hostHaState.js';
+import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, type MaxUnhealthy } from '../../../clc/ha/stormGuard.js';
+import { SETTINGS, actions, inState } from './haFixtures.js';
+
+const count = (value: number): MaxUnhealthy => ({ kind: 'count', value });
+const pct = (value: number): MaxUnhealthy => ({ kind: 'percent', value });
+const A = 'AVAILABLE';
+
+describe('judgeStorm', () => {
+  const rows: [string, HaState[], MaxUnhealthy, { total: number; unhealthy: number; limit: number; allowed: boolean }][] = [
+    ['all healthy', [A, A, A, A], pct(50), { total: 4, unhealthy: 0, limit: 2, allowed: true }],
+    ['one of four failing, 50%', [A, A, A, 'CHECKING'], pct(50), { total: 4, unhealthy: 1, limit: 2, allowed: true }],
+    ['exactly at the limit is allowed', [A, A, 'SUSPECT', 'CHECKING'], pct(50), { total: 4, unhealthy: 2, limit: 2, allowed: true }],
+    ['over the limit refuses', [A, 'SUSPECT', 'CHECKING', 'CHECKING'], pct(50), { total: 4, unhealthy: 3, limit: 2, allowed: false }],
+    ['hosts being remediated count as unhealthy', [A, A, 'RECOVERING', 'FENCING', 'CHECKING'], pct(40), { total: 5, unhealthy: 3, limit: 2, allowed: false }],
+    ['fenced and degraded hosts count as unhealthy', [A, 'FENCED', 'DEGRADED'], count(1), { total: 3, unhealthy: 2, limit: 1, allowed: false }],
+    ['percentages round up (Cluster API)', [A, A, 'CHECKING'], pct(34), { total: 3, unhealthy: 1, limit: 2, allowed: true }],
+    ['maintenance (INELIGIBLE) and DISABLED hosts are not counted', ['INELIGIBLE', 'INELIGIBLE', 'DISABLED', A, 'CHECKING'], pct(50), { total: 2, unhealthy: 1, limit: 1, allowed: true }],
+    ['a count limit', [A, A, A, A, A, 'SUSPECT', 'CHECKING'], count(1), { total: 7, unhealthy: 2, limit: 1, allowed: false }],
+    ['count 0 forbids any automatic remediation', [A, 'CHECKING'], count(0), { total: 2, unhealthy: 1, limit: 0, allowed: false }],
+    ['100% never refuses', ['CHECKING', 'CHECKING'], pct(100), { total: 2, unhealthy: 2, limit: 2, allowed: true }],
+    ['no hosts', [], pct(50), { total: 0, unhealthy: 0, limit: 0, allowed: true }],
+  ];
+  it.each(rows)('%s', (_name, states, max, want) => {
+    const v = judgeStorm('p1', states, max);
+    expect({ total: v.total, unhealthy: v.unhealthy, limit: v.limit, allowed: v.allowance.allowed }).toEqual(want);
+    if (!v.allowance.allowed) {
+      expect(v.allowance.reason).toContain(`${want.unhealthy} of ${want.total} hosts in p1 are unhealthy`);
+      expect(v.allowance.reason).toContain(`(= ${want.limit})`);
+    }
+  });
+
+  it("defaults to oVirt's half", () => expect(DEFAULT_MAX_UNHEALTHY).toEqual(pct(50)));
+
+  it('the refusal reaches the held host, and is shown on its record', () => {
+    const states: HaState[] = [A, 'SUSPECT', 'CHECKING', 'CHECKING'];
+    const verdict = judgeStorm('p1', states, pct(50));
+    const from = inState('CHECKING', { activityChecks: 2, activityFailures: 2 });
+    const r = step(from, { type: 'activityResult', token: 7, outcome: 'inactive', detail: 'x' }, 1, { settings: SETTINGS, remediation: verdict.allowance });
+    expect(actions(r.effects)).toEqual([]);
+    expect(r.next.blocked?.reason).toMatch(/^storm protection: 3 of 4 hosts in p1 are unhealthy, more than maxUnhealthy 50%/);
+    expect(r.effects).toContainEqual(expect.objectContaining({ kind: 'alert', level: 'warn' }));
+  });
+});
+
+describe('maxUnhealthySchema', () => {
+  const good: [string, MaxUnhealthy][] = [['2', count(2)], ['0', count(0)], ['40%', pct(40)], ['100%', pct(100)]];
+  it.each(good)('parses %s', (text, want) => expect(maxUnhealthySchema.parse(text)).toEqual(want));
+  it.each(['', '-1', '1.5', '101%', '%', '50 %', 'half'])('refuses %j', (text) => expect(maxUnhealthySchema.safeParse(text).success).toBe(false));
+});
