@@ -62,7 +62,7 @@ describe('ncCheckActivity', () => {
   });
 
   it('--storage-dir is optional and resolved', () => {
-    const base = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc'];
+    const base = ['--host', '127.0.10.1', '--state-dir', '/tmp/nc', '--insecure-plaintext'];
     expect(parseNcConfig(base, {}).storageDir).toBeUndefined();
     expect(parseNcConfig([...base, '--storage-dir', 'rel/shared'], {}).storageDir).toBe(join(process.cwd(), 'rel/shared'));
     expect(parseNcConfig(base, { FERRY_NC_STORAGE_DIR: '/srv/shared' }).storageDir).toBe('/srv/shared');
