@@ -1,0 +1,273 @@
+/**
+ * HypervisorDriver over a real libvirtd (docs/libvirt.md). VMs live in libvirt: Ferry's view of a
+ * domain (image, accounted resources) is kept in the domain's own <metadata>, so list() re-adopts
+ * domains after an NC restart and the record moves with the domain in a migration. Every libvirt
+ * failure is translated into a HypervisorErrors code here (errorMap.ts).
+ */
+import { systemClock, type Clock } from '../../../shared/clock.js';
+import { isFerryError } from '../../../shared/errors/registry.js';
+import { fits, sub, sum, type Resources } from '../../../shared/model/resources.js';
+import { sleepOn } from '../clockSleep.js';
+import type {
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+} from '../driver.js';
+import { HypervisorErrors } from '../errors.js';
+import { EventHub } from '../eventHub.js';
+import { buildDomainXml, domainStateOf, guestSize, parseFerryMetadata, parseSizing, type LibvirtDomainType } from './domainXml.js';
+import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
+import { domainTypeFor, probeKvm } from './kvmProbe.js';
+import { LibvirtCallError, LibvirtConnection } from './libvirtApi.js';
+import { OutgoingMigrations } from './outgoingMigrations.js';
+import { MigrationTlsDir } from './tlsFiles.js';
+
+export interface LibvirtDriverOptions {
+  /** This host's libvirt URI, e.g. qemu:///system or qemu+tcp://127.0.0.1:16511/system. */
+  readonly uri: string;
+  /** The host's own address, reported in HostInfo. */
+  readonly host: string;
+  /** qemu.conf's migrate_tls_x509_cert_dir of this host's libvirtd; needed for TLS migrations. */
+  readonly migrationTlsDir?: string;
+  /** 'auto' (default) probes the machine for usable KVM; see kvmProbe.ts. */
+  readonly domainType?: LibvirtDomainType | 'auto';
+  readonly emulator?: string;
+  /** Caps on what a guest really gets (a lab runs 64 MiB firmware-only guests); accounting keeps the VM type. */
+  readonly guestMemoryCapMiB?: number;
+  readonly guestVcpuCap?: number;
+  /** Disk capacity to report (libvirt knows no instance-store size). */
+  readonly diskCapacityGiB?: number;
+  /** How often a running migration's job statistics become migration-progress events. */
+  readonly progressIntervalMs?: number;
+  /** Caps each outgoing migration stream, MiB/s (default: QEMU's). */
+  readonly migrationBandwidthMiBs?: number;
+  /** How long a prepared incoming migration waits for its domain before its TLS files go. */
+  readonly incomingTimeoutMs?: number;
+  readonly clock?: Clock;
+}
+
+interface Expected {
+  readonly spec: DomainSpec;
+  readonly migrationId: string;
+  readonly stop: AbortController;
+}
+
+export class LibvirtDriver implements HypervisorDriver {
+  private readonly clock: Clock;
+  private readonly events = new EventHub<HypervisorEvent>();
+  private readonly tls: MigrationTlsDir | undefined;
+  private readonly expected = new Map<string, Expected>();
+  private readonly outgoing: OutgoingMigrations;
+  private connection: Promise<LibvirtConnection> | undefined;
+  private domainType: LibvirtDomainType | undefined;
+  private closed = false;
+
+  constructor(private readonly o: LibvirtDriverOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.tls = o.migrationTlsDir ? new MigrationTlsDir(o.migrationTlsDir, o.uri) : undefined;
+    this.outgoing = new OutgoingMigrations({
+      uri: o.uri, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
+      conn: () => this.conn(), emit: (e) => this.events.emit(e), fail: (e, c) => this.fail(e, c),
+    });
+  }
+
+  async connect(): Promise<HostInfo> {
+    const c = await this.conn();
+    const node = await c.nodeInfo().catch((e: unknown) => this.rethrow(e, { operation: 'read node info' }));
+    const capacity: Resources = {
+      cores: node.cpus, memoryMiB: Math.floor(Number(node.memory) / 1024), diskGiB: this.o.diskCapacityGiB ?? 100,
+    };
+    return { host: this.o.host, capacity, hypervisor: 'libvirt' };
+  }
+
+  async list(): Promise<DomainInfo[]> {
+    const c = await this.conn();
+    const names = await c.listDomainNames().catch((e: unknown) => this.rethrow(e, { operation: 'list domains' }));
+    const all = await Promise.all(names.map((n) => this.info(n)));
+    return all.filter((d): d is DomainInfo => d !== undefined);
+  }
+
+  async info(id: string): Promise<DomainInfo | undefined> {
+    const c = await this.conn();
+    try {
+      return await c.withDomain(id, async (dom) => {
+        const [state, xml] = [await c.state(dom), await c.xmlDesc(dom)];
+        const meta = parseFerryMetadata(xml);
+        return {
+          id, state: domainStateOf(state), resources: meta?.resources ?? parseSizing(xml), imageId: meta?.imageId ?? 'unknown',
+          diskPath: '', startedAt: meta?.startedAt ?? 0,
+        };
+      });
+    } catch (e) {
+      // The domain went away between lookup and the next call (a migration finished): unknown here.
+      if (e instanceof LibvirtCallError && e.code === VIR_ERR.NO_DOMAIN) return undefined;
+      return this.rethrow(e, { operation: 'read domain', id });
+    }
+  }
+
+  async create(spec: DomainSpec): Promise<DomainInfo> {
+    const existing = await this.info(spec.id);
+    if (existing) {
+      if (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources)) {
+        throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
+      }
+      if (existing.state === 'running') return existing;
+    }
+    const c = await this.conn();
+    const xml = buildDomainXml({
+      spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
+      emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
+      ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
+    });
+    try {
+      if (existing) await c.withDomain(spec.id, (dom) => c.start(dom));
+      else await c.defineAndStart(xml);
+    } catch (e) {
+      // A domain defined but not started would be adopted as shut off by the next list(): remove it.
+      if (!existing) await c.withDomain(spec.id, (dom) => c.undefine(dom)).catch(() => undefined);
+      return this.rethrow(e, { operation: 'start', id: spec.id });
+    }
+    this.events.emit({ kind: 'started', id: spec.id });
+    const started = await this.info(spec.id);
+    if (!started) throw HypervisorErrors.make('HypervisorInternalError', { detail: `domain ${spec.id} vanished right after it started` });
+    return started;
+  }
+
+  async destroy(id: string): Promise<void> {
+    const c = await this.conn();
+    const existed = await c.withDomain(id, async (dom) => {
+      if (domainStateOf(await c.state(dom)) !== 'shutoff') {
+        await c.destroy(dom).catch((e: unknown) => {
+          if (!(e instanceof LibvirtCallError && e.code === VIR_ERR.OPERATION_INVALID)) throw e; // already stopped
+        });
+      }
+      await c.undefine(dom);
+      return true;
+    }).catch((e: unknown) => this.rethrow(e, { operation: 'destroy', id }));
+    if (existed) this.events.emit({ kind: 'stopped', id, reason: 'destroyed' });
+  }
+
+  /**
+   * libvirt creates the incoming domain itself when the source's libvirtd asks (peer-to-peer), so
+   * preparing means: check room, remember the expectation, hold the TLS files, watch for arrival.
+   */
+  async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
+    const here = await this.info(spec.id);
+    if (here && here.state === 'running') {
+      if (this.expected.get(spec.id)?.migrationId === migrationId) return; // arrived already: a repeat
+      throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: 'a domain of that name runs here' });
+    }
+    const host = await this.connect();
+    const used = sum((await this.list()).filter((d) => d.id !== spec.id && d.state !== 'shutoff').map((d) => d.resources));
+    const free = sub(host.capacity, used);
+    if (!fits(spec.resources, free)) {
+      throw HypervisorErrors.make('InsufficientHostResources', { host: this.o.host, id: spec.id, need: fmt(spec.resources), free: fmt(free) });
+    }
+    if (credential) {
+      if (!this.tls) throw HypervisorErrors.make('HypervisorBadRequest', { detail: 'a TLS migration needs the libvirt migration TLS directory configured' });
+      await this.tls.holdDestination(migrationId, credential);
+    }
+    const previous = this.expected.get(spec.id);
+    if (previous?.migrationId === migrationId) return;
+    previous?.stop.abort();
+    const entry: Expected = { spec, migrationId, stop: new AbortController() };
+    this.expected.set(spec.id, entry);
+    this.watchArrival(entry).catch(() => undefined);
+  }
+
+  async abortIncoming(id: string, migrationId: string): Promise<void> {
+    const entry = this.expected.get(id);
+    if (entry?.migrationId === migrationId) {
+      entry.stop.abort();
+      this.expected.delete(id);
+    }
+    await this.tls?.releaseDestination(migrationId);
+    // A half-received domain is paused here; one that already runs is the instance now and stays.
+    const here = await this.info(id);
+    if (here?.state === 'paused' && entry) await this.destroy(id);
+  }
+
+  migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats> {
+    if (target.credential && !this.tls) {
+      return Promise.reject(HypervisorErrors.make('MigrationFailed', {
+        migrationId: target.migrationId, id, detail: 'a TLS migration needs the libvirt migration TLS directory configured',
+      }));
+    }
+    return this.outgoing.start(id, target, this.tls);
+  }
+
+  abortMigration(id: string, migrationId: string): Promise<void> {
+    return this.outgoing.abort(id, migrationId);
+  }
+
+  onEvent(listener: (e: HypervisorEvent) => void): () => void {
+    return this.events.on(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const e of this.expected.values()) e.stop.abort();
+    this.expected.clear();
+    const c = this.connection;
+    this.connection = undefined;
+    if (c) await (await c.catch(() => undefined))?.close();
+  }
+
+  /** Destination: once the domain runs here, say so and drop the server TLS files. */
+  private async watchArrival(entry: Expected): Promise<void> {
+    const id = entry.spec.id;
+    const deadline = this.clock.now() + (this.o.incomingTimeoutMs ?? 600_000);
+    try {
+      while (this.clock.now() < deadline) {
+        await sleepOn(this.clock, 200, entry.stop.signal);
+        const d = await this.info(id).catch(() => undefined);
+        if (d?.state === 'running') {
+          this.events.emit({ kind: 'migration-incoming-done', migrationId: entry.migrationId, id });
+          return;
+        }
+      }
+    } finally {
+      if (this.expected.get(id) === entry) this.expected.delete(id);
+      await this.tls?.releaseDestination(entry.migrationId).catch(() => undefined);
+    }
+  }
+
+  /** The shared connection, opened on first use and re-opened after the daemon went away. */
+  private conn(): Promise<LibvirtConnection> {
+    if (this.closed) return Promise.reject(HypervisorErrors.make('HypervisorUnavailable', { uri: this.o.uri, detail: 'driver closed' }));
+    this.connection ??= LibvirtConnection.open(this.o.uri).catch((e: unknown) => {
+      this.connection = undefined;
+      throw translateLibvirtError(e, { uri: this.o.uri, host: this.o.host, operation: 'connect' });
+    });
+    return this.connection;
+  }
+
+  private async typeOfDomains(): Promise<LibvirtDomainType> {
+    const wanted = this.o.domainType ?? 'auto';
+    this.domainType ??= wanted === 'auto' ? domainTypeFor(await probeKvm()) : wanted;
+    return this.domainType;
+  }
+
+  private fail(e: unknown, c: Omit<FailureContext, 'uri' | 'host'>): never {
+    const err = translateLibvirtError(e, { uri: this.o.uri, host: this.o.host, ...c });
+    if (err.code === 'HypervisorUnavailable') this.dropConnection();
+    throw err;
+  }
+
+  private rethrow(e: unknown, c: Omit<FailureContext, 'uri' | 'host'>): never {
+    if (isFerryError(e)) throw e;
+    return this.fail(e, c);
+  }
+
+  private dropConnection(): void {
+    const c = this.connection;
+    this.connection = undefined;
+    c?.then((x) => x.close()).catch(() => undefined);
+  }
+}
+
+function sameResources(a: Resources, b: Resources): boolean {
+  return a.cores === b.cores && a.memoryMiB === b.memoryMiB && a.diskGiB === b.diskGiB;
+}
+
+function fmt(r: Resources): string {
+  return `${r.cores} cores, ${r.memoryMiB} MiB, ${r.diskGiB} GiB`;
+}
