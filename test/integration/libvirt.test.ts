@@ -127,8 +127,11 @@ describe('libvirt driver on a two-daemon lab', () => {
     const s = spec('i-lv000003');
     await src.create(s);
     await dst.prepareIncoming(s, 'mig-3', foreignCa.issue('127.0.0.1'));
-    const code = await codeOf(src.migrateOut(s.id, { migrationId: 'mig-3', destinationUri: H2.uri, credential: ca.issue('127.0.0.1') }));
-    expect(code).toBe('MigrationFailed');
+    const err = await src.migrateOut(s.id, { migrationId: 'mig-3', destinationUri: H2.uri, credential: ca.issue('127.0.0.1') }).then(
+      () => undefined, (e: unknown) => e);
+    expect(isFerryError(err) && err.code).toBe('MigrationFailed');
+    console.log(`refused migration: ${(err as Error).message}`);
+    expect((err as Error).message).toMatch(/certificate|TLS/i);
     await dst.abortIncoming(s.id, 'mig-3');
 
     expect(await virsh(H1.uri, 'domstate', s.id)).toBe('running');
