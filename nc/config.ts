@@ -11,8 +11,18 @@ export const DEFAULT_NC_PORT = 8775;
 export const DEFAULT_SIM_PORT = 16509;
 const MiB = 1024 * 1024;
 
-/** Which hypervisor adapter, with what it needs; libvirt will add `{ kind: 'libvirt', uri }`. */
-export type HypervisorConfig = { readonly kind: 'sim'; readonly url: string };
+/** Which hypervisor adapter, with what it needs. */
+export type HypervisorConfig =
+  | { readonly kind: 'sim'; readonly url: string }
+  | {
+    readonly kind: 'libvirt';
+    /** This host's libvirtd, e.g. qemu:///system (docs/libvirt.md). */
+    readonly uri: string;
+    /** libvirtd's qemu.conf migrate_tls_x509_cert_dir: where per-migration TLS files go. */
+    readonly migrationTlsDir?: string;
+    /** Caps the RAM a guest really gets (test labs); the VM type is still what is accounted. */
+    readonly guestMemoryCapMiB?: number;
+  };
 
 export interface NcConfig {
   readonly host: string;
@@ -35,6 +45,9 @@ const FIELDS = {
   stateDir: ['--state-dir', 'FERRY_NC_STATE_DIR'],
   hypervisor: ['--hypervisor', 'FERRY_NC_HYPERVISOR'],
   simUrl: ['--sim-url', 'FERRY_NC_SIM_URL'],
+  libvirtUri: ['--libvirt-uri', 'FERRY_NC_LIBVIRT_URI'],
+  libvirtTlsDir: ['--libvirt-tls-dir', 'FERRY_NC_LIBVIRT_TLS_DIR'],
+  libvirtGuestMemoryCap: ['--libvirt-guest-memory-cap', 'FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
@@ -57,14 +70,21 @@ const rawSchema = z.object({
   host: required('a loopback IPv4 address such as 127.0.1.1').refine(isLoopbackV4, 'must be a loopback IPv4 address (127.x.y.z)'),
   port: intFlag(DEFAULT_NC_PORT, 1, 65535),
   stateDir: required('a directory for nc.json'),
-  hypervisor: z.enum(['sim'], { error: 'must be one of: sim' }).default('sim'),
+  hypervisor: z.enum(['sim', 'libvirt'], { error: 'must be one of: sim, libvirt' }).default('sim'),
   simUrl: httpUrl.optional(),
+  libvirtUri: z.string().regex(/^[a-z][a-z0-9+]*:\/\//, 'must be a libvirt URI such as qemu:///system').optional(),
+  libvirtTlsDir: z.string().min(1, 'must name a directory').optional(),
+  libvirtGuestMemoryCap: z.string().regex(/^\d+$/, 'must be a whole number of MiB').optional()
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .pipe(z.number().int().min(16, 'must be at least 16').optional()),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
   tlsDir: z.string().min(1, 'must name a directory').optional(),
   insecurePlaintext: z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).optional()
     .transform((v) => v === true || v === 'true' || v === '1'),
 }).superRefine((r, ctx) => {
+  if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
+  if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
   if (r.tlsDir !== undefined && r.insecurePlaintext) ctx.addIssue({ code: 'custom', path: ['insecurePlaintext'], message: 'contradicts --tls-dir: give one' });
   // Hints to an http:// CC would leave over plaintext while the NC itself demands mTLS.
   if (r.tlsDir !== undefined && r.ccUrl?.startsWith('http:')) ctx.addIssue({ code: 'custom', path: ['ccUrl'], message: 'must be https:// with --tls-dir' });
@@ -73,7 +93,13 @@ const rawSchema = z.object({
   port: r.port,
   stateDir: r.stateDir,
   maxBodyBytes: r.maxBodyBytes,
-  hypervisor: { kind: r.hypervisor, url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
+  hypervisor: r.hypervisor === 'libvirt'
+    ? {
+      kind: 'libvirt', uri: r.libvirtUri ?? '',
+      ...(r.libvirtTlsDir !== undefined ? { migrationTlsDir: r.libvirtTlsDir } : {}),
+      ...(r.libvirtGuestMemoryCap !== undefined ? { guestMemoryCapMiB: r.libvirtGuestMemoryCap } : {}),
+    }
+    : { kind: 'sim', url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
   ...(r.tlsDir !== undefined ? { tlsDir: r.tlsDir } : {}),
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
@@ -87,12 +113,16 @@ function command(): Command {
     .configureOutput({ writeErr: () => undefined });
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
-    simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
+    libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext',
   };
   const help: Record<Field, string> = {
     host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
-    stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim', simUrl: 'simulated hypervisor daemon URL (http://HOST:16509)',
+    stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim or libvirt (sim)', simUrl: 'simulated hypervisor daemon URL (http://HOST:16509)',
+    libvirtUri: 'libvirtd of this host, e.g. qemu:///system (with --hypervisor libvirt)',
+    libvirtTlsDir: 'libvirtd\'s migrate_tls_x509_cert_dir, for per-migration TLS files',
+    libvirtGuestMemoryCap: 'largest RAM a guest really gets, MiB (test labs; accounting keeps the VM type)',
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory: mutual TLS with the CC', insecurePlaintext: 'serve and call over plain HTTP (logged as a warning)',
   };

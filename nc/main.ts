@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const security = ncSecurity(config);
   warnIfPlaintext(security, logger, 'ferry-nc');
   const store = await openNcStore(config.stateDir);
-  const driver = createDriver(config.hypervisor, { logger });
+  const driver = createDriver(config.hypervisor, { logger, host: config.host });
   const cc = ccNotifier(config, security, logger);
   const controller = new NodeController({
     host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger, notifier: cc.notifier,
