@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real libvirt lab on one machine: two independent libvirtd daemons ("host 1" and "host 2"), each
-# in its own mount namespace with private state, both listening on 127.0.0.1 only. Used by CI
+# in its own mount namespace with private state, both listening on loopback only. Used by CI
 # (scripts/test.sh runs `install`) and test/integration/libvirt.test.ts (start/stop), and by hand.
 # Every fact it relies on is in ../shared/notes/libvirt-lab.md and docs/libvirt.md.
 #
@@ -10,12 +10,15 @@
 #   scripts/libvirt-lab.sh status [LABDIR]   exit 0 only when both daemons answer
 #
 # LABDIR defaults to $FERRY_LIBVIRT_LAB or /tmp/ferry-libvirt-lab. Host N listens on
-# 127.0.0.1:$((FERRY_LIBVIRT_BASE_PORT + N)) (base 16510: ports 16511 and 16512).
+# 127.0.0.1:$((FERRY_LIBVIRT_BASE_PORT + N)) (base 16510: ports 16511 and 16512). For NCs on their
+# own loopback addresses, FERRY_LIBVIRT_ADDRS="127.0.31.1 127.0.31.2" gives host N the Nth address,
+# and FERRY_LIBVIRT_PORT one port for both (e.g. 16509, as in qemu+tcp://{host}:16509/system).
 set -euo pipefail
 
 PACKAGES=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev qemu-system-x86 qemu-utils tini)
 HOSTS=(1 2)
 BASE_PORT=${FERRY_LIBVIRT_BASE_PORT:-16510}
+read -r -a ADDRS <<<"${FERRY_LIBVIRT_ADDRS:-}"
 
 cmd=${1:-}
 LAB=${2:-${FERRY_LIBVIRT_LAB:-/tmp/ferry-libvirt-lab}}
@@ -49,9 +52,13 @@ do_install() {
   mkdir -p /var/log/libvirt
 }
 
-port_of() { echo $((BASE_PORT + $1)); }
+port_of() { echo "${FERRY_LIBVIRT_PORT:-$((BASE_PORT + $1))}"; }
+addr_of() {
+  # Loopback only (the lab has auth_tcp = "none"): do_start refuses anything else.
+  echo "${ADDRS[$(($1 - 1))]:-127.0.0.1}"
+}
 dir_of() { echo "$LAB/host$1"; }
-uri_of() { echo "qemu+tcp://127.0.0.1:$(port_of "$1")/system"; }
+uri_of() { echo "qemu+tcp://$(addr_of "$1"):$(port_of "$1")/system"; }
 
 # A fixed, distinct host_uuid per lab host: libvirt refuses to migrate to a host with its own uuid.
 uuid_of() { printf 'f3e77e00-0000-4000-8000-%012d\n' "$1"; }
@@ -70,7 +77,7 @@ write_config() {
 # Written by scripts/libvirt-lab.sh: loopback only, no auth (tests on one machine only).
 listen_tls = 0
 listen_tcp = 1
-listen_addr = "127.0.0.1"
+listen_addr = "$(addr_of "$n")"
 tcp_port = "$(port_of "$n")"
 auth_tcp = "none"
 auth_unix_rw = "none"
@@ -118,7 +125,7 @@ wait_ready() {
   done
   echo "--- host $n daemon output:" >&2; cat "$d/daemon.out" >&2 || true
   tail -n 20 "$d/log/libvirtd.log" >&2 2>/dev/null || true
-  die "host $n (libvirtd on 127.0.0.1:$(port_of "$n")) did not come up"
+  die "host $n (libvirtd on $(addr_of "$n"):$(port_of "$n")) did not come up"
 }
 
 do_start() {
@@ -126,6 +133,7 @@ do_start() {
   command -v libvirtd >/dev/null && command -v tini >/dev/null || die "libvirtd/tini missing: run '$0 install' first"
   for p in /run/libvirt /var/lib/libvirt /var/log/libvirt /var/cache/libvirt /etc/libvirt; do mkdir -p "$p"; done
   mkdir -p "$LAB"
+  for a in "${ADDRS[@]}"; do [[ $a == 127.* ]] || die "FERRY_LIBVIRT_ADDRS: $a is not a loopback address"; done
   for n in "${HOSTS[@]}"; do start_one "$n"; done
   for n in "${HOSTS[@]}"; do wait_ready "$n"; done
   for n in "${HOSTS[@]}"; do echo "host$n $(uri_of "$n") qemu:///system?socket=$(dir_of "$n")/run/libvirt-sock"; done

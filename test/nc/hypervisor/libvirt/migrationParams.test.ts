@@ -21,9 +21,9 @@ describe('migration parameters', () => {
     expect(migrationFlags(true) & m.UNDEFINE_SOURCE).toBe(0);
   });
 
-  it('adds a bandwidth cap only when one is set', () => {
-    expect(migrationParams('qemu+tcp://127.0.0.1:16512/system')).toEqual({ migrate_uri: 'tcp://127.0.0.1' });
-    expect(migrationParams('qemu+tcp://127.0.0.1:16512/system', 8)).toEqual({ migrate_uri: 'tcp://127.0.0.1', bandwidth: 8 });
+  it('has the incoming QEMU listen on the destination address only, and caps bandwidth only when asked', () => {
+    expect(migrationParams('qemu+tcp://127.0.0.1:16512/system')).toEqual({ migrate_uri: 'tcp://127.0.0.1', listen_address: '127.0.0.1' });
+    expect(migrationParams('qemu+tcp://127.0.31.2:16509/system', 8)).toEqual({ migrate_uri: 'tcp://127.0.31.2', listen_address: '127.0.31.2', bandwidth: 8 });
   });
 });
 
