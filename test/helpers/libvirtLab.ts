@@ -24,19 +24,28 @@ export interface LabHost {
 export interface Lab {
   readonly dir: string;
   readonly hosts: readonly [LabHost, LabHost];
+  /** The script's settings for this lab (FERRY_LIBVIRT_*). */
+  readonly env: Readonly<Record<string, string>>;
 }
 
-/** A lab of its own (directory and ports), so a developer's lab on the default ports is left alone. */
-export function labLayout(dir: string, basePort: number): Lab {
-  const host = (n: number): LabHost => ({ uri: `qemu+tcp://127.0.0.1:${basePort + n}/system`, tlsDir: join(dir, `host${n}`, 'tls') });
-  return { dir, hosts: [host(1), host(2)] };
+/**
+ * A lab of its own (directory, addresses, ports), so a developer's lab on the defaults is left
+ * alone: both hosts on 127.0.0.1 at basePort+1 and +2, or each on its own address at one port.
+ */
+export function labLayout(dir: string, at: { readonly basePort: number } | { readonly addrs: readonly [string, string]; readonly port: number }): Lab {
+  const uri = (n: 1 | 2): string => ('basePort' in at
+    ? `qemu+tcp://127.0.0.1:${at.basePort + n}/system`
+    : `qemu+tcp://${at.addrs[n - 1]}:${at.port}/system`);
+  const host = (n: 1 | 2): LabHost => ({ uri: uri(n), tlsDir: join(dir, `host${n}`, 'tls') });
+  const env: Record<string, string> = 'basePort' in at
+    ? { FERRY_LIBVIRT_BASE_PORT: String(at.basePort) }
+    : { FERRY_LIBVIRT_ADDRS: at.addrs.join(' '), FERRY_LIBVIRT_PORT: String(at.port) };
+  return { dir, hosts: [host(1), host(2)], env };
 }
 
-async function script(cmd: string, lab: Lab, basePort: number): Promise<string> {
+async function script(cmd: string, lab: Lab): Promise<string> {
   try {
-    const { stdout, stderr } = await run('bash', [SCRIPT, cmd, lab.dir], {
-      env: { ...process.env, FERRY_LIBVIRT_BASE_PORT: String(basePort) }, timeout: 600_000,
-    });
+    const { stdout, stderr } = await run('bash', [SCRIPT, cmd, lab.dir], { env: { ...process.env, ...lab.env }, timeout: 600_000 });
     return stdout + stderr;
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string; message: string };
@@ -44,13 +53,13 @@ async function script(cmd: string, lab: Lab, basePort: number): Promise<string> 
   }
 }
 
-export async function startLab(lab: Lab, basePort: number): Promise<void> {
-  await script('install', lab, basePort);
-  await script('start', lab, basePort);
+export async function startLab(lab: Lab): Promise<void> {
+  await script('install', lab);
+  await script('start', lab);
 }
 
-export async function stopLab(lab: Lab, basePort: number): Promise<void> {
-  await script('stop', lab, basePort);
+export async function stopLab(lab: Lab): Promise<void> {
+  await script('stop', lab);
 }
 
 /** virsh, as an independent witness of what libvirt holds (not the driver under test). */

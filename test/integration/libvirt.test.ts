@@ -12,8 +12,7 @@ import type { DomainSpec, HypervisorEvent } from '../../nc/hypervisor/driver.js'
 import { LibvirtDriver, type LibvirtDriverOptions } from '../../nc/hypervisor/libvirt/libvirtDriver.js';
 import { labLayout, startLab, stopLab, testCa, virsh, type TestCa } from '../helpers/libvirtLab.js';
 
-const BASE_PORT = 16520;
-const lab = labLayout('/tmp/ferry-libvirt-test-lab', BASE_PORT);
+const lab = labLayout('/tmp/ferry-libvirt-test-lab', { basePort: 16520 });
 const [H1, H2] = lab.hosts;
 const drivers: LibvirtDriver[] = [];
 const ids: string[] = [];
@@ -44,7 +43,7 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
-  await startLab(lab, BASE_PORT);
+  await startLab(lab);
   ca = testCa('lvtest');
   foreignCa = testCa('foreign');
 }, 600_000);
@@ -54,7 +53,7 @@ afterAll(async () => {
     for (const id of ids) await d.destroy(id).catch(() => undefined);
     await d.close();
   }
-  await stopLab(lab, BASE_PORT);
+  await stopLab(lab);
 }, 120_000);
 
 describe('libvirt driver on a two-daemon lab', () => {
