@@ -3,6 +3,7 @@
  * store stops it with the store's coded error: never a silent reset), re-adopts the hypervisor's
  * domains, serves NC_OPS, and prints `nc listening on http://HOST:PORT` when ready.
  */
+import './threadpool.js'; // first: sizes libuv's pool before anything uses it
 import http from 'node:http';
 import https from 'node:https';
 import { CommanderError } from 'commander';

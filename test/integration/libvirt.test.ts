@@ -140,6 +140,39 @@ describe('libvirt driver on a two-daemon lab', () => {
     expect(readdirSync(H2.tlsDir)).toEqual([]);
   });
 
+  it('a repeated migrateOut from a new driver (the NC restarted) joins the migration libvirtd carried on', async () => {
+    const first = driver(H1, { migrationBandwidthMiBs: 1 });
+    const s = spec('i-lv000005');
+    await first.create(s);
+    await driver(H2).prepareIncoming(s, 'mig-5');
+    const progress: HypervisorEvent[] = [];
+    first.onEvent((e) => e.kind === 'migration-progress' && progress.push(e));
+    const target = { migrationId: 'mig-5', destinationUri: H2.uri };
+    const firstOutcome = first.migrateOut(s.id, target).catch(() => undefined);
+    await expect.poll(() => progress.length, { timeout: 10_000, interval: 20 }).toBeGreaterThan(0);
+    await first.close(); // the NC process is gone: nobody reads the result or cleans up the source
+    const again = driver(H1);
+    const stats = await again.migrateOut(s.id, target);
+    expect(stats).toMatchObject({ migrationId: 'mig-5', id: s.id });
+    expect(stats.downtimeMs).toBeGreaterThan(0);
+    expect(stats.bytesTransferred).toBeGreaterThan(0);
+    await firstOutcome;
+    expect(await virsh(H2.uri, 'domstate', s.id)).toBe('running');
+    expect(await virsh(H1.uri, 'list', '--all', '--name')).not.toContain(s.id);
+  });
+
+  it('hides and drops a definition a migration left on the source', async () => {
+    const s = spec('i-lv000006');
+    const d = driver(H1);
+    await d.create(s);
+    // Migrated by hand, as a crashed NC would leave it: shut off (migrated) but still defined here.
+    await virsh(H1.uri, 'migrate', '--live', '--p2p', '--persistent', s.id, H2.uri, '--migrateuri', 'tcp://127.0.0.1');
+    expect(await virsh(H1.uri, 'domstate', '--reason', s.id)).toBe('shut off (migrated)');
+    expect(await d.info(s.id)).toBeUndefined();
+    expect((await d.list()).map((x) => x.id)).not.toContain(s.id);
+    expect(await virsh(H1.uri, 'list', '--all', '--name')).not.toContain(s.id);
+  });
+
   it('translates libvirt errors into coded errors', async () => {
     const d = driver(H1);
     expect(await d.info('i-nosuch')).toBeUndefined();

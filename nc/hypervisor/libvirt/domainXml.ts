@@ -109,6 +109,14 @@ export function domainStateOf(virState: number): DomainState {
   }
 }
 
+/**
+ * A definition left on the source after the domain live-migrated away (shut off, reason MIGRATED):
+ * the guest runs elsewhere, so it is not a domain of this host.
+ */
+export function migratedAway(s: { readonly state: number; readonly reason: number }): boolean {
+  return s.state === VIR.DOMAIN_STATE.SHUTOFF && s.reason === VIR.SHUTOFF_REASON.MIGRATED;
+}
+
 /** The domain's UUID from libvirt's XML (a destination must refuse another domain of the same name). */
 export function parseUuid(xml: string): string | undefined {
   return /<uuid>([0-9a-fA-F-]{36})<\/uuid>/.exec(xml)?.[1];

@@ -56,7 +56,7 @@ export function translateLibvirtError(e: unknown, c: FailureContext): FerryError
   const detail = `${e.message} (${e.op}, libvirt error ${e.code})`;
   if (e.code === VIR_ERR.NO_DOMAIN) return HypervisorErrors.make('DomainNotFound', { id, host: c.host });
   if (e.code === VIR_ERR.OPERATION_INVALID) {
-    return HypervisorErrors.make('DomainStateConflict', { id, host: c.host, state: c.state ?? 'in a state', operation: c.operation });
+    return HypervisorErrors.make('DomainStateConflict', { id, host: c.host, state: c.state ?? `in a state libvirt refuses (${e.message})`, operation: c.operation });
   }
   if (c.migrationId !== undefined) {
     if (e.code === VIR_ERR.OPERATION_ABORTED) return HypervisorErrors.make('MigrationAborted', { migrationId: c.migrationId, id });

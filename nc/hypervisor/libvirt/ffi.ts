@@ -147,6 +147,7 @@ export function decodePointers(ptr: Ptr, count: number): Ptr[] {
 /** C constants from libvirt-domain.h / virterror.h (libvirt 9.0). */
 export const VIR = {
   DOMAIN_STATE: { NOSTATE: 0, RUNNING: 1, BLOCKED: 2, PAUSED: 3, SHUTDOWN: 4, SHUTOFF: 5, CRASHED: 6, PMSUSPENDED: 7 },
+  SHUTOFF_REASON: { MIGRATED: 4 },
   LIST_ALL: 0,
   MIGRATE: { LIVE: 1 << 0, PEER2PEER: 1 << 1, PERSIST_DEST: 1 << 3, UNDEFINE_SOURCE: 1 << 4, TLS: 1 << 16 },
   MIGRATE_PARAM_URI: 'migrate_uri',

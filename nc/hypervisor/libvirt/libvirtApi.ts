@@ -134,10 +134,15 @@ export class LibvirtConnection {
 
   // The domain calls below run inside withDomain (already serialized).
   async state(dom: Ptr): Promise<number> {
+    return (await this.stateAndReason(dom)).state;
+  }
+
+  /** virDomainState and its reason (e.g. SHUTOFF because MIGRATED). */
+  async stateAndReason(dom: Ptr): Promise<{ state: number; reason: number }> {
     const state: [number] = [0];
     const reason: [number] = [0];
     await this.int('virDomainGetState', dom, state, reason, 0);
-    return state[0];
+    return { state: state[0], reason: reason[0] };
   }
 
   async xmlDesc(dom: Ptr): Promise<string> {

@@ -13,7 +13,9 @@ import type {
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import { EventHub } from '../eventHub.js';
-import { buildDomainXml, domainStateOf, guestSize, parseFerryMetadata, parseSizing, type LibvirtDomainType } from './domainXml.js';
+import {
+  buildDomainXml, domainStateOf, guestSize, migratedAway, parseFerryMetadata, parseSizing, type LibvirtDomainType,
+} from './domainXml.js';
 import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
 import { domainTypeFor, probeKvm } from './kvmProbe.js';
 import { LibvirtCallError, LibvirtConnection } from './libvirtApi.js';
@@ -78,21 +80,34 @@ export class LibvirtDriver implements HypervisorDriver {
     return { host: this.o.host, capacity, hypervisor: 'libvirt' };
   }
 
+  /** Also drops definitions left behind by migrations whose NC died before it could (migratedAway). */
   async list(): Promise<DomainInfo[]> {
     const c = await this.conn();
     const names = await c.listDomainNames().catch((e: unknown) => this.rethrow(e, { operation: 'list domains' }));
-    const all = await Promise.all(names.map((n) => this.info(n)));
-    return all.filter((d): d is DomainInfo => d !== undefined);
+    const out: DomainInfo[] = [];
+    for (const name of names) {
+      const seen = await this.inspect(name);
+      if (seen === 'migrated-away' && !this.outgoing.isActive(name)) await c.withDomain(name, (dom) => c.undefine(dom)).catch(() => undefined);
+      else if (seen && seen !== 'migrated-away') out.push(seen);
+    }
+    return out;
   }
 
   async info(id: string): Promise<DomainInfo | undefined> {
+    const seen = await this.inspect(id);
+    return seen === 'migrated-away' ? undefined : seen;
+  }
+
+  private async inspect(id: string): Promise<DomainInfo | 'migrated-away' | undefined> {
     const c = await this.conn();
     try {
       return await c.withDomain(id, async (dom) => {
-        const [state, xml] = [await c.state(dom), await c.xmlDesc(dom)];
+        const state = await c.stateAndReason(dom);
+        if (migratedAway(state)) return 'migrated-away' as const;
+        const xml = await c.xmlDesc(dom);
         const meta = parseFerryMetadata(xml);
         return {
-          id, state: domainStateOf(state), resources: meta?.resources ?? parseSizing(xml), imageId: meta?.imageId ?? 'unknown',
+          id, state: domainStateOf(state.state), resources: meta?.resources ?? parseSizing(xml), imageId: meta?.imageId ?? 'unknown',
           diskPath: '', startedAt: meta?.startedAt ?? 0,
         };
       });

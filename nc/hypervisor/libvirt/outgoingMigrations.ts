@@ -9,6 +9,7 @@ import type { HypervisorEvent, MigrationStats, MigrationTarget } from '../driver
 import { HypervisorErrors } from '../errors.js';
 import { VIR_ERR, type FailureContext } from './errorMap.js';
 import { VIR } from './ffi.js';
+import { migratedAway } from './domainXml.js';
 import { completedStatsOf, progressOf } from './jobStats.js';
 import { LibvirtCallError, LibvirtConnection, type JobStatsRecord } from './libvirtApi.js';
 import { migrationFlags, migrationParams } from './migrationParams.js';
@@ -37,6 +38,8 @@ interface Outgoing {
 /** How long abortMigration keeps trying while the job has not started in libvirtd yet. */
 const ABORT_RETRY_MS = 100;
 const ABORT_ATTEMPTS = 50;
+/** How often a repeated migrateOut looks whether an earlier process's job is over. */
+const JOIN_POLL_MS = 200;
 
 export class OutgoingMigrations {
   private readonly byId = new Map<string, Outgoing>();
@@ -62,6 +65,12 @@ export class OutgoingMigrations {
     entry.done = done;
     this.byId.set(id, entry);
     return done;
+  }
+
+  /** Whether a migration of `id` started by this driver is still running. */
+  isActive(id: string): boolean {
+    const e = this.byId.get(id);
+    return e !== undefined && !e.settled;
   }
 
   /** Aborts the running migration of `id` if it is `migrationId`; the guest keeps running here. */
@@ -91,6 +100,8 @@ export class OutgoingMigrations {
     let own: LibvirtConnection | undefined;
     const started = this.d.clock.now();
     try {
+      const earlier = await this.joinEarlier(entry);
+      if (earlier) return earlier;
       if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
       own = await LibvirtConnection.open(this.d.uri).catch((e: unknown) => this.d.fail(e, { operation: 'connect for migration' }));
       const c = own;
@@ -115,6 +126,31 @@ export class OutgoingMigrations {
     const stats = completedStatsOf(await this.finish(id), { migrationId, id }, this.d.clock.now() - started);
     this.d.emit({ kind: 'stopped', id, reason: 'migrated' });
     return stats;
+  }
+
+  /**
+   * A migration an earlier NC process started goes on inside libvirtd when that process dies
+   * (peer-to-peer: libvirtd drives it). A repeat of migrateOut joins it: it waits for the job to
+   * end, and if the domain left, returns that job's statistics instead of migrating again.
+   */
+  private async joinEarlier(entry: Outgoing): Promise<MigrationStats | undefined> {
+    const c = await this.d.conn();
+    for (;;) {
+      const seen = await c.withDomain(entry.id, async (dom) => {
+        const state = await c.stateAndReason(dom);
+        // libvirt refuses job statistics of an inactive domain ("domain is not running").
+        const active = state.state !== VIR.DOMAIN_STATE.SHUTOFF && state.state !== VIR.DOMAIN_STATE.CRASHED;
+        return { state, jobType: active ? (await c.jobStats(dom, 0)).type : VIR.JOB_TYPE.NONE };
+      });
+      if (!seen) return undefined;
+      if (migratedAway(seen.state)) {
+        const stats = completedStatsOf(await this.finish(entry.id), { migrationId: entry.migrationId, id: entry.id }, 0);
+        this.d.emit({ kind: 'stopped', id: entry.id, reason: 'migrated' });
+        return stats;
+      }
+      if (seen.jobType !== VIR.JOB_TYPE.BOUNDED && seen.jobType !== VIR.JOB_TYPE.UNBOUNDED) return undefined;
+      await sleepOn(this.d.clock, JOIN_POLL_MS);
+    }
   }
 
   /** The source keeps the shut-off domain (no UNDEFINE_SOURCE) so its completed statistics can be read; then it goes. */
