@@ -22,6 +22,8 @@ export type HypervisorConfig =
     readonly migrationTlsDir?: string;
     /** Caps the RAM a guest really gets (test labs); the VM type is still what is accounted. */
     readonly guestMemoryCapMiB?: number;
+    /** Caps each outgoing migration stream, MiB/s. */
+    readonly migrationBandwidthMiBs?: number;
   };
 
 export interface NcConfig {
@@ -48,6 +50,7 @@ const FIELDS = {
   libvirtUri: ['--libvirt-uri', 'FERRY_NC_LIBVIRT_URI'],
   libvirtTlsDir: ['--libvirt-tls-dir', 'FERRY_NC_LIBVIRT_TLS_DIR'],
   libvirtGuestMemoryCap: ['--libvirt-guest-memory-cap', 'FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP'],
+  libvirtMigrationBandwidth: ['--libvirt-migration-bandwidth', 'FERRY_NC_LIBVIRT_MIGRATION_BANDWIDTH'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
@@ -77,6 +80,9 @@ const rawSchema = z.object({
   libvirtGuestMemoryCap: z.string().regex(/^\d+$/, 'must be a whole number of MiB').optional()
     .transform((v) => (v === undefined ? undefined : Number(v)))
     .pipe(z.number().int().min(16, 'must be at least 16').optional()),
+  libvirtMigrationBandwidth: z.string().regex(/^\d+$/, 'must be a whole number of MiB/s').optional()
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .pipe(z.number().int().min(1, 'must be at least 1').optional()),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
   tlsDir: z.string().min(1, 'must name a directory').optional(),
@@ -98,6 +104,7 @@ const rawSchema = z.object({
       kind: 'libvirt', uri: r.libvirtUri ?? '',
       ...(r.libvirtTlsDir !== undefined ? { migrationTlsDir: r.libvirtTlsDir } : {}),
       ...(r.libvirtGuestMemoryCap !== undefined ? { guestMemoryCapMiB: r.libvirtGuestMemoryCap } : {}),
+      ...(r.libvirtMigrationBandwidth !== undefined ? { migrationBandwidthMiBs: r.libvirtMigrationBandwidth } : {}),
     }
     : { kind: 'sim', url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
@@ -114,7 +121,7 @@ function command(): Command {
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
     simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
-    libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext',
   };
   const help: Record<Field, string> = {
@@ -123,6 +130,7 @@ function command(): Command {
     libvirtUri: 'libvirtd of this host, e.g. qemu:///system (with --hypervisor libvirt)',
     libvirtTlsDir: 'libvirtd\'s migrate_tls_x509_cert_dir, for per-migration TLS files',
     libvirtGuestMemoryCap: 'largest RAM a guest really gets, MiB (test labs; accounting keeps the VM type)',
+    libvirtMigrationBandwidth: 'cap on each outgoing migration stream, MiB/s (default: QEMU\'s)',
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory: mutual TLS with the CC', insecurePlaintext: 'serve and call over plain HTTP (logged as a warning)',
   };

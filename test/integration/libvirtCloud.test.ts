@@ -3,7 +3,8 @@
  * two libvirtd daemons of scripts/libvirt-lab.sh, one per NC address on port 16509. RunInstances
  * places a firmware-only guest on NC1; MigrateInstances live-migrates it to NC2 through the
  * CC handshake; libvirt (virsh) shows it running on host 2 and gone from host 1, DescribeInstances
- * shows the new host, and euca-describe-migrations shows the job's time, downtime and bytes.
+ * shows the new host, and euca-describe-migrations shows the job's time, downtime and bytes. A
+ * migration cancelled mid-way (CancelMigration → virDomainAbortJob) leaves the guest on NC1.
  * The CC issues no per-migration TLS credentials yet, so this stream is plaintext (the driver's TLS
  * is covered by libvirt.test.ts).
  */
@@ -21,7 +22,9 @@ const [H1, H2] = lab.hosts;
 const tlsDirOf = (host: string): string => (host === addrs[0] ? H1.tlsDir : H2.tlsDir);
 const cloud = new TestCloud(SUBNET, 2, {
   hypervisorArgs: (host) => ['--hypervisor', 'libvirt', '--libvirt-uri', `qemu+tcp://${host}:16509/system`,
-    '--libvirt-tls-dir', tlsDirOf(host), '--libvirt-guest-memory-cap', '64'],
+    '--libvirt-tls-dir', tlsDirOf(host), '--libvirt-guest-memory-cap', '64',
+    // 1 MiB/s: a 64 MiB firmware guest's ~0.6 MB then takes ~1.7 s, long enough to cancel mid-way.
+    '--libvirt-migration-bandwidth', '1'],
   ccArgs: ['--poll-interval-ms', '1000', '--migration-uri-template', 'qemu+tcp://{host}:16509/system'],
 });
 const [n1, n2] = cloud.nodeHosts as [string, string];
@@ -36,6 +39,19 @@ async function q(params: Record<string, string>): Promise<any> {
 async function instance(id: string): Promise<any> {
   const r = await q({ Action: 'DescribeInstances', 'InstanceId.1': id });
   return arr<any>(r.reservationSet?.item).flatMap((rv) => arr<any>(rv.instancesSet?.item))[0];
+}
+
+async function placeOnN1(): Promise<string> {
+  await q({ Action: 'DisableService', Type: 'NODE', Host: n2 });
+  const run = await q({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' });
+  await q({ Action: 'EnableService', Type: 'NODE', Host: n2 });
+  const id = arr<any>(run.instancesSet.item)[0].instanceId as string;
+  await until('instance running on n1', () => instance(id), (i) => i?.instanceState?.name === 'running' && i.nodeHost === n1);
+  return id;
+}
+
+async function migration(id: string): Promise<any> {
+  return arr<any>((await q({ Action: 'DescribeMigrations', 'MigrationId.1': id })).migrationSet?.item)[0];
 }
 
 async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
@@ -60,16 +76,11 @@ afterAll(async () => {
 
 describe('live migration of a real guest through CLC → CC → NC → libvirt', () => {
   it('moves a running guest from NC1 to NC2 and records the job statistics', async () => {
-    await q({ Action: 'DisableService', Type: 'NODE', Host: n2 });
-    const run = await q({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' });
-    await q({ Action: 'EnableService', Type: 'NODE', Host: n2 });
-    const id = arr<any>(run.instancesSet.item)[0].instanceId as string;
-    await until('instance running on n1', () => instance(id), (i) => i?.instanceState?.name === 'running' && i.nodeHost === n1);
+    const id = await placeOnN1();
     expect(await virsh(H1.uri, 'domstate', id)).toBe('running');
 
     const mig = await q({ Action: 'MigrateInstances', InstanceId: id, 'DestinationHost.1': n2, AllowHosts: 'true' });
-    const done = await until('migration final', async () => arr<any>((await q({ Action: 'DescribeMigrations', 'MigrationId.1': mig.migrationId })).migrationSet?.item)[0],
-      (m) => m && m.state !== 'active', 90_000);
+    const done = await until('migration final', () => migration(mig.migrationId), (m) => m && m.state !== 'active', 90_000);
     const item = arr<any>(done.itemSet.item)[0];
     expect([done.state, item.state, item.error ?? '']).toEqual(['completed', 'completed', '']);
     expect(Number(item.stats.elapsedMs)).toBeGreaterThan(0);
@@ -89,5 +100,21 @@ describe('live migration of a real guest through CLC → CC → NC → libvirt',
 
     await q({ Action: 'TerminateInstances', 'InstanceId.1': id });
     await until('guest gone from libvirt', () => virsh(H2.uri, 'list', '--all', '--name'), (names) => !names.includes(id), 30_000);
+  });
+
+  it('a migration cancelled mid-way leaves the guest running on the source, in libvirt and in DescribeInstances', async () => {
+    const id = await placeOnN1();
+    const mig = await q({ Action: 'MigrateInstances', InstanceId: id, 'DestinationHost.1': n2, AllowHosts: 'true' });
+    await until('item migrating', () => migration(mig.migrationId), (m) => arr<any>(m?.itemSet?.item)[0]?.state === 'migrating', 30_000);
+    await q({ Action: 'CancelMigration', MigrationId: mig.migrationId });
+    const done = await until('migration final', () => migration(mig.migrationId), (m) => m && m.state !== 'active', 90_000);
+    expect(arr<any>(done.itemSet.item)[0].state).toBe('cancelled');
+
+    expect(await virsh(H1.uri, 'domstate', id)).toBe('running');
+    expect(await virsh(H2.uri, 'list', '--all', '--name')).not.toContain(id);
+    expect(await instance(id)).toMatchObject({ nodeHost: n1, instanceState: { name: 'running' } });
+
+    await q({ Action: 'TerminateInstances', 'InstanceId.1': id });
+    await until('guest gone from libvirt', () => virsh(H1.uri, 'list', '--all', '--name'), (names) => !names.includes(id), 30_000);
   });
 });

@@ -48,6 +48,7 @@ describe('NC configuration', () => {
     ['libvirt without a URI', [...BASE, '--hypervisor', 'libvirt'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): is required with --hypervisor libvirt'],
     ['a libvirt URI for the sim', [...BASE, '--libvirt-uri', 'qemu:///system'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): needs --hypervisor libvirt'],
     ['a bad libvirt URI', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', '/system'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): must be a libvirt URI'],
+    ['a zero migration bandwidth', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-migration-bandwidth', '0'], '--libvirt-migration-bandwidth (FERRY_NC_LIBVIRT_MIGRATION_BANDWIDTH): must be at least 1'],
     ['a tiny guest memory cap', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-guest-memory-cap', '8'], '--libvirt-guest-memory-cap (FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP): must be at least 16'],
     ['a bad sim URL', [...BASE, '--sim-url', 'ftp://x'], '--sim-url (FERRY_NC_SIM_URL): must be an http'],
     ['a tiny body limit', [...BASE, '--max-body-bytes', '10'], '--max-body-bytes (FERRY_NC_MAX_BODY_BYTES): must be at least 1024'],
@@ -59,8 +60,10 @@ describe('NC configuration', () => {
 
   it('configures the libvirt driver', () => {
     const c = parseNcConfig([...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu+tcp://127.0.0.1:16511/system',
-      '--libvirt-tls-dir', '/lab/host1/tls', '--libvirt-guest-memory-cap', '64'], {});
-    expect(c.hypervisor).toEqual({ kind: 'libvirt', uri: 'qemu+tcp://127.0.0.1:16511/system', migrationTlsDir: '/lab/host1/tls', guestMemoryCapMiB: 64 });
+      '--libvirt-tls-dir', '/lab/host1/tls', '--libvirt-guest-memory-cap', '64', '--libvirt-migration-bandwidth', '8'], {});
+    expect(c.hypervisor).toEqual({
+      kind: 'libvirt', uri: 'qemu+tcp://127.0.0.1:16511/system', migrationTlsDir: '/lab/host1/tls', guestMemoryCapMiB: 64, migrationBandwidthMiBs: 8,
+    });
     expect(parseNcConfig(BASE, { FERRY_NC_HYPERVISOR: 'libvirt', FERRY_NC_LIBVIRT_URI: 'qemu:///system' }).hypervisor)
       .toEqual({ kind: 'libvirt', uri: 'qemu:///system' });
   });
