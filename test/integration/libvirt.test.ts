@@ -11,6 +11,7 @@ import { isFerryError } from '../../shared/errors/registry.js';
 import type { DomainSpec, HypervisorEvent } from '../../nc/hypervisor/driver.js';
 import { LibvirtDriver, type LibvirtDriverOptions } from '../../nc/hypervisor/libvirt/libvirtDriver.js';
 import { labLayout, startLab, stopLab, testCa, virsh, type TestCa } from '../helpers/libvirtLab.js';
+import { codeOf } from '../helpers/codeOf.js';
 
 const lab = labLayout('/tmp/ferry-libvirt-test-lab', { basePort: 16520 });
 const [H1, H2] = lab.hosts;
@@ -33,14 +34,6 @@ function spec(id: string): DomainSpec {
   return { id, resources: { cores: 1, memoryMiB: 64, diskGiB: 1 }, imageId: 'emi-firmware' };
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'resolved';
-  } catch (e) {
-    return isFerryError(e) ? e.code : `uncoded: ${String(e)}`;
-  }
-}
 
 beforeAll(async () => {
   await startLab(lab);
@@ -88,7 +81,8 @@ describe('libvirt driver on a two-daemon lab', () => {
     expect(stats.bytesTransferred).toBeGreaterThan(0);
     expect(stats.elapsedMs).toBeLessThan(wall + 1);
 
-    expect(await virsh(H2.uri, 'domstate', s.id)).toBe('running');
+    // Running on host 2 because it migrated there, not because it booted there.
+    expect(await virsh(H2.uri, 'domstate', '--reason', s.id)).toBe('running (migrated)');
     expect(await virsh(H1.uri, 'list', '--all', '--name')).not.toContain(s.id);
     expect(await src.info(s.id)).toBeUndefined();
     expect(await dst.info(s.id)).toMatchObject({ state: 'running', imageId: 'emi-firmware', resources: s.resources });

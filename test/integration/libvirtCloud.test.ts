@@ -88,7 +88,7 @@ describe('live migration of a real guest through CLC → CC → NC → libvirt',
     expect(Number(item.stats.bytesTransferred)).toBeGreaterThan(0);
     console.log(`CLC→CC→NC→libvirt migration: job ${item.stats.elapsedMs} ms, downtime ${item.stats.downtimeMs} ms, ${item.stats.bytesTransferred} bytes`);
 
-    expect(await virsh(H2.uri, 'domstate', id)).toBe('running');
+    expect(await virsh(H2.uri, 'domstate', '--reason', id)).toBe('running (migrated)');
     expect(await virsh(H1.uri, 'list', '--all', '--name')).not.toContain(id);
     await until('DescribeInstances shows n2', () => instance(id), (i) => i?.nodeHost === n2 && i.instanceState?.name === 'running', 30_000);
 

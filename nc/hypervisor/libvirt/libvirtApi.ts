@@ -40,7 +40,36 @@ export const JOB_FIELDS = [
   'memory_total', 'memory_processed', 'memory_remaining', 'memory_iteration', 'setup_time',
 ] as const;
 
-export class LibvirtConnection {
+/**
+ * What the driver needs of one libvirt connection: the narrow interface (STYLE habit 4) that
+ * LibvirtConnection implements over koffi and unit tests fake. Domain methods take a handle from
+ * withDomain and run inside its callback.
+ */
+export interface LibvirtSession {
+  readonly uri: string;
+  /** Looks a domain up by name and hands it to `fn`; undefined when the domain does not exist. */
+  withDomain<T>(name: string, fn: (dom: Ptr) => Promise<T>): Promise<T | undefined>;
+  listDomainNames(): Promise<string[]>;
+  defineAndStart(xml: string): Promise<void>;
+  nodeInfo(): Promise<VirNodeInfoRecord>;
+  state(dom: Ptr): Promise<number>;
+  stateAndReason(dom: Ptr): Promise<{ state: number; reason: number }>;
+  xmlDesc(dom: Ptr): Promise<string>;
+  start(dom: Ptr): Promise<void>;
+  destroy(dom: Ptr): Promise<void>;
+  undefine(dom: Ptr): Promise<void>;
+  abortJob(dom: Ptr): Promise<void>;
+  setMaxDowntime(dom: Ptr, ms: number): Promise<void>;
+  jobStats(dom: Ptr, flags: number): Promise<JobStatsRecord>;
+  /** Blocks until the migration ends; use a session opened for it alone. */
+  migrateToUri3(dom: Ptr, destUri: string, params: Readonly<Record<string, string | number>>, flags: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens a session to a libvirt URI; fails with LibvirtCallError. */
+export type OpenLibvirt = (uri: string) => Promise<LibvirtSession>;
+
+export class LibvirtConnection implements LibvirtSession {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
 

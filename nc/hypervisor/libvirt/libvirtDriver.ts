@@ -18,9 +18,12 @@ import {
 } from './domainXml.js';
 import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
 import { domainTypeFor, probeKvm } from './kvmProbe.js';
-import { LibvirtCallError, LibvirtConnection } from './libvirtApi.js';
+import { LibvirtCallError, LibvirtConnection, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
 import { OutgoingMigrations } from './outgoingMigrations.js';
 import { MigrationTlsDir } from './tlsFiles.js';
+
+/** How long close() waits for the connection's calls in flight. */
+const CLOSE_WAIT_MS = 2_000;
 
 export interface LibvirtDriverOptions {
   /** This host's libvirt URI, e.g. qemu:///system or qemu+tcp://127.0.0.1:16511/system. */
@@ -44,6 +47,8 @@ export interface LibvirtDriverOptions {
   /** How long a prepared incoming migration waits for its domain before its TLS files go. */
   readonly incomingTimeoutMs?: number;
   readonly clock?: Clock;
+  /** How to reach libvirt (default: koffi into libvirt.so.0); unit tests pass a fake. */
+  readonly open?: OpenLibvirt;
 }
 
 interface Expected {
@@ -57,17 +62,21 @@ export class LibvirtDriver implements HypervisorDriver {
   private readonly events = new EventHub<HypervisorEvent>();
   private readonly tls: MigrationTlsDir | undefined;
   private readonly expected = new Map<string, Expected>();
+  /** Instance → the migration that brought it here, so a repeated prepareIncoming is a no-op. */
+  private readonly arrived = new Map<string, string>();
   private readonly outgoing: OutgoingMigrations;
-  private connection: Promise<LibvirtConnection> | undefined;
+  private readonly open: OpenLibvirt;
+  private connection: Promise<LibvirtSession> | undefined;
   private domainType: LibvirtDomainType | undefined;
   private closed = false;
 
   constructor(private readonly o: LibvirtDriverOptions) {
     this.clock = o.clock ?? systemClock;
+    this.open = o.open ?? ((uri) => LibvirtConnection.open(uri));
     this.tls = o.migrationTlsDir ? new MigrationTlsDir(o.migrationTlsDir, o.uri) : undefined;
     this.outgoing = new OutgoingMigrations({
       uri: o.uri, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
-      conn: () => this.conn(), emit: (e) => this.events.emit(e), fail: (e, c) => this.fail(e, c),
+      conn: () => this.conn(), open: this.open, emit: (e) => this.emit(e), fail: (e, c) => this.fail(e, c),
     });
   }
 
@@ -140,7 +149,7 @@ export class LibvirtDriver implements HypervisorDriver {
       if (!existing) await c.withDomain(spec.id, (dom) => c.undefine(dom)).catch(() => undefined);
       return this.rethrow(e, { operation: 'start', id: spec.id });
     }
-    this.events.emit({ kind: 'started', id: spec.id });
+    this.emit({ kind: 'started', id: spec.id });
     const started = await this.info(spec.id);
     if (!started) throw HypervisorErrors.make('HypervisorInternalError', { detail: `domain ${spec.id} vanished right after it started` });
     return started;
@@ -157,7 +166,7 @@ export class LibvirtDriver implements HypervisorDriver {
       await c.undefine(dom);
       return true;
     }).catch((e: unknown) => this.rethrow(e, { operation: 'destroy', id }));
-    if (existed) this.events.emit({ kind: 'stopped', id, reason: 'destroyed' });
+    if (existed) this.emit({ kind: 'stopped', id, reason: 'destroyed' });
   }
 
   /**
@@ -167,7 +176,8 @@ export class LibvirtDriver implements HypervisorDriver {
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     const here = await this.info(spec.id);
     if (here && here.state === 'running') {
-      if (this.expected.get(spec.id)?.migrationId === migrationId) return; // arrived already: a repeat
+      // Arrived already (this is a repeat): nothing to prepare.
+      if (this.expected.get(spec.id)?.migrationId === migrationId || this.arrived.get(spec.id) === migrationId) return;
       throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: 'a domain of that name runs here' });
     }
     const host = await this.connect();
@@ -223,7 +233,14 @@ export class LibvirtDriver implements HypervisorDriver {
     this.expected.clear();
     const c = this.connection;
     this.connection = undefined;
-    if (c) await (await c.catch(() => undefined))?.close();
+    // Bounded: closing waits for calls in flight, and a hung libvirtd must not hold the NC's exit.
+    const closing = c?.then((x) => x.close()).catch(() => undefined);
+    if (closing) await Promise.race([closing, sleepOn(this.clock, CLOSE_WAIT_MS)]);
+  }
+
+  private emit(e: HypervisorEvent): void {
+    if (e.kind === 'stopped') this.arrived.delete(e.id);
+    this.events.emit(e);
   }
 
   /** Destination: once the domain runs here, say so and drop the server TLS files. */
@@ -235,7 +252,8 @@ export class LibvirtDriver implements HypervisorDriver {
         await sleepOn(this.clock, 200, entry.stop.signal);
         const d = await this.info(id).catch(() => undefined);
         if (d?.state === 'running') {
-          this.events.emit({ kind: 'migration-incoming-done', migrationId: entry.migrationId, id });
+          this.arrived.set(id, entry.migrationId);
+          this.emit({ kind: 'migration-incoming-done', migrationId: entry.migrationId, id });
           return;
         }
       }
@@ -246,9 +264,9 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   /** The shared connection, opened on first use and re-opened after the daemon went away. */
-  private conn(): Promise<LibvirtConnection> {
+  private conn(): Promise<LibvirtSession> {
     if (this.closed) return Promise.reject(HypervisorErrors.make('HypervisorUnavailable', { uri: this.o.uri, detail: 'driver closed' }));
-    this.connection ??= LibvirtConnection.open(this.o.uri).catch((e: unknown) => {
+    this.connection ??= this.open(this.o.uri).catch((e: unknown) => {
       this.connection = undefined;
       throw translateLibvirtError(e, { uri: this.o.uri, host: this.o.host, operation: 'connect' });
     });

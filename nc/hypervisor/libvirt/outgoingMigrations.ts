@@ -11,7 +11,7 @@ import { VIR_ERR, type FailureContext } from './errorMap.js';
 import { VIR } from './ffi.js';
 import { migratedAway } from './domainXml.js';
 import { completedStatsOf, progressOf } from './jobStats.js';
-import { LibvirtCallError, LibvirtConnection, type JobStatsRecord } from './libvirtApi.js';
+import { LibvirtCallError, type JobStatsRecord, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
 import { migrationFlags, migrationParams } from './migrationParams.js';
 import type { MigrationTlsDir } from './tlsFiles.js';
 
@@ -21,7 +21,9 @@ export interface OutgoingDeps {
   readonly progressIntervalMs: number;
   readonly bandwidthMiBs?: number;
   /** The driver's shared connection (lookups, job statistics, abort). */
-  readonly conn: () => Promise<LibvirtConnection>;
+  readonly conn: () => Promise<LibvirtSession>;
+  /** Opens the connection a migration has to itself. */
+  readonly open: OpenLibvirt;
   readonly emit: (e: HypervisorEvent) => void;
   readonly fail: (e: unknown, c: Omit<FailureContext, 'uri' | 'host'>) => never;
 }
@@ -97,13 +99,13 @@ export class OutgoingMigrations {
     const { id, migrationId } = entry;
     const ctx = { operation: 'migrate', id, migrationId };
     const release = target.credential && tls ? await tls.holdSource(migrationId, target.credential) : undefined;
-    let own: LibvirtConnection | undefined;
+    let own: LibvirtSession | undefined;
     const started = this.d.clock.now();
     try {
       const earlier = await this.joinEarlier(entry);
       if (earlier) return earlier;
       if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
-      own = await LibvirtConnection.open(this.d.uri).catch((e: unknown) => this.d.fail(e, { operation: 'connect for migration' }));
+      own = await this.d.open(this.d.uri).catch((e: unknown) => this.d.fail(e, { operation: 'connect for migration' }));
       const c = own;
       const found = await c.withDomain(id, async (dom) => {
         if ((await c.state(dom)) !== VIR.DOMAIN_STATE.RUNNING) {
