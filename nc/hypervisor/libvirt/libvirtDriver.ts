@@ -6,7 +6,7 @@
  */
 import { systemClock, type Clock } from '../../../shared/clock.js';
 import { isFerryError } from '../../../shared/errors/registry.js';
-import { fits, sub, sum, type Resources } from '../../../shared/model/resources.js';
+import type { Resources } from '../../../shared/model/resources.js';
 import { sleepOn } from '../clockSleep.js';
 import type {
   DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
@@ -18,6 +18,7 @@ import {
 } from './domainXml.js';
 import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
 import { domainTypeFor, probeKvm } from './kvmProbe.js';
+import { IncomingMigrations } from './incomingMigrations.js';
 import { LibvirtCallError, LibvirtConnection, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
 import { OutgoingMigrations } from './outgoingMigrations.js';
 import { MigrationTlsDir } from './tlsFiles.js';
@@ -51,19 +52,11 @@ export interface LibvirtDriverOptions {
   readonly open?: OpenLibvirt;
 }
 
-interface Expected {
-  readonly spec: DomainSpec;
-  readonly migrationId: string;
-  readonly stop: AbortController;
-}
-
 export class LibvirtDriver implements HypervisorDriver {
   private readonly clock: Clock;
   private readonly events = new EventHub<HypervisorEvent>();
   private readonly tls: MigrationTlsDir | undefined;
-  private readonly expected = new Map<string, Expected>();
-  /** Instance → the migration that brought it here, so a repeated prepareIncoming is a no-op. */
-  private readonly arrived = new Map<string, string>();
+  private readonly incoming: IncomingMigrations;
   private readonly outgoing: OutgoingMigrations;
   private readonly open: OpenLibvirt;
   private connection: Promise<LibvirtSession> | undefined;
@@ -77,6 +70,11 @@ export class LibvirtDriver implements HypervisorDriver {
     this.outgoing = new OutgoingMigrations({
       uri: o.uri, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
       conn: () => this.conn(), open: this.open, emit: (e) => this.emit(e), fail: (e, c) => this.fail(e, c),
+    });
+    this.incoming = new IncomingMigrations({
+      host: o.host, clock: this.clock, tls: this.tls, timeoutMs: o.incomingTimeoutMs ?? 600_000,
+      info: (id) => this.info(id), list: () => this.list(), connect: () => this.connect(), destroy: (id) => this.destroy(id),
+      emit: (e) => this.emit(e),
     });
   }
 
@@ -169,45 +167,13 @@ export class LibvirtDriver implements HypervisorDriver {
     if (existed) this.emit({ kind: 'stopped', id, reason: 'destroyed' });
   }
 
-  /**
-   * libvirt creates the incoming domain itself when the source's libvirtd asks (peer-to-peer), so
-   * preparing means: check room, remember the expectation, hold the TLS files, watch for arrival.
-   */
-  async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
-    const here = await this.info(spec.id);
-    if (here && here.state === 'running') {
-      // Arrived already (this is a repeat): nothing to prepare.
-      if (this.expected.get(spec.id)?.migrationId === migrationId || this.arrived.get(spec.id) === migrationId) return;
-      throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: 'a domain of that name runs here' });
-    }
-    const host = await this.connect();
-    const used = sum((await this.list()).filter((d) => d.id !== spec.id && d.state !== 'shutoff').map((d) => d.resources));
-    const free = sub(host.capacity, used);
-    if (!fits(spec.resources, free)) {
-      throw HypervisorErrors.make('InsufficientHostResources', { host: this.o.host, id: spec.id, need: fmt(spec.resources), free: fmt(free) });
-    }
-    if (credential) {
-      if (!this.tls) throw HypervisorErrors.make('HypervisorBadRequest', { detail: 'a TLS migration needs the libvirt migration TLS directory configured' });
-      await this.tls.holdDestination(migrationId, credential);
-    }
-    const previous = this.expected.get(spec.id);
-    if (previous?.migrationId === migrationId) return;
-    previous?.stop.abort();
-    const entry: Expected = { spec, migrationId, stop: new AbortController() };
-    this.expected.set(spec.id, entry);
-    this.watchArrival(entry).catch(() => undefined);
+  /** libvirt creates the incoming domain itself (peer-to-peer): see incomingMigrations.ts. */
+  prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
+    return this.incoming.prepare(spec, migrationId, credential);
   }
 
-  async abortIncoming(id: string, migrationId: string): Promise<void> {
-    const entry = this.expected.get(id);
-    if (entry?.migrationId === migrationId) {
-      entry.stop.abort();
-      this.expected.delete(id);
-    }
-    await this.tls?.releaseDestination(migrationId);
-    // A half-received domain is paused here; one that already runs is the instance now and stays.
-    const here = await this.info(id);
-    if (here?.state === 'paused' && entry) await this.destroy(id);
+  abortIncoming(id: string, migrationId: string): Promise<void> {
+    return this.incoming.abort(id, migrationId);
   }
 
   migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats> {
@@ -229,8 +195,7 @@ export class LibvirtDriver implements HypervisorDriver {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const e of this.expected.values()) e.stop.abort();
-    this.expected.clear();
+    this.incoming.close();
     const c = this.connection;
     this.connection = undefined;
     // Bounded: closing waits for calls in flight, and a hung libvirtd must not hold the NC's exit.
@@ -239,28 +204,8 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   private emit(e: HypervisorEvent): void {
-    if (e.kind === 'stopped') this.arrived.delete(e.id);
+    if (e.kind === 'stopped') this.incoming.forget(e.id);
     this.events.emit(e);
-  }
-
-  /** Destination: once the domain runs here, say so and drop the server TLS files. */
-  private async watchArrival(entry: Expected): Promise<void> {
-    const id = entry.spec.id;
-    const deadline = this.clock.now() + (this.o.incomingTimeoutMs ?? 600_000);
-    try {
-      while (this.clock.now() < deadline) {
-        await sleepOn(this.clock, 200, entry.stop.signal);
-        const d = await this.info(id).catch(() => undefined);
-        if (d?.state === 'running') {
-          this.arrived.set(id, entry.migrationId);
-          this.emit({ kind: 'migration-incoming-done', migrationId: entry.migrationId, id });
-          return;
-        }
-      }
-    } finally {
-      if (this.expected.get(id) === entry) this.expected.delete(id);
-      await this.tls?.releaseDestination(entry.migrationId).catch(() => undefined);
-    }
   }
 
   /** The shared connection, opened on first use and re-opened after the daemon went away. */
@@ -301,6 +246,3 @@ function sameResources(a: Resources, b: Resources): boolean {
   return a.cores === b.cores && a.memoryMiB === b.memoryMiB && a.diskGiB === b.diskGiB;
 }
 
-function fmt(r: Resources): string {
-  return `${r.cores} cores, ${r.memoryMiB} MiB, ${r.diskGiB} GiB`;
-}
