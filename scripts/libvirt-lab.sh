@@ -37,6 +37,9 @@ installed() {
 
 do_install() {
   need_root
+  # Two test files may install at once (vitest runs files in parallel): one apt at a time.
+  exec 9>/var/lock/ferry-libvirt-lab-install.lock
+  flock 9
   if installed; then
     log "packages already installed"
   else

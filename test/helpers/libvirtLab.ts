@@ -53,8 +53,10 @@ async function script(cmd: string, lab: Lab): Promise<string> {
   }
 }
 
+/** Installs what is missing, then starts the lab from a clean slate (a crashed run's daemons and guests go first). */
 export async function startLab(lab: Lab): Promise<void> {
   await script('install', lab);
+  await script('stop', lab);
   await script('start', lab);
 }
 
