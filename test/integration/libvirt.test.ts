@@ -167,6 +167,19 @@ describe('libvirt driver on a two-daemon lab', () => {
     expect(await virsh(H1.uri, 'list', '--all', '--name')).not.toContain(s.id);
   });
 
+  it('reports lifecycle events from libvirt, also for changes made behind its back', async () => {
+    const d = driver(H1);
+    const seen: HypervisorEvent[] = [];
+    d.onEvent((e) => seen.push(e));
+    const s = spec('i-lv000007');
+    await d.create(s);
+    await expect.poll(() => seen, { timeout: 5_000 }).toContainEqual({ kind: 'started', id: s.id });
+    await virsh(H1.uri, 'destroy', s.id);
+    await expect.poll(() => seen, { timeout: 5_000 }).toContainEqual({ kind: 'stopped', id: s.id, reason: 'destroyed' });
+    expect(seen.filter((e) => e.kind === 'started' && e.id === s.id)).toHaveLength(1); // libvirt's, not repeated by the driver
+    await d.destroy(s.id);
+  });
+
   it('translates libvirt errors into coded errors', async () => {
     const d = driver(H1);
     expect(await d.info('i-nosuch')).toBeUndefined();

@@ -48,6 +48,10 @@ export interface LibvirtFunctions {
   readonly virTypedParamsAddULLong: AsyncFn;
   readonly virTypedParamsGetULLong: AsyncFn;
   readonly virTypedParamsFree: AsyncFn;
+  readonly virEventRegisterDefaultImpl: AsyncFn;
+  readonly virEventRunDefaultImpl: AsyncFn;
+  readonly virConnectDomainEventRegisterAny: AsyncFn;
+  readonly virConnectDomainEventDeregisterAny: AsyncFn;
   readonly free: AsyncFn;
 }
 
@@ -90,6 +94,9 @@ export interface VirNodeInfoRecord {
 
 const ErrorFunc = koffi.proto('void ferry_virErrorFunc(void *userData, void *error)');
 
+/** virConnectDomainEventCallback (VIR_DOMAIN_EVENT_ID_LIFECYCLE). */
+export const LifecycleCallback = koffi.proto('void ferry_virLifecycleCb(void *conn, void *dom, int event, int detail, void *opaque)');
+
 export function libvirt(): LibvirtFunctions {
   if (bound) return bound;
   const lib = koffi.load('libvirt.so.0');
@@ -122,6 +129,10 @@ export function libvirt(): LibvirtFunctions {
     virTypedParamsAddULLong: f('int virTypedParamsAddULLong(_Inout_ void **params, _Inout_ int *nparams, _Inout_ int *maxparams, const char *name, unsigned long long value)'),
     virTypedParamsGetULLong: f('int virTypedParamsGetULLong(void *params, int nparams, const char *name, _Out_ unsigned long long *value)'),
     virTypedParamsFree: f('void virTypedParamsFree(void *params, int nparams)'),
+    virEventRegisterDefaultImpl: f('int virEventRegisterDefaultImpl()'),
+    virEventRunDefaultImpl: f('int virEventRunDefaultImpl()'),
+    virConnectDomainEventRegisterAny: f('int virConnectDomainEventRegisterAny(void *conn, void *dom, int eventID, ferry_virLifecycleCb *cb, void *opaque, void *freecb)'),
+    virConnectDomainEventDeregisterAny: f('int virConnectDomainEventDeregisterAny(void *conn, int callbackID)'),
     free: libc.func('void free(void *ptr)') as unknown as AsyncFn,
   };
   // Without a handler libvirt prints every error to stderr. Ours only keeps the last one, for
@@ -132,6 +143,15 @@ export function libvirt(): LibvirtFunctions {
   }, koffi.pointer(ErrorFunc));
   bound.virSetErrorFunc(null, handler);
   return bound;
+}
+
+/** Makes `fn` callable by libvirt as a lifecycle callback; koffi runs it on the main thread. */
+export function registerLifecycleCallback(fn: (dom: Ptr, event: number, detail: number) => void): bigint {
+  return koffi.register((_conn: Ptr, dom: Ptr, event: number, detail: number) => fn(dom, event, detail), koffi.pointer(LifecycleCallback));
+}
+
+export function unregisterCallback(handle: bigint): void {
+  koffi.unregister(handle);
 }
 
 export function decodeError(ptr: Ptr | null): VirErrorRecord | undefined {
@@ -157,4 +177,9 @@ export const VIR = {
   JOB_STATS: { COMPLETED: 1 << 0 },
   JOB_TYPE: { NONE: 0, BOUNDED: 1, UNBOUNDED: 2, COMPLETED: 3, FAILED: 4, CANCELLED: 5 },
   UNDEFINE: { NVRAM: 1 << 2 },
+  EVENT_ID_LIFECYCLE: 0,
+  EVENT: { STARTED: 2, SUSPENDED: 3, RESUMED: 4, STOPPED: 5, SHUTDOWN: 6, CRASHED: 8 },
+  EVENT_STARTED: { MIGRATED: 1 },
+  EVENT_RESUMED: { MIGRATED: 1 },
+  EVENT_STOPPED: { SHUTDOWN: 0, DESTROYED: 1, CRASHED: 2, MIGRATED: 3, SAVED: 4, FAILED: 5 },
 } as const;

@@ -27,6 +27,7 @@ interface Expected {
   readonly spec: DomainSpec;
   readonly migrationId: string;
   readonly stop: AbortController;
+  arrived: boolean;
 }
 
 /** How often a prepared destination looks whether its domain runs here yet. */
@@ -59,7 +60,7 @@ export class IncomingMigrations {
     const previous = this.expected.get(spec.id);
     if (previous?.migrationId === migrationId) return;
     previous?.stop.abort();
-    const entry: Expected = { spec, migrationId, stop: new AbortController() };
+    const entry: Expected = { spec, migrationId, stop: new AbortController(), arrived: false };
     this.expected.set(spec.id, entry);
     this.watchArrival(entry).catch(() => undefined);
   }
@@ -86,19 +87,31 @@ export class IncomingMigrations {
     this.expected.clear();
   }
 
-  /** Once the domain runs here, say so and drop the server TLS files. */
+  /** A hint (libvirt resumed the incoming domain) that `id` arrived: look now, not at the next poll. */
+  async checkNow(id: string): Promise<void> {
+    const entry = this.expected.get(id);
+    if (entry) await this.lookForArrival(entry);
+  }
+
+  /** Once the domain runs here, say so (once) and end the watch, which drops the server TLS files. */
+  private async lookForArrival(entry: Expected): Promise<boolean> {
+    const id = entry.spec.id;
+    const found = await this.d.info(id).catch(() => undefined);
+    if (found?.state !== 'running' || entry.arrived) return entry.arrived;
+    entry.arrived = true;
+    this.arrived.set(id, entry.migrationId);
+    this.d.emit({ kind: 'migration-incoming-done', migrationId: entry.migrationId, id });
+    entry.stop.abort();
+    return true;
+  }
+
   private async watchArrival(entry: Expected): Promise<void> {
     const id = entry.spec.id;
     const deadline = this.d.clock.now() + this.d.timeoutMs;
     try {
       while (this.d.clock.now() < deadline) {
         await sleepOn(this.d.clock, ARRIVAL_POLL_MS, entry.stop.signal);
-        const found = await this.d.info(id).catch(() => undefined);
-        if (found?.state === 'running') {
-          this.arrived.set(id, entry.migrationId);
-          this.d.emit({ kind: 'migration-incoming-done', migrationId: entry.migrationId, id });
-          return;
-        }
+        if (await this.lookForArrival(entry)) return;
       }
     } finally {
       if (this.expected.get(id) === entry) this.expected.delete(id);

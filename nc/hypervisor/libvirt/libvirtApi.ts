@@ -5,7 +5,8 @@
  * connection (virConnGetLastError), not from a thread-local that belongs to a worker thread.
  * A migration gets a connection of its own, so it never holds up the others.
  */
-import { decodeError, decodePointers, lastReportedError, libvirt, VIR, type AsyncFn, type Ptr, type VirErrorRecord, type VirNodeInfoRecord } from './ffi.js';
+import {
+  decodeError, decodePointers, lastReportedError, libvirt, registerLifecycleCallback, unregisterCallback, VIR, type AsyncFn, type Ptr, type VirErrorRecord, type VirNodeInfoRecord } from './ffi.js';
 
 /** A libvirt call failed; `code` is virErrorNumber (0 when libvirt gave no error object). */
 export class LibvirtCallError extends Error {
@@ -63,6 +64,11 @@ export interface LibvirtSession {
   jobStats(dom: Ptr, flags: number): Promise<JobStatsRecord>;
   /** Blocks until the migration ends; use a session opened for it alone. */
   migrateToUri3(dom: Ptr, destUri: string, params: Readonly<Record<string, string | number>>, flags: number): Promise<void>;
+  /**
+   * Delivers this connection's domain lifecycle events (virDomainEventType and detail) until it
+   * closes; needs libvirt's event loop running before the connection was opened (eventLoop.ts).
+   */
+  onLifecycle(listener: (name: string, event: number, detail: number) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,6 +78,7 @@ export type OpenLibvirt = (uri: string) => Promise<LibvirtSession>;
 export class LibvirtConnection implements LibvirtSession {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private lifecycle: { readonly id: number; readonly handle: bigint } | undefined;
 
   private constructor(readonly uri: string, private readonly ptr: Ptr) {}
 
@@ -234,11 +241,33 @@ export class LibvirtConnection implements LibvirtSession {
     }
   }
 
+  async onLifecycle(listener: (name: string, event: number, detail: number) => void): Promise<void> {
+    const lv = libvirt();
+    const handle = registerLifecycleCallback((dom, event, detail) => {
+      try {
+        listener(lv.virDomainGetName(dom) as string, event, detail);
+      } catch {
+        // A listener's bug must not unwind into libvirt's event thread.
+      }
+    });
+    try {
+      const id = await this.serial(() => this.int('virConnectDomainEventRegisterAny', this.ptr, null, VIR.EVENT_ID_LIFECYCLE, handle, null, null));
+      this.lifecycle = { id, handle };
+    } catch (e) {
+      unregisterCallback(handle);
+      throw e;
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     await this.serial(async () => {
+      const lifecycle = this.lifecycle;
+      this.lifecycle = undefined;
+      if (lifecycle) await this.int('virConnectDomainEventDeregisterAny', this.ptr, lifecycle.id).catch(() => undefined);
       this.closed = true;
       await callAsync(libvirt().virConnectClose, this.ptr);
+      if (lifecycle) unregisterCallback(lifecycle.handle);
     });
   }
 }

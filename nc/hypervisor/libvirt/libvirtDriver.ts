@@ -17,6 +17,8 @@ import {
   buildDomainXml, domainStateOf, guestSize, migratedAway, parseFerryMetadata, parseSizing, type LibvirtDomainType,
 } from './domainXml.js';
 import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
+import { lifecycleMeaning } from './domainEvents.js';
+import { startLibvirtEventLoop } from './eventLoop.js';
 import { domainTypeFor, probeKvm } from './kvmProbe.js';
 import { IncomingMigrations } from './incomingMigrations.js';
 import { LibvirtCallError, LibvirtConnection, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
@@ -50,6 +52,8 @@ export interface LibvirtDriverOptions {
   readonly clock?: Clock;
   /** How to reach libvirt (default: koffi into libvirt.so.0); unit tests pass a fake. */
   readonly open?: OpenLibvirt;
+  /** Subscribe to libvirt's lifecycle events (default: with the real libvirt, yes). */
+  readonly lifecycleEvents?: boolean;
 }
 
 export class LibvirtDriver implements HypervisorDriver {
@@ -62,10 +66,16 @@ export class LibvirtDriver implements HypervisorDriver {
   private connection: Promise<LibvirtSession> | undefined;
   private domainType: LibvirtDomainType | undefined;
   private closed = false;
+  private readonly wantsEvents: boolean;
+  /** libvirt reports started/stopped itself on the shared connection: the driver does not repeat them. */
+  private libvirtEvents = false;
 
   constructor(private readonly o: LibvirtDriverOptions) {
     this.clock = o.clock ?? systemClock;
     this.open = o.open ?? ((uri) => LibvirtConnection.open(uri));
+    this.wantsEvents = o.lifecycleEvents ?? o.open === undefined;
+    // Before any connection opens: only connections opened after it deliver events.
+    if (this.wantsEvents && o.open === undefined) startLibvirtEventLoop();
     this.tls = o.migrationTlsDir ? new MigrationTlsDir(o.migrationTlsDir, o.uri) : undefined;
     this.outgoing = new OutgoingMigrations({
       uri: o.uri, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
@@ -203,15 +213,33 @@ export class LibvirtDriver implements HypervisorDriver {
     if (closing) await Promise.race([closing, sleepOn(this.clock, CLOSE_WAIT_MS)]);
   }
 
+  /** The driver's own account of what it did; started/stopped come from libvirt when it reports them. */
   private emit(e: HypervisorEvent): void {
+    if (this.libvirtEvents && (e.kind === 'started' || e.kind === 'stopped')) return;
+    this.publish(e);
+  }
+
+  private publish(e: HypervisorEvent): void {
     if (e.kind === 'stopped') this.incoming.forget(e.id);
     this.events.emit(e);
+  }
+
+  private onLifecycle(name: string, event: number, detail: number): void {
+    const m = lifecycleMeaning(name, event, detail);
+    if (m.kind === 'event') this.publish(m.event);
+    else if (m.kind === 'arrived') this.incoming.checkNow(m.id).catch(() => undefined);
   }
 
   /** The shared connection, opened on first use and re-opened after the daemon went away. */
   private conn(): Promise<LibvirtSession> {
     if (this.closed) return Promise.reject(HypervisorErrors.make('HypervisorUnavailable', { uri: this.o.uri, detail: 'driver closed' }));
-    this.connection ??= this.open(this.o.uri).catch((e: unknown) => {
+    this.connection ??= this.open(this.o.uri).then(async (c) => {
+      if (this.wantsEvents) {
+        // Without events the driver reports what it does itself and the NC re-reads with list().
+        this.libvirtEvents = await c.onLifecycle((name, event, detail) => this.onLifecycle(name, event, detail)).then(() => true, () => false);
+      }
+      return c;
+    }, (e: unknown) => {
       this.connection = undefined;
       throw translateLibvirtError(e, { uri: this.o.uri, host: this.o.host, operation: 'connect' });
     });

@@ -33,6 +33,7 @@ export class FakeLibvirtd {
   failStart: LibvirtCallError | undefined;
   readonly migrations: FakeMigration[] = [];
   readonly aborted: string[] = [];
+  readonly lifecycleListeners: ((name: string, event: number, detail: number) => void)[] = [];
   /** What a migration does; by default it completes at once with a completed job record. */
   migrate: (name: string, d: FakeDomain) => Promise<void> = async (_name, d) => this.complete(d);
 
@@ -41,6 +42,11 @@ export class FakeLibvirtd {
     if (!this.reachable) throw err('virConnectOpen', VIR_ERR.SYSTEM_ERROR, `unable to connect to server at '${uri}': Connection refused`);
     return new FakeSession(this, uri);
   };
+
+  /** What libvirtd's event loop would deliver. */
+  fire(name: string, event: number, detail: number): void {
+    for (const l of this.lifecycleListeners) l(name, event, detail);
+  }
 
   /** A domain as libvirt leaves it on the source after it migrated away. */
   complete(d: FakeDomain): void {
@@ -153,6 +159,11 @@ class FakeSession implements LibvirtSession {
     } finally {
       if (d.jobType !== VIR.JOB_TYPE.NONE) d.jobType = VIR.JOB_TYPE.NONE;
     }
+  }
+
+  async onLifecycle(listener: (name: string, event: number, detail: number) => void): Promise<void> {
+    this.check('virConnectDomainEventRegisterAny');
+    this.host.lifecycleListeners.push(listener);
   }
 
   async close(): Promise<void> {

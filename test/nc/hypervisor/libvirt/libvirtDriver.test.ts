@@ -224,4 +224,30 @@ describe('LibvirtDriver', () => {
       expect(fake.domains.has(spec.id)).toBe(false);
     });
   });
+
+  describe('with libvirt lifecycle events', () => {
+    it('publishes what libvirt reports instead of repeating its own account', async () => {
+      const { fake, driver, events } = setup({ lifecycleEvents: true });
+      await driver.create(spec);
+      expect(events).toEqual([]); // libvirt reports the start
+      const E = VIR.EVENT;
+      fake.fire(spec.id, E.STARTED, 0);
+      fake.fire(spec.id, E.STOPPED, VIR.EVENT_STOPPED.CRASHED);
+      fake.fire('i-elsewhere', E.STOPPED, VIR.EVENT_STOPPED.MIGRATED);
+      fake.fire(spec.id, E.SUSPENDED, 0);
+      expect(events).toEqual([
+        { kind: 'started', id: spec.id },
+        { kind: 'stopped', id: spec.id, reason: 'crashed' },
+        { kind: 'stopped', id: 'i-elsewhere', reason: 'migrated' },
+      ]);
+    });
+
+    it('takes a resumed incoming domain as its arrival at once', async () => {
+      const { fake, driver, events } = setup({ lifecycleEvents: true });
+      await driver.prepareIncoming(spec, 'm-1');
+      fake.put(spec.id, xmlOf(spec), VIR.DOMAIN_STATE.RUNNING);
+      fake.fire(spec.id, VIR.EVENT.RESUMED, VIR.EVENT_RESUMED.MIGRATED);
+      await expect.poll(() => events).toEqual([{ kind: 'migration-incoming-done', migrationId: 'm-1', id: spec.id }]);
+    });
+  });
 });
