@@ -8,6 +8,8 @@
 #   scripts/libvirt-lab.sh start  [LABDIR]   start both daemons (no-op for one already running)
 #   scripts/libvirt-lab.sh stop   [LABDIR]   destroy their guests, stop exactly the daemons started here
 #   scripts/libvirt-lab.sh status [LABDIR]   exit 0 only when both daemons answer
+#   scripts/libvirt-lab.sh guest  [LABDIR]   a tiny Linux guest (Debian cloud kernel + busybox initrd)
+#                                            in LABDIR/guest, whose serial port prints a counter and uptime
 #
 # LABDIR defaults to $FERRY_LIBVIRT_LAB or /tmp/ferry-libvirt-lab. Host N listens on
 # 127.0.0.1:$((FERRY_LIBVIRT_BASE_PORT + N)) (base 16510: ports 16511 and 16512). For NCs on their
@@ -15,7 +17,7 @@
 # and FERRY_LIBVIRT_PORT one port for both (e.g. 16509, as in qemu+tcp://{host}:16509/system).
 set -euo pipefail
 
-PACKAGES=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev qemu-system-x86 qemu-utils tini)
+PACKAGES=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev qemu-system-x86 qemu-utils tini cpio)
 HOSTS=(1 2)
 BASE_PORT=${FERRY_LIBVIRT_BASE_PORT:-16510}
 read -r -a ADDRS <<<"${FERRY_LIBVIRT_ADDRS:-}"
@@ -185,10 +187,47 @@ do_status() {
   return $rc
 }
 
+# The guest's /init: count and print uptime on the serial port; after a live migration the count
+# carries on (its memory moved), where a reboot would start again at 1.
+GUEST_INIT='#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /dev
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t devtmpfs dev /dev
+i=0
+while :; do
+  i=$((i + 1))
+  read -r up _ </proc/uptime
+  echo "ferry-tick $i $up" >/dev/ttyS0
+  /bin/busybox sleep 0.2
+done'
+
+do_guest() {
+  local g="$LAB/guest" w kernel
+  if [ -s "$g/vmlinuz" ] && [ -s "$g/initrd.img" ]; then log "guest already built in $g"; return; fi
+  command -v cpio >/dev/null || die "cpio missing: run '$0 install' first"
+  mkdir -p "$g"
+  w=$(mktemp -d)
+  chmod 755 "$w" # apt downloads as its _apt user
+  kernel=$(apt-cache search --names-only '^linux-image-[0-9.]+-[0-9]+-cloud-amd64$' | cut -d' ' -f1 | sort -V | tail -n 1)
+  [ -n "$kernel" ] || die "no linux-image-*-cloud-amd64 package known to apt (apt-get update?)"
+  (cd "$w" && apt-get download -q "$kernel" busybox-static >/dev/null) || die "apt-get download $kernel busybox-static failed"
+  mkdir -p "$w/k" "$w/b" "$w/root/bin"
+  dpkg-deb -x "$w"/linux-image-*.deb "$w/k"
+  dpkg-deb -x "$w"/busybox-static_*.deb "$w/b"
+  cp "$w"/k/boot/vmlinuz-* "$g/vmlinuz"
+  cp "$w/b/bin/busybox" "$w/root/bin/busybox"
+  printf '%s\n' "$GUEST_INIT" >"$w/root/init"
+  chmod 755 "$w/root/init"
+  (cd "$w/root" && find . | cpio -o -H newc --quiet | gzip -9) >"$g/initrd.img"
+  rm -rf "$w"
+  log "guest: $g/vmlinuz ($kernel), $g/initrd.img"
+}
+
 case "$cmd" in
   install) do_install ;;
   start) do_start ;;
   stop) do_stop ;;
   status) do_status ;;
-  *) die "usage: $0 install | start [LABDIR] | stop [LABDIR] | status [LABDIR]" ;;
+  guest) do_guest ;;
+  *) die "usage: $0 install | start [LABDIR] | stop [LABDIR] | status [LABDIR] | guest [LABDIR]" ;;
 esac

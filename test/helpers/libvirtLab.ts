@@ -64,6 +64,12 @@ export async function stopLab(lab: Lab): Promise<void> {
   await script('stop', lab);
 }
 
+/** Builds (once per lab directory) the lab's tiny Linux guest: a Debian cloud kernel and a busybox initrd. */
+export async function buildGuest(lab: Lab): Promise<{ kernel: string; initrd: string }> {
+  await script('guest', lab);
+  return { kernel: join(lab.dir, 'guest', 'vmlinuz'), initrd: join(lab.dir, 'guest', 'initrd.img') };
+}
+
 /** virsh, as an independent witness of what libvirt holds (not the driver under test). */
 export async function virsh(uri: string, ...args: string[]): Promise<string> {
   const { stdout } = await run('virsh', ['-q', '-c', uri, ...args], { timeout: 30_000 }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));

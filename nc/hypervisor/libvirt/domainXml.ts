@@ -20,6 +20,16 @@ export interface DomainXmlInput {
   /** Guest RAM actually given (MiB); the spec's memory is still what is accounted and recorded. */
   readonly memoryMiB: number;
   readonly vcpus: number;
+  /** Boot this kernel and initrd directly instead of the firmware's empty boot (test labs). */
+  readonly boot?: DirectKernelBoot;
+  /** A file the guest's first serial port appends to (kept across a migration on shared storage). */
+  readonly serialLog?: string;
+}
+
+export interface DirectKernelBoot {
+  readonly kernel: string;
+  readonly initrd: string;
+  readonly cmdline?: string;
 }
 
 /** What a host really gives a guest: the VM type, capped (a test lab runs tiny firmware-only guests). */
@@ -31,8 +41,8 @@ export function guestSize(r: Resources, caps: { readonly memoryMiB?: number; rea
 }
 
 /**
- * A diskless guest that boots its firmware only: enough to prove a live migration of running guest
- * state (the root disk on shared storage is the image issue's job).
+ * A diskless guest that boots its firmware only (enough to prove a live migration of running guest
+ * state), or a kernel and initrd given directly; the root disk on shared storage is the image issue's job.
  */
 export function buildDomainXml(i: DomainXmlInput): string {
   const r = i.spec.resources;
@@ -44,13 +54,21 @@ export function buildDomainXml(i: DomainXmlInput): string {
     `  </metadata>`,
     `  <memory unit='MiB'>${i.memoryMiB}</memory>`,
     `  <vcpu>${i.vcpus}</vcpu>`,
-    `  <os><type arch='x86_64' machine='pc'>hvm</type></os>`,
+    `  <os>`,
+    `    <type arch='x86_64' machine='pc'>hvm</type>`,
+    ...(i.boot ? [
+      `    <kernel>${esc(i.boot.kernel)}</kernel>`,
+      `    <initrd>${esc(i.boot.initrd)}</initrd>`,
+      `    <cmdline>${esc(i.boot.cmdline ?? 'console=ttyS0 quiet')}</cmdline>`,
+    ] : []),
+    `  </os>`,
     `  <features><acpi/></features>`,
     `  <on_poweroff>destroy</on_poweroff>`,
     `  <on_reboot>restart</on_reboot>`,
     `  <on_crash>destroy</on_crash>`,
     `  <devices>`,
     `    <emulator>${esc(i.emulator)}</emulator>`,
+    ...(i.serialLog ? [`    <serial type='file'><source path='${esc(i.serialLog)}' append='on'/><target port='0'/></serial>`] : []),
     `    <memballoon model='none'/>`,
     `  </devices>`,
     `</domain>`,

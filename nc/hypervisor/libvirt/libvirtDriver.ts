@@ -4,6 +4,7 @@
  * domains after an NC restart and the record moves with the domain in a migration. Every libvirt
  * failure is translated into a HypervisorErrors code here (errorMap.ts).
  */
+import { join } from 'node:path';
 import { systemClock, type Clock } from '../../../shared/clock.js';
 import { isFerryError } from '../../../shared/errors/registry.js';
 import type { Resources } from '../../../shared/model/resources.js';
@@ -14,7 +15,7 @@ import type {
 import { HypervisorErrors } from '../errors.js';
 import { EventHub } from '../eventHub.js';
 import {
-  buildDomainXml, domainStateOf, guestSize, migratedAway, parseFerryMetadata, parseSizing, type LibvirtDomainType,
+  buildDomainXml, domainStateOf, guestSize, migratedAway, parseFerryMetadata, parseSizing, type DirectKernelBoot, type LibvirtDomainType,
 } from './domainXml.js';
 import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
 import { lifecycleMeaning } from './domainEvents.js';
@@ -52,6 +53,10 @@ export interface LibvirtDriverOptions {
   readonly clock?: Clock;
   /** How to reach libvirt (default: koffi into libvirt.so.0); unit tests pass a fake. */
   readonly open?: OpenLibvirt;
+  /** Boot guests from this kernel and initrd instead of firmware only (test labs). */
+  readonly directKernel?: DirectKernelBoot;
+  /** Directory for each guest's serial log, `<id>.serial` (shared by the hosts, so it follows a migration). */
+  readonly serialLogDir?: string;
   /** Subscribe to libvirt's lifecycle events (default: with the real libvirt, yes). */
   readonly lifecycleEvents?: boolean;
 }
@@ -148,6 +153,8 @@ export class LibvirtDriver implements HypervisorDriver {
       spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
       emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
       ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
+      boot: this.o.directKernel,
+      serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
     });
     try {
       if (existing) await c.withDomain(spec.id, (dom) => c.start(dom));

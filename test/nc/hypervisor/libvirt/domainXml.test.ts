@@ -18,6 +18,19 @@ describe('buildDomainXml', () => {
     expect(parseFerryMetadata(xml)).toEqual({ imageId: 'emi-abc', resources: spec.resources, startedAt: 1700 });
   });
 
+  it('boots a kernel directly and logs the serial port to a file when asked', () => {
+    const xml = buildDomainXml({
+      spec, domainType: 'qemu', startedAt: 0, emulator: 'q', memoryMiB: 128, vcpus: 1,
+      boot: { kernel: '/lab/guest/vmlinuz', initrd: '/lab/guest/initrd.img' }, serialLog: '/lab/i-1.serial',
+    });
+    expect(xml).toContain('<kernel>/lab/guest/vmlinuz</kernel>');
+    expect(xml).toContain('<initrd>/lab/guest/initrd.img</initrd>');
+    expect(xml).toContain('<cmdline>console=ttyS0 quiet</cmdline>');
+    expect(xml).toContain("<serial type='file'><source path='/lab/i-1.serial' append='on'/><target port='0'/></serial>");
+    const plain = buildDomainXml({ spec, domainType: 'qemu', startedAt: 0, emulator: 'q', memoryMiB: 64, vcpus: 1 });
+    expect(plain).not.toMatch(/<kernel>|<serial/);
+  });
+
   it('uses kvm only when told to', () => {
     expect(buildDomainXml({ spec, domainType: 'kvm', startedAt: 0, emulator: 'q', memoryMiB: 64, vcpus: 1 })).toMatch(/^<domain type='kvm'>/);
   });
