@@ -3,7 +3,8 @@
  * C constants live here; libvirtApi.ts wraps them into promises that run off the event loop.
  * Handles (virConnectPtr, virDomainPtr) are koffi 3 pointers: bigint, or null for NULL.
  */
-import koffi from 'koffi';
+import { createRequire } from 'node:module';
+import type koffiModule from 'koffi';
 
 export type Ptr = bigint;
 
@@ -55,20 +56,54 @@ export interface LibvirtFunctions {
   readonly free: AsyncFn;
 }
 
-export const VirError = koffi.struct('ferry_virError', {
-  code: 'int',
-  domain: 'int',
-  message: 'const char *',
-  level: 'int',
-  conn: 'void *',
-  dom: 'void *',
-  str1: 'const char *',
-  str2: 'const char *',
-  str3: 'const char *',
-  int1: 'int',
-  int2: 'int',
-  net: 'void *',
-});
+type Koffi = typeof koffiModule;
+
+interface KoffiTypes {
+  readonly koffi: Koffi;
+  readonly virError: ReturnType<Koffi['struct']>;
+  readonly errorFunc: ReturnType<Koffi['proto']>;
+  readonly lifecycleCallback: ReturnType<Koffi['proto']>;
+}
+
+let types: KoffiTypes | undefined;
+
+/**
+ * koffi and the C types, loaded on first use: an NC on the simulated hypervisor never loads the
+ * native FFI module (nor needs libvirt installed).
+ */
+function ffi(): KoffiTypes {
+  if (types) return types;
+  const koffi = createRequire(import.meta.url)('koffi') as Koffi;
+  const virError = koffi.struct('ferry_virError', {
+    code: 'int',
+    domain: 'int',
+    message: 'const char *',
+    level: 'int',
+    conn: 'void *',
+    dom: 'void *',
+    str1: 'const char *',
+    str2: 'const char *',
+    str3: 'const char *',
+    int1: 'int',
+    int2: 'int',
+    net: 'void *',
+  });
+  koffi.struct('ferry_virNodeInfo', {
+    model: koffi.array('char', 32, 'String'),
+    memory: 'unsigned long',
+    cpus: 'unsigned int',
+    mhz: 'unsigned int',
+    nodes: 'unsigned int',
+    sockets: 'unsigned int',
+    cores: 'unsigned int',
+    threads: 'unsigned int',
+  });
+  const errorFunc = koffi.proto('void ferry_virErrorFunc(void *userData, void *error)');
+  // virConnectDomainEventCallback (VIR_DOMAIN_EVENT_ID_LIFECYCLE).
+  const lifecycleCallback = koffi.proto('void ferry_virLifecycleCb(void *conn, void *dom, int event, int detail, void *opaque)');
+  types = { koffi, virError, errorFunc, lifecycleCallback };
+  return types;
+}
 
 export interface VirErrorRecord {
   readonly code: number;
@@ -76,29 +111,14 @@ export interface VirErrorRecord {
   readonly message: string | null;
 }
 
-export const VirNodeInfo = koffi.struct('ferry_virNodeInfo', {
-  model: koffi.array('char', 32, 'String'),
-  memory: 'unsigned long',
-  cpus: 'unsigned int',
-  mhz: 'unsigned int',
-  nodes: 'unsigned int',
-  sockets: 'unsigned int',
-  cores: 'unsigned int',
-  threads: 'unsigned int',
-});
-
 export interface VirNodeInfoRecord {
   readonly memory: number | bigint;
   readonly cpus: number;
 }
 
-const ErrorFunc = koffi.proto('void ferry_virErrorFunc(void *userData, void *error)');
-
-/** virConnectDomainEventCallback (VIR_DOMAIN_EVENT_ID_LIFECYCLE). */
-export const LifecycleCallback = koffi.proto('void ferry_virLifecycleCb(void *conn, void *dom, int event, int detail, void *opaque)');
-
 export function libvirt(): LibvirtFunctions {
   if (bound) return bound;
+  const { koffi, errorFunc } = ffi();
   const lib = koffi.load('libvirt.so.0');
   const libc = koffi.load('libc.so.6');
   const f = (proto: string): AsyncFn => lib.func(proto) as unknown as AsyncFn;
@@ -140,28 +160,30 @@ export function libvirt(): LibvirtFunctions {
   // failing worker thread waits, so the error pointer is still valid here.
   const handler = koffi.register((_user: unknown, err: Ptr | null) => {
     lastReported = decodeError(err);
-  }, koffi.pointer(ErrorFunc));
+  }, koffi.pointer(errorFunc));
   bound.virSetErrorFunc(null, handler);
   return bound;
 }
 
 /** Makes `fn` callable by libvirt as a lifecycle callback; koffi runs it on the main thread. */
 export function registerLifecycleCallback(fn: (dom: Ptr, event: number, detail: number) => void): bigint {
-  return koffi.register((_conn: Ptr, dom: Ptr, event: number, detail: number) => fn(dom, event, detail), koffi.pointer(LifecycleCallback));
+  const { koffi, lifecycleCallback } = ffi();
+  return koffi.register((_conn: Ptr, dom: Ptr, event: number, detail: number) => fn(dom, event, detail), koffi.pointer(lifecycleCallback));
 }
 
 export function unregisterCallback(handle: bigint): void {
-  koffi.unregister(handle);
+  ffi().koffi.unregister(handle);
 }
 
 export function decodeError(ptr: Ptr | null): VirErrorRecord | undefined {
   if (!ptr) return undefined;
-  const e = koffi.decode(ptr, VirError) as VirErrorRecord;
+  const { koffi, virError } = ffi();
+  const e = koffi.decode(ptr, virError) as VirErrorRecord;
   return { code: e.code, domain: e.domain, message: e.message };
 }
 
 export function decodePointers(ptr: Ptr, count: number): Ptr[] {
-  return count === 0 ? [] : (koffi.decode(ptr, 'void *', count) as Ptr[]);
+  return count === 0 ? [] : (ffi().koffi.decode(ptr, 'void *', count) as Ptr[]);
 }
 
 /** C constants from libvirt-domain.h / virterror.h (libvirt 9.0). */
