@@ -83,7 +83,7 @@ export class LibvirtDriver implements HypervisorDriver {
     if (this.wantsEvents && o.open === undefined) startLibvirtEventLoop();
     this.tls = o.migrationTlsDir ? new MigrationTlsDir(o.migrationTlsDir, o.uri) : undefined;
     this.outgoing = new OutgoingMigrations({
-      uri: o.uri, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
+      uri: o.uri, host: o.host, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
       conn: () => this.conn(), open: this.open, emit: (e) => this.emit(e), fail: (e, c) => this.fail(e, c),
     });
     this.incoming = new IncomingMigrations({

@@ -17,6 +17,8 @@ import type { MigrationTlsDir } from './tlsFiles.js';
 
 export interface OutgoingDeps {
   readonly uri: string;
+  /** This host's address, for error messages. */
+  readonly host: string;
   readonly clock: Clock;
   readonly progressIntervalMs: number;
   readonly bandwidthMiBs?: number;
@@ -54,7 +56,7 @@ export class OutgoingMigrations {
     if (running && !running.settled) {
       if (running.migrationId === target.migrationId && running.done) return running.done;
       return Promise.reject(HypervisorErrors.make('DomainStateConflict', {
-        id, host: this.d.uri, state: `migrating (${running.migrationId})`, operation: `migrate for ${target.migrationId}`,
+        id, host: this.d.host, state: `migrating (${running.migrationId})`, operation: `migrate for ${target.migrationId}`,
       }));
     }
     const entry: Outgoing = {
@@ -109,7 +111,7 @@ export class OutgoingMigrations {
       const c = own;
       const found = await c.withDomain(id, async (dom) => {
         if ((await c.state(dom)) !== VIR.DOMAIN_STATE.RUNNING) {
-          throw HypervisorErrors.make('DomainStateConflict', { id, host: this.d.uri, state: 'not running', operation: 'migrate' });
+          throw HypervisorErrors.make('DomainStateConflict', { id, host: this.d.host, state: 'not running', operation: 'migrate' });
         }
         if (target.maxDowntimeMs !== undefined) await c.setMaxDowntime(dom, target.maxDowntimeMs).catch(() => undefined);
         this.pollProgress(entry).catch(() => undefined);
@@ -117,7 +119,7 @@ export class OutgoingMigrations {
         await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs), migrationFlags(target.credential !== undefined));
         return true;
       });
-      if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.d.uri });
+      if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.d.host });
     } catch (e) {
       if (entry.abortRequested && e instanceof LibvirtCallError) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
       return this.d.fail(e, ctx);
