@@ -13,8 +13,20 @@ export const DEFAULT_NC_PORT = 8775;
 export const DEFAULT_SIM_PORT = 16509;
 const MiB = 1024 * 1024;
 
-/** Which hypervisor adapter, with what it needs; libvirt will add `{ kind: 'libvirt', uri }`. */
-export type HypervisorConfig = { readonly kind: 'sim'; readonly url: string };
+/** Which hypervisor adapter, with what it needs. */
+export type HypervisorConfig =
+  | { readonly kind: 'sim'; readonly url: string }
+  | {
+    readonly kind: 'libvirt';
+    /** This host's libvirtd, e.g. qemu:///system (docs/libvirt.md). */
+    readonly uri: string;
+    /** libvirtd's qemu.conf migrate_tls_x509_cert_dir: where per-migration TLS files go. */
+    readonly migrationTlsDir?: string;
+    /** Caps the RAM a guest really gets (test labs); the VM type is still what is accounted. */
+    readonly guestMemoryCapMiB?: number;
+    /** Caps each outgoing migration stream, MiB/s. */
+    readonly migrationBandwidthMiBs?: number;
+  };
 
 export interface NcConfig {
   readonly host: string;
@@ -39,6 +51,10 @@ const FIELDS = {
   stateDir: ['--state-dir', 'FERRY_NC_STATE_DIR'],
   hypervisor: ['--hypervisor', 'FERRY_NC_HYPERVISOR'],
   simUrl: ['--sim-url', 'FERRY_NC_SIM_URL'],
+  libvirtUri: ['--libvirt-uri', 'FERRY_NC_LIBVIRT_URI'],
+  libvirtTlsDir: ['--libvirt-tls-dir', 'FERRY_NC_LIBVIRT_TLS_DIR'],
+  libvirtGuestMemoryCap: ['--libvirt-guest-memory-cap', 'FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP'],
+  libvirtMigrationBandwidth: ['--libvirt-migration-bandwidth', 'FERRY_NC_LIBVIRT_MIGRATION_BANDWIDTH'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
@@ -62,14 +78,24 @@ const rawSchema = z.object({
   host: required('a loopback IPv4 address such as 127.0.1.1').refine(isLoopbackV4, 'must be a loopback IPv4 address (127.x.y.z)'),
   port: intFlag(DEFAULT_NC_PORT, 1, 65535),
   stateDir: required('a directory for nc.json'),
-  hypervisor: z.enum(['sim'], { error: 'must be one of: sim' }).default('sim'),
+  hypervisor: z.enum(['sim', 'libvirt'], { error: 'must be one of: sim, libvirt' }).default('sim'),
   simUrl: httpUrl.optional(),
+  libvirtUri: z.string().regex(/^[a-z][a-z0-9+]*:\/\//, 'must be a libvirt URI such as qemu:///system').optional(),
+  libvirtTlsDir: z.string().min(1, 'must name a directory').optional(),
+  libvirtGuestMemoryCap: z.string().regex(/^\d+$/, 'must be a whole number of MiB').optional()
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .pipe(z.number().int().min(16, 'must be at least 16').optional()),
+  libvirtMigrationBandwidth: z.string().regex(/^\d+$/, 'must be a whole number of MiB/s').optional()
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .pipe(z.number().int().min(1, 'must be at least 1').optional()),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
   tlsDir: tlsDirFlag,
   insecurePlaintext: insecurePlaintextFlag,
   storageDir: z.string().min(1, 'must name a directory').optional(),
 }).superRefine((r, ctx) => {
+  if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
+  if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
   const ccUrlProblem = r.ccUrl === undefined ? undefined : peerUrlProblem(r, r.ccUrl);
@@ -79,7 +105,14 @@ const rawSchema = z.object({
   port: r.port,
   stateDir: r.stateDir,
   maxBodyBytes: r.maxBodyBytes,
-  hypervisor: { kind: r.hypervisor, url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
+  hypervisor: r.hypervisor === 'libvirt'
+    ? {
+      kind: 'libvirt', uri: r.libvirtUri ?? '',
+      ...(r.libvirtTlsDir !== undefined ? { migrationTlsDir: r.libvirtTlsDir } : {}),
+      ...(r.libvirtGuestMemoryCap !== undefined ? { guestMemoryCapMiB: r.libvirtGuestMemoryCap } : {}),
+      ...(r.libvirtMigrationBandwidth !== undefined ? { migrationBandwidthMiBs: r.libvirtMigrationBandwidth } : {}),
+    }
+    : { kind: 'sim', url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
   ...(r.tlsDir !== undefined ? { tlsDir: r.tlsDir } : {}),
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
@@ -94,12 +127,17 @@ function command(): Command {
     .configureOutput({ writeErr: () => undefined });
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
-    simUrl: '--sim-url <url>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
+    libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>',
   };
   const help: Record<Field, string> = {
     host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
-    stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim', simUrl: 'simulated hypervisor daemon URL (http://HOST:16509)',
+    stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim or libvirt (sim)', simUrl: 'simulated hypervisor daemon URL (http://HOST:16509)',
+    libvirtUri: 'libvirtd of this host, e.g. qemu:///system (with --hypervisor libvirt)',
+    libvirtTlsDir: 'libvirtd\'s migrate_tls_x509_cert_dir, for per-migration TLS files',
+    libvirtGuestMemoryCap: 'largest RAM a guest really gets, MiB (test labs; accounting keeps the VM type)',
+    libvirtMigrationBandwidth: 'cap on each outgoing migration stream, MiB/s (default: QEMU\'s)',
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',

@@ -1,11 +1,14 @@
-/** Picks the hypervisor adapter from configuration; the libvirt adapter will plug in here. */
+/** Picks the hypervisor adapter from configuration. */
 import type { Logger } from '../shared/log.js';
 import type { HypervisorConfig } from './config.js';
 import type { HypervisorDriver } from './hypervisor/driver.js';
+import { LibvirtDriver } from './hypervisor/libvirt/libvirtDriver.js';
 import { SimDriver } from './hypervisor/sim/simDriver.js';
 
 export interface DriverContext {
   readonly logger: Logger;
+  /** This host's address, reported as HostInfo.host by adapters that cannot tell it themselves. */
+  readonly host: string;
 }
 
 export function createDriver(config: HypervisorConfig, ctx: DriverContext): HypervisorDriver {
@@ -13,5 +16,11 @@ export function createDriver(config: HypervisorConfig, ctx: DriverContext): Hype
     case 'sim':
       ctx.logger.info({ url: config.url }, 'using the simulated hypervisor');
       return new SimDriver({ baseUrl: config.url });
+    case 'libvirt':
+      ctx.logger.info({ uri: config.uri, migrationTlsDir: config.migrationTlsDir }, 'using libvirt');
+      return new LibvirtDriver({
+        uri: config.uri, host: ctx.host, migrationTlsDir: config.migrationTlsDir, guestMemoryCapMiB: config.guestMemoryCapMiB,
+        migrationBandwidthMiBs: config.migrationBandwidthMiBs,
+      });
   }
 }

@@ -4,6 +4,7 @@
  * domains, serves NC_OPS, and prints `nc listening on https://HOST:PORT` (http:// with
  * --insecure-plaintext) when ready.
  */
+import './threadpool.js'; // first: sizes libuv's pool before anything uses it
 import http from 'node:http';
 import https from 'node:https';
 import { CommanderError } from 'commander';
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
   const security = wireSecurityOf(config, 'nc', config.host);
   warnIfPlaintext(security, logger, 'ferry-nc');
   const store = await openNcStore(config.stateDir);
-  const driver = createDriver(config.hypervisor, { logger });
+  const driver = createDriver(config.hypervisor, { logger, host: config.host });
   const cc = ccNotifier(config, security, logger);
   const controller = new NodeController({
     host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger, notifier: cc.notifier,

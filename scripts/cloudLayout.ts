@@ -33,6 +33,11 @@ export interface CloudLayoutOptions {
   readonly ccArgs?: readonly string[];
   readonly ncArgs?: readonly string[];
   readonly clcArgs?: readonly string[];
+  /**
+   * Flags that point each NC at a hypervisor other than the simulated one (e.g. --hypervisor libvirt
+   * --libvirt-uri ...); when given, no simhv process runs.
+   */
+  readonly hypervisorArgs?: (host: string) => readonly string[];
 }
 
 export const PORTS = Object.freeze({ clc: 8773, cc: 8774, nc: 8775, simhv: 16509 });
@@ -81,18 +86,21 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
   const listening = (tier: string): string => `${tier} listening on ${schemeOf(o)}://`;
   const specs: ProcessSpec[] = [];
   for (const host of o.nodeHosts) {
-    specs.push({
-      name: `simhv-${host}`,
-      entry: 'dist/nc/hypervisor/sim/main.js',
-      args: ['--host', host, '--port', String(PORTS.simhv), '--state-dir', join(o.baseDir, 'hosts', host, 'simhv'),
-        '--storage-dir', join(o.baseDir, 'storage'), ...(o.simArgs ?? [])],
-      ready: 'simhv listening on',
-    });
+    if (!o.hypervisorArgs) {
+      specs.push({
+        name: `simhv-${host}`,
+        entry: 'dist/nc/hypervisor/sim/main.js',
+        args: ['--host', host, '--port', String(PORTS.simhv), '--state-dir', join(o.baseDir, 'hosts', host, 'simhv'),
+          '--storage-dir', join(o.baseDir, 'storage'), ...(o.simArgs ?? [])],
+        ready: 'simhv listening on',
+      });
+    }
     specs.push({
       name: `nc-${host}`,
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
-        '--sim-url', `http://${host}:${PORTS.simhv}`, '--cc-url', ccUrl(o), ...security, ...(o.ncArgs ?? [])],
+        ...(o.hypervisorArgs?.(host) ?? ['--sim-url', `http://${host}:${PORTS.simhv}`]),
+        '--cc-url', ccUrl(o), ...security, ...(o.ncArgs ?? [])],
       ready: listening('nc'),
     });
   }

@@ -45,7 +45,12 @@ describe('NC configuration', () => {
     ['a non-loopback host', ['--host', '10.0.0.1', '--state-dir', '/s'], '--host (FERRY_NC_HOST): must be a loopback'],
     ['a bad port', [...BASE, '--port', '70000'], '--port (FERRY_NC_PORT): must be at most 65535'],
     ['a non-numeric port', [...BASE, '--port', 'http'], '--port (FERRY_NC_PORT): must be a whole number'],
-    ['an unknown hypervisor', [...BASE, '--hypervisor', 'xen'], '--hypervisor (FERRY_NC_HYPERVISOR): must be one of: sim'],
+    ['an unknown hypervisor', [...BASE, '--hypervisor', 'xen'], '--hypervisor (FERRY_NC_HYPERVISOR): must be one of: sim, libvirt'],
+    ['libvirt without a URI', [...BASE, '--hypervisor', 'libvirt'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): is required with --hypervisor libvirt'],
+    ['a libvirt URI for the sim', [...BASE, '--libvirt-uri', 'qemu:///system'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): needs --hypervisor libvirt'],
+    ['a bad libvirt URI', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', '/system'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): must be a libvirt URI'],
+    ['a zero migration bandwidth', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-migration-bandwidth', '0'], '--libvirt-migration-bandwidth (FERRY_NC_LIBVIRT_MIGRATION_BANDWIDTH): must be at least 1'],
+    ['a tiny guest memory cap', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-guest-memory-cap', '8'], '--libvirt-guest-memory-cap (FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP): must be at least 16'],
     ['a bad sim URL', [...BASE, '--sim-url', 'ftp://x'], '--sim-url (FERRY_NC_SIM_URL): must be an http'],
     ['a tiny body limit', [...BASE, '--max-body-bytes', '10'], '--max-body-bytes (FERRY_NC_MAX_BODY_BYTES): must be at least 1024'],
     ['an unknown flag', [...BASE, '--colour'], "unknown option '--colour'"],
@@ -74,6 +79,16 @@ describe('NC configuration', () => {
   ] as const)('transport security: %s is a configuration error', (_n, argv, env, re) => {
     const p = problems([...HOST_AND_STATE, ...argv], env);
     expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);
+  });
+
+  it('configures the libvirt driver', () => {
+    const c = parseNcConfig([...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu+tcp://127.0.0.1:16511/system',
+      '--libvirt-tls-dir', '/lab/host1/tls', '--libvirt-guest-memory-cap', '64', '--libvirt-migration-bandwidth', '8'], {});
+    expect(c.hypervisor).toEqual({
+      kind: 'libvirt', uri: 'qemu+tcp://127.0.0.1:16511/system', migrationTlsDir: '/lab/host1/tls', guestMemoryCapMiB: 64, migrationBandwidthMiBs: 8,
+    });
+    expect(parseNcConfig(BASE, { FERRY_NC_HYPERVISOR: 'libvirt', FERRY_NC_LIBVIRT_URI: 'qemu:///system' }).hypervisor)
+      .toEqual({ kind: 'libvirt', uri: 'qemu:///system' });
   });
 
   it('reports every bad field at once', () => {

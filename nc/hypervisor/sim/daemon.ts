@@ -12,7 +12,7 @@ import { systemClock, type Clock, type TimerHandle } from '../../../shared/clock
 import type { Logger } from '../../../shared/log.js';
 import type { z } from 'zod';
 import { HypervisorErrors } from '../errors.js';
-import { sleepOn } from './clockSleep.js';
+import { sleepOn } from '../clockSleep.js';
 import { toCodedResponse } from './errorBody.js';
 import { receiveIncomingStream } from './incomingStreamRoute.js';
 import { PLAINTEXT_PEER, type StreamPeer } from './migrationChannel.js';

@@ -8,7 +8,7 @@ import type { Clock } from '../../../shared/clock.js';
 import type { DomainSpec, MigrationProgress, MigrationStats, MigrationTarget } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import { isFerryError } from '../../../shared/errors/registry.js';
-import { sleepOn } from './clockSleep.js';
+import { sleepOn } from '../clockSleep.js';
 import { isPassThroughMigrationError, type MigrationChannel, type MigrationDialer } from './migrationChannel.js';
 import { planMigration, type MigrationTuning } from './migrationModel.js';
 

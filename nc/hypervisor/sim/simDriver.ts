@@ -9,8 +9,8 @@ import type {
   DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
-import { sleepOn } from './clockSleep.js';
-import { EventHub } from './eventHub.js';
+import { sleepOn } from '../clockSleep.js';
+import { EventHub } from '../eventHub.js';
 import { fromErrorText, fromPayload } from './errorBody.js';
 import {
   describeIssues, DomainInfoSchema, DomainListSchema, HostInfoSchema, HypervisorEventSchema, MigrationStatusSchema,

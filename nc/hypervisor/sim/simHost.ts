@@ -16,7 +16,7 @@ import type { FerryError } from '../../../shared/errors/registry.js';
 import { IDLE, admit, freeResources, isIncoming, isOutgoing, specDifference, toDomainInfo, type DomainRecord } from './hostLedger.js';
 import { ActivityWriter } from './activityWriter.js';
 import type { DiskIo } from './diskIo.js';
-import { EventHub } from './eventHub.js';
+import { EventHub } from '../eventHub.js';
 import { Mailbox } from '../../../shared/mailbox.js';
 import type { SimHvSnapshot } from './hostStore.js';
 import {

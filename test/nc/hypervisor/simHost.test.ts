@@ -12,6 +12,7 @@ import { InProcessNetwork } from '../../../nc/hypervisor/sim/migrationChannel.js
 import { MIGRATION_DEFAULTS, planMigration } from '../../../nc/hypervisor/sim/migrationModel.js';
 import { SimHost, type SimHostConfig } from '../../../nc/hypervisor/sim/simHost.js';
 import { InProcessDriver } from '../../../nc/hypervisor/sim/inProcessDriver.js';
+import { codeOf } from '../../helpers/codeOf.js';
 
 const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -53,14 +54,6 @@ async function drive<T>(clock: ManualClock, p: Promise<T>, stepMs = 10): Promise
   return p;
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { code?: string }).code ?? `uncoded: ${String(e)}`;
-  }
-  return 'no error';
-}
 
 function counterIn(w: World, path: string): number {
   const f = w.disk.stat(path);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { DomainSpec, HypervisorEvent } from '../../../nc/hypervisor/driver.js';
 import { SimDriver } from '../../../nc/hypervisor/sim/simDriver.js';
 import { builtEntry, runBuilt, spawnBuilt, type SpawnedProcess } from '../../helpers/spawnDaemon.js';
+import { codeOf } from '../../helpers/codeOf.js';
 
 let script: string;
 let tmp: string;
@@ -64,14 +65,6 @@ async function counterOf(path: string): Promise<number> {
   return (JSON.parse(await readFile(path, 'utf8')) as { counter: number }).counter;
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { code?: string }).code ?? `uncoded: ${String(e)}`;
-  }
-  return 'no error';
-}
 
 describe('simhv daemons (two real processes)', () => {
   it('runs a domain that writes its disk, live-migrates it, and loses it to a power cycle', async () => {

@@ -1,5 +1,5 @@
 /** Waiting on an injected Clock (never a bare setTimeout), cancellable with an AbortSignal. */
-import type { Clock } from '../../../shared/clock.js';
+import type { Clock } from '../../shared/clock.js';
 
 export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));

@@ -1,0 +1,29 @@
+/** libvirt lifecycle events → what the driver tells the NC (pure). */
+import type { HypervisorEvent } from '../driver.js';
+import { VIR } from './ffi.js';
+
+export type LifecycleMeaning =
+  | { readonly kind: 'event'; readonly event: HypervisorEvent }
+  /** The incoming domain of a live migration just resumed here: it arrived. */
+  | { readonly kind: 'arrived'; readonly id: string }
+  | { readonly kind: 'ignore' };
+
+export function lifecycleMeaning(id: string, event: number, detail: number): LifecycleMeaning {
+  const E = VIR.EVENT;
+  const S = VIR.EVENT_STOPPED;
+  switch (event) {
+    case E.STARTED:
+      // An incoming migration's domain starts paused; it counts once it resumes.
+      return detail === VIR.EVENT_STARTED.MIGRATED ? { kind: 'ignore' } : { kind: 'event', event: { kind: 'started', id } };
+    case E.RESUMED:
+      return detail === VIR.EVENT_RESUMED.MIGRATED ? { kind: 'arrived', id } : { kind: 'ignore' };
+    case E.CRASHED:
+      return { kind: 'event', event: { kind: 'stopped', id, reason: 'crashed' } };
+    case E.STOPPED: {
+      const reason = detail === S.MIGRATED ? 'migrated' : detail === S.CRASHED || detail === S.FAILED ? 'crashed' : 'destroyed';
+      return { kind: 'event', event: { kind: 'stopped', id, reason } };
+    }
+    default:
+      return { kind: 'ignore' };
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * HypervisorDriver over a real libvirtd (docs/libvirt.md). VMs live in libvirt: Ferry's view of a
+ * domain (image, accounted resources) is kept in the domain's own <metadata>, so list() re-adopts
+ * domains after an NC restart and the record moves with the domain in a migration. Every libvirt
+ * failure is translated into a HypervisorErrors code here (errorMap.ts).
+ */
+import { join } from 'node:path';
+import { systemClock, type Clock } from '../../../shared/clock.js';
+import { isFerryError } from '../../../shared/errors/registry.js';
+import type { Resources } from '../../../shared/model/resources.js';
+import { sleepOn } from '../clockSleep.js';
+import type {
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+} from '../driver.js';
+import { HypervisorErrors } from '../errors.js';
+import { EventHub } from '../eventHub.js';
+import {
+  buildDomainXml, domainStateOf, guestSize, migratedAway, parseFerryMetadata, parseSizing, type DirectKernelBoot, type LibvirtDomainType,
+} from './domainXml.js';
+import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
+import { lifecycleMeaning } from './domainEvents.js';
+import { startLibvirtEventLoop } from './eventLoop.js';
+import { domainTypeFor, probeKvm } from './kvmProbe.js';
+import { IncomingMigrations } from './incomingMigrations.js';
+import { LibvirtCallError, LibvirtConnection, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
+import { OutgoingMigrations } from './outgoingMigrations.js';
+import { MigrationTlsDir } from './tlsFiles.js';
+
+/** How long close() waits for the connection's calls in flight. */
+const CLOSE_WAIT_MS = 2_000;
+
+export interface LibvirtDriverOptions {
+  /** This host's libvirt URI, e.g. qemu:///system or qemu+tcp://127.0.0.1:16511/system. */
+  readonly uri: string;
+  /** The host's own address, reported in HostInfo. */
+  readonly host: string;
+  /** qemu.conf's migrate_tls_x509_cert_dir of this host's libvirtd; needed for TLS migrations. */
+  readonly migrationTlsDir?: string;
+  /** 'auto' (default) probes the machine for usable KVM; see kvmProbe.ts. */
+  readonly domainType?: LibvirtDomainType | 'auto';
+  readonly emulator?: string;
+  /** Caps on what a guest really gets (a lab runs 64 MiB firmware-only guests); accounting keeps the VM type. */
+  readonly guestMemoryCapMiB?: number;
+  readonly guestVcpuCap?: number;
+  /** Disk capacity to report (libvirt knows no instance-store size). */
+  readonly diskCapacityGiB?: number;
+  /** How often a running migration's job statistics become migration-progress events. */
+  readonly progressIntervalMs?: number;
+  /** Caps each outgoing migration stream, MiB/s (default: QEMU's). */
+  readonly migrationBandwidthMiBs?: number;
+  /** How long a prepared incoming migration waits for its domain before its TLS files go. */
+  readonly incomingTimeoutMs?: number;
+  readonly clock?: Clock;
+  /** How to reach libvirt (default: koffi into libvirt.so.0); unit tests pass a fake. */
+  readonly open?: OpenLibvirt;
+  /** Boot guests from this kernel and initrd instead of firmware only (test labs). */
+  readonly directKernel?: DirectKernelBoot;
+  /** Directory for each guest's serial log, `<id>.serial` (shared by the hosts, so it follows a migration). */
+  readonly serialLogDir?: string;
+  /** Subscribe to libvirt's lifecycle events (default: with the real libvirt, yes). */
+  readonly lifecycleEvents?: boolean;
+}
+
+export class LibvirtDriver implements HypervisorDriver {
+  private readonly clock: Clock;
+  private readonly events = new EventHub<HypervisorEvent>();
+  private readonly tls: MigrationTlsDir | undefined;
+  private readonly incoming: IncomingMigrations;
+  private readonly outgoing: OutgoingMigrations;
+  private readonly open: OpenLibvirt;
+  private connection: Promise<LibvirtSession> | undefined;
+  private domainType: LibvirtDomainType | undefined;
+  private closed = false;
+  private readonly wantsEvents: boolean;
+  /** libvirt reports started/stopped itself on the shared connection: the driver does not repeat them. */
+  private libvirtEvents = false;
+
+  constructor(private readonly o: LibvirtDriverOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.open = o.open ?? ((uri) => LibvirtConnection.open(uri));
+    this.wantsEvents = o.lifecycleEvents ?? o.open === undefined;
+    // Before any connection opens: only connections opened after it deliver events.
+    if (this.wantsEvents && o.open === undefined) startLibvirtEventLoop();
+    this.tls = o.migrationTlsDir ? new MigrationTlsDir(o.migrationTlsDir, o.uri) : undefined;
+    this.outgoing = new OutgoingMigrations({
+      uri: o.uri, host: o.host, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
+      conn: () => this.conn(), open: this.open, emit: (e) => this.emit(e), fail: (e, c) => this.fail(e, c),
+    });
+    this.incoming = new IncomingMigrations({
+      host: o.host, clock: this.clock, tls: this.tls, timeoutMs: o.incomingTimeoutMs ?? 600_000,
+      info: (id) => this.info(id), list: () => this.list(), connect: () => this.connect(), destroy: (id) => this.destroy(id),
+      emit: (e) => this.emit(e),
+    });
+  }
+
+  async connect(): Promise<HostInfo> {
+    const c = await this.conn();
+    const node = await c.nodeInfo().catch((e: unknown) => this.rethrow(e, { operation: 'read node info' }));
+    const capacity: Resources = {
+      cores: node.cpus, memoryMiB: Math.floor(Number(node.memory) / 1024), diskGiB: this.o.diskCapacityGiB ?? 100,
+    };
+    return { host: this.o.host, capacity, hypervisor: 'libvirt' };
+  }
+
+  /** Also drops definitions left behind by migrations whose NC died before it could (migratedAway). */
+  async list(): Promise<DomainInfo[]> {
+    const c = await this.conn();
+    const names = await c.listDomainNames().catch((e: unknown) => this.rethrow(e, { operation: 'list domains' }));
+    const out: DomainInfo[] = [];
+    for (const name of names) {
+      const seen = await this.inspect(name);
+      if (seen === 'migrated-away' && !this.outgoing.isActive(name)) await c.withDomain(name, (dom) => c.undefine(dom)).catch(() => undefined);
+      else if (seen && seen !== 'migrated-away') out.push(seen);
+    }
+    return out;
+  }
+
+  async info(id: string): Promise<DomainInfo | undefined> {
+    const seen = await this.inspect(id);
+    return seen === 'migrated-away' ? undefined : seen;
+  }
+
+  private async inspect(id: string): Promise<DomainInfo | 'migrated-away' | undefined> {
+    const c = await this.conn();
+    try {
+      return await c.withDomain(id, async (dom) => {
+        const state = await c.stateAndReason(dom);
+        if (migratedAway(state)) return 'migrated-away' as const;
+        const xml = await c.xmlDesc(dom);
+        const meta = parseFerryMetadata(xml);
+        return {
+          id, state: domainStateOf(state.state), resources: meta?.resources ?? parseSizing(xml), imageId: meta?.imageId ?? 'unknown',
+          diskPath: '', startedAt: meta?.startedAt ?? 0,
+        };
+      });
+    } catch (e) {
+      // The domain went away between lookup and the next call (a migration finished): unknown here.
+      if (e instanceof LibvirtCallError && e.code === VIR_ERR.NO_DOMAIN) return undefined;
+      return this.rethrow(e, { operation: 'read domain', id });
+    }
+  }
+
+  async create(spec: DomainSpec): Promise<DomainInfo> {
+    const existing = await this.info(spec.id);
+    if (existing) {
+      if (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources)) {
+        throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
+      }
+      if (existing.state === 'running') return existing;
+    }
+    const c = await this.conn();
+    const xml = buildDomainXml({
+      spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
+      emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
+      ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
+      boot: this.o.directKernel,
+      serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
+    });
+    try {
+      if (existing) await c.withDomain(spec.id, (dom) => c.start(dom));
+      else await c.defineAndStart(xml);
+    } catch (e) {
+      // A domain defined but not started would be adopted as shut off by the next list(): remove it.
+      if (!existing) await c.withDomain(spec.id, (dom) => c.undefine(dom)).catch(() => undefined);
+      return this.rethrow(e, { operation: 'start', id: spec.id });
+    }
+    this.emit({ kind: 'started', id: spec.id });
+    const started = await this.info(spec.id);
+    if (!started) throw HypervisorErrors.make('HypervisorInternalError', { detail: `domain ${spec.id} vanished right after it started` });
+    return started;
+  }
+
+  async destroy(id: string): Promise<void> {
+    const c = await this.conn();
+    const existed = await c.withDomain(id, async (dom) => {
+      if (domainStateOf(await c.state(dom)) !== 'shutoff') {
+        await c.destroy(dom).catch((e: unknown) => {
+          if (!(e instanceof LibvirtCallError && e.code === VIR_ERR.OPERATION_INVALID)) throw e; // already stopped
+        });
+      }
+      await c.undefine(dom);
+      return true;
+    }).catch((e: unknown) => this.rethrow(e, { operation: 'destroy', id }));
+    if (existed) this.emit({ kind: 'stopped', id, reason: 'destroyed' });
+  }
+
+  /** libvirt creates the incoming domain itself (peer-to-peer): see incomingMigrations.ts. */
+  prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
+    return this.incoming.prepare(spec, migrationId, credential);
+  }
+
+  abortIncoming(id: string, migrationId: string): Promise<void> {
+    return this.incoming.abort(id, migrationId);
+  }
+
+  migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats> {
+    if (target.credential && !this.tls) {
+      return Promise.reject(HypervisorErrors.make('MigrationFailed', {
+        migrationId: target.migrationId, id, detail: 'a TLS migration needs the libvirt migration TLS directory configured',
+      }));
+    }
+    return this.outgoing.start(id, target, this.tls);
+  }
+
+  abortMigration(id: string, migrationId: string): Promise<void> {
+    return this.outgoing.abort(id, migrationId);
+  }
+
+  onEvent(listener: (e: HypervisorEvent) => void): () => void {
+    return this.events.on(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.incoming.close();
+    const c = this.connection;
+    this.connection = undefined;
+    // Bounded: closing waits for calls in flight, and a hung libvirtd must not hold the NC's exit.
+    const closing = c?.then((x) => x.close()).catch(() => undefined);
+    if (closing) await Promise.race([closing, sleepOn(this.clock, CLOSE_WAIT_MS)]);
+  }
+
+  /** The driver's own account of what it did; started/stopped come from libvirt when it reports them. */
+  private emit(e: HypervisorEvent): void {
+    if (this.libvirtEvents && (e.kind === 'started' || e.kind === 'stopped')) return;
+    this.publish(e);
+  }
+
+  private publish(e: HypervisorEvent): void {
+    if (e.kind === 'stopped') this.incoming.forget(e.id);
+    this.events.emit(e);
+  }
+
+  private onLifecycle(name: string, event: number, detail: number): void {
+    const m = lifecycleMeaning(name, event, detail);
+    if (m.kind === 'event') this.publish(m.event);
+    else if (m.kind === 'arrived') this.incoming.checkNow(m.id).catch(() => undefined);
+  }
+
+  /** The shared connection, opened on first use and re-opened after the daemon went away. */
+  private conn(): Promise<LibvirtSession> {
+    if (this.closed) return Promise.reject(HypervisorErrors.make('HypervisorUnavailable', { uri: this.o.uri, detail: 'driver closed' }));
+    this.connection ??= this.open(this.o.uri).then(async (c) => {
+      if (this.wantsEvents) {
+        // Without events the driver reports what it does itself and the NC re-reads with list().
+        this.libvirtEvents = await c.onLifecycle((name, event, detail) => this.onLifecycle(name, event, detail)).then(() => true, () => false);
+      }
+      return c;
+    }, (e: unknown) => {
+      this.connection = undefined;
+      throw translateLibvirtError(e, { uri: this.o.uri, host: this.o.host, operation: 'connect' });
+    });
+    return this.connection;
+  }
+
+  private async typeOfDomains(): Promise<LibvirtDomainType> {
+    const wanted = this.o.domainType ?? 'auto';
+    this.domainType ??= wanted === 'auto' ? domainTypeFor(await probeKvm()) : wanted;
+    return this.domainType;
+  }
+
+  private fail(e: unknown, c: Omit<FailureContext, 'uri' | 'host'>): never {
+    const err = translateLibvirtError(e, { uri: this.o.uri, host: this.o.host, ...c });
+    if (err.code === 'HypervisorUnavailable') this.dropConnection();
+    throw err;
+  }
+
+  private rethrow(e: unknown, c: Omit<FailureContext, 'uri' | 'host'>): never {
+    if (isFerryError(e)) throw e;
+    return this.fail(e, c);
+  }
+
+  private dropConnection(): void {
+    const c = this.connection;
+    this.connection = undefined;
+    c?.then((x) => x.close()).catch(() => undefined);
+  }
+}
+
+function sameResources(a: Resources, b: Resources): boolean {
+  return a.cores === b.cores && a.memoryMiB === b.memoryMiB && a.diskGiB === b.diskGiB;
+}
+

@@ -1,0 +1,44 @@
+/** How Ferry asks libvirt for a live migration (pure): flags and typed parameters. */
+import { VIR } from './ffi.js';
+
+/**
+ * The QEMU stream goes straight to the destination host's address (the host of its libvirt URI);
+ * no port, so the destination libvirtd picks a free one from its migration port range.
+ */
+export function migrationUriFor(destinationUri: string): string {
+  return `tcp://${destinationHost(destinationUri)}`;
+}
+
+/** The destination host's address from its libvirt URI (127.0.0.1 for a local socket URI). */
+export function destinationHost(destinationUri: string): string {
+  let host = '';
+  try {
+    host = new URL(destinationUri).hostname;
+  } catch {
+    // Not a URL libvirt would take either; the call itself reports it.
+  }
+  return host || '127.0.0.1';
+}
+
+/**
+ * Live, peer-to-peer (the source libvirtd drives the destination's), persistent on the destination.
+ * Not UNDEFINE_SOURCE: the driver reads the completed job's statistics on the source first, then
+ * undefines it itself.
+ */
+export function migrationFlags(tls: boolean): number {
+  const m = VIR.MIGRATE;
+  return m.LIVE | m.PEER2PEER | m.PERSIST_DEST | (tls ? m.TLS : 0);
+}
+
+/**
+ * The incoming QEMU listens on the destination's own address only (libvirt's default is every
+ * address); `bandwidthMiBs` caps the stream (QEMU's own default is ~1 Gbit/s).
+ */
+export function migrationParams(destinationUri: string, bandwidthMiBs?: number): Record<string, string | number> {
+  const p: Record<string, string | number> = {
+    [VIR.MIGRATE_PARAM_URI]: migrationUriFor(destinationUri),
+    [VIR.MIGRATE_PARAM_LISTEN_ADDRESS]: destinationHost(destinationUri),
+  };
+  if (bandwidthMiBs !== undefined) p[VIR.MIGRATE_PARAM_BANDWIDTH] = bandwidthMiBs;
+  return p;
+}

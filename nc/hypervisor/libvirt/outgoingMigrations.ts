@@ -1,0 +1,179 @@
+/**
+ * Source side of libvirt live migrations: one virDomainMigrateToURI3 per migration, on a connection
+ * of its own (the call blocks a koffi worker thread until the guest runs on the destination), with
+ * its job statistics polled into migration-progress events, and abort through virDomainAbortJob.
+ */
+import type { Clock } from '../../../shared/clock.js';
+import { sleepOn } from '../clockSleep.js';
+import type { HypervisorEvent, MigrationStats, MigrationTarget } from '../driver.js';
+import { HypervisorErrors } from '../errors.js';
+import { VIR_ERR, type FailureContext } from './errorMap.js';
+import { VIR } from './ffi.js';
+import { migratedAway } from './domainXml.js';
+import { completedStatsOf, progressOf } from './jobStats.js';
+import { LibvirtCallError, type JobStatsRecord, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
+import { migrationFlags, migrationParams } from './migrationParams.js';
+import type { MigrationTlsDir } from './tlsFiles.js';
+
+export interface OutgoingDeps {
+  readonly uri: string;
+  /** This host's address, for error messages. */
+  readonly host: string;
+  readonly clock: Clock;
+  readonly progressIntervalMs: number;
+  readonly bandwidthMiBs?: number;
+  /** The driver's shared connection (lookups, job statistics, abort). */
+  readonly conn: () => Promise<LibvirtSession>;
+  /** Opens the connection a migration has to itself. */
+  readonly open: OpenLibvirt;
+  readonly emit: (e: HypervisorEvent) => void;
+  readonly fail: (e: unknown, c: Omit<FailureContext, 'uri' | 'host'>) => never;
+}
+
+interface Outgoing {
+  readonly migrationId: string;
+  readonly id: string;
+  done?: Promise<MigrationStats>;
+  readonly stop: AbortController;
+  settled: boolean;
+  abortRequested: boolean;
+}
+
+/** How long abortMigration keeps trying while the job has not started in libvirtd yet. */
+const ABORT_RETRY_MS = 100;
+const ABORT_ATTEMPTS = 50;
+/** How often a repeated migrateOut looks whether an earlier process's job is over. */
+const JOIN_POLL_MS = 200;
+
+export class OutgoingMigrations {
+  private readonly byId = new Map<string, Outgoing>();
+
+  constructor(private readonly d: OutgoingDeps) {}
+
+  /** Starts the migration, or joins the one already running for the same migrationId. */
+  start(id: string, target: MigrationTarget, tls: MigrationTlsDir | undefined): Promise<MigrationStats> {
+    const running = this.byId.get(id);
+    if (running && !running.settled) {
+      if (running.migrationId === target.migrationId && running.done) return running.done;
+      return Promise.reject(HypervisorErrors.make('DomainStateConflict', {
+        id, host: this.d.host, state: `migrating (${running.migrationId})`, operation: `migrate for ${target.migrationId}`,
+      }));
+    }
+    const entry: Outgoing = {
+      migrationId: target.migrationId, id, stop: new AbortController(), settled: false, abortRequested: false,
+    };
+    const done = this.run(entry, target, tls).finally(() => {
+      entry.settled = true;
+      entry.stop.abort();
+    });
+    entry.done = done;
+    this.byId.set(id, entry);
+    return done;
+  }
+
+  /** Whether a migration of `id` started by this driver is still running. */
+  isActive(id: string): boolean {
+    const e = this.byId.get(id);
+    return e !== undefined && !e.settled;
+  }
+
+  /** Aborts the running migration of `id` if it is `migrationId`; the guest keeps running here. */
+  async abort(id: string, migrationId: string): Promise<void> {
+    const entry = this.byId.get(id);
+    if (!entry || entry.settled || entry.migrationId !== migrationId) return;
+    entry.abortRequested = true;
+    const conn = await this.d.conn();
+    // The job may not have started in libvirtd yet (TLS files, lookup): retry until it has or is over.
+    for (let attempt = 0; attempt < ABORT_ATTEMPTS && !entry.settled; attempt++) {
+      try {
+        await conn.withDomain(id, (dom) => conn.abortJob(dom));
+        return;
+      } catch (e) {
+        if (!(e instanceof LibvirtCallError && e.code === VIR_ERR.OPERATION_INVALID)) {
+          this.d.fail(e, { operation: 'abort migration', id, migrationId });
+        }
+      }
+      await sleepOn(this.d.clock, ABORT_RETRY_MS);
+    }
+  }
+
+  private async run(entry: Outgoing, target: MigrationTarget, tls: MigrationTlsDir | undefined): Promise<MigrationStats> {
+    const { id, migrationId } = entry;
+    const ctx = { operation: 'migrate', id, migrationId };
+    const release = target.credential && tls ? await tls.holdSource(migrationId, target.credential) : undefined;
+    let own: LibvirtSession | undefined;
+    const started = this.d.clock.now();
+    try {
+      const earlier = await this.joinEarlier(entry);
+      if (earlier) return earlier;
+      if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
+      own = await this.d.open(this.d.uri).catch((e: unknown) => this.d.fail(e, { operation: 'connect for migration' }));
+      const c = own;
+      const found = await c.withDomain(id, async (dom) => {
+        if ((await c.state(dom)) !== VIR.DOMAIN_STATE.RUNNING) {
+          throw HypervisorErrors.make('DomainStateConflict', { id, host: this.d.host, state: 'not running', operation: 'migrate' });
+        }
+        if (target.maxDowntimeMs !== undefined) await c.setMaxDowntime(dom, target.maxDowntimeMs).catch(() => undefined);
+        this.pollProgress(entry).catch(() => undefined);
+        if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
+        await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs), migrationFlags(target.credential !== undefined));
+        return true;
+      });
+      if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.d.host });
+    } catch (e) {
+      if (entry.abortRequested && e instanceof LibvirtCallError) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
+      return this.d.fail(e, ctx);
+    } finally {
+      await own?.close().catch(() => undefined);
+      await release?.().catch(() => undefined);
+    }
+    const stats = completedStatsOf(await this.finish(id), { migrationId, id }, this.d.clock.now() - started);
+    this.d.emit({ kind: 'stopped', id, reason: 'migrated' });
+    return stats;
+  }
+
+  /**
+   * A migration an earlier NC process started goes on inside libvirtd when that process dies
+   * (peer-to-peer: libvirtd drives it). A repeat of migrateOut joins it: it waits for the job to
+   * end, and if the domain left, returns that job's statistics instead of migrating again.
+   */
+  private async joinEarlier(entry: Outgoing): Promise<MigrationStats | undefined> {
+    const c = await this.d.conn();
+    for (;;) {
+      const seen = await c.withDomain(entry.id, async (dom) => {
+        const state = await c.stateAndReason(dom);
+        // libvirt refuses job statistics of an inactive domain ("domain is not running").
+        const active = state.state !== VIR.DOMAIN_STATE.SHUTOFF && state.state !== VIR.DOMAIN_STATE.CRASHED;
+        return { state, jobType: active ? (await c.jobStats(dom, 0)).type : VIR.JOB_TYPE.NONE };
+      });
+      if (!seen) return undefined;
+      if (migratedAway(seen.state)) {
+        const stats = completedStatsOf(await this.finish(entry.id), { migrationId: entry.migrationId, id: entry.id }, 0);
+        this.d.emit({ kind: 'stopped', id: entry.id, reason: 'migrated' });
+        return stats;
+      }
+      if (seen.jobType !== VIR.JOB_TYPE.BOUNDED && seen.jobType !== VIR.JOB_TYPE.UNBOUNDED) return undefined;
+      await sleepOn(this.d.clock, JOIN_POLL_MS);
+    }
+  }
+
+  /** The source keeps the shut-off domain (no UNDEFINE_SOURCE) so its completed statistics can be read; then it goes. */
+  private async finish(id: string): Promise<JobStatsRecord | undefined> {
+    const c = await this.d.conn();
+    return c.withDomain(id, async (dom) => {
+      const rec = await c.jobStats(dom, VIR.JOB_STATS.COMPLETED).catch(() => undefined);
+      await c.undefine(dom).catch(() => undefined);
+      return rec;
+    }).catch(() => undefined);
+  }
+
+  private async pollProgress(entry: Outgoing): Promise<void> {
+    const c = await this.d.conn();
+    while (!entry.stop.signal.aborted) {
+      await sleepOn(this.d.clock, this.d.progressIntervalMs, entry.stop.signal);
+      const rec = await c.withDomain(entry.id, (dom) => c.jobStats(dom, 0)).catch(() => undefined);
+      const progress = rec && progressOf(rec, { migrationId: entry.migrationId, id: entry.id });
+      if (progress && !entry.stop.signal.aborted) this.d.emit({ kind: 'migration-progress', progress });
+    }
+  }
+}
