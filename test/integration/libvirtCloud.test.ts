@@ -1,13 +1,14 @@
 /**
- * The whole path on real libvirt: CLC, CC and two NCs (127.0.31.0/24) whose hypervisors are the
+ * The whole path on real libvirt: CLC, CC and two NCs (127.0.34.0/24) whose hypervisors are the
  * two libvirtd daemons of scripts/libvirt-lab.sh, one per NC address on port 16509. RunInstances
  * places a firmware-only guest on NC1; MigrateInstances live-migrates it to NC2 through the
  * CC handshake; libvirt (virsh) shows it running on host 2 and gone from host 1, DescribeInstances
  * shows the new host, and euca-describe-migrations shows the job's time, downtime and bytes. A
  * migration cancelled mid-way (CancelMigration → virDomainAbortJob) leaves the guest on NC1; after
  * kill -9 of the source or the destination NC mid-migration the guest ends running exactly once.
- * The CC issues no per-migration TLS credentials yet, so this stream is plaintext (the driver's TLS
- * is covered by libvirt.test.ts).
+ * The cloud runs mutual TLS (the layout's default), so the CC issues each item its per-migration
+ * credentials and the driver migrates with VIR_MIGRATE_TLS through the per-host TLS directories;
+ * the TLS refusal and abort cases on the driver are in libvirt.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
 import { labLayout, startLab, stopLab, virsh } from '../helpers/libvirtLab.js';
 
-const SUBNET = 31;
+const SUBNET = 34;
 const addrs = [`127.0.${SUBNET}.1`, `127.0.${SUBNET}.2`] as const;
 const lab = labLayout('/tmp/ferry-libvirt-cloud-lab', { addrs, port: 16509 });
 const [H1, H2] = lab.hosts;
