@@ -44,6 +44,8 @@ const ABORT_RETRY_MS = 100;
 const ABORT_ATTEMPTS = 50;
 /** How often a repeated migrateOut looks whether an earlier process's job is over. */
 const JOIN_POLL_MS = 200;
+const COMPLETED_STATS_ATTEMPTS = 10;
+const COMPLETED_STATS_RETRY_MS = 100;
 
 export class OutgoingMigrations {
   private readonly byId = new Map<string, Outgoing>();
@@ -157,11 +159,21 @@ export class OutgoingMigrations {
     }
   }
 
-  /** The source keeps the shut-off domain (no UNDEFINE_SOURCE) so its completed statistics can be read; then it goes. */
+  /**
+   * The source keeps the shut-off domain (no UNDEFINE_SOURCE) so its completed statistics can be
+   * read; then it goes. libvirt may report the domain migrated a moment before it has saved the
+   * completed job, so an empty record is read again, a bounded number of times.
+   */
   private async finish(id: string): Promise<JobStatsRecord | undefined> {
     const c = await this.d.conn();
     return c.withDomain(id, async (dom) => {
-      const rec = await c.jobStats(dom, VIR.JOB_STATS.COMPLETED).catch(() => undefined);
+      let rec: JobStatsRecord | undefined;
+      for (let attempt = 0; attempt < COMPLETED_STATS_ATTEMPTS; attempt++) {
+        // KEEP_COMPLETED: reading must not consume them (another reader may come, e.g. a restarted NC).
+        rec = await c.jobStats(dom, VIR.JOB_STATS.COMPLETED | VIR.JOB_STATS.KEEP_COMPLETED).catch(() => undefined);
+        if (rec && rec.type !== VIR.JOB_TYPE.NONE) break;
+        await sleepOn(this.d.clock, COMPLETED_STATS_RETRY_MS);
+      }
       await c.undefine(dom).catch(() => undefined);
       return rec;
     }).catch(() => undefined);
