@@ -143,6 +143,7 @@ export class HaControl {
       await setBmc(this.opts.bmc, input.host, entry);
     }
     await this.opts.runner.syncHosts([{ host: input.host, partition: input.partition }]);
+    await this.follow(input.host);
     await this.opts.store.update((ha) => this.log(ha, input.host, `HA configured by ${input.by}${entry ? ` (BMC agent ${entry.agent}, password ${entry.password ? 'set' : 'not set'})` : ''}`));
     return this.hostView(this.read(), input.host, false);
   }

@@ -75,7 +75,7 @@ describe('host HA actions', () => {
 
   it('ConfigureHAForHost finds the node\'s partition, stores the BMC, and answers with passwordSet only', async () => {
     const r = await configureN1();
-    expect(r.host).toMatchObject({ host: N1, partition: 'cluster01', state: 'INELIGIBLE', haEnabled: 'false' });
+    expect(r.host).toMatchObject({ host: N1, partition: 'cluster01', state: 'DISABLED', reason: 'HA disabled for the partition', haEnabled: 'false' });
     expect(r.host.bmc).toEqual({ agent: 'fence_ipmilan', address: '127.0.31.1', port: '6230', username: 'admin', timeoutMs: '20000', passwordSet: 'true' });
     expect(haOf(h).bmc.read().hosts[N1]?.password).toBe(SECRET);
     expect(JSON.stringify(h.store.read())).not.toContain(SECRET);
@@ -193,7 +193,7 @@ describe('host HA actions: bad input changes nothing', () => {
     ['a bad maxUnhealthy', { Action: 'ConfigureHAForCluster', MaxUnhealthy: '150%' }, 'InvalidParameterValue', /MaxUnhealthy/],
     ['an unknown auto-repair level', { Action: 'ConfigureHAForCluster', Partition: 'cluster01', AutoRepair: 'reboot' }, 'InvalidParameterValue', /AutoRepair/],
     ['AutoRepair without a partition', { Action: 'ConfigureHAForCluster', AutoRepair: 'off' }, 'InvalidParameterCombination', /Partition/],
-    ['ConfirmHostFenced of a host not being fenced', { Action: 'ConfirmHostFenced', Host: N1 }, 'IncorrectHostHAState', /is INELIGIBLE/],
+    ['ConfirmHostFenced of a host not being fenced', { Action: 'ConfirmHostFenced', Host: N1 }, 'IncorrectHostHAState', /is DISABLED/],
     ['two scopes', { Action: 'SuspendHA', Host: N1, Partition: 'cluster01' }, 'InvalidParameterCombination', /exactly one/],
     ['no scope', { Action: 'ResumeHA' }, 'MissingParameter', /Host, Cluster or Partition/],
     ['Until and DurationMinutes together', { Action: 'SuspendHA', Partition: 'cluster01', Until: '2013-06-02T00:00:00Z', DurationMinutes: '5' }, 'InvalidParameterCombination', /not both/],

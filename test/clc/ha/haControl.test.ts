@@ -66,7 +66,8 @@ describe('HaControl', () => {
     expect(env.bmc.read().hosts[H1]).toMatchObject({ agent: 'fence_ipmilan', password: SECRET, options: { ip: '127.0.31.1', ipport: '6230', username: 'admin' } });
     const [view] = env.control.describeHosts({ hosts: [H1] });
     expect(view?.bmc).toEqual({ agent: 'fence_ipmilan', options: { ip: '127.0.31.1', ipport: '6230', username: 'admin' }, timeoutMs: 20_000, passwordSet: true });
-    expect(view?.record.state).toBe('INELIGIBLE');
+    expect(view?.record.state).toBe('DISABLED');
+    expect(view?.haEnabled).toBe(false);
     expect(JSON.stringify(env.store.read())).not.toContain(SECRET);
     expect(JSON.stringify(env.control.configurations())).not.toContain(SECRET);
     expect(JSON.stringify(env.control.events({}))).not.toContain(SECRET);
@@ -94,7 +95,7 @@ describe('HaControl', () => {
     { name: 'AutoRepair without a partition', code: /^InvalidParameterCombination: AutoRepair/, run: (c) => c.configureCluster({ settings: {}, autoRepair: 'off', by: 'a' }) },
     { name: 'enabling an unknown host', code: /^InvalidHost.NotFound: No node 127.0.30.9 is registered in host HA/, run: (c) => c.setHostEnabled('127.0.30.9', true, 'a') },
     { name: 'enabling an unknown partition', code: /^InvalidAvailabilityZone/, run: (c) => c.setClusterEnabled('p9', true, 'a') },
-    { name: 'ConfirmHostFenced of a host not being fenced', code: /^IncorrectHostHAState: Host 127.0.30.1 is INELIGIBLE: .*being fenced/, run: (c) => c.confirmFenced(H1, 'a') },
+    { name: 'ConfirmHostFenced of a host not being fenced', code: /^IncorrectHostHAState: Host 127.0.30.1 is DISABLED: .*being fenced/, run: (c) => c.confirmFenced(H1, 'a') },
     { name: 'FenceHost of an unknown host', code: /^InvalidHost.NotFound/, run: (c) => c.fenceHost('127.0.30.9', 'a') },
     { name: 'a suspension that ended already', code: /^InvalidParameterValue: .*Until.*future/, run: (c, env) => c.suspend({ kind: 'partition', name: 'p1' }, env.clock.now() - 1, 'r', 'a') },
     { name: 'suspending an unknown host', code: /^InvalidHost.NotFound/, run: (c) => c.suspend({ kind: 'host', name: '127.0.30.9' }, null, 'r', 'a') },
@@ -112,7 +113,6 @@ describe('HaControl', () => {
 
   it('FenceHost of a DISABLED host is refused, naming the state', async () => {
     const env = await setup();
-    await env.control.setClusterEnabled('p1', false, 'admin');
     expect(state(env, H1)).toBe('DISABLED');
     expect(await codeOf(env.control.fenceHost(H1, 'admin'))).toMatch(/^IncorrectHostHAState: Host 127.0.30.1 is DISABLED/);
   });
