@@ -163,6 +163,14 @@ describe('host HA actions', () => {
     const d = await ok({ Action: 'DescribeHostHA', DryRun: 'true' });
     expect(items(d.hostSet)[0]).toMatchObject({ state: 'INELIGIBLE', reason: HA_NOT_WIRED_REASON });
     expect(items(d.hostSet)[0].dryRun.next).toContain(HA_NOT_WIRED_REASON);
+    // FenceHost still runs; without a BMC to use the fence fails and waits for an operator.
+    await ok({ Action: 'FenceHost', Host: N1 });
+    await haOf(h).runner.idle();
+    const f = items((await ok({ Action: 'DescribeHostHA', 'Host.1': N1 })).hostSet)[0];
+    expect(f).toMatchObject({ state: 'FENCING', needsOperator: 'true' });
+    const warned = items((await ok({ Action: 'DescribeHAEvents', Host: N1, Level: 'warn' })).eventSet);
+    expect(warned.some((e) => /DisableService of 127\.0\.12\.11 failed: .*HA provider not configured/.test(e.message))).toBe(true);
+    expect((await ok({ Action: 'ConfirmHostFenced', Host: N1 })).host).toMatchObject({ state: 'FENCED', fencedBy: 'operator' });
   });
 });
 
