@@ -219,7 +219,7 @@ export class HaControl {
     return this.hostView(this.read(), host, false);
   }
 
-  /** Brings the host's machine in line with its switches now, as the next tick would. */
+  /** Brings the host's machine in line with its switches now, as the next tick would, and evaluates its eligibility. */
   private async follow(host: string): Promise<void> {
     const ha = this.read();
     const rec = ha.hosts[host];
@@ -230,6 +230,8 @@ export class HaControl {
     } else if (on && rec.state === 'DISABLED') {
       await this.opts.runner.deliver(host, { type: 'haEnabled' });
     }
+    // Switched on (or added under a partition that is on): say at once whether HA can act on it.
+    if (on && this.read().hosts[host]?.state === 'INELIGIBLE') await this.opts.runner.evaluateEligibility([host]);
   }
 
   /** FenceHost: fence now (or retry a failed fence). */

@@ -118,9 +118,9 @@ export class HaRunner {
     return this.mailbox.run(() => this.apply(new Map(Object.keys(this.opts.store.read().hosts).map((h) => [h, [{ type: 'resumed' } as HaEvent]]))));
   }
 
-  /** Asks the provider whether each host HA watches can be acted on. */
-  async evaluateEligibility(): Promise<void> {
-    const recs = Object.values(this.opts.store.read().hosts).filter((r) => r.state !== 'DISABLED');
+  /** Asks the provider whether each host HA watches (or each of `only`) can be acted on. */
+  async evaluateEligibility(only?: readonly string[]): Promise<void> {
+    const recs = Object.values(this.opts.store.read().hosts).filter((r) => r.state !== 'DISABLED' && (only === undefined || only.includes(r.host)));
     await Promise.all(recs.map(async (r) => {
       const ref = { host: r.host, partition: r.partition };
       const verdict = await this.opts.provider.isEligible(ref).catch((e: unknown) => ({ eligible: false, reason: `eligibility unknown: ${message(e)}` }));

@@ -158,8 +158,9 @@ describe('host HA actions', () => {
   it('with the not-wired provider every host is INELIGIBLE, saying so', async () => {
     h = await harness();
     await ok({ Action: 'ConfigureHAForHost', Host: N1 });
-    await ok({ Action: 'EnableHAForCluster', Partition: 'cluster01' });
-    await haOf(h).runner.evaluateEligibility();
+    // Enabling evaluates eligibility at once.
+    const on = await ok({ Action: 'EnableHAForCluster', Partition: 'cluster01' });
+    expect(items(on.hostSet)[0]).toMatchObject({ state: 'INELIGIBLE', reason: HA_NOT_WIRED_REASON });
     const d = await ok({ Action: 'DescribeHostHA', DryRun: 'true' });
     expect(items(d.hostSet)[0]).toMatchObject({ state: 'INELIGIBLE', reason: HA_NOT_WIRED_REASON });
     expect(items(d.hostSet)[0].dryRun.next).toContain(HA_NOT_WIRED_REASON);

@@ -94,8 +94,7 @@ describe('the other host-HA commands', () => {
 
     const on = await cli('enableHa', ['-c', 'cluster01']);
     expect(on.code).toBe(0);
-    expect(lines(on.stdout)[0]).toBe(`HOSTHA\t${N1}\tcluster01\tINELIGIBLE\tha-enabled\t-\tHA enabled; eligibility not yet evaluated`);
-    await h.ha?.runner.evaluateEligibility();
+    expect(lines(on.stdout)[0]).toBe(`HOSTHA\t${N1}\tcluster01\tAVAILABLE\tha-enabled\t-\teligible`);
     await h.ha?.runner.idle();
 
     const d = await cli('describeHostHa', ['--dry-run', '--events', '1']);

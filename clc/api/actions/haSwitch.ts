@@ -1,7 +1,7 @@
 /**
  * EnableHAForHost / DisableHAForHost (`Host`) and EnableHAForCluster / DisableHAForCluster
- * (`Partition`): the switches are stored, then each host's machine follows at once (DISABLED, or
- * INELIGIBLE until its eligibility is evaluated). A host's HA runs only when its partition's is on.
+ * (`Partition`): the switches are stored, then each host's machine follows at once (DISABLED, or,
+ * switched on, its eligibility evaluated right away). A host's HA runs only when its partition's is on.
  */
 import { z } from 'zod';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';

@@ -117,7 +117,7 @@ describe('HaControl', () => {
     expect(await codeOf(env.control.fenceHost(H1, 'admin'))).toMatch(/^IncorrectHostHAState: Host 127.0.30.1 is DISABLED/);
   });
 
-  it('the switches: a partition on makes its hosts watchable, a host off is DISABLED at once, on again INELIGIBLE', async () => {
+  it('the switches: a partition on makes its hosts watchable, a host off is DISABLED at once, on again evaluated at once', async () => {
     const env = await setup();
     await enabled(env);
     expect([state(env, H1), state(env, H2)]).toEqual(['AVAILABLE', 'AVAILABLE']);
@@ -125,9 +125,14 @@ describe('HaControl', () => {
     expect(off.haEnabled).toBe(false);
     expect(off.record.state).toBe('DISABLED');
     expect(env.store.read().ha.hostDisabled).toEqual([H1]);
+    env.fake.eligible.set(H1, false);
     const on = await env.control.setHostEnabled(H1, true, 'admin');
-    expect(on.record.state).toBe('INELIGIBLE');
+    // Switched on, its eligibility is evaluated at once.
+    expect(on.record).toMatchObject({ state: 'INELIGIBLE', reason: 'no power management' });
     expect(env.store.read().ha.hostDisabled).toEqual([]);
+    env.fake.eligible.set(H1, true);
+    await env.control.setHostEnabled(H1, false, 'admin');
+    expect((await env.control.setHostEnabled(H1, true, 'admin')).record.state).toBe('AVAILABLE');
     const views = await env.control.setClusterEnabled('p1', false, 'admin');
     expect(views.map((v) => [v.host, v.record.state])).toEqual([[H1, 'DISABLED'], [H2, 'DISABLED']]);
     expect(env.store.read().ha.partitions.p1?.enabled).toBe(false);
