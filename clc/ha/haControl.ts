@@ -168,27 +168,29 @@ export class HaControl {
     else if (input.autoRepair !== undefined) {
       throw ClcErrors.make('InvalidParameterCombination', { detail: 'AutoRepair is set per cluster: give Partition' });
     }
-    const ha = structuredClone(this.read());
-    if (input.partition === undefined) {
-      ha.global.settings = { ...ha.global.settings, ...input.settings };
-      if (input.maxUnhealthy !== undefined) ha.global.maxUnhealthy = input.maxUnhealthy;
-    } else {
+    const apply = (ha: HaSection): void => {
+      if (input.partition === undefined) {
+        ha.global.settings = { ...ha.global.settings, ...input.settings };
+        if (input.maxUnhealthy !== undefined) ha.global.maxUnhealthy = input.maxUnhealthy;
+        return;
+      }
       const cfg = partitionConfig(ha, input.partition);
       cfg.settings = { ...cfg.settings, ...input.settings };
       if (input.maxUnhealthy !== undefined) cfg.maxUnhealthy = input.maxUnhealthy;
       if (input.autoRepair !== undefined) cfg.autoRepair = input.autoRepair;
-    }
-    // Every layer must still compile with the others (e.g. initial delay within the interval).
-    for (const p of [undefined, ...Object.keys(ha.partitions)]) {
+    };
+    // Tried on a copy first: every layer must still compile with the others (e.g. initial delay within the interval).
+    const trial = structuredClone(this.read());
+    apply(trial);
+    for (const p of [undefined, ...Object.keys(trial.partitions)]) {
       try {
-        compileHaSettings(ha.global.settings, p === undefined ? undefined : ha.partitions[p]?.settings);
+        compileHaSettings(trial.global.settings, p === undefined ? undefined : trial.partitions[p]?.settings);
       } catch (e) {
         throw ClcErrors.make('InvalidParameterCombination', { detail: `the settings would not hold for ${p ?? 'the global layer'}: ${zodText(e)}` });
       }
     }
     await this.opts.store.update((d) => {
-      d.global = ha.global;
-      if (input.partition !== undefined) d.partitions[input.partition] = ha.partitions[input.partition] as HaPartitionConfig;
+      apply(d);
       this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, autoRepair: input.autoRepair })}`);
     });
     return this.configurations();
