@@ -18,6 +18,8 @@ import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { PartitionGate } from './api/partitionGate.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
+import { setUpHa } from './ha/haSetup.js';
+import { notWiredHa } from './ha/notWired.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { openClcStore } from './state/clcStore.js';
 
@@ -45,7 +47,9 @@ async function main(): Promise<void> {
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs });
   const gate = new PartitionGate({ clock: systemClock, logger, limits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs } });
-  const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator });
+  // Host HA's admin side; the provider is not wired yet (every host ineligible), swap notWiredHa() for it.
+  const ha = await setUpHa({ store, clock: systemClock, partitions: config.clusters.map((p) => p.name), bmc: config.stateDir, ...notWiredHa() });
+  const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: ha.control });
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));

@@ -8,6 +8,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
+import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
 import type { ParamMap } from './queryParams.js';
@@ -25,6 +26,8 @@ export interface ActionContext {
   /** Hex source for new reservation and instance ids. */
   readonly ids: IdSource;
   readonly principal: Principal;
+  /** Host HA's operator side (clc/ha/haControl.ts); absent when the CLC was built without it. */
+  readonly ha?: HaControl;
 }
 
 export interface ActionSpec<P> {

@@ -13,6 +13,7 @@ import type { Clock } from '../../shared/clock.js';
 import { randomHex8, type IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
+import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
@@ -42,6 +43,8 @@ export interface ClcApiOptions {
   readonly authenticator: Authenticator;
   /** The change gate; one with the default limits on `clock` when absent. */
   readonly gate?: PartitionGate;
+  /** Host HA's admin side; the HA actions answer ServiceUnavailable without it. */
+  readonly ha?: HaControl;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -95,6 +98,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       authorize(envelope.action, principal);
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal,
+        ...(opts.ha ? { ha: opts.ha } : {}),
       };
       const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));

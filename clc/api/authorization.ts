@@ -1,12 +1,17 @@
 /**
  * What each caller may do. The admin-only actions change the cloud itself (services, placement of
- * everyone's instances); describes and one's own instances are open to any known identity. HA and
- * fencing actions join ADMIN_ONLY as they land.
+ * everyone's instances); describes and one's own instances are open to any known identity. Every host-HA and
+ * fencing action is admin-only.
  */
 import type { Principal } from './auth.js';
 import { ClcErrors } from './errors.js';
 
-export const ADMIN_ONLY: ReadonlySet<string> = new Set(['EnableService', 'DisableService', 'MigrateInstances', 'CancelMigration']);
+export const ADMIN_ONLY: ReadonlySet<string> = new Set([
+  'EnableService', 'DisableService', 'MigrateInstances', 'CancelMigration',
+  // Host HA (issue 6): every action, describes included (they show BMC settings and the fencing log).
+  'ConfigureHAForHost', 'ConfigureHAForCluster', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
+  'ListHostHAConfigurations', 'DescribeHostHA', 'DescribeHAEvents', 'FenceHost', 'ConfirmHostFenced', 'SuspendHA', 'ResumeHA',
+]);
 
 /** Throws UnauthorizedOperation when `principal` may not run `action`. */
 export function authorize(action: string, principal: Principal): void {

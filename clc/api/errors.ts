@@ -43,6 +43,9 @@ export const ClcErrors = defineErrors({
   NothingToMigrate: conflict('{detail}', false),
   MigrationInProgress: conflict('{detail}', true),
   MigrationAlreadyFinished: conflict('{detail}', false),
+  // Host HA (issue 6).
+  /** An operator's HA command the host's HA state does not allow (ConfirmHostFenced of a host not being fenced, FenceHost of a fenced one). */
+  IncorrectHostHAState: conflict('Host {host} is {state}: {detail}', false),
   // Capacity and availability: temporary, so a retry can help.
   InsufficientInstanceCapacity: server(503, 'There is not enough capacity for {minCount} {vmType} instance(s) in {scope}: {detail}'),
   /** partial=false and not every instance fits (or partial and none does); nothing was reserved. */

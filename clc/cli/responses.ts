@@ -100,7 +100,51 @@ const migrationSchema = z.object({
 });
 export type MigrationReading = z.infer<typeof migrationSchema>;
 
+const bmcSchema = z.object({ agent: z.string(), address: text, port: text, username: text, timeoutMs: text, passwordSet: z.string() });
+
+const haEventSchema = z.object({ timestamp: z.string(), host: z.string(), kind: z.string(), level: z.string(), fromState: text, toState: text, message: text });
+export type HaEventReading = z.infer<typeof haEventSchema>;
+
+const hostHaSchema = z.object({
+  host: z.string(),
+  partition: z.string(),
+  haEnabled: z.string(),
+  state: z.string(),
+  since: z.string(),
+  reason: text,
+  needsOperator: z.string(),
+  blocked: z.object({ target: z.string(), reason: text, since: z.string() }).optional(),
+  operation: z.object({ kind: z.string(), startedAt: z.string(), deadline: z.string() }).optional(),
+  nextHealthCheckAt: text,
+  nextActivityCheckAt: text,
+  activityChecks: num,
+  activityFailures: num,
+  recoveryAttempts: num,
+  fenceAttempts: num,
+  fencedBy: text,
+  suspension: z.object({ scope: z.string(), until: text, reason: text, by: text }).optional(),
+  bmc: bmcSchema.optional(),
+  dryRun: z.object({ next: z.string(), at: text, waitsForOperator: z.string() }).optional(),
+  eventSet: itemsOf(haEventSchema),
+});
+export type HostHaReading = z.infer<typeof hostHaSchema>;
+
+const settingItems = itemsOf(z.object({ name: z.string(), value: z.string() }));
+const haConfigSchema = z.object({
+  global: z.object({ maxUnhealthy: z.string(), overrideSet: settingItems, settingSet: settingItems }),
+  partitionSet: itemsOf(z.object({ partition: z.string(), enabled: z.string(), maxUnhealthy: z.string(), autoRepair: z.string(), overrideSet: settingItems, settingSet: settingItems })),
+  hostSet: itemsOf(z.object({ host: z.string(), partition: z.string(), hostDisabled: z.string(), bmc: bmcSchema.optional() })),
+  suspensionSet: itemsOf(z.object({ scope: z.string(), until: text, reason: text, by: text })),
+});
+export type HaConfigReading = z.infer<typeof haConfigSchema>;
+
 export const RESPONSES = {
+  HostHA: z.object({ host: hostHaSchema }),
+  HostHASet: z.object({ hostSet: itemsOf(hostHaSchema) }),
+  HAConfigurations: haConfigSchema,
+  HAEvents: z.object({ eventSet: itemsOf(haEventSchema) }),
+  Suspension: z.object({ scope: z.string(), until: text, reason: z.string(), by: z.string() }),
+  Resumed: z.object({ scope: z.string(), wasSuspended: z.string() }),
   DescribeNodes: z.object({ nodeSet: itemsOf(nodeSchema), unavailablePartitionSet: unavailableSchema }),
   DescribeServices: z.object({ serviceStatuses: itemsOf(serviceSchema) }),
   ModifyService: z.object({ serviceStatuses: itemsOf(serviceSchema), previousState: z.string(), resourceMatrix: itemsOf(matrixSchema) }),

@@ -49,6 +49,26 @@ function toLog(host: string, effects: readonly HaEffect[], at: number): HaLogEve
   return out;
 }
 
+/** Per partition: its compiled settings and the storm verdict, as every step of a tick sees them. */
+export function haContexts(ha: HaSection): Map<string, HaContext> {
+  const out = new Map<string, HaContext>();
+  const byPartition = new Map<string, HostHaRecord[]>();
+  for (const r of Object.values(ha.hosts)) byPartition.set(r.partition, [...(byPartition.get(r.partition) ?? []), r]);
+  for (const [partition, recs] of byPartition) {
+    const cfg = ha.partitions[partition];
+    const settings = compileHaSettings(ha.global.settings, cfg?.settings);
+    const max = cfg?.maxUnhealthy ?? ha.global.maxUnhealthy;
+    const verdict = judgeStorm(partition, recs.map((r) => r.state), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max));
+    out.set(partition, { settings, remediation: verdict.allowance });
+  }
+  return out;
+}
+
+/** A host's context: its partition's, with any suspension of it (suspension.ts) folded in. */
+export function hostContext(partitionCtx: HaContext, ha: HaSection, rec: HostHaRecord, now: number): HaContext {
+  return { ...partitionCtx, remediation: remediationFor(partitionCtx.remediation, ha.suspended, rec, now) };
+}
+
 export class HaRunner {
   readonly pools: Readonly<Record<HaOperationKind, WorkPool>>;
   private readonly mailbox = new Mailbox();
@@ -98,9 +118,9 @@ export class HaRunner {
     return this.mailbox.run(() => this.apply(new Map(Object.keys(this.opts.store.read().hosts).map((h) => [h, [{ type: 'resumed' } as HaEvent]]))));
   }
 
-  /** Asks the provider whether each host HA watches can be acted on. */
-  async evaluateEligibility(): Promise<void> {
-    const recs = Object.values(this.opts.store.read().hosts).filter((r) => r.state !== 'DISABLED');
+  /** Asks the provider whether each host HA watches (or each of `only`) can be acted on. */
+  async evaluateEligibility(only?: readonly string[]): Promise<void> {
+    const recs = Object.values(this.opts.store.read().hosts).filter((r) => r.state !== 'DISABLED' && (only === undefined || only.includes(r.host)));
     await Promise.all(recs.map(async (r) => {
       const ref = { host: r.host, partition: r.partition };
       const verdict = await this.opts.provider.isEligible(ref).catch((e: unknown) => ({ eligible: false, reason: `eligibility unknown: ${message(e)}` }));
@@ -123,32 +143,18 @@ export class HaRunner {
     }
   }
 
-  private contexts(ha: HaSection): Map<string, HaContext> {
-    const out = new Map<string, HaContext>();
-    const byPartition = new Map<string, HostHaRecord[]>();
-    for (const r of Object.values(ha.hosts)) byPartition.set(r.partition, [...(byPartition.get(r.partition) ?? []), r]);
-    for (const [partition, recs] of byPartition) {
-      const cfg = ha.partitions[partition];
-      const settings = compileHaSettings(ha.global.settings, cfg?.settings);
-      const max = cfg?.maxUnhealthy ?? ha.global.maxUnhealthy;
-      const verdict = judgeStorm(partition, recs.map((r) => r.state), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max));
-      out.set(partition, { settings, remediation: verdict.allowance });
-    }
-    return out;
-  }
-
   /** Steps each host through its events, writes all of it at once, then acts. */
   private async apply(batch: Batch): Promise<void> {
     const now = this.opts.clock.now();
     const ha = this.opts.store.read();
-    const ctxs = this.contexts(ha);
+    const ctxs = haContexts(ha);
     const stepped: { rec: HostHaRecord; effects: HaEffect[] }[] = [];
     for (const [host, events] of batch) {
       let rec = ha.hosts[host];
       if (!rec) continue;
       const partitionCtx = ctxs.get(rec.partition);
       if (!partitionCtx) continue;
-      const ctx: HaContext = { ...partitionCtx, remediation: remediationFor(partitionCtx.remediation, ha.suspended, rec, now) };
+      const ctx = hostContext(partitionCtx, ha, rec, now);
       const effects: HaEffect[] = [];
       for (const event of events) {
         const r = step(rec, event, now, ctx);

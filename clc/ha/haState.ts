@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { hostHaRecordSchema, HA_STATES } from './hostHaState.js';
 import { haSettingsOverrideSchema } from './settings.js';
 import { maxUnhealthySchema } from './stormGuard.js';
+import { autoRepairSchema } from './repairPolicy.js';
 import { suspensionsSchema } from './suspension.js';
 
 /** Kept as the operator wrote it ("2", "40%"), validated on the way in. */
@@ -23,6 +24,8 @@ export const haPartitionConfigSchema = z.strictObject({
   maxUnhealthy: maxUnhealthyText.optional(),
   /** Cluster-level settings over the global ones. */
   settings: haSettingsOverrideSchema.default({}),
+  /** The cluster's auto-repair level (repairPolicy.ts); unset = failover. */
+  autoRepair: autoRepairSchema.optional(),
 });
 export type HaPartitionConfig = z.infer<typeof haPartitionConfigSchema>;
 

@@ -283,6 +283,8 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
     case 'eligibility':
       if (!event.eligible && ELIGIBILITY_MATTERS.has(rec.state)) return enter(rec, 'INELIGIBLE', now, ctx, event.reason);
       if (event.eligible && rec.state === 'INELIGIBLE') return enter(rec, 'AVAILABLE', now, ctx, 'eligible', { nextHealthCheckAt: now });
+      // Still ineligible, for a reason now known (or changed): say why, without a transition.
+      if (!event.eligible && rec.state === 'INELIGIBLE' && rec.reason !== event.reason) return { next: { ...rec, reason: event.reason }, effects: [] };
       return unchanged(rec);
     case 'tick':
       return onTick(rec, now, ctx);

@@ -9,6 +9,10 @@ import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
 import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
 import { PartitionGate } from '../../clc/api/partitionGate.js';
 import type { GateLimits } from '../../clc/core/gate.js';
+import type { HaProvider, HaServiceActions } from '../../clc/ha/haProvider.js';
+import { setUpHa } from '../../clc/ha/haSetup.js';
+import { notWiredHa } from '../../clc/ha/notWired.js';
+import { openMemoryBmcStore } from '../../clc/ha/power/bmcStore.js';
 import { openMemoryClcStore, type ClcState } from '../../clc/state/clcStore.js';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
@@ -29,6 +33,8 @@ export interface Harness {
   readonly store: Store<ClcState>;
   readonly clock: ManualClock;
   readonly gate: PartitionGate;
+  /** Host HA's facade, runner and BMC store (absent with `ha: false`). */
+  readonly ha?: Awaited<ReturnType<typeof setUpHa>>;
 }
 
 export interface HarnessOptions {
@@ -41,6 +47,8 @@ export interface HarnessOptions {
   readonly gateLimits?: GateLimits;
   /** How requests are authenticated; unsigned-as-admin (acceptUnsigned) unless given. */
   readonly authenticator?: (clock: ManualClock) => Authenticator;
+  /** Host HA's provider and actions (notWiredHa() unless given); false: the CLC is built without HA. */
+  readonly ha?: { provider: HaProvider; actions: HaServiceActions } | false;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -50,12 +58,16 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   clusters.clock = clock;
   const logger = opts.logger ?? silentLogger();
   const gate = new PartitionGate({ clock, logger, ...(opts.gateLimits ? { limits: opts.gateLimits } : {}) });
+  const ha = opts.ha === false ? undefined : await setUpHa({
+    store, clock, partitions: clusters.partitions.map((p) => p.name), bmc: await openMemoryBmcStore(), ...(opts.ha ?? notWiredHa()),
+  });
   const app = buildClcApp({
     clusters: opts.wrap ? opts.wrap(clusters) : clusters, store, clock, logger,
     ids: counterIds(), requestIds: () => 'req-1', gate, authenticator: opts.authenticator ? opts.authenticator(clock) : acceptUnsigned,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+    ...(ha ? { ha: ha.control } : {}),
   });
-  return { app, clusters, store, clock, gate };
+  return { app, clusters, store, clock, gate, ...(ha ? { ha } : {}) };
 }
 
 /** A logger whose lines (parsed JSON) land in `lines`. */

@@ -6,6 +6,11 @@ import { describeInstances } from './describeInstances.js';
 import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
 import { describeServices } from './describeServices.js';
+import { configureHAForCluster, configureHAForHost } from './haConfigure.js';
+import { describeHAEvents, describeHostHA, listHostHAConfigurations } from './haDescribe.js';
+import { confirmHostFenced, fenceHost } from './haFence.js';
+import { resumeHA, suspendHA } from './haSuspend.js';
+import { disableHAForCluster, disableHAForHost, enableHAForCluster, enableHAForHost } from './haSwitch.js';
 import { migrateInstances } from './migrateInstances.js';
 import { disableService, enableService } from './modifyService.js';
 import { runInstances } from './runInstances.js';
@@ -23,6 +28,20 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   MigrateInstances: migrateInstances,
   DescribeMigrations: describeMigrations,
   CancelMigration: cancelMigration,
+  // Host HA (issue 6).
+  ConfigureHAForHost: configureHAForHost,
+  ConfigureHAForCluster: configureHAForCluster,
+  EnableHAForHost: enableHAForHost,
+  DisableHAForHost: disableHAForHost,
+  EnableHAForCluster: enableHAForCluster,
+  DisableHAForCluster: disableHAForCluster,
+  ListHostHAConfigurations: listHostHAConfigurations,
+  DescribeHostHA: describeHostHA,
+  DescribeHAEvents: describeHAEvents,
+  FenceHost: fenceHost,
+  ConfirmHostFenced: confirmHostFenced,
+  SuspendHA: suspendHA,
+  ResumeHA: resumeHA,
 });
 
 export function findAction(name: string): Action | undefined {

@@ -56,7 +56,12 @@ const rows: Row[] = [
     name: `${s} + not eligible`, from: inState(s), event: ev.ineligible, to: 'INELIGIBLE', does: [],
     check: (n) => { expect(n.operation).toBeNull(); expect(n.health).toBeNull(); expect(n.reason).toBe('host in maintenance'); },
   })),
-  ...(['DISABLED', 'INELIGIBLE', 'FENCING', 'FENCED'] as const).map((s): Row => ({ name: `${s} + not eligible`, from: inState(s), event: ev.ineligible, to: 'ignored' })),
+  ...(['DISABLED', 'FENCING', 'FENCED'] as const).map((s): Row => ({ name: `${s} + not eligible`, from: inState(s), event: ev.ineligible, to: 'ignored' })),
+  { name: 'INELIGIBLE + not eligible, same reason', from: inState('INELIGIBLE', { reason: 'host in maintenance' }), event: ev.ineligible, to: 'ignored' },
+  {
+    name: 'INELIGIBLE + not eligible for a new reason: the reason only', from: inState('INELIGIBLE'), event: ev.ineligible, to: 'INELIGIBLE', does: [],
+    check: (n) => { expect(n.reason).toBe('host in maintenance'); expect(n.since).toBe(0); expect(n.seq).toBe(10); },
+  },
   { name: 'INELIGIBLE + eligible', from: inState('INELIGIBLE'), event: ev.eligible, now: 3, to: 'AVAILABLE', does: [], check: (n) => expect(n.nextHealthCheckAt).toBe(3) },
   ...others('INELIGIBLE').map((s): Row => ({ name: `${s} + eligible`, from: inState(s), event: ev.eligible, to: 'ignored' })),
   // Health results.

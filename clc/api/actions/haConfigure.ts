@@ -1,0 +1,111 @@
+/**
+ * ConfigureHAForHost: a node's BMC (fence agent, address, port, user, password, timeout; merged into
+ * its current settings, the password only stored, never returned) and its HA record. The node's
+ * partition is its CC's (found like EnableService does) unless HA already knows the host.
+ *
+ * ConfigureHAForCluster: the CloudStack KVM HA settings, MaxUnhealthy and AutoRepair of one
+ * partition, or the global layer without Partition. Only the given settings change.
+ */
+import { z } from 'zod';
+import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
+import { partitionNames } from '../../clusters/clusters.js';
+import { autoRepairSchema } from '../../ha/repairPolicy.js';
+import { haSettingsOverrideSchema, type HaSettingsOverride } from '../../ha/settings.js';
+import { maxUnhealthySchema } from '../../ha/stormGuard.js';
+import { defineAction, type ActionContext } from '../action.js';
+import { coded, intParam, parseActionParams } from '../actionParams.js';
+import type { ParamMap } from '../queryParams.js';
+import { configurationsXml, hostHaItem } from '../render/haItems.js';
+import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { operatorOf, requireHa } from './haCommon.js';
+import { findNodePartition } from './nodeLookup.js';
+import { requireZone } from './zones.js';
+
+const oneLine = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').regex(/^[^\r\n\0]*$/, 'must be one line');
+
+const hostSchemaParams = z.strictObject({
+  Host: hostSchema,
+  Partition: partitionSchema.optional(),
+  Agent: z.string().regex(/^fence_[a-z0-9_]{1,40}$/, 'expected a fence agent name such as fence_ipmilan').optional(),
+  Address: oneLine.optional(),
+  Port: intParam(1, 65535).optional(),
+  Username: oneLine.optional(),
+  Password: z.string().max(255, 'must be at most 255 characters').regex(/^[^\r\n\0]*$/, 'must be one line').optional(),
+  TimeoutMs: intParam(1000, 600_000).optional(),
+});
+
+export type ConfigureHostParams = Readonly<z.infer<typeof hostSchemaParams>>;
+
+export function parseConfigureHAForHost(params: ParamMap): ConfigureHostParams {
+  return parseActionParams(hostSchemaParams, params);
+}
+
+async function runConfigureHost(p: ConfigureHostParams, ctx: ActionContext): Promise<XmlObject> {
+  const ha = requireHa(ctx);
+  const known = ctx.store.read().ha.hosts[p.Host];
+  let partition = known?.partition;
+  if (p.Partition !== undefined) requireZone(ctx.clusters, p.Partition);
+  if (partition === undefined) {
+    const candidates = p.Partition !== undefined ? [p.Partition] : partitionNames(ctx.clusters);
+    partition = await findNodePartition(ctx, p.Host, candidates, p.Partition);
+  }
+  const view = await ha.configureHost({
+    host: p.Host, partition: p.Partition ?? partition, by: operatorOf(ctx),
+    bmc: { agent: p.Agent, address: p.Address, port: p.Port, username: p.Username, password: p.Password, timeoutMs: p.TimeoutMs },
+  });
+  ctx.logger.info({ host: p.Host, partition, bmc: view.bmc }, 'host HA configured');
+  return { host: hostHaItem(view) };
+}
+
+export const configureHAForHost = defineAction({ namespace: EUCA_NAMESPACE, parse: parseConfigureHAForHost, run: runConfigureHost });
+
+/** `healthCheckTimeoutMs` is sent as `HealthCheckTimeoutMs`. */
+export const settingParam = (key: string): string => `${key.charAt(0).toUpperCase()}${key.slice(1)}`;
+
+const SETTING_KEYS = Object.keys(haSettingsOverrideSchema.shape) as (keyof HaSettingsOverride)[];
+
+const decimal = z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'expected a number').transform(Number);
+
+const settingsShape = Object.fromEntries(SETTING_KEYS.map((k) => [
+  settingParam(k), decimal.pipe(haSettingsOverrideSchema.shape[k].unwrap() as z.ZodNumber).optional(),
+])) as Record<string, z.ZodOptional<z.ZodType<number, string>>>;
+
+const clusterSchema = z.strictObject({
+  Partition: partitionSchema.optional(),
+  MaxUnhealthy: z.string().refine((s) => maxUnhealthySchema.safeParse(s).success, 'expected a host count ("2") or a percentage ("40%")').optional(),
+  AutoRepair: autoRepairSchema.optional(),
+  ...settingsShape,
+})
+  .transform((p) => ({
+    partition: p.Partition as string | undefined,
+    maxUnhealthy: p.MaxUnhealthy as string | undefined,
+    autoRepair: p.AutoRepair as z.infer<typeof autoRepairSchema> | undefined,
+    settings: Object.fromEntries(SETTING_KEYS.flatMap((k) => {
+      const v = (p as Record<string, unknown>)[settingParam(k)];
+      return v === undefined ? [] : [[k, v]];
+    })) as HaSettingsOverride,
+  }))
+  .refine((p) => p.maxUnhealthy !== undefined || p.autoRepair !== undefined || Object.keys(p.settings).length > 0, {
+    path: ['MaxUnhealthy'], ...coded('MissingParameter', 'nothing to configure', { parameter: `MaxUnhealthy, AutoRepair or a setting (${SETTING_KEYS.map(settingParam).join(', ')})` }),
+  });
+
+export type ConfigureClusterParams = Readonly<z.infer<typeof clusterSchema>>;
+
+export function parseConfigureHAForCluster(params: ParamMap): ConfigureClusterParams {
+  return parseActionParams(clusterSchema, params);
+}
+
+async function runConfigureCluster(p: ConfigureClusterParams, ctx: ActionContext): Promise<XmlObject> {
+  const ha = requireHa(ctx);
+  if (p.partition !== undefined) requireZone(ctx.clusters, p.partition);
+  const view = await ha.configureCluster({
+    ...(p.partition !== undefined ? { partition: p.partition } : {}),
+    ...(p.maxUnhealthy !== undefined ? { maxUnhealthy: p.maxUnhealthy } : {}),
+    ...(p.autoRepair !== undefined ? { autoRepair: p.autoRepair } : {}),
+    settings: p.settings, by: operatorOf(ctx),
+  });
+  ctx.logger.info({ partition: p.partition ?? '(global)', settings: p.settings, maxUnhealthy: p.maxUnhealthy, autoRepair: p.autoRepair }, 'HA configuration changed');
+  return configurationsXml(view);
+}
+
+export const configureHAForCluster = defineAction({ namespace: EUCA_NAMESPACE, parse: parseConfigureHAForCluster, run: runConfigureCluster });

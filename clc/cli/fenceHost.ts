@@ -1,0 +1,5 @@
+/** euca-fence-host HOST. */
+import { runCli } from './command.js';
+import { fenceCommand } from './fenceCommand.js';
+
+await runCli(fenceCommand('FenceHost'));

@@ -1,0 +1,367 @@
+/**
+ * The operator's side of host HA (issue 6): one narrow facade over the HA section of clc.json, the
+ * BMC store and the HaRunner, behind the admin API's HA actions (clc/api/actions/ha*.ts). Every
+ * operation validates first and throws a coded error (clc/api/errors.ts) before changing anything;
+ * every change is written to its store before the call resolves. Operator events (FenceHost,
+ * ConfirmHostFenced, HA switched on or off) go through HaRunner.deliver, so they are stepped,
+ * persisted and acted on like any other event. BMC passwords go into the BMC store only and come
+ * back as `passwordSet`.
+ *
+ * Configuration changes are logged in the event log too, under the host's name or the scope's
+ * (`partition:<name>`, `global`).
+ */
+import type { Clock } from '../../shared/clock.js';
+import type { Store } from '../../shared/store/store.js';
+import { ClcErrors } from '../api/errors.js';
+import { forecast, type HaForecast } from './haDryRun.js';
+import { haContexts, hostContext, type HaRunner, type HaSectionStore } from './haRunner.js';
+import { appendHaEvents, type HaLogEvent, type HaPartitionConfig, type HaSection } from './haState.js';
+import { IllegalHaEventError } from './hostHaMachine.js';
+import type { HaEvent, HostHaRecord } from './hostHaState.js';
+import { fenceConfigFor, publicBmcView, setBmc, type BmcEntry, type BmcState, type PublicBmcView } from './power/bmcStore.js';
+import type { AutoRepair } from './repairPolicy.js';
+import { compileHaSettings, type HaSettings, type HaSettingsOverride } from './settings.js';
+import { activeSuspension, type Suspension } from './suspension.js';
+
+export interface HaControlOptions {
+  readonly store: HaSectionStore;
+  readonly bmc: Store<BmcState>;
+  readonly runner: HaRunner;
+  readonly clock: Clock;
+  /** The configured partitions (Ferry's clusters). */
+  readonly partitions: () => readonly string[];
+}
+
+export interface BmcInput {
+  readonly agent?: string;
+  /** The BMC's address (the agent's `ip`). */
+  readonly address?: string;
+  /** The agent's `ipport`. */
+  readonly port?: number;
+  readonly username?: string;
+  readonly password?: string;
+  readonly timeoutMs?: number;
+}
+
+export interface ConfigureHostInput {
+  readonly host: string;
+  /** The host's partition (the API finds it through the CCs). */
+  readonly partition: string;
+  readonly bmc: BmcInput;
+  readonly by: string;
+}
+
+export interface ConfigureClusterInput {
+  /** Undefined: the global layer every partition inherits. */
+  readonly partition?: string;
+  readonly settings: HaSettingsOverride;
+  readonly maxUnhealthy?: string;
+  readonly autoRepair?: AutoRepair;
+  readonly by: string;
+}
+
+export type SuspendScope = { readonly kind: 'host' | 'cluster' | 'partition'; readonly name: string };
+
+export interface HostHaView {
+  readonly host: string;
+  readonly partition: string;
+  /** What the configuration asks: partition enabled and host not disabled. */
+  readonly haEnabled: boolean;
+  readonly record: HostHaRecord;
+  readonly suspension: { readonly key: string; readonly until: number | null; readonly reason: string; readonly by: string } | null;
+  readonly bmc: PublicBmcView | null;
+  readonly lastEvents: readonly HaLogEvent[];
+  readonly dryRun?: HaForecast;
+}
+
+export interface PartitionConfigView {
+  readonly partition: string;
+  readonly enabled: boolean;
+  readonly maxUnhealthy: string | null;
+  readonly autoRepair: AutoRepair | null;
+  readonly overrides: HaSettingsOverride;
+  readonly effective: HaSettings;
+}
+
+export interface ConfigurationsView {
+  readonly global: { readonly maxUnhealthy: string | null; readonly overrides: HaSettingsOverride; readonly effective: HaSettings };
+  readonly partitions: readonly PartitionConfigView[];
+  readonly hosts: readonly { readonly host: string; readonly partition: string; readonly hostDisabled: boolean; readonly bmc: PublicBmcView | null }[];
+  readonly suspended: readonly { readonly key: string; readonly until: number | null; readonly reason: string; readonly by: string }[];
+}
+
+export interface EventQuery {
+  readonly host?: string;
+  readonly level?: HaLogEvent['level'];
+  readonly since?: number;
+  readonly limit?: number;
+}
+
+/** Default number of events per host in DescribeHostHA. */
+export const LAST_EVENTS_PER_HOST = 5;
+const DEFAULT_BMC_TIMEOUT_MS = 20_000;
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+export class HaControl {
+  constructor(private readonly opts: HaControlOptions) {}
+
+  private read(): HaSection {
+    return this.opts.store.read();
+  }
+
+  private requirePartition(partition: string): void {
+    const known = this.opts.partitions();
+    if (!known.includes(partition)) throw ClcErrors.make('InvalidAvailabilityZone', { zone: partition, known: known.join(', ') });
+  }
+
+  /** The host's record; InvalidHost.NotFound for a host HA does not know (ConfigureHAForHost adds it). */
+  requireHost(host: string): HostHaRecord {
+    const rec = this.read().hosts[host];
+    if (!rec) throw ClcErrors.make('InvalidHost.NotFound', { host, scope: 'host HA (configure it first with ConfigureHAForHost)' });
+    return rec;
+  }
+
+  private log(ha: HaSection, host: string, text: string): void {
+    appendHaEvents(ha.events, [{ at: this.opts.clock.now(), host, kind: 'alert', level: 'info', message: text }]);
+  }
+
+  /** ConfigureHAForHost: BMC settings (merged into the host's current ones) and the host's HA record. */
+  async configureHost(input: ConfigureHostInput): Promise<HostHaView> {
+    this.requirePartition(input.partition);
+    const existing = this.read().hosts[input.host];
+    if (existing && existing.partition !== input.partition) {
+      throw ClcErrors.make('InvalidParameterCombination', { detail: `host ${input.host} is known to HA in partition ${existing.partition}, not ${input.partition}` });
+    }
+    const entry = this.mergeBmc(input.host, input.bmc);
+    if (entry) {
+      try {
+        fenceConfigFor(input.host, entry);
+      } catch (e) {
+        throw ClcErrors.make('InvalidParameterValue', { parameter: 'Agent/Address/Port/Username/Password/TimeoutMs', value: '(BMC settings)', detail: message(e) });
+      }
+      await setBmc(this.opts.bmc, input.host, entry);
+    }
+    await this.opts.runner.syncHosts([{ host: input.host, partition: input.partition }]);
+    await this.follow(input.host);
+    await this.opts.store.update((ha) => this.log(ha, input.host, `HA configured by ${input.by}${entry ? ` (BMC agent ${entry.agent}, password ${entry.password ? 'set' : 'not set'})` : ''}`));
+    return this.hostView(this.read(), input.host, false);
+  }
+
+  private mergeBmc(host: string, bmc: BmcInput): BmcEntry | undefined {
+    const old = this.opts.bmc.read().hosts[host];
+    const given = Object.values(bmc).some((v) => v !== undefined);
+    if (!given) return undefined;
+    const agent = bmc.agent ?? old?.agent;
+    if (agent === undefined) throw ClcErrors.make('MissingParameter', { parameter: 'Agent' });
+    const options: Record<string, string> = { ...(old?.options ?? {}) };
+    if (bmc.address !== undefined) options.ip = bmc.address;
+    if (bmc.port !== undefined) options.ipport = String(bmc.port);
+    if (bmc.username !== undefined) options.username = bmc.username;
+    if (options.ip === undefined) throw ClcErrors.make('MissingParameter', { parameter: 'Address' });
+    return { agent, options, password: bmc.password ?? old?.password ?? '', timeoutMs: bmc.timeoutMs ?? old?.timeoutMs ?? DEFAULT_BMC_TIMEOUT_MS };
+  }
+
+  /** ConfigureHAForCluster: settings over the global ones (or the global layer), maxUnhealthy, auto-repair. */
+  async configureCluster(input: ConfigureClusterInput): Promise<ConfigurationsView> {
+    if (input.partition !== undefined) this.requirePartition(input.partition);
+    else if (input.autoRepair !== undefined) {
+      throw ClcErrors.make('InvalidParameterCombination', { detail: 'AutoRepair is set per cluster: give Partition' });
+    }
+    const apply = (ha: HaSection): void => {
+      if (input.partition === undefined) {
+        ha.global.settings = { ...ha.global.settings, ...input.settings };
+        if (input.maxUnhealthy !== undefined) ha.global.maxUnhealthy = input.maxUnhealthy;
+        return;
+      }
+      const cfg = partitionConfig(ha, input.partition);
+      cfg.settings = { ...cfg.settings, ...input.settings };
+      if (input.maxUnhealthy !== undefined) cfg.maxUnhealthy = input.maxUnhealthy;
+      if (input.autoRepair !== undefined) cfg.autoRepair = input.autoRepair;
+    };
+    // Tried on a copy first: every layer must still compile with the others (e.g. initial delay within the interval).
+    const trial = structuredClone(this.read());
+    apply(trial);
+    for (const p of [undefined, ...Object.keys(trial.partitions)]) {
+      try {
+        compileHaSettings(trial.global.settings, p === undefined ? undefined : trial.partitions[p]?.settings);
+      } catch (e) {
+        throw ClcErrors.make('InvalidParameterCombination', { detail: `the settings would not hold for ${p ?? 'the global layer'}: ${zodText(e)}` });
+      }
+    }
+    await this.opts.store.update((d) => {
+      apply(d);
+      this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, autoRepair: input.autoRepair })}`);
+    });
+    return this.configurations();
+  }
+
+  /** EnableHAForCluster / DisableHAForCluster: the partition's switch, then every host of it follows. */
+  async setClusterEnabled(partition: string, enabled: boolean, by: string): Promise<HostHaView[]> {
+    this.requirePartition(partition);
+    await this.opts.store.update((ha) => {
+      partitionConfig(ha, partition).enabled = enabled;
+      this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}`);
+    });
+    const hosts = Object.values(this.read().hosts).filter((r) => r.partition === partition).map((r) => r.host);
+    for (const host of hosts) await this.follow(host);
+    const ha = this.read();
+    return hosts.map((h) => this.hostView(ha, h, false));
+  }
+
+  /** EnableHAForHost / DisableHAForHost. */
+  async setHostEnabled(host: string, enabled: boolean, by: string): Promise<HostHaView> {
+    this.requireHost(host);
+    await this.opts.store.update((ha) => {
+      ha.hostDisabled = ha.hostDisabled.filter((h) => h !== host);
+      if (!enabled) ha.hostDisabled.push(host);
+      this.log(ha, host, `HA ${enabled ? 'enabled' : 'disabled'} for host ${host} by ${by}`);
+    });
+    await this.follow(host);
+    return this.hostView(this.read(), host, false);
+  }
+
+  /** Brings the host's machine in line with its switches now, as the next tick would, and evaluates its eligibility. */
+  private async follow(host: string): Promise<void> {
+    const ha = this.read();
+    const rec = ha.hosts[host];
+    if (!rec) return;
+    const on = isOn(ha, rec);
+    if (!on && rec.state !== 'DISABLED') {
+      await this.opts.runner.deliver(host, { type: 'haDisabled', reason: ha.partitions[rec.partition]?.enabled ? 'HA disabled for the host' : 'HA disabled for the partition' });
+    } else if (on && rec.state === 'DISABLED') {
+      await this.opts.runner.deliver(host, { type: 'haEnabled' });
+    }
+    // Switched on (or added under a partition that is on): say at once whether HA can act on it.
+    if (on && this.read().hosts[host]?.state === 'INELIGIBLE') await this.opts.runner.evaluateEligibility([host]);
+  }
+
+  /** FenceHost: fence now (or retry a failed fence). */
+  fenceHost(host: string, by: string): Promise<HostHaView> {
+    return this.operatorEvent(host, { type: 'fenceRequested', operator: by });
+  }
+
+  /** ConfirmHostFenced: only for a host being fenced (typically one whose fence needs an operator). */
+  confirmFenced(host: string, by: string): Promise<HostHaView> {
+    return this.operatorEvent(host, { type: 'operatorConfirmedFenced', operator: by });
+  }
+
+  private async operatorEvent(host: string, event: HaEvent): Promise<HostHaView> {
+    const rec = this.requireHost(host);
+    try {
+      await this.opts.runner.deliver(host, event);
+    } catch (e) {
+      if (e instanceof IllegalHaEventError) {
+        const now = this.read().hosts[host] ?? rec;
+        throw ClcErrors.make('IncorrectHostHAState', { host, state: now.state, detail: e.message });
+      }
+      throw e;
+    }
+    return this.hostView(this.read(), host, false);
+  }
+
+  /** SuspendHA: automation paused for a host, cluster or partition, until `until` (or until lifted). */
+  async suspend(scope: SuspendScope, until: number | null, reason: string, by: string): Promise<Suspension & { key: string }> {
+    this.requireScope(scope);
+    if (until !== null && until <= this.opts.clock.now()) {
+      throw ClcErrors.make('InvalidParameterValue', { parameter: 'Until', value: new Date(until).toISOString(), detail: 'must be in the future' });
+    }
+    const key = `${scope.kind}:${scope.name}`;
+    const s: Suspension = { until, reason, by };
+    await this.opts.store.update((ha) => {
+      ha.suspended[key] = s;
+      this.log(ha, scope.kind === 'host' ? scope.name : key, `HA automation suspended for ${key} by ${by} ${until === null ? 'until lifted' : `until ${new Date(until).toISOString()}`}: ${reason}`);
+    });
+    return { key, ...s };
+  }
+
+  /** ResumeHA: lifts the suspension of exactly that scope; says whether there was one. */
+  async resume(scope: SuspendScope, by: string): Promise<{ key: string; wasSuspended: boolean }> {
+    this.requireScope(scope);
+    const key = `${scope.kind}:${scope.name}`;
+    if (!(key in this.read().suspended)) return { key, wasSuspended: false };
+    await this.opts.store.update((ha) => {
+      delete ha.suspended[key];
+      this.log(ha, scope.kind === 'host' ? scope.name : key, `HA automation resumed for ${key} by ${by}`);
+    });
+    return { key, wasSuspended: true };
+  }
+
+  private requireScope(scope: SuspendScope): void {
+    if (scope.kind === 'host') this.requireHost(scope.name);
+    else this.requirePartition(scope.name);
+  }
+
+  /** ListHostHAConfigurations. */
+  configurations(): ConfigurationsView {
+    const ha = this.read();
+    const bmc = this.opts.bmc.read().hosts;
+    return {
+      global: { maxUnhealthy: ha.global.maxUnhealthy ?? null, overrides: ha.global.settings, effective: compileHaSettings(ha.global.settings) },
+      partitions: this.opts.partitions().map((p) => {
+        const cfg = ha.partitions[p];
+        return {
+          partition: p, enabled: cfg?.enabled ?? false, maxUnhealthy: cfg?.maxUnhealthy ?? ha.global.maxUnhealthy ?? null,
+          autoRepair: cfg?.autoRepair ?? null, overrides: cfg?.settings ?? {}, effective: compileHaSettings(ha.global.settings, cfg?.settings),
+        };
+      }),
+      hosts: Object.values(ha.hosts).sort(byHost).map((r) => {
+        const b = bmc[r.host];
+        return { host: r.host, partition: r.partition, hostDisabled: ha.hostDisabled.includes(r.host), bmc: b ? publicBmcView(b) : null };
+      }),
+      suspended: Object.entries(ha.suspended).map(([key, s]) => ({ key, ...s })),
+    };
+  }
+
+  /** DescribeHostHA: every host HA knows (or those named, or one partition's), with a dry run if asked. */
+  describeHosts(q: { hosts?: readonly string[]; partition?: string; dryRun?: boolean; events?: number }): HostHaView[] {
+    if (q.partition !== undefined) this.requirePartition(q.partition);
+    for (const h of q.hosts ?? []) this.requireHost(h);
+    const ha = this.read();
+    const recs = Object.values(ha.hosts)
+      .filter((r) => (q.hosts === undefined || q.hosts.length === 0 || q.hosts.includes(r.host)) && (q.partition === undefined || r.partition === q.partition))
+      .sort(byHost);
+    return recs.map((r) => this.hostView(ha, r.host, q.dryRun ?? false, q.events));
+  }
+
+  /** DescribeHAEvents: oldest first, the newest `limit`. */
+  events(q: EventQuery): HaLogEvent[] {
+    const out = this.read().events.filter((e) => (q.host === undefined || e.host === q.host)
+      && (q.level === undefined || e.level === q.level) && (q.since === undefined || e.at >= q.since));
+    return q.limit === undefined ? out : out.slice(Math.max(0, out.length - q.limit));
+  }
+
+  private hostView(ha: HaSection, host: string, dryRun: boolean, events = LAST_EVENTS_PER_HOST): HostHaView {
+    const rec = ha.hosts[host] as HostHaRecord;
+    const now = this.opts.clock.now();
+    const active = activeSuspension(ha.suspended, rec, now);
+    const b = this.opts.bmc.read().hosts[host];
+    const view: HostHaView = {
+      host, partition: rec.partition, haEnabled: isOn(ha, rec), record: rec,
+      suspension: active ? { key: active.key, ...active.s } : null,
+      bmc: b ? publicBmcView(b) : null,
+      lastEvents: events === 0 ? [] : ha.events.filter((e) => e.host === host).slice(-events),
+    };
+    if (!dryRun) return view;
+    const partitionCtx = haContexts(ha).get(rec.partition);
+    if (!partitionCtx) return view;
+    return { ...view, dryRun: forecast(rec, hostContext(partitionCtx, ha, rec, now), now) };
+  }
+}
+
+function partitionConfig(ha: HaSection, partition: string): HaPartitionConfig {
+  const cfg = ha.partitions[partition] ?? { enabled: false, settings: {} };
+  ha.partitions[partition] = cfg;
+  return cfg;
+}
+
+function isOn(ha: HaSection, rec: HostHaRecord): boolean {
+  return (ha.partitions[rec.partition]?.enabled ?? false) && !ha.hostDisabled.includes(rec.host);
+}
+
+const byHost = (a: { host: string }, b: { host: string }): number => a.host.localeCompare(b.host, 'en', { numeric: true });
+
+function zodText(e: unknown): string {
+  const issues = (e as { issues?: { path: PropertyKey[]; message: string }[] }).issues;
+  return issues ? issues.map((i) => `${i.path.map(String).join('.')}: ${i.message}`).join('; ') : message(e);
+}

@@ -1,0 +1,144 @@
+/**
+ * The built host-HA euca-* commands against an in-process CLC on 127.0.12.1 (serveApp) (fake Clusters, the
+ * scripted FakeHa): rows, --json, the password from a file or an environment variable (never an
+ * argument), usage errors, and `CODE: message` with exit 1 for a cloud refusal.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../shared/clock.js';
+import { serveApp, testAuthenticator, TEST_ADMIN } from './authFixtures.js';
+import { ensureBuilt } from './buildOnce.js';
+import { lines, runBuiltCli, type CliRun } from './cliRunner.js';
+import { FakeHa } from './ha/fakeHa.js';
+import { harness, type Harness } from './harness.js';
+
+const N1 = '127.0.12.11';
+const SECRET = 'cli-bmc-s3cret';
+
+let h: Harness;
+let fake: FakeHa;
+let url: string;
+
+function cli(file: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runBuiltCli(file, args, { EC2_URL: url, EC2_ACCESS_KEY: TEST_ADMIN.accessKey, EC2_SECRET_KEY: TEST_ADMIN.secretKey, ...env });
+}
+
+const bmcOf = () => h.ha?.bmc.read().hosts[N1];
+
+beforeAll(async () => {
+  await ensureBuilt();
+}, 120_000);
+
+beforeEach(async () => {
+  fake = new FakeHa();
+  // The CLI signs by the wall clock, so the authenticator checks against it too.
+  h = await harness({ authenticator: () => testAuthenticator(systemClock), ha: { provider: fake, actions: fake } });
+  const served = await serveApp(h.app);
+  url = served.url;
+  return () => served.close();
+});
+
+describe('euca-configure-ha', () => {
+  it('reads the password from a file; prints HOSTHA and BMC rows without it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-ha-cli-'));
+    const file = join(dir, 'bmc.pw');
+    writeFileSync(file, `${SECRET}\n`, { mode: 0o600 });
+    const r = await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1', '--port', '6230', '--username', 'admin', '--password-file', file]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain(SECRET);
+    const rows = lines(r.stdout);
+    expect(rows.slice(0, 2)).toEqual([
+      `HOSTHA\t${N1}\tcluster01\tDISABLED\tha-disabled\t-\tHA disabled for the partition`,
+      `BMC\t${N1}\tfence_ipmilan\t127.0.31.1\t6230\tadmin\tpassword-set`,
+    ]);
+    expect(rows.slice(2).every((l) => l.startsWith(`EVENT\t2013-06-01T12:00:00.000Z\t${N1}\t`))).toBe(true);
+    expect(rows.some((l) => l.includes('HA configured by'))).toBe(true);
+    expect(bmcOf()?.password).toBe(SECRET);
+  });
+
+  it('reads the password from a named environment variable (bin wrapper, --json)', async () => {
+    const r = await cli('bin/euca-configure-ha', [N1, '--agent', 'fence_redfish', '--address', '127.0.31.2', '--password-env', 'MY_BMC_PW', '--json'], { MY_BMC_PW: SECRET });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain(SECRET);
+    expect(JSON.parse(r.stdout)).toMatchObject({ host: { host: N1, bmc: { agent: 'fence_redfish', passwordSet: 'true' } } });
+    expect(bmcOf()?.password).toBe(SECRET);
+  });
+
+  it('an unset password variable or both sources: an error, nothing sent', async () => {
+    const unset = await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1', '--password-env', 'NOPE_PW']);
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toMatch(/^error: the environment variable NOPE_PW/);
+    const both = await cli('configureHa', [N1, '--password-env', 'X', '--password-file', '/dev/null']);
+    expect(both.code).not.toBe(0);
+    expect(both.stderr).toMatch(/not both/);
+    expect(bmcOf()).toBeUndefined();
+    expect(h.store.read().ha.hosts[N1]).toBeUndefined();
+  });
+
+  it('a cloud refusal prints CODE: message and exits 1', async () => {
+    const r = await cli('configureHa', [N1, '--port', '99999']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^InvalidParameterValue: .*Port/);
+  });
+});
+
+describe('the other host-HA commands', () => {
+  it('configure the cluster, enable, describe with a dry run, fence, events, disable', async () => {
+    await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1']);
+    const cfg = await cli('configureHaCluster', ['cluster01', '--set', 'fenceTimeoutMs=45000', '--max-unhealthy', '1', '--auto-repair', 'migrate']);
+    expect(cfg.code).toBe(0);
+    expect(lines(cfg.stdout)).toContain('HACONFIG\tcluster01\tdisabled\t1\tmigrate\tfenceTimeoutMs=45000');
+
+    const on = await cli('enableHa', ['-c', 'cluster01']);
+    expect(on.code).toBe(0);
+    expect(lines(on.stdout)[0]).toBe(`HOSTHA\t${N1}\tcluster01\tAVAILABLE\tha-enabled\t-\teligible`);
+    await h.ha?.runner.idle();
+
+    const d = await cli('describeHostHa', ['--dry-run', '--events', '1']);
+    expect(d.code).toBe(0);
+    const rows = lines(d.stdout);
+    expect(rows[0]).toMatch(new RegExp(`^HOSTHA\t${N1.replace(/\./g, '\\.')}\tcluster01\tAVAILABLE\tha-enabled\t-\t`));
+    expect(rows.find((l) => l.startsWith('DRYRUN'))).toMatch(/^DRYRUN\t127\.0\.12\.11\t\S+\t-\tcheck health/);
+    expect(rows.filter((l) => l.startsWith('EVENT'))).toHaveLength(1);
+
+    fake.fences.set(N1, 'fail');
+    const f = await cli('bin/euca-fence-host', [N1]);
+    expect(f.code).toBe(0);
+    expect(lines(f.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tFENCING\t/);
+    await h.ha?.runner.idle();
+    const c = await cli('confirmHostFenced', [N1]);
+    expect(c.code).toBe(0);
+    expect(lines(c.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tFENCED\t/);
+    const again = await cli('confirmHostFenced', [N1]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^IncorrectHostHAState: Host 127\.0\.12\.11 is FENCED/);
+
+    const ev = await cli('describeHaEvents', ['--host', N1, '--level', 'critical']);
+    expect(ev.code).toBe(0);
+    expect(lines(ev.stdout).length).toBeGreaterThan(0);
+    for (const l of lines(ev.stdout)) expect(l).toMatch(/^EVENT\t\S+\t127\.0\.12\.11\tcritical\t/);
+
+    const off = await cli('disableHa', [N1]);
+    expect(lines(off.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tDISABLED\tha-disabled\t/);
+    const conf = await cli('describeHaConfig', []);
+    expect(lines(conf.stdout)).toContain(`HOSTCONFIG\t${N1}\tcluster01\tha-disabled\tfence_ipmilan 127.0.31.1:- no-password`);
+  });
+
+  it('suspend and resume; a usage error calls nothing', async () => {
+    const s = await cli('suspendHa', ['-p', 'cluster02', '--minutes', '30', '--reason', 'rack work']);
+    expect(s.code).toBe(0);
+    expect(lines(s.stdout)).toEqual([expect.stringMatching(/^SUSPENDED\tpartition:cluster02\t\d{4}-\S+Z\t\S+\track work$/)]);
+    expect(Object.keys(h.store.read().ha.suspended)).toEqual(['partition:cluster02']);
+    const r = await cli('resumeHa', ['-p', 'cluster02']);
+    expect(lines(r.stdout)).toEqual(['RESUMED\tpartition:cluster02\twas-suspended']);
+    const usage = await cli('suspendHa', ['-p', 'cluster02', '-c', 'cluster02']);
+    expect(usage.code).not.toBe(0);
+    expect(usage.stderr).toMatch(/exactly one/);
+    const both = await cli('enableHa', [N1, '-c', 'cluster01']);
+    expect(both.code).not.toBe(0);
+    expect(h.store.read().ha.suspended).toEqual({});
+  });
+});
