@@ -5,7 +5,7 @@ import { NC_OPS } from '../shared/protocol/ncProtocol.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
 import { allowAll, type AllowedRoles } from '../shared/wire/peerAuth.js';
 import { mountWireService } from '../shared/wire/server.js';
-import { NC_PATH } from '../shared/wire/transport.js';
+import { NC_PATH, type WireHandlers } from '../shared/wire/transport.js';
 import type { NodeController } from './nodeController.js';
 
 export interface NcAppOptions {
@@ -19,16 +19,21 @@ export interface NcAppOptions {
 /** Only a CC drives an NC. */
 export const NC_ALLOWED_ROLES: AllowedRoles = allowAll(NC_OPS, ['cc']);
 
+/** NC_OPS over one controller, validated both ways: served over HTTP here, in process by the simulator. */
+export function ncHandlers(controller: NodeController): WireHandlers {
+  return typedHandlers(NC_OPS, {
+    ncDescribeResource: () => controller.describe(),
+    ncRunInstance: (req) => controller.run(req),
+    ncTerminateInstance: (req) => controller.terminate(req.instanceId),
+    ncModifyNode: (req) => controller.modify(req.stateName),
+    ncMigrateInstances: (req) => controller.migrate(req),
+  });
+}
+
 export function createNcApp(o: NcAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  const handlers = typedHandlers(NC_OPS, {
-    ncDescribeResource: () => o.controller.describe(),
-    ncRunInstance: (req) => o.controller.run(req),
-    ncTerminateInstance: (req) => o.controller.terminate(req.instanceId),
-    ncModifyNode: (req) => o.controller.modify(req.stateName),
-    ncMigrateInstances: (req) => o.controller.migrate(req),
-  });
+  const handlers = ncHandlers(o.controller);
   // maxBodyBytes undefined keeps the wire service's default.
   mountWireService(app, {
     path: NC_PATH, handlers, logger: o.logger,

@@ -1,0 +1,36 @@
+/**
+ * What the outside world (the CLC, the operator) was told: acknowledged runs, requested
+ * terminations, acknowledged node states, known migrations. Invariants compare the cloud's truth
+ * against it; the workload picks its targets from it.
+ */
+import type { NodeState } from '../shared/protocol/common.js';
+
+export class Ledger {
+  /** Instances whose ccRunInstances was acknowledged, in acknowledgement order. */
+  readonly instances: string[] = [];
+  /** Termination asked (it may have happened even if the answer was lost). */
+  readonly terminating = new Set<string>();
+  /** Their host died (power-off): lost until Host HA exists; excluded from "never lost". */
+  readonly lostWithHost = new Set<string>();
+  /** Migration ids the CC answered with. */
+  readonly migrations: string[] = [];
+  /** Per host: the node state last acknowledged to the caller; undefined while a change is uncertain. */
+  readonly nodeState = new Map<string, NodeState | undefined>();
+
+  live(): string[] {
+    return this.instances.filter((i) => !this.terminating.has(i));
+  }
+
+  acknowledgeRun(ids: readonly string[]): void {
+    for (const id of ids) if (!this.instances.includes(id)) this.instances.push(id);
+  }
+
+  /** A modify request reached the NC (maybe a late duplicate): the state is uncertain until the next acknowledgement. */
+  modifyDelivered(host: string, state: NodeState): void {
+    if (this.nodeState.get(host) !== state) this.nodeState.set(host, undefined);
+  }
+
+  acknowledgeModify(host: string, state: NodeState): void {
+    this.nodeState.set(host, state);
+  }
+}
