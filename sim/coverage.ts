@@ -5,14 +5,15 @@
  * seeds; `report` lists what was never reached.
  */
 import { itemStateSchema } from '../shared/protocol/migrationProtocol.js';
-import { migrationStateSchema, nodeStateSchema } from '../shared/protocol/common.js';
+import { nodeStateSchema, type MigrationState } from '../shared/protocol/common.js';
 import { instancePhaseSchema } from '../nc/ncStore.js';
 import type { HostTruth } from './truth.js';
 
 export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   item: itemStateSchema.options,
-  'nc-source': migrationStateSchema.options,
-  'nc-incoming': migrationStateSchema.options,
+  // The NC's per-instance migration state (Eucalyptus 3.3): each side uses part of the enum.
+  'nc-source': ['none', 'ready', 'migrating', 'cleaning'] satisfies MigrationState[],
+  'nc-incoming': ['preparing', 'ready', 'migrating'] satisfies MigrationState[],
   node: nodeStateSchema.options,
   instance: instancePhaseSchema.options,
 };

@@ -30,6 +30,8 @@ export const FAULT_ACTIONS: Actions = {
   },
   crashNc: (c, e) => c.crashNc(e.host),
   restartNc: (c, e) => c.startNc(e.host),
+  crashNcAfterWrites: (c, e) => c.crashNcAfterWrites(e.host, e.writes),
+  crashCcAfterCalls: (c, e) => c.crashCcAfterCalls(e.calls),
   crashCc: (c) => c.crashCc(),
   restartCc: (c) => c.startCc(),
   powerOff: (c, e, ledger) => {

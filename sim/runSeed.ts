@@ -133,6 +133,7 @@ function isWorkload(e: SimEvent): e is Extract<SimEvent, { kind: 'run' | 'termin
 
 /** Faults stop: the network heals and every host, NC and the CC runs again. */
 async function heal(cloud: SimCloud): Promise<void> {
+  cloud.disarmCrashes();
   cloud.net.heal();
   cloud.mig.heal();
   for (const n of cloud.nodes.values()) {

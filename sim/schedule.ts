@@ -26,6 +26,8 @@ export type FaultEvent =
   | { readonly kind: 'healNet' }
   | { readonly kind: 'crashNc'; readonly host: string }
   | { readonly kind: 'restartNc'; readonly host: string }
+  | { readonly kind: 'crashNcAfterWrites'; readonly host: string; readonly writes: number }
+  | { readonly kind: 'crashCcAfterCalls'; readonly calls: number }
   | { readonly kind: 'crashCc' }
   | { readonly kind: 'restartCc' }
   | { readonly kind: 'powerOff'; readonly host: string }
@@ -56,7 +58,7 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
   for (let i = r.int(0, s.maxFaults); i > 0; i--) {
     const at = time();
     const down = r.int(200, 15_000);
-    switch (r.int(0, 6)) {
+    switch (r.int(0, 8)) {
       case 0: events.push({ at, kind: 'netChaos', loss: r.pick([0.05, 0.2, 0.5]) as number, duplicate: r.pick([0, 0.1, 0.3]) as number, maxDelayMs: r.pick([20, 300, 1500]) as number }, { at: at + down, kind: 'netCalm' }); break;
       case 1: events.push({ at, kind: 'partitionCc', host: host() }, { at: at + down, kind: 'healNet' }); break;
       case 2: {
@@ -67,6 +69,8 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
       case 3: case 4: { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }
       case 5: events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
       case 6: { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down, kind: 'powerOn', host: h }); break; }
+      case 7: { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
+      case 8: events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 12) }, { at: at + down, kind: 'restartCc' }); break;
     }
   }
   // Stable sort: same-time events keep their generation order.

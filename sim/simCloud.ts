@@ -20,6 +20,7 @@ import { ManualClock } from '../shared/clock.js';
 import { silentLogger } from '../shared/log.js';
 import type { Resources } from '../shared/model/resources.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
+import type { WireTransport } from '../shared/wire/transport.js';
 import { SERVED_OPS } from '../cc/service.js';
 import { HostSlot, SimHostDriver } from './hostDriver.js';
 import { Incarnation } from './incarnation.js';
@@ -43,6 +44,8 @@ export interface SimNode {
   /** How many times each process was started (names incarnations in the trace). */
   ncBoots: number;
   hvBoots: number;
+  /** Crash the NC right after this many more durable writes (a crash at an exact step). */
+  crashAfterWrites: number | undefined;
 }
 
 export interface SimCc {
@@ -59,6 +62,7 @@ export class SimCloud {
   readonly nodes = new Map<string, SimNode>();
   cc: SimCc | undefined;
   private ccBoots = 0;
+  private ccCrashCountdown: number | undefined;
   private readonly latency: Prng;
   private readonly crashes: Prng;
   private readonly ids: Prng;
@@ -77,7 +81,7 @@ export class SimCloud {
     for (const host of settings.hosts) {
       this.nodes.set(host, {
         host, slot: new HostSlot(host), capacity: settings.capacity, tuning: MIGRATION_DEFAULTS,
-        hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0,
+        hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0, crashAfterWrites: undefined,
       });
     }
   }
@@ -131,7 +135,14 @@ export class SimCloud {
     if (n.nc?.isAlive || !n.hv?.isAlive) return;
     const life = new Incarnation(`nc ${host}`, ++n.ncBoots);
     const clock = life.clock(this.clock);
-    const store = openSimStore<NcSnapshot>({ disk: this.disk, file: `nc/${host}`, store: NC_STORE_OPTIONS, life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs });
+    const store = openSimStore<NcSnapshot>({ disk: this.disk, file: `nc/${host}`, store: NC_STORE_OPTIONS, life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs,
+      onDurable: () => {
+        if (n.crashAfterWrites === undefined || --n.crashAfterWrites > 0) return;
+        n.crashAfterWrites = undefined;
+        this.trace(`nc ${host} crashes right after a durable write`);
+        this.crashNc(host);
+      },
+    });
     const transport = this.net.transport(host, life, () => CC_NAME, 1000);
     const controller = new NodeController({
       host, hypervisor: 'sim', store, clock, logger: silentLogger(),
@@ -143,6 +154,11 @@ export class SimCloud {
     this.net.serve(host, ncHandlers(controller), life);
     this.track(life.guard(controller.start()));
     this.trace(`nc ${host} started (#${n.ncBoots})`);
+  }
+
+  /** Crash the NC right after its n-th next durable write (intent persisted, action not yet taken, …). */
+  crashNcAfterWrites(host: string, n: number): void {
+    this.node(host).crashAfterWrites = n;
   }
 
   /** kill -9 of the NC: memory gone, what its store made durable kept, its VMs keep running. */
@@ -162,7 +178,18 @@ export class SimCloud {
     const clock = life.clock(this.clock);
     const logger = silentLogger();
     const { ncTimeoutMs, pollIntervalMs } = this.settings;
-    const transport = this.net.transport(CC_NAME, life, hostOfUri, ncTimeoutMs);
+    const net = this.net.transport(CC_NAME, life, hostOfUri, ncTimeoutMs);
+    const transport: WireTransport = {
+      call: (endpoint, op, body, opts) => {
+        const p = net.call(endpoint, op, body, opts);
+        if (this.ccCrashCountdown !== undefined && --this.ccCrashCountdown <= 0) {
+          this.ccCrashCountdown = undefined;
+          this.trace(`cc crashes right after sending ${op}`);
+          this.crashCc();
+        }
+        return p;
+      },
+    };
     const nodes = new WireNodeClient(transport, (h) => `http://${h}:8775`);
     // The CC keeps nothing durable that matters (cc.json is a display cache): a restart starts blank.
     const keeper = new ViewKeeper({ initial: initialView(this.settings.partition, this.settings.hosts), nodes, clock, logger });
@@ -177,10 +204,21 @@ export class SimCloud {
     this.trace(`cc started (#${this.ccBoots})`);
   }
 
+  /** Crash the CC right after it sends its n-th next call to an NC (mid-operation). */
+  crashCcAfterCalls(n: number): void {
+    this.ccCrashCountdown = n;
+  }
+
   crashCc(): void {
     if (!this.cc?.life.isAlive) return;
     this.cc.life.kill();
     this.trace('cc crashed');
+  }
+
+  /** Faults stop: no pending crash triggers (the heal phase must not be interrupted). */
+  disarmCrashes(): void {
+    this.ccCrashCountdown = undefined;
+    for (const n of this.nodes.values()) n.crashAfterWrites = undefined;
   }
 
   /** Changes how a host's hypervisor migrates (slow, failing); takes effect at its next power-on. */

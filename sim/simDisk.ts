@@ -10,17 +10,26 @@ import type { Store, StoreOptions } from '../shared/store/store.js';
 import { never, type Incarnation } from './incarnation.js';
 import type { Prng } from './prng.js';
 
-/** The bytes on disk: plain JSON, as the real store writes them. */
+/**
+ * What is on disk, per file. Contents are kept as the (never mutated) snapshot objects a store
+ * wrote; opening a file round-trips it through JSON, as reading the real file would.
+ */
 export class SimDisk {
-  private readonly files = new Map<string, string>();
+  private readonly files = new Map<string, unknown>();
 
+  /** The durable contents; read-only. */
   read(name: string): unknown {
-    const text = this.files.get(name);
-    return text === undefined ? undefined : JSON.parse(text);
+    return this.files.get(name);
+  }
+
+  /** What a process finds at start: a fresh copy through JSON. */
+  load(name: string): unknown {
+    const data = this.files.get(name);
+    return data === undefined ? undefined : JSON.parse(JSON.stringify(data));
   }
 
   write(name: string, data: unknown): void {
-    this.files.set(name, JSON.stringify(data));
+    this.files.set(name, data);
   }
 }
 
@@ -33,11 +42,13 @@ export interface SimStoreOptions<T> {
   /** Draws write latencies and whether a write in flight at a crash landed. */
   readonly rng: Prng;
   readonly maxLatencyMs: number;
+  /** Called after each write is durable, before the writer hears of it (a crash here keeps the write). */
+  readonly onDurable?: () => void;
 }
 
 /** Opens the file like the real store: missing → initial; present → validated (a bad file throws). */
 export function openSimStore<T>(o: SimStoreOptions<T>): Store<T> {
-  const stored = o.disk.read(o.file);
+  const stored = o.disk.load(o.file);
   let current: T;
   if (stored === undefined) {
     current = o.store.initial();
@@ -65,7 +76,8 @@ export function openSimStore<T>(o: SimStoreOptions<T>): Store<T> {
         inFlight = undefined;
         o.disk.write(o.file, draft);
         current = draft;
-        return result;
+        o.onDurable?.();
+        return o.life.isAlive ? result : never<R>();
       };
       const p = chain.then(run, run);
       chain = p.catch(() => undefined);
