@@ -69,11 +69,25 @@ export function checkStep(truth: readonly HostTruth[], ledger: Ledger, capacity:
   return out;
 }
 
+/** What the CC believes once things have settled (from its view, as DescribeInstances answers it). */
+export interface CcBelief {
+  readonly instances: readonly { readonly instanceId: string; readonly host: string }[];
+  /** Hosts on which the CC still counts a reservation of some migration. */
+  readonly reservedOn: readonly string[];
+}
+
 /** After healing: everything finished, nothing left behind, every VM in one place and running. */
-export function checkSettled(truth: readonly HostTruth[], ledger: Ledger): Violation[] {
+export function checkSettled(truth: readonly HostTruth[], ledger: Ledger, cc?: CcBelief): Violation[] {
   const out: Violation[] = [];
   for (const t of truth) {
+    for (const d of t.domains) {
+      const r = t.nc?.instances[d.id];
+      if (d.state === 'running' && (!r || r.phase === 'terminated')) out.push({ invariant: '6 orphan', detail: `${t.host} runs ${d.id} without a live NC record` });
+    }
     if (!t.nc) continue;
+    for (const r of Object.values(t.nc.instances)) {
+      if (r.phase === 'pending' || r.phase === 'shutting-down') out.push({ invariant: '6 leftover', detail: `${t.host} record ${r.instanceId} stuck ${r.phase}` });
+    }
     for (const p of Object.values(t.nc.plans)) {
       for (const i of p.items) {
         if (!FINAL_ITEM_STATES.includes(i.state)) out.push({ invariant: '6 liveness', detail: `${p.migrationId} ${i.instanceId} still ${i.state} on ${t.host}` });
@@ -102,6 +116,15 @@ export function checkSettled(truth: readonly HostTruth[], ledger: Ledger): Viola
     } else if (at.nc?.instances[id]?.migrationState !== 'none') {
       out.push({ invariant: '1 settled', detail: `${id} on ${at.host} still in migration state ${at.nc?.instances[id]?.migrationState}` });
     }
+    const listed = cc?.instances.filter((i) => i.instanceId === id) ?? [];
+    if (cc && (listed.length !== 1 || listed[0]?.host !== at.host)) {
+      out.push({ invariant: '6 cc view', detail: `${id} runs on ${at.host}; the CC lists it on ${listed.map((i) => i.host).join(',') || 'no host'}` });
+    }
   }
+  for (const id of ledger.terminated) {
+    const where = truth.filter((t) => t.domains.some((d) => d.id === id) || (t.nc?.instances[id] !== undefined && t.nc.instances[id]?.phase !== 'terminated'));
+    if (where.length > 0) out.push({ invariant: '1 terminated', detail: `${id} was terminated but lives on ${where.map((t) => t.host).join(',')}` });
+  }
+  for (const host of cc?.reservedOn ?? []) out.push({ invariant: '6 reservation', detail: `the CC still reserves room on ${host}` });
   return out;
 }

@@ -10,6 +10,8 @@ export class Ledger {
   readonly instances: string[] = [];
   /** Termination asked (it may have happened even if the answer was lost). */
   readonly terminating = new Set<string>();
+  /** Termination acknowledged: the VM must be gone for good. */
+  readonly terminated = new Set<string>();
   /** Their host died (power-off): lost until Host HA exists; excluded from "never lost". */
   readonly lostWithHost = new Set<string>();
   /** Migration ids the CC answered with. */

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { Coverage, type CoverageCounts } from './coverage.js';
-import { checkSettled, checkStep, type Violation } from './invariants.js';
+import { listInstances, reservationsOfView } from '../cc/view.js';
+import { checkSettled, checkStep, type CcBelief, type Violation } from './invariants.js';
 import { Ledger } from './ledger.js';
 import { Prng } from './prng.js';
 import { runFault } from './faults.js';
@@ -110,7 +111,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     }
     check();
     if (violations.length > 0) break;
-    if (healedAt !== undefined && now - healedAt >= settings.timeouts.prepareMs && checkSettled(readTruth(cloud), ledger).length === 0) {
+    if (healedAt !== undefined && now - healedAt >= settings.timeouts.prepareMs && checkSettled(readTruth(cloud), ledger, ccBelief(cloud)).length === 0) {
       settled = true;
       break;
     }
@@ -121,10 +122,21 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   }
   if (violations.length === 0 && !settled) {
     const atMs = cloud.clock.now() - start;
-    const left = step >= MAX_STEPS ? [{ invariant: 'progress', detail: `no end after ${MAX_STEPS} steps` }] : checkSettled(readTruth(cloud), ledger);
+    const left = step >= MAX_STEPS ? [{ invariant: 'progress', detail: `no end after ${MAX_STEPS} steps` }] : checkSettled(readTruth(cloud), ledger, ccBelief(cloud));
     for (const v of left) violations.push({ ...v, step, atMs });
   }
   return { seed, violations, traceHash: hash.digest('hex').slice(0, 16), steps: step, events, coverage: coverage.counts, trace: lines };
+}
+
+/** The CC's view as DescribeInstances and the scheduler see it. */
+function ccBelief(cloud: SimCloud): CcBelief | undefined {
+  const view = cloud.cc?.life.isAlive ? cloud.cc.keeper.get() : undefined;
+  if (!view) return undefined;
+  const reservations = reservationsOfView(view);
+  return {
+    instances: listInstances(view).filter((i) => i.state !== 'terminated').map((i) => ({ instanceId: i.instanceId, host: i.host })),
+    reservedOn: [...new Set([...reservations.byHost.keys(), ...reservations.reservedHosts])],
+  };
 }
 
 function isWorkload(e: SimEvent): e is Extract<SimEvent, { kind: 'run' | 'terminate' | 'modify' | 'drain' | 'migrateOne' | 'cancel' }> {

@@ -41,6 +41,12 @@ export interface Schedule {
   readonly events: readonly SimEvent[];
 }
 
+/** How often each fault is drawn (a kind listed twice is twice as likely). */
+const FAULT_WEIGHTS = [
+  'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
+  'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
+] as const;
+
 export function generateSchedule(seed: number, s: SimSettings): Schedule {
   const r = Prng.fork(seed, 'schedule');
   const events: SimEvent[] = [];
@@ -58,19 +64,20 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
   for (let i = r.int(0, s.maxFaults); i > 0; i--) {
     const at = time();
     const down = r.int(200, 15_000);
-    switch (r.int(0, 8)) {
-      case 0: events.push({ at, kind: 'netChaos', loss: r.pick([0.05, 0.2, 0.5]) as number, duplicate: r.pick([0, 0.1, 0.3]) as number, maxDelayMs: r.pick([20, 300, 1500]) as number }, { at: at + down, kind: 'netCalm' }); break;
-      case 1: events.push({ at, kind: 'partitionCc', host: host() }, { at: at + down, kind: 'healNet' }); break;
-      case 2: {
+    switch (r.pick(FAULT_WEIGHTS)) {
+      case 'netChaos': events.push({ at, kind: 'netChaos', loss: r.pick([0.05, 0.2, 0.5]) as number, duplicate: r.pick([0, 0.1, 0.3]) as number, maxDelayMs: r.pick([20, 300, 1500]) as number }, { at: at + down, kind: 'netCalm' }); break;
+      case 'partitionCc': events.push({ at, kind: 'partitionCc', host: host() }, { at: at + down, kind: 'healNet' }); break;
+      case 'partitionMig': {
         const [a, b] = [host(), host()];
         if (a !== b) events.push({ at, kind: 'partitionMig', a, b }, { at: at + down, kind: 'healNet' });
         break;
       }
-      case 3: case 4: { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }
-      case 5: events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
-      case 6: { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down, kind: 'powerOn', host: h }); break; }
-      case 7: { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
-      case 8: events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 12) }, { at: at + down, kind: 'restartCc' }); break;
+      case 'crashNc': { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }
+      case 'crashNcAfterWrites': { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
+      case 'crashCc': events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
+      case 'crashCcAfterCalls': events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 8) }, { at: at + down, kind: 'restartCc' }); break;
+      case 'powerOff': { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down, kind: 'powerOn', host: h }); break; }
+      default: break;
     }
   }
   // Stable sort: same-time events keep their generation order.

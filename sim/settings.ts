@@ -43,7 +43,7 @@ export function simSettings(hostCount: number): SimSettings {
     startMs: 1_700_000_000_000,
     chaosMs: 40_000,
     healMs: 120_000,
-    maxOps: 30,
-    maxFaults: 12,
+    maxOps: 50,
+    maxFaults: 30,
   });
 }

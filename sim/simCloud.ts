@@ -182,7 +182,8 @@ export class SimCloud {
     const transport: WireTransport = {
       call: (endpoint, op, body, opts) => {
         const p = net.call(endpoint, op, body, opts);
-        if (this.ccCrashCountdown !== undefined && --this.ccCrashCountdown <= 0) {
+        // Polls are most of the traffic; counting only changes puts the crash inside an operation.
+        if (op !== 'ncDescribeResource' && this.ccCrashCountdown !== undefined && --this.ccCrashCountdown <= 0) {
           this.ccCrashCountdown = undefined;
           this.trace(`cc crashes right after sending ${op}`);
           this.crashCc();
@@ -204,7 +205,7 @@ export class SimCloud {
     this.trace(`cc started (#${this.ccBoots})`);
   }
 
-  /** Crash the CC right after it sends its n-th next call to an NC (mid-operation). */
+  /** Crash the CC right after it sends its n-th next change (not poll) to an NC: mid-operation. */
   crashCcAfterCalls(n: number): void {
     this.ccCrashCountdown = n;
   }

@@ -32,7 +32,7 @@ export class Workload {
         const id = live[e.pick % Math.max(1, live.length)];
         if (id === undefined) return;
         l.terminating.add(id);
-        this.call('ccTerminateInstances', { instanceIds: [id] }, () => undefined);
+        this.call('ccTerminateInstances', { instanceIds: [id] }, () => l.terminated.add(id));
         return;
       }
       case 'modify':
