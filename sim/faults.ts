@@ -43,6 +43,7 @@ export const FAULT_ACTIONS: Actions = {
   },
   powerOn: (c, e) => c.powerOn(e.host),
   tune: (c, e) => c.retune(e.host, HYPERVISOR_MODES[e.mode]),
+  slowHv: (c, e) => { c.node(e.host).hvLatencyMs = e.maxMs; },
 };
 
 export function runFault(cloud: SimCloud, e: FaultEvent, ledger: Ledger): Promise<void> | void {

@@ -51,11 +51,12 @@ export class SimHostDriver implements HypervisorDriver {
     private readonly life: Incarnation,
     private readonly clock: Clock,
     private readonly rng: Prng,
-    private readonly maxLatencyMs: number,
+    /** Read per call: a slow-hypervisor fault raises it for a while. */
+    private readonly maxLatencyMs: () => number,
   ) {}
 
   private async via<T>(fn: (d: InProcessDriver) => Promise<T>): Promise<T> {
-    const ms = this.rng.int(0, this.maxLatencyMs);
+    const ms = this.rng.int(0, this.maxLatencyMs());
     if (ms > 0) await new Promise<void>((resolve) => this.clock.setTimer(ms, resolve));
     const host = this.slot.current;
     if (!host) throw HypervisorErrors.make('HypervisorUnavailable', { uri: `sim://${this.slot.name}`, detail: 'host is powered off' });

@@ -27,12 +27,23 @@ export class Ledger {
     for (const id of ids) if (!this.instances.includes(id)) this.instances.push(id);
   }
 
+  /** Modify requests that reached each NC, per requested state (duplicates included). */
+  private readonly delivered = new Map<string, number>();
+
   /** A modify request reached the NC (maybe a late duplicate): the state is uncertain until the next acknowledgement. */
   modifyDelivered(host: string, state: NodeState): void {
+    const key = `${host} ${state}`;
+    this.delivered.set(key, (this.delivered.get(key) ?? 0) + 1);
     if (this.nodeState.get(host) !== state) this.nodeState.set(host, undefined);
   }
 
-  acknowledgeModify(host: string, state: NodeState): void {
-    this.nodeState.set(host, state);
+  /** Call when a modify is sent; its acknowledgement then knows whether an opposite request overtook it. */
+  modifySent(host: string, state: NodeState): () => void {
+    const opposite = `${host} ${state === 'enabled' ? 'disabled' : 'enabled'}`;
+    const before = this.delivered.get(opposite) ?? 0;
+    return () => {
+      // An opposite request that reached the NC since this one was sent may have landed after it.
+      this.nodeState.set(host, (this.delivered.get(opposite) ?? 0) === before ? state : undefined);
+    };
   }
 }

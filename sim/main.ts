@@ -20,13 +20,14 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     keep: { type: 'string' },
     trace: { type: 'boolean', default: false },
+    watch: { type: 'string' },
     shrink: { type: 'string', default: '3' },
   },
 });
 
 async function replay(seed: number): Promise<number> {
   const keep = values.keep === undefined ? undefined : new Set(values.keep === 'none' ? [] : values.keep.split(',').map(Number));
-  const r = await runSeed(seed, { collectTrace: values.trace, ...(keep ? { keep } : {}) });
+  const r = await runSeed(seed, { collectTrace: values.trace, ...(keep ? { keep } : {}), ...(values.watch ? { watch: values.watch } : {}) });
   if (values.trace) process.stdout.write(`${r.trace.join('\n')}\n`);
   process.stdout.write(`seed ${seed}: ${r.steps} steps, trace ${r.traceHash}, ${r.violations.length === 0 ? 'no violations' : 'VIOLATED'}\n`);
   for (const l of violationLines({ seed, violations: r.violations, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage })) process.stdout.write(`${l}\n`);

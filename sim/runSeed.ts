@@ -22,8 +22,12 @@ export interface SeedOptions {
   readonly settings?: SimSettings;
   /** Keep only these schedule events (by index): a shrunk replay. */
   readonly keep?: ReadonlySet<number>;
+  /** Play this schedule instead of the seed's (a regression's recorded schedule survives generator changes). */
+  readonly schedule?: readonly SimEvent[];
   /** Collect the trace lines (for printing a replay), not only their hash. */
   readonly collectTrace?: boolean;
+  /** Trace every change of where this instance is (domains and NC records): for debugging a replay. */
+  readonly watch?: string;
 }
 
 export interface SeedViolation extends Violation {
@@ -55,7 +59,7 @@ function settle(): Promise<void> {
 
 export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedResult> {
   const settings = o.settings ?? settingsFor(seed);
-  const all = generateSchedule(seed, settings).events;
+  const all = o.schedule ?? generateSchedule(seed, settings).events;
   const events = all.filter((_, i) => o.keep === undefined || o.keep.has(i));
   const hash = createHash('sha256');
   const lines: string[] = [];
@@ -72,8 +76,20 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   const violations: SeedViolation[] = [];
   let step = 0;
 
+  let watched = '';
   const check = (): void => {
     const truth = readTruth(cloud);
+    if (o.watch !== undefined) {
+      const id = o.watch;
+      const now = truth.map((t) => {
+        const d = t.domains.find((x) => x.id === id);
+        const r = t.nc?.instances[id];
+        const inc = t.nc?.incoming[id];
+        return d || r || inc ? `${t.host}[${d?.state ?? '-'} ${r ? `${r.phase}/${r.migrationState}` : '-'}${inc ? ` in:${inc.state}` : ''}]` : '';
+      }).filter((x) => x !== '').join(' ');
+      if (now !== watched) lines.push(`${cloud.clock.now() - start} watch ${id}: ${now || 'nowhere'}`);
+      watched = now;
+    }
     coverage.observe(truth);
     for (const v of checkStep(truth, ledger, settings.capacity)) violations.push({ ...v, step, atMs: cloud.clock.now() - start });
     for (const u of cloud.net.uncoded.splice(0)) {

@@ -32,7 +32,9 @@ export type FaultEvent =
   | { readonly kind: 'restartCc' }
   | { readonly kind: 'powerOff'; readonly host: string }
   | { readonly kind: 'powerOn'; readonly host: string }
-  | { readonly kind: 'tune'; readonly host: string; readonly mode: HypervisorMode };
+  | { readonly kind: 'tune'; readonly host: string; readonly mode: HypervisorMode }
+  /** The hypervisor answers slowly (up to maxMs per call): the NC's mailbox backs up, calls to it time out. */
+  | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number };
 
 export type SimEvent = (WorkloadEvent | FaultEvent) & { readonly at: number };
 
@@ -45,6 +47,7 @@ export interface Schedule {
 const FAULT_WEIGHTS = [
   'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
   'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
+  'slowHv', 'slowHv',
 ] as const;
 
 export function generateSchedule(seed: number, s: SimSettings): Schedule {
@@ -60,7 +63,12 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
   }
   // A few runs early, so there is something to migrate.
   for (let i = r.int(1, 3); i > 0; i--) events.push({ at: r.int(0, 2000), kind: 'run', count: r.int(1, 4), minCount: 1, large: r.chance(0.25) });
-  for (let i = r.int(s.maxOps / 3, s.maxOps); i > 0; i--) events.push({ at: time(), ...workload(r, hosts, host) });
+  // Operations come in bursts, so they overlap each other and the faults.
+  const bursts = Array.from({ length: r.int(2, 6) }, time);
+  for (let i = r.int(s.maxOps / 3, s.maxOps); i > 0; i--) {
+    const at = r.chance(0.6) ? Math.min(s.chaosMs, (r.pick(bursts) as number) + r.int(0, 800)) : time();
+    events.push({ at, ...workload(r, hosts, host) });
+  }
   for (let i = r.int(0, s.maxFaults); i > 0; i--) {
     const at = time();
     const down = r.int(200, 15_000);
@@ -76,6 +84,7 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
       case 'crashNcAfterWrites': { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
       case 'crashCc': events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
       case 'crashCcAfterCalls': events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 8) }, { at: at + down, kind: 'restartCc' }); break;
+      case 'slowHv': { const h = host(); events.push({ at, kind: 'slowHv', host: h, maxMs: r.pick([300, 2000]) as number }, { at: at + down, kind: 'slowHv', host: h, maxMs: s.driverLatencyMs }); break; }
       case 'powerOff': { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down, kind: 'powerOn', host: h }); break; }
       default: break;
     }

@@ -44,6 +44,8 @@ export interface SimNode {
   /** How many times each process was started (names incarnations in the trace). */
   ncBoots: number;
   hvBoots: number;
+  /** Upper bound of this host's hypervisor call latency (raised by a slow-hypervisor fault). */
+  hvLatencyMs: number;
   /** Crash the NC right after this many more durable writes (a crash at an exact step). */
   crashAfterWrites: number | undefined;
 }
@@ -81,7 +83,7 @@ export class SimCloud {
     for (const host of settings.hosts) {
       this.nodes.set(host, {
         host, slot: new HostSlot(host), capacity: settings.capacity, tuning: MIGRATION_DEFAULTS,
-        hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0, crashAfterWrites: undefined,
+        hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0, crashAfterWrites: undefined, hvLatencyMs: settings.driverLatencyMs,
       });
     }
   }
@@ -146,7 +148,7 @@ export class SimCloud {
     const transport = this.net.transport(host, life, () => CC_NAME, 1000);
     const controller = new NodeController({
       host, hypervisor: 'sim', store, clock, logger: silentLogger(),
-      driver: new SimHostDriver(n.slot, life, clock, this.latency, this.settings.driverLatencyMs),
+      driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
       notifier: new WireCcNotifier({ transport, ccUrl: CC_URL, logger: silentLogger() }),
     });
     n.nc = life;
@@ -216,10 +218,13 @@ export class SimCloud {
     this.trace('cc crashed');
   }
 
-  /** Faults stop: no pending crash triggers (the heal phase must not be interrupted). */
+  /** Faults stop: no pending crash triggers (the heal phase must not be interrupted), hypervisors fast again. */
   disarmCrashes(): void {
     this.ccCrashCountdown = undefined;
-    for (const n of this.nodes.values()) n.crashAfterWrites = undefined;
+    for (const n of this.nodes.values()) {
+      n.crashAfterWrites = undefined;
+      n.hvLatencyMs = this.settings.driverLatencyMs;
+    }
   }
 
   /** Changes how a host's hypervisor migrates (slow, failing); takes effect at its next power-on. */

@@ -12,6 +12,12 @@ import type { WorkloadEvent } from './schedule.js';
 
 const VM_TYPES = [M1_SMALL, M1_LARGE];
 
+/** What a request was about, for the trace. */
+function brief(raw: unknown): string {
+  const r = raw as { instanceIds?: string[]; instanceId?: string; host?: string; sourceHost?: string; migrationId?: string; stateName?: string };
+  return [r.instanceIds?.join(','), r.instanceId, r.sourceHost, r.host, r.stateName, r.migrationId].filter((x) => x !== undefined).join(' ');
+}
+
 export class Workload {
   constructor(private readonly cloud: SimCloud, private readonly ledger: Ledger, private readonly trace: (line: string) => void) {}
 
@@ -35,9 +41,11 @@ export class Workload {
         this.call('ccTerminateInstances', { instanceIds: [id] }, () => l.terminated.add(id));
         return;
       }
-      case 'modify':
-        this.call('ccModifyNode', { host: e.host, stateName: e.state, vmTypes: VM_TYPES }, () => l.acknowledgeModify(e.host, e.state));
+      case 'modify': {
+        const acknowledge = l.modifySent(e.host, e.state);
+        this.call('ccModifyNode', { host: e.host, stateName: e.state, vmTypes: VM_TYPES }, acknowledge);
         return;
+      }
       case 'drain':
         this.call('ccMigrateInstances', {
           sourceHost: e.host, destinations: [...e.destinations], allowHosts: e.allowHosts, partial: e.partial, reserveDestinations: e.reserve, vmTypes: VM_TYPES,
@@ -68,10 +76,10 @@ export class Workload {
     const handler = cc.service.ops[op] as (r: CcRequest<O>, ctx: { peer: string }) => Promise<CcResponse<O>>;
     void cc.life.guard(handler(req, { peer: 'clc' })).then(
       (res) => {
-        this.trace(`clc ${op} ok`);
+        this.trace(`clc ${op} ${brief(raw)} ok`);
         onAnswer(res);
       },
-      (err: unknown) => this.trace(`clc ${op} failed: ${isFerryError(err) ? err.code : String(err)}`),
+      (err: unknown) => this.trace(`clc ${op} ${brief(raw)} failed: ${isFerryError(err) ? err.code : String(err)}`),
     );
   }
 }

@@ -51,10 +51,16 @@ describe('checkStep', () => {
 
   it('fires when an acknowledged node state is not what the store holds, and not while a change is uncertain', () => {
     const l = new Ledger();
-    l.acknowledgeModify('h1', 'disabled');
+    l.modifySent('h1', 'disabled')();
     expect(kinds(checkStep([host('h1', [], nc({ nodeState: 'enabled' }))], l, CAP))).toEqual(['7 node state']);
     l.modifyDelivered('h1', 'enabled');
     expect(kinds(checkStep([host('h1', [], nc({ nodeState: 'enabled' }))], l, CAP))).toEqual([]);
+    // An acknowledgement overtaken by an opposite request leaves the state uncertain.
+    const ack = l.modifySent('h1', 'disabled');
+    l.modifyDelivered('h1', 'disabled');
+    l.modifyDelivered('h1', 'enabled');
+    ack();
+    expect(l.nodeState.get('h1')).toBeUndefined();
   });
 });
 

@@ -21,8 +21,10 @@ describe('whole-cloud simulation', () => {
     expect(other.traceHash).not.toBe(a.traceHash);
   });
 
-  it.each(REGRESSION_SEEDS.map((r) => [r.seed, r.found] as const))('regression seed %i holds every invariant (%s)', async (seed) => {
-    expect(failures(await runSeed(seed))).toEqual([]);
+  it.each(REGRESSION_SEEDS.map((r) => [r.seed, r.found, r.schedule] as const))('regression seed %i holds every invariant (%s)', async (seed, _found, schedule) => {
+    const r = await runSeed(seed, { schedule });
+    expect(r.events).toEqual(schedule);
+    expect(failures(r)).toEqual([]);
   });
 
   it('holds every invariant over a sweep of seeds, and exercises the migration machines', async () => {
