@@ -39,7 +39,12 @@ export class Coverage {
       if (!t.nc) continue;
       note('node', t.host, t.nc.nodeState);
       for (const p of Object.values(t.nc.plans)) {
-        for (const i of p.items) note('item', `${p.migrationId}/${i.instanceId}`, itemPhase(truth, p.migrationId, i.instanceId, i.destination, i.state));
+        for (const i of p.items) {
+          const key = `${p.migrationId}/${i.instanceId}`;
+          const phase = itemPhase(truth, p.migrationId, i.instanceId, i.destination, i.state);
+          if (this.last.get(`item|${key}`) !== phase && i.error !== undefined) this.bump(`why ${phase}: ${reasonClass(i.error)}`);
+          note('item', key, phase);
+        }
       }
       for (const r of Object.values(t.nc.instances)) {
         note('instance', `${t.host}/${r.instanceId}`, r.phase);
@@ -68,6 +73,11 @@ function itemPhase(truth: readonly HostTruth[], migrationId: string, instanceId:
   return rec.state === 'preparing' ? 'preparing' : 'ready';
 }
 
+/** An item's error without ids, hosts and numbers, so equal causes count together. */
+function reasonClass(error: string): string {
+  return error.replace(/(i|mig|r)-[0-9a-f]{8}/g, '$1-…').replace(/\d+(\.\d+)*/g, 'N').slice(0, 110);
+}
+
 export function mergeCoverage(into: CoverageCounts, from: CoverageCounts): void {
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
 }
@@ -82,5 +92,8 @@ export function coverageReport(c: CoverageCounts): string {
     lines.push(`${machine}: ${reached.length}/${states.length} states${missing.length ? ` (never: ${missing.join(', ')})` : ''}, ${transitions.length} transitions`);
     for (const [k, v] of transitions) lines.push(`  ${k.slice(machine.length + 1)}  ×${v}`);
   }
+  const why = Object.entries(c).filter(([k]) => k.startsWith('why ')).sort((a, b) => b[1] - a[1]);
+  lines.push(`why items ended (${why.length} causes):`);
+  for (const [k, v] of why) lines.push(`  ${k.slice(4)}  ×${v}`);
   return lines.join('\n');
 }

@@ -13,7 +13,7 @@ import { CC_NAME, type SimCloud } from './simCloud.js';
 /** Slow: a tenth of the bandwidth (tens of seconds per VM); failing: dirtier than the link, never converges. */
 export const HYPERVISOR_MODES: Readonly<Record<HypervisorMode, MigrationTuning>> = {
   normal: MIGRATION_DEFAULTS,
-  slow: { ...MIGRATION_DEFAULTS, bandwidthMbps: 100, dirtyRateMiBps: 4 },
+  slow: { ...MIGRATION_DEFAULTS, bandwidthMbps: 300, dirtyRateMiBps: 4 },
   failing: { ...MIGRATION_DEFAULTS, bandwidthMbps: 200, dirtyRateMiBps: 400, maxIterations: 5 },
 };
 
@@ -24,6 +24,7 @@ export const FAULT_ACTIONS: Actions = {
   netCalm: (c) => c.net.setConditions({ loss: 0, duplicate: 0, minDelayMs: 1, maxDelayMs: 5 }),
   partitionCc: (c, e) => c.net.partition(CC_NAME, e.host),
   partitionMig: (c, e) => c.mig.partition(e.a, e.b),
+  hangMig: (c, e) => c.mig.hang(e.a, e.b),
   healNet: (c) => {
     c.net.heal();
     c.mig.heal();

@@ -16,6 +16,8 @@ interface Stream {
   readonly destination: string;
   readonly session: IncomingSession;
   broken: FerryError | undefined;
+  /** Sends waiting for a hung link to heal; failed when the stream breaks. */
+  readonly waiting: Set<{ resolve: () => void; reject: (e: FerryError) => void }>;
 }
 
 /** The host name in a migration URI such as http://127.0.0.1:16509. */
@@ -26,6 +28,8 @@ export function hostOfUri(uri: string): string {
 export class MigrationNet {
   private readonly hosts = new Map<string, IncomingAcceptor>();
   private readonly cut = new Set<string>();
+  /** Links where streams stall (no progress, no error) until healed: what the stall timeout is for. */
+  private readonly hung = new Set<string>();
   private readonly streams = new Set<Stream>();
 
   constructor(private readonly trace: (line: string) => void) {}
@@ -45,8 +49,14 @@ export class MigrationNet {
     this.breakWhere((s) => key(s.source, s.destination) === key(a, b), `migration link ${a}-${b} partitioned`);
   }
 
+  hang(a: string, b: string): void {
+    this.hung.add(key(a, b));
+  }
+
   heal(): void {
     this.cut.clear();
+    this.hung.clear();
+    for (const s of this.streams) for (const w of [...s.waiting]) w.resolve();
   }
 
   /** The dialer a host's outgoing migrations use. */
@@ -60,8 +70,22 @@ export class MigrationNet {
       this.trace(`mig stream ${s.source}->${s.destination} ${s.session.id} broken: ${reason}`);
       s.broken = HypervisorErrors.make('MigrationFailed', { migrationId: s.session.migrationId, id: s.session.id, detail: reason });
       this.streams.delete(s);
+      for (const w of [...s.waiting]) w.reject(s.broken);
       s.session.fail(reason);
     }
+  }
+
+  /** Resolves at once unless the link is hung: then when it heals, or fails when the stream breaks. */
+  private passage(stream: Stream): Promise<void> {
+    if (stream.broken) return Promise.reject(stream.broken);
+    if (!this.hung.has(key(stream.source, stream.destination))) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        resolve: () => { stream.waiting.delete(w); resolve(); },
+        reject: (e: FerryError) => { stream.waiting.delete(w); reject(e); },
+      };
+      stream.waiting.add(w);
+    });
   }
 
   private async open(source: string, destination: string, hello: OutgoingHello): Promise<MigrationChannel> {
@@ -71,7 +95,7 @@ export class MigrationNet {
       throw HypervisorErrors.make('MigrationFailed', { migrationId, id: spec.id, detail: `no route to ${destination}` });
     }
     const session = await acceptor.acceptIncoming(spec.id, migrationId);
-    const stream: Stream = { source, destination, session, broken: undefined };
+    const stream: Stream = { source, destination, session, broken: undefined, waiting: new Set() };
     this.streams.add(stream);
     session.onDropped((e) => {
       stream.broken ??= HypervisorErrors.make('MigrationFailed', { migrationId, id: spec.id, detail: `destination dropped the stream: ${e.message}` });
@@ -82,11 +106,13 @@ export class MigrationNet {
       if (stream.broken) throw stream.broken;
     };
     return {
-      async sendRound(round) {
+      sendRound: async (round) => {
+        await this.passage(stream);
         check();
         session.round(round);
       },
       finish: async (final) => {
+        await this.passage(stream);
         check();
         try {
           return await session.complete(final);
@@ -98,6 +124,7 @@ export class MigrationNet {
         this.streams.delete(stream);
         if (!stream.broken) session.fail(reason);
         stream.broken ??= HypervisorErrors.make('MigrationAborted', { migrationId, id: spec.id });
+        for (const w of [...stream.waiting]) w.reject(stream.broken);
       },
     };
   }

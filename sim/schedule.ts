@@ -23,6 +23,7 @@ export type FaultEvent =
   | { readonly kind: 'netCalm' }
   | { readonly kind: 'partitionCc'; readonly host: string }
   | { readonly kind: 'partitionMig'; readonly a: string; readonly b: string }
+  | { readonly kind: 'hangMig'; readonly a: string; readonly b: string }
   | { readonly kind: 'healNet' }
   | { readonly kind: 'crashNc'; readonly host: string }
   | { readonly kind: 'restartNc'; readonly host: string }
@@ -47,7 +48,7 @@ export interface Schedule {
 const FAULT_WEIGHTS = [
   'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
   'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
-  'slowHv', 'slowHv',
+  'slowHv', 'slowHv', 'hangMig', 'hangMig',
 ] as const;
 
 export function generateSchedule(seed: number, s: SimSettings): Schedule {
@@ -78,6 +79,11 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
       case 'partitionMig': {
         const [a, b] = [host(), host()];
         if (a !== b) events.push({ at, kind: 'partitionMig', a, b }, { at: at + down, kind: 'healNet' });
+        break;
+      }
+      case 'hangMig': {
+        const [a, b] = [host(), host()];
+        if (a !== b) events.push({ at, kind: 'hangMig', a, b }, { at: at + down, kind: 'healNet' });
         break;
       }
       case 'crashNc': { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }

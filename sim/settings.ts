@@ -35,7 +35,7 @@ export function simSettings(hostCount: number): SimSettings {
     hosts: Array.from({ length: hostCount }, (_, i) => `127.0.50.${i + 1}`),
     capacity: { cores: 4, memoryMiB: 1024, diskGiB: 40 },
     limits: { perSource: 2, perDestination: 2, perCluster: 4 },
-    timeouts: { prepareMs: 4000, readyMs: 4000, migratingBaseMs: 8000, migratingPerGiBMs: 16_000, stallMs: 6000 },
+    timeouts: { prepareMs: 4000, readyMs: 4000, migratingBaseMs: 10_000, migratingPerGiBMs: 40_000, stallMs: 15_000 },
     ncTimeoutMs: 500,
     pollIntervalMs: 1000,
     storeLatencyMs: 3,
