@@ -49,8 +49,16 @@ export interface SeedResult {
 /** A run that cannot make progress (a zero-delay timer loop) stops here and says so. */
 const MAX_STEPS = 200_000;
 
+/** The cloud's shape from the seed: 3 to 6 hosts of 2 to 6 cores, and the migration limits. */
 export function settingsFor(seed: number): SimSettings {
-  return simSettings(Prng.fork(seed, 'shape').int(3, 5));
+  const r = Prng.fork(seed, 'shape');
+  const base = simSettings(r.int(3, 6));
+  const cores = r.int(2, 6);
+  return Object.freeze({
+    ...base,
+    capacity: { cores, memoryMiB: 256 * cores, diskGiB: 10 * cores },
+    limits: { perSource: r.int(1, 3), perDestination: r.int(1, 2), perCluster: r.int(1, 6) },
+  });
 }
 
 function settle(): Promise<void> {
