@@ -1,7 +1,7 @@
 /**
  * Runs one seed: builds the cloud, plays the schedule (chaos phase), heals everything (network
- * healed, every process restarted, faults stopped) and lets time run until every migration has
- * finished or the heal phase is over. Steps go from one timer to the next on the ManualClock; after
+ * healed, every process restarted, faults stopped) and lets time run until the cloud has settled;
+ * a heal phase in which no migration item changes state for `stuckMs` fails liveness. Steps go from one timer to the next on the ManualClock; after
  * each step every promise chain runs to quiescence, then the invariants are checked.
  */
 import { createHash } from 'node:crypto';
@@ -14,7 +14,7 @@ import { runFault } from './faults.js';
 import { describeEvent, generateSchedule, type SimEvent } from './schedule.js';
 import { simSettings, type SimSettings } from './settings.js';
 import { SimCloud } from './simCloud.js';
-import { readTruth } from './truth.js';
+import { readTruth, type HostTruth } from './truth.js';
 import { Workload } from './workload.js';
 
 export interface SeedOptions {
@@ -116,6 +116,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   const chaosEnd = start + settings.chaosMs;
   const deadline = chaosEnd + settings.healMs;
   let healedAt: number | undefined;
+  let progress: { readonly signature: string; readonly at: number } | undefined;
   let settled = false;
 
   while (step++ < MAX_STEPS) {
@@ -135,9 +136,15 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     }
     check();
     if (violations.length > 0) break;
-    if (healedAt !== undefined && now - healedAt >= settings.timeouts.prepareMs && checkSettled(readTruth(cloud), ledger, ccBelief(cloud)).length === 0) {
-      settled = true;
-      break;
+    if (healedAt !== undefined) {
+      const truth = readTruth(cloud);
+      if (now - healedAt >= settings.timeouts.prepareMs && checkSettled(truth, ledger, ccBelief(cloud)).length === 0) {
+        settled = true;
+        break;
+      }
+      const signature = itemStates(truth);
+      if (progress === undefined || signature !== progress.signature) progress = { signature, at: now };
+      if (now - progress.at >= settings.stuckMs) break;
     }
     if (now >= deadline) break;
     const due = [cloud.clock.nextTimerAt(), events[next] ? start + (events[next] as SimEvent).at : undefined, healedAt === undefined ? chaosEnd : undefined, deadline]
@@ -150,6 +157,11 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     for (const v of left) violations.push({ ...v, step, atMs });
   }
   return { seed, violations, traceHash: hash.digest('hex').slice(0, 16), steps: step, events, coverage: coverage.counts, trace: lines };
+}
+
+/** Every unfinished migration item's state: when this stops changing, nothing moves. */
+function itemStates(truth: readonly HostTruth[]): string {
+  return truth.flatMap((t) => Object.values(t.nc?.plans ?? {}).flatMap((p) => p.items.map((i) => `${p.migrationId}/${i.instanceId}:${i.state}`))).join(' ');
 }
 
 /** The CC's view as DescribeInstances and the scheduler see it. */

@@ -18,8 +18,13 @@ export interface SimSettings {
   readonly driverLatencyMs: number;
   /** The clock's start (epoch ms). */
   readonly startMs: number;
-  /** How long the workload and the faults run, then how long the healed cloud gets to settle. */
+  /**
+   * How long the workload and the faults run. After healing, migrations queue behind the
+   * concurrency limits, so liveness is judged by progress: some item must change state within
+   * `stuckMs` until all are final (and everything must settle within `healMs`).
+   */
   readonly chaosMs: number;
+  readonly stuckMs: number;
   readonly healMs: number;
   /** Workload and fault events in the chaos phase (upper bounds; the seed picks). */
   readonly maxOps: number;
@@ -42,7 +47,8 @@ export function simSettings(hostCount: number): SimSettings {
     driverLatencyMs: 2,
     startMs: 1_700_000_000_000,
     chaosMs: 40_000,
-    healMs: 120_000,
+    stuckMs: 120_000,
+    healMs: 1_800_000,
     maxOps: 50,
     maxFaults: 30,
   });

@@ -37,8 +37,12 @@ export class Workload {
         const live = l.live();
         const id = live[e.pick % Math.max(1, live.length)];
         if (id === undefined) return;
-        l.terminating.add(id);
-        this.call('ccTerminateInstances', { instanceIds: [id] }, () => l.terminated.add(id));
+        // Asked is enough to count as maybe gone (the answer may be lost); refused at the door is not.
+        const refused = (code: string): void => {
+          // The NC refused before doing anything: the instance is expected alive again.
+          if (code === 'MigrationInProgress') l.terminating.delete(id);
+        };
+        if (this.call('ccTerminateInstances', { instanceIds: [id] }, () => l.terminated.add(id), refused)) l.terminating.add(id);
         return;
       }
       case 'modify': {
@@ -66,11 +70,12 @@ export class Workload {
     }
   }
 
-  private call<O extends CcOp>(op: O, raw: unknown, onAnswer: (res: CcResponse<O>) => void): void {
+  /** Sends the request unless the CC is down (connection refused); true when it was sent. */
+  private call<O extends CcOp>(op: O, raw: unknown, onAnswer: (res: CcResponse<O>) => void, onError?: (code: string) => void): boolean {
     const cc = this.cloud.cc;
     if (!cc?.life.isAlive) {
       this.trace(`clc ${op} refused: cc is down`);
-      return;
+      return false;
     }
     const req = CC_OPS[op].request.parse(raw) as CcRequest<O>;
     const handler = cc.service.ops[op] as (r: CcRequest<O>, ctx: { peer: string }) => Promise<CcResponse<O>>;
@@ -79,7 +84,11 @@ export class Workload {
         this.trace(`clc ${op} ${brief(raw)} ok`);
         onAnswer(res);
       },
-      (err: unknown) => this.trace(`clc ${op} ${brief(raw)} failed: ${isFerryError(err) ? err.code : String(err)}`),
+      (err: unknown) => {
+        this.trace(`clc ${op} ${brief(raw)} failed: ${isFerryError(err) ? err.code : String(err)}`);
+        if (isFerryError(err)) onError?.(err.code);
+      },
     );
+    return true;
   }
 }

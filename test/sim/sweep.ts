@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { runSeed, type SeedResult } from '../../sim/runSeed.js';
 
 /** Seeds per test: a chunk stays well inside the per-test timeout on a busy two-core machine. */
-export const CHUNK = 50;
+export const CHUNK = 40;
 
 export function failures(r: SeedResult): string[] {
   return r.violations.map((v) => `seed ${r.seed}: ${v.invariant}: ${v.detail} (step ${v.step}, t+${v.atMs} ms; replay: npm run sim -- --seed ${r.seed} --trace)`);
