@@ -103,10 +103,16 @@ export class CcService {
     const { keeper, nodes } = this.opts;
     const ids = [...new Set(req.instanceIds)];
     const before = keeper.get();
-    // Route by the view; an id it does not know may have appeared since the last poll.
-    const unknown = ids.some((id) => !locateInstance(before, id));
+    // Route by the view; an id it does not know may have appeared since the last poll, and one
+    // it knows only as terminated may run on a node it has not heard from lately.
+    const held = (v: ClusterView, id: string): boolean => {
+      const state = locateInstance(v, id)?.instance.state;
+      return state !== undefined && state !== 'terminated';
+    };
+    const unknown = ids.some((id) => !held(before, id));
     const hosts = unknown ? keeper.hosts() : ids.map((id) => locateInstance(before, id)?.host ?? '');
     await keeper.refreshStale(unknown ? 0 : FRESH_MS, this.quickTimeoutMs, [...new Set(hosts)]);
+    if (!unknown && ids.some((id) => !held(keeper.get(), id))) await keeper.refreshStale(0, this.quickTimeoutMs);
 
     // Validate everything before touching anything: one bad id and nothing is terminated.
     const view = keeper.get();
@@ -117,6 +123,13 @@ export class CcService {
     });
     for (const host of new Set(targets.map((t) => t.host))) {
       if (!findEntry(view, host)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host, detail: 'its NC did not answer the last poll' });
+    }
+    // Only a tombstone is known: a node that did not answer may still run it (a re-placed run, a
+    // finished migration). Answering "terminated" from the tombstone would be a lie then.
+    const silent = listNodes(view).find((n) => !n.reachable);
+    const tombstoned = targets.find((t) => locateInstance(view, t.instanceId)?.instance.state === 'terminated');
+    if (silent && tombstoned) {
+      throw CcErrors.make('NodeUnreachable', { host: silent.host, detail: `${tombstoned.instanceId} is known only as terminated and may still run there` });
     }
 
     const results = await Promise.allSettled(targets.map(({ instanceId, host }) => keeper.change(host, async () => {

@@ -28,7 +28,7 @@ export type RunDecision =
   | { readonly kind: 'existing'; readonly record: InstanceRecord }
   /** Create the domain for `record`; `fresh` when the pending record must be persisted first. */
   | { readonly kind: 'create'; readonly record: InstanceRecord; readonly fresh: boolean }
-  | { readonly kind: 'refuse'; readonly code: NcErrorCode; readonly fields: ErrorFields };
+  | { readonly kind: 'refuse'; readonly code: NcErrorCode; readonly fields: ErrorFields; readonly message?: string };
 
 /** A retry is the same request: every field the caller chose must match. */
 export function sameSpec(rec: InstanceRecord, req: RunRequest): boolean {
@@ -69,6 +69,13 @@ export function decideRun(input: AdmissionInput): RunDecision {
     // A pending record is an earlier attempt whose create was never confirmed: carry it on.
     if (existing.phase === 'pending') return { kind: 'create', record: existing, fresh: false };
     return { kind: 'existing', record: existing };
+  }
+  // A terminate of this id found nothing here and said so: this run came too late to count.
+  if (snapshot.fenced?.[req.instanceId] !== undefined) {
+    return {
+      kind: 'refuse', code: 'InstanceExists', fields: { host, instanceId: req.instanceId },
+      message: `instance ${req.instanceId} was terminated on node ${host} before this run request arrived`,
+    };
   }
   // The id is on its way here by live migration: it becomes this node's instance when it arrives.
   if (snapshot.incoming[req.instanceId]) return { kind: 'refuse', code: 'InstanceExists', fields: { host, instanceId: req.instanceId } };

@@ -78,6 +78,11 @@ export const ncSnapshotSchema = z.object({
   plans: z.record(migrationIdSchema, storedPlanSchema).default({}),
   /** Incoming migrations this node is the destination of, by instance id (one at a time per instance). */
   incoming: z.record(instanceIdSchema, storedIncomingSchema).default({}),
+  /**
+   * Ids a terminate found absent, with when (injected clock): a run of one of them that arrives
+   * later — a request overtaken by the terminate sent to settle it — is refused, for the tombstone TTL.
+   */
+  fenced: z.record(instanceIdSchema, z.number()).optional(),
 }).refine(
   (s) => Object.entries(s.instances).every(([id, r]) => r.instanceId === id),
   { message: 'an instance record is filed under another id' },

@@ -141,7 +141,9 @@ export class NodeController {
       host: this.o.host, snapshot: this.store, request: req, capacity: this.link.capacity,
       healthy: this.link.healthy, observation: this.domains.current, now,
     });
-    if (decision.kind === 'refuse') throw NcErrors.make(decision.code, decision.fields);
+    if (decision.kind === 'refuse') {
+      throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
+    }
     const id = req.instanceId;
     if (decision.kind === 'existing') return { instance: instanceView(decision.record, observedState(this.domains.current, id)) };
 
@@ -172,7 +174,11 @@ export class NodeController {
 
   private async terminateNow(instanceId: string): Promise<TerminateAnswer> {
     const decision = decideTerminate(this.store, instanceId, this.domains.current);
-    if (decision.kind === 'notFound') throw NcErrors.make('InstanceNotFound', { host: this.o.host, instanceId });
+    if (decision.kind === 'notFound') {
+      // Fence the id first: a run of it still on its way must not start a copy after this answer.
+      await this.persist((d) => { d.fenced = { ...d.fenced, [instanceId]: this.o.clock.now() }; });
+      throw NcErrors.make('InstanceNotFound', { host: this.o.host, instanceId });
+    }
     if (decision.kind === 'migrating') {
       throw NcErrors.make('InstanceMigrating', { host: this.o.host, instanceId, migrationState: decision.migrationState });
     }
@@ -250,6 +256,7 @@ export class NodeController {
         const now = this.o.clock.now();
         const dropped = pruneTombstones(d.instances, now, this.tombstones);
         if (dropped.length > 0) this.o.logger.debug({ dropped }, 'tombstones expired');
+        for (const [id, at] of Object.entries(d.fenced ?? {})) if (now - at >= this.tombstones.ttlMs) delete d.fenced?.[id];
         const plans = pruneFinishedPlans(d.plans, now, this.planRetention);
         if (plans.length > 0) this.o.logger.debug({ plans }, 'finished migration plans expired');
         return r;

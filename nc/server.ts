@@ -5,7 +5,7 @@ import { NC_OPS } from '../shared/protocol/ncProtocol.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
 import { allowAll, type AllowedRoles } from '../shared/wire/peerAuth.js';
 import { mountWireService } from '../shared/wire/server.js';
-import { NC_PATH } from '../shared/wire/transport.js';
+import { NC_PATH, type WireHandlers } from '../shared/wire/transport.js';
 import { checkActivity, type SharedStorageView } from './ha/activityCheck.js';
 import type { NodeController } from './nodeController.js';
 
@@ -22,22 +22,30 @@ export interface NcAppOptions {
 /** Only a CC drives an NC. */
 export const NC_ALLOWED_ROLES: AllowedRoles = allowAll(NC_OPS, ['cc']);
 
-export function createNcApp(o: NcAppOptions): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  const handlers = typedHandlers(NC_OPS, {
-    ncDescribeResource: () => o.controller.describe(),
-    ncRunInstance: (req) => o.controller.run(req),
-    ncTerminateInstance: (req) => o.controller.terminate(req.instanceId),
-    ncModifyNode: (req) => o.controller.modify(req.stateName),
-    ncMigrateInstances: (req) => o.controller.migrate(req),
+/**
+ * NC_OPS over one controller, validated both ways: served over HTTP here, in process by the
+ * simulator. Without shared storage a neighbour's activity check answers `unknown`.
+ */
+export function ncHandlers(controller: NodeController, sharedStorage?: SharedStorageView): WireHandlers {
+  return typedHandlers(NC_OPS, {
+    ncDescribeResource: () => controller.describe(),
+    ncRunInstance: (req) => controller.run(req),
+    ncTerminateInstance: (req) => controller.terminate(req.instanceId),
+    ncModifyNode: (req) => controller.modify(req.stateName),
+    ncMigrateInstances: (req) => controller.migrate(req),
     ncCheckActivity: async (req) => {
-      const v = o.sharedStorage
-        ? await checkActivity(o.sharedStorage, req.host, req.since)
+      const v = sharedStorage
+        ? await checkActivity(sharedStorage, req.host, req.since)
         : { outcome: 'unknown' as const, detail: 'this NC has no shared storage configured (--storage-dir)', newestWriteAt: null };
       return { host: req.host, ...v };
     },
   });
+}
+
+export function createNcApp(o: NcAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  const handlers = ncHandlers(o.controller, o.sharedStorage);
   // maxBodyBytes undefined keeps the wire service's default.
   mountWireService(app, {
     path: NC_PATH, handlers, logger: o.logger,

@@ -62,6 +62,13 @@ export class ManualClock implements Clock {
     this.current = target;
   }
 
+  /** When the earliest pending timer is due; undefined when none is (the simulator steps to it). */
+  nextTimerAt(): number | undefined {
+    let at: number | undefined;
+    for (const t of this.timers) if (!t.cancelled && (at === undefined || t.at < at)) at = t.at;
+    return at;
+  }
+
   pendingTimers(): number {
     return this.timers.filter((t) => !t.cancelled).length;
   }

@@ -157,3 +157,46 @@ describe('describe operations', () => {
     expect(up.nodes[0]).toMatchObject({ reachable: true, nodeState: 'enabled', instances: [{ instanceId: id(2) }] });
   });
 });
+
+describe('ccTerminateInstances of an instance known only as terminated (sim seed 361)', () => {
+  it('refuses with NodeUnreachable while a node that may run it is silent, and terminates nothing', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)]] });
+    await h.run(runReq([id(1)]));
+    // A copy of id(1) ended on A (a tombstone) while the live one runs on B, which stops answering.
+    const live = h.fake.live(A)[0];
+    if (!live) throw new Error('id(1) should run on A');
+    live.state = 'terminated';
+    h.fake.sneak(B, id(1));
+    h.fake.nc(B).link = 'down';
+    h.clock.advance(2000);
+    await expect(h.ops.ccTerminateInstances({ instanceIds: [id(1)] }, CTX)).rejects.toMatchObject({ code: 'NodeUnreachable', fields: { host: B } });
+    expect(h.fake.callsOf('terminate')).toEqual([]);
+    expect(h.fake.live(B)).toHaveLength(1);
+  });
+
+  it('asks every node first, and terminates the live copy once it is found', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)]] });
+    await h.run(runReq([id(1)]));
+    const onA = h.fake.live(A)[0] ? A : B;
+    const other = onA === A ? B : A;
+    const copy = h.fake.live(onA)[0];
+    if (!copy) throw new Error('id(1) should run somewhere');
+    copy.state = 'terminated';
+    h.fake.sneak(other, id(1));
+    h.clock.advance(2000); // the view is stale: the request refreshes before routing
+    const { instances } = await h.ops.ccTerminateInstances({ instanceIds: [id(1)] }, CTX);
+    expect(instances).toEqual([{ instanceId: id(1), previousState: 'running', currentState: 'terminated' }]);
+    expect(h.fake.callsOf('terminate').map((c) => c.host)).toEqual([other]);
+    expect(h.fake.live(other)).toEqual([]);
+  });
+
+  it('answers from the tombstone when every node has answered (a repeated terminate)', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)]] });
+    await h.run(runReq([id(1)]));
+    await h.ops.ccTerminateInstances({ instanceIds: [id(1)] }, CTX);
+    const host = h.fake.callsOf('terminate')[0]?.host;
+    const again = await h.ops.ccTerminateInstances({ instanceIds: [id(1)] }, CTX);
+    expect(again.instances).toMatchObject([{ instanceId: id(1), currentState: 'terminated' }]);
+    expect(h.fake.callsOf('terminate').map((c) => c.host)).toEqual([host, host]);
+  });
+});

@@ -58,7 +58,6 @@ describe('NC HTTP edge', () => {
     ['a wrong content type', () => undefined, JSON.stringify(runBody()), 'application/json', 415, 'UnsupportedMediaType'],
     ['a run on a disabled node', () => h.controller.modify('disabled').then(() => undefined), msg('ncRunInstance', runBody()), 'text/xml', 409, 'NodeDisabled'],
     ['a run beyond capacity', () => h.controller.run(runRequest('i-0000000c')).then(() => undefined), msg('ncRunInstance', runBody()), 'text/xml', 409, 'InsufficientCapacity'],
-    ['a terminate of an unknown instance', () => undefined, msg('ncTerminateInstance', { instanceId: 'i-000000ff' }), 'text/xml', 404, 'InstanceNotFound'],
   ];
   it.each(bad)('answers %s with a coded Fault and changes nothing', async (_n, setup, body, type, status, code) => {
     await setup();
@@ -72,6 +71,20 @@ describe('NC HTTP edge', () => {
     expect(h.store.read()).toEqual(before);
     expect(h.driver.calls.slice(calls).filter((c) => c !== 'list')).toEqual([]);
     expect([...h.driver.domains.keys()]).toEqual(domains);
+  });
+
+  it('answers a terminate of an unknown instance with a coded Fault, only fencing the id (runInstances race)', async () => {
+    const before = structuredClone(h.store.read());
+    const calls = h.driver.calls.length;
+    const res = await post(msg('ncTerminateInstance', { instanceId: 'i-000000ff' }), 'text/xml');
+    expect(res.status).toBe(404);
+    expect(res.text).toContain('<code>InstanceNotFound</code>');
+    const { fenced, ...rest } = h.store.read();
+    const { fenced: _none, ...unchanged } = before;
+    expect(rest).toEqual(unchanged);
+    expect(Object.keys(fenced ?? {})).toEqual(['i-000000ff']);
+    // No hypervisor call: the log holds only the fence's store write.
+    expect(h.driver.calls.slice(calls).filter((c) => c !== 'list' && !c.startsWith('persist'))).toEqual([]);
   });
 
   it('answers any body with a result or a coded Fault, never a crash (property)', async () => {

@@ -26,4 +26,16 @@ describe('ManualClock', () => {
     expect(fired).toBe(5);
     expect(c.pendingTimers()).toBe(0);
   });
+
+  it('says when the next live timer is due (the simulator steps to it)', () => {
+    const c = new ManualClock(100);
+    expect(c.nextTimerAt()).toBeUndefined();
+    const early = c.setTimer(5, () => undefined);
+    c.setTimer(20, () => undefined);
+    expect(c.nextTimerAt()).toBe(105);
+    early.cancel();
+    expect(c.nextTimerAt()).toBe(120);
+    c.advance(20);
+    expect(c.nextTimerAt()).toBeUndefined();
+  });
 });

@@ -1,0 +1,53 @@
+/**
+ * Fault events, one action per kind: the table is the extension point for the faults still to come
+ * (Host HA: BMCs that fail or lie, fencing, operator confirmations, clock skew) — add a kind to
+ * schedule.ts and its action here.
+ */
+import type { MigrationTuning } from '../nc/hypervisor/sim/migrationModel.js';
+import { MIGRATION_DEFAULTS } from '../nc/hypervisor/sim/migrationModel.js';
+import type { Ledger } from './ledger.js';
+import { persistedDomains } from './truth.js';
+import type { FaultEvent, HypervisorMode } from './schedule.js';
+import { CC_NAME, type SimCloud } from './simCloud.js';
+
+/** Slow: a tenth of the bandwidth (tens of seconds per VM); failing: dirtier than the link, never converges. */
+export const HYPERVISOR_MODES: Readonly<Record<HypervisorMode, MigrationTuning>> = {
+  normal: MIGRATION_DEFAULTS,
+  slow: { ...MIGRATION_DEFAULTS, bandwidthMbps: 300, dirtyRateMiBps: 4 },
+  failing: { ...MIGRATION_DEFAULTS, bandwidthMbps: 200, dirtyRateMiBps: 400, maxIterations: 5 },
+};
+
+type Actions = { [K in FaultEvent['kind']]: (cloud: SimCloud, e: Extract<FaultEvent, { kind: K }>, ledger: Ledger) => Promise<void> | void };
+
+export const FAULT_ACTIONS: Actions = {
+  netChaos: (c, e) => c.net.setConditions({ loss: e.loss, duplicate: e.duplicate, minDelayMs: 1, maxDelayMs: e.maxDelayMs }),
+  netCalm: (c) => c.net.setConditions({ loss: 0, duplicate: 0, minDelayMs: 1, maxDelayMs: 5 }),
+  partitionCc: (c, e) => c.net.partition(CC_NAME, e.host),
+  partitionMig: (c, e) => c.mig.partition(e.a, e.b),
+  hangMig: (c, e) => c.mig.hang(e.a, e.b),
+  healNet: (c) => {
+    c.net.heal();
+    c.mig.heal();
+  },
+  crashNc: (c, e) => c.crashNc(e.host),
+  restartNc: (c, e) => c.startNc(e.host),
+  crashNcAfterWrites: (c, e) => c.crashNcAfterWrites(e.host, e.writes),
+  crashCcAfterCalls: (c, e) => c.crashCcAfterCalls(e.calls),
+  crashCc: (c) => c.crashCc(),
+  restartCc: (c) => c.startCc(),
+  powerOff: (c, e, ledger) => {
+    // Its VMs die with it; bringing them back elsewhere is Host HA's job (not simulated yet).
+    for (const id of [...persistedDomains(c, e.host), ...(c.node(e.host).slot.current?.list().filter((d) => d.state === 'running').map((d) => d.id) ?? [])]) {
+      ledger.lostWithHost.add(id);
+    }
+    c.powerOff(e.host);
+  },
+  powerOn: (c, e) => c.powerOn(e.host),
+  tune: (c, e) => c.retune(e.host, HYPERVISOR_MODES[e.mode]),
+  slowHv: (c, e) => { c.node(e.host).hvLatencyMs = e.maxMs; },
+};
+
+export function runFault(cloud: SimCloud, e: FaultEvent, ledger: Ledger): Promise<void> | void {
+  const action = FAULT_ACTIONS[e.kind] as (c: SimCloud, e: FaultEvent, l: Ledger) => Promise<void> | void;
+  return action(cloud, e, ledger);
+}

@@ -1,0 +1,49 @@
+/**
+ * What the outside world (the CLC, the operator) was told: acknowledged runs, requested
+ * terminations, acknowledged node states, known migrations. Invariants compare the cloud's truth
+ * against it; the workload picks its targets from it.
+ */
+import type { NodeState } from '../shared/protocol/common.js';
+
+export class Ledger {
+  /** Instances whose ccRunInstances was acknowledged, in acknowledgement order. */
+  readonly instances: string[] = [];
+  /** Termination asked (it may have happened even if the answer was lost). */
+  readonly terminating = new Set<string>();
+  /** Termination acknowledged: the VM must be gone for good. */
+  readonly terminated = new Set<string>();
+  /** Their host died (power-off): lost until Host HA exists; excluded from "never lost". */
+  readonly lostWithHost = new Set<string>();
+  /** Migration ids the CC answered with. */
+  readonly migrations: string[] = [];
+  /** Per host: the node state last acknowledged to the caller; undefined while a change is uncertain. */
+  readonly nodeState = new Map<string, NodeState | undefined>();
+
+  live(): string[] {
+    return this.instances.filter((i) => !this.terminating.has(i));
+  }
+
+  acknowledgeRun(ids: readonly string[]): void {
+    for (const id of ids) if (!this.instances.includes(id)) this.instances.push(id);
+  }
+
+  /** Modify requests that reached each NC, per requested state (duplicates included). */
+  private readonly delivered = new Map<string, number>();
+
+  /** A modify request reached the NC (maybe a late duplicate): the state is uncertain until the next acknowledgement. */
+  modifyDelivered(host: string, state: NodeState): void {
+    const key = `${host} ${state}`;
+    this.delivered.set(key, (this.delivered.get(key) ?? 0) + 1);
+    if (this.nodeState.get(host) !== state) this.nodeState.set(host, undefined);
+  }
+
+  /** Call when a modify is sent; its acknowledgement then knows whether an opposite request overtook it. */
+  modifySent(host: string, state: NodeState): () => void {
+    const opposite = `${host} ${state === 'enabled' ? 'disabled' : 'enabled'}`;
+    const before = this.delivered.get(opposite) ?? 0;
+    return () => {
+      // An opposite request that reached the NC since this one was sent may have landed after it.
+      this.nodeState.set(host, (this.delivered.get(opposite) ?? 0) === before ? state : undefined);
+    };
+  }
+}

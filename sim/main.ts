@@ -1,0 +1,93 @@
+/**
+ * `npm run sim -- --seeds N [--from S] [--workers W]`: runs seeds in parallel on worker threads and
+ * prints seeds/second, failing seeds (shrunk to a replayable schedule) and state-machine coverage.
+ * `npm run sim -- --seed S [--keep 1,4,9] [--trace]`: replays one seed, optionally shrunk, printing
+ * its trace. Exits 1 when any seed violates an invariant.
+ */
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { mergeCoverage, type CoverageCounts } from './coverage.js';
+import { coverageLines, shrunkLines, throughputLine, violationLines, type SeedSummary } from './report.js';
+import { runSeed } from './runSeed.js';
+import { shrink } from './shrink.js';
+
+const { values } = parseArgs({
+  options: {
+    seeds: { type: 'string', default: '1000' },
+    from: { type: 'string', default: '1' },
+    workers: { type: 'string' },
+    seed: { type: 'string' },
+    keep: { type: 'string' },
+    trace: { type: 'boolean', default: false },
+    watch: { type: 'string' },
+    shrink: { type: 'string', default: '3' },
+  },
+});
+
+async function replay(seed: number): Promise<number> {
+  const keep = values.keep === undefined ? undefined : new Set(values.keep === 'none' ? [] : values.keep.split(',').map(Number));
+  const r = await runSeed(seed, { collectTrace: values.trace, ...(keep ? { keep } : {}), ...(values.watch ? { watch: values.watch } : {}) });
+  if (values.trace) process.stdout.write(`${r.trace.join('\n')}\n`);
+  process.stdout.write(`seed ${seed}: ${r.steps} steps, trace ${r.traceHash}, ${r.violations.length === 0 ? 'no violations' : 'VIOLATED'}\n`);
+  for (const l of violationLines({ seed, violations: r.violations, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage })) process.stdout.write(`${l}\n`);
+  return r.violations.length === 0 ? 0 : 1;
+}
+
+function runPool(from: number, count: number, workers: number, onResult: (s: SeedSummary) => void): Promise<void> {
+  let nextSeed = from;
+  const end = from + count;
+  return new Promise((resolve, reject) => {
+    let open = workers;
+    for (let w = 0; w < workers; w++) {
+      const worker = new Worker(new URL('./worker.js', import.meta.url));
+      const feed = (): void => {
+        worker.postMessage(nextSeed < end ? nextSeed++ : null);
+      };
+      worker.on('message', (s: SeedSummary) => {
+        onResult(s);
+        feed();
+      });
+      worker.on('error', reject);
+      worker.on('exit', () => {
+        if (--open === 0) resolve();
+      });
+      feed();
+    }
+  });
+}
+
+async function sweep(): Promise<number> {
+  const from = Number(values.from);
+  const count = Number(values.seeds);
+  const workers = Math.max(1, Math.min(count, Number(values.workers ?? availableParallelism())));
+  const started = Date.now();
+  const coverage: CoverageCounts = {};
+  const failing: SeedSummary[] = [];
+  let steps = 0;
+  let done = 0;
+  await runPool(from, count, workers, (s) => {
+    done++;
+    steps += s.steps;
+    mergeCoverage(coverage, s.coverage);
+    if (s.violations.length > 0) {
+      failing.push(s);
+      for (const l of violationLines(s)) process.stdout.write(`${l}\n`);
+    }
+    if (done % 500 === 0) process.stderr.write(`  ${done}/${count} seeds\n`);
+  });
+  const ms = Date.now() - started;
+  process.stdout.write(`${throughputLine(count, workers, ms, failing.length, steps)}\n`);
+  failing.sort((a, b) => a.seed - b.seed);
+  if (failing.length > 0) process.stdout.write(`failing seeds: ${failing.map((f) => f.seed).join(' ')}\n`);
+  for (const f of failing.slice(0, Number(values.shrink))) {
+    const full = await runSeed(f.seed);
+    if (full.violations.length === 0) continue;
+    process.stdout.write(`seed ${f.seed}:\n${shrunkLines(await shrink(f.seed, full)).join('\n')}\n`);
+  }
+  process.stdout.write(`${coverageLines(coverage)}\n`);
+  return failing.length === 0 ? 0 : 1;
+}
+
+const code = values.seed !== undefined ? await replay(Number(values.seed)) : await sweep();
+process.exitCode = code;

@@ -1,0 +1,135 @@
+/**
+ * The NC↔NC migration channel between simulated hosts (hypervisor to hypervisor): a MigrationDialer
+ * like InProcessNetwork, plus the faults a real stream suffers. A partition between two hosts, or
+ * the death of either end, breaks their open streams at once: the destination drops the incoming
+ * domain and the source's next send fails, so the source resumes the VM. The final hand-over itself
+ * is not broken mid-way (see docs/SIMULATION.md: the hypervisor model has no "outcome unknown").
+ */
+import type { FerryError } from '../shared/errors/registry.js';
+import { HypervisorErrors } from '../nc/hypervisor/errors.js';
+import type {
+  IncomingAcceptor, IncomingSession, MigrationChannel, MigrationDialer, OutgoingHello,
+} from '../nc/hypervisor/sim/migrationChannel.js';
+
+interface Stream {
+  readonly source: string;
+  readonly destination: string;
+  readonly session: IncomingSession;
+  broken: FerryError | undefined;
+  /** Sends waiting for a hung link to heal; failed when the stream breaks. */
+  readonly waiting: Set<{ resolve: () => void; reject: (e: FerryError) => void }>;
+}
+
+/** The host name in a migration URI such as http://127.0.0.1:16509. */
+export function hostOfUri(uri: string): string {
+  return uri.replace(/^[a-z]+:\/\//, '').replace(/[:/].*$/, '');
+}
+
+export class MigrationNet {
+  private readonly hosts = new Map<string, IncomingAcceptor>();
+  private readonly cut = new Set<string>();
+  /** Links where streams stall (no progress, no error) until healed: what the stall timeout is for. */
+  private readonly hung = new Set<string>();
+  private readonly streams = new Set<Stream>();
+
+  constructor(private readonly trace: (line: string) => void) {}
+
+  attach(host: string, acceptor: IncomingAcceptor): void {
+    this.hosts.set(host, acceptor);
+  }
+
+  /** The host died: it accepts nothing, and every stream to or from it breaks. */
+  detach(host: string): void {
+    this.hosts.delete(host);
+    this.breakWhere((s) => s.source === host || s.destination === host, `host ${host} is down`);
+  }
+
+  partition(a: string, b: string): void {
+    this.cut.add(key(a, b));
+    this.breakWhere((s) => key(s.source, s.destination) === key(a, b), `migration link ${a}-${b} partitioned`);
+  }
+
+  hang(a: string, b: string): void {
+    this.hung.add(key(a, b));
+  }
+
+  heal(): void {
+    this.cut.clear();
+    this.hung.clear();
+    for (const s of this.streams) for (const w of [...s.waiting]) w.resolve();
+  }
+
+  /** The dialer a host's outgoing migrations use. */
+  dialer(source: string): MigrationDialer {
+    return { open: (uri, hello) => this.open(source, hostOfUri(uri), hello) };
+  }
+
+  private breakWhere(pred: (s: Stream) => boolean, reason: string): void {
+    for (const s of [...this.streams]) {
+      if (!pred(s) || s.broken) continue;
+      this.trace(`mig stream ${s.source}->${s.destination} ${s.session.id} broken: ${reason}`);
+      s.broken = HypervisorErrors.make('MigrationFailed', { migrationId: s.session.migrationId, id: s.session.id, detail: reason });
+      this.streams.delete(s);
+      for (const w of [...s.waiting]) w.reject(s.broken);
+      s.session.fail(reason);
+    }
+  }
+
+  /** Resolves at once unless the link is hung: then when it heals, or fails when the stream breaks. */
+  private passage(stream: Stream): Promise<void> {
+    if (stream.broken) return Promise.reject(stream.broken);
+    if (!this.hung.has(key(stream.source, stream.destination))) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        resolve: () => { stream.waiting.delete(w); resolve(); },
+        reject: (e: FerryError) => { stream.waiting.delete(w); reject(e); },
+      };
+      stream.waiting.add(w);
+    });
+  }
+
+  private async open(source: string, destination: string, hello: OutgoingHello): Promise<MigrationChannel> {
+    const { migrationId, spec } = hello;
+    const acceptor = this.hosts.get(destination);
+    if (!acceptor || this.cut.has(key(source, destination))) {
+      throw HypervisorErrors.make('MigrationFailed', { migrationId, id: spec.id, detail: `no route to ${destination}` });
+    }
+    const session = await acceptor.acceptIncoming(spec.id, migrationId);
+    const stream: Stream = { source, destination, session, broken: undefined, waiting: new Set() };
+    this.streams.add(stream);
+    session.onDropped((e) => {
+      stream.broken ??= HypervisorErrors.make('MigrationFailed', { migrationId, id: spec.id, detail: `destination dropped the stream: ${e.message}` });
+      this.streams.delete(stream);
+    });
+    session.hello(hello);
+    const check = (): void => {
+      if (stream.broken) throw stream.broken;
+    };
+    return {
+      sendRound: async (round) => {
+        await this.passage(stream);
+        check();
+        session.round(round);
+      },
+      finish: async (final) => {
+        await this.passage(stream);
+        check();
+        try {
+          return await session.complete(final);
+        } finally {
+          this.streams.delete(stream);
+        }
+      },
+      abort: (reason) => {
+        this.streams.delete(stream);
+        if (!stream.broken) session.fail(reason);
+        stream.broken ??= HypervisorErrors.make('MigrationAborted', { migrationId, id: spec.id });
+        for (const w of [...stream.waiting]) w.reject(stream.broken);
+      },
+    };
+  }
+}
+
+function key(a: string, b: string): string {
+  return a < b ? `${a}|${b}` : `${b}|${a}`;
+}

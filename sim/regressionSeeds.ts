@@ -1,0 +1,51 @@
+/**
+ * Seeds that once violated an invariant, each with its shrunk schedule (recorded, so a change to
+ * the schedule generator does not lose the case) and what it found. They run in every `npm test`
+ * (test/sim/simulation.test.ts); an entry stays after its bug is fixed.
+ */
+import type { SimEvent } from './schedule.js';
+
+export interface RegressionSeed {
+  readonly seed: number;
+  readonly found: string;
+  readonly schedule: readonly SimEvent[];
+}
+
+export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
+  {
+    seed: 178,
+    found: 'invariant 2 (runs twice): an ncRunInstance delayed past its timeout reached the NC after the CC\'s settling '
+      + 'terminate had answered InstanceNotFound, and the CC had re-placed the instance elsewhere (first seen as seeds 2 and 216); '
+      + 'fixed: the NC fences an id a terminate found absent (test/nc/runFence.test.ts)',
+    schedule: [
+      { at: 300, kind: 'netChaos', loss: 0.2, duplicate: 0.3, maxDelayMs: 1500 },
+      { at: 705, kind: 'run', count: 3, minCount: 1, large: false },
+      { at: 710, kind: 'netChaos', loss: 0.2, duplicate: 0, maxDelayMs: 300 },
+    ],
+   },
+  {
+    seed: 361,
+    found: 'invariant 1 (terminated but alive): the CC restarted blank, its view held the instance only as a tombstone on the node '
+      + 'it was first placed on, and answered TerminateInstances from that tombstone while the VM ran on an unreachable node; '
+      + 'fixed: the CC refreshes every node and refuses with NodeUnreachable (test/cc/terminateModify.test.ts)',
+    schedule: [
+      { at: 0, kind: 'tune', host: '127.0.50.5', mode: 'failing' },
+      { at: 934, kind: 'modify', host: '127.0.50.2', state: 'disabled' },
+      { at: 980, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 1106, kind: 'modify', host: '127.0.50.1', state: 'enabled' },
+      { at: 1169, kind: 'modify', host: '127.0.50.1', state: 'enabled' },
+      { at: 1220, kind: 'migrateOne', pick: 978, destinations: ['127.0.50.3','127.0.50.5'], allowHosts: true },
+      { at: 1394, kind: 'modify', host: '127.0.50.3', state: 'disabled' },
+      { at: 1477, kind: 'terminate', pick: 306 },
+      { at: 1712, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 1718, kind: 'netChaos', loss: 0.2, duplicate: 0, maxDelayMs: 300 },
+      { at: 1931, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 4464, kind: 'drain', host: '127.0.50.5', destinations: ['127.0.50.1'], allowHosts: false, partial: false, reserve: true },
+      { at: 7917, kind: 'crashCc' },
+      { at: 10423, kind: 'crashNcAfterWrites', host: '127.0.50.5', writes: 2 },
+      { at: 13483, kind: 'restartCc' },
+      { at: 15215, kind: 'terminate', pick: 693 },
+      { at: 15596, kind: 'terminate', pick: 139 },
+    ],
+   },
+];

@@ -1,0 +1,192 @@
+/**
+ * Runs one seed: builds the cloud, plays the schedule (chaos phase), heals everything (network
+ * healed, every process restarted, faults stopped) and lets time run until the cloud has settled;
+ * a heal phase in which no migration item changes state for `stuckMs` fails liveness. Steps go from one timer to the next on the ManualClock; after
+ * each step every promise chain runs to quiescence, then the invariants are checked.
+ */
+import { createHash } from 'node:crypto';
+import { Coverage, type CoverageCounts } from './coverage.js';
+import { listInstances, reservationsOfView } from '../cc/view.js';
+import { checkSettled, checkStep, type CcBelief, type Violation } from './invariants.js';
+import { Ledger } from './ledger.js';
+import { Prng } from './prng.js';
+import { runFault } from './faults.js';
+import { describeEvent, generateSchedule, type SimEvent } from './schedule.js';
+import { simSettings, type SimSettings } from './settings.js';
+import { SimCloud } from './simCloud.js';
+import { readTruth, type HostTruth } from './truth.js';
+import { Workload } from './workload.js';
+
+export interface SeedOptions {
+  /** Default: from the seed (3 to 5 hosts). */
+  readonly settings?: SimSettings;
+  /** Keep only these schedule events (by index): a shrunk replay. */
+  readonly keep?: ReadonlySet<number>;
+  /** Play this schedule instead of the seed's (a regression's recorded schedule survives generator changes). */
+  readonly schedule?: readonly SimEvent[];
+  /** Collect the trace lines (for printing a replay), not only their hash. */
+  readonly collectTrace?: boolean;
+  /** Trace every change of where this instance is (domains and NC records): for debugging a replay. */
+  readonly watch?: string;
+}
+
+export interface SeedViolation extends Violation {
+  /** Step number and simulated ms since the start when it was first seen. */
+  readonly step: number;
+  readonly atMs: number;
+}
+
+export interface SeedResult {
+  readonly seed: number;
+  readonly violations: readonly SeedViolation[];
+  readonly traceHash: string;
+  readonly steps: number;
+  readonly events: readonly SimEvent[];
+  readonly coverage: CoverageCounts;
+  readonly trace: readonly string[];
+}
+
+/** A run that cannot make progress (a zero-delay timer loop) stops here and says so. */
+const MAX_STEPS = 200_000;
+
+/** The cloud's shape from the seed: 3 to 6 hosts of 2 to 6 cores, and the migration limits. */
+export function settingsFor(seed: number): SimSettings {
+  const r = Prng.fork(seed, 'shape');
+  const base = simSettings(r.int(3, 6));
+  const cores = r.int(2, 6);
+  return Object.freeze({
+    ...base,
+    capacity: { cores, memoryMiB: 256 * cores, diskGiB: 10 * cores },
+    limits: { perSource: r.int(1, 3), perDestination: r.int(1, 2), perCluster: r.int(1, 6) },
+  });
+}
+
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedResult> {
+  const settings = o.settings ?? settingsFor(seed);
+  const all = o.schedule ?? generateSchedule(seed, settings).events;
+  const events = all.filter((_, i) => o.keep === undefined || o.keep.has(i));
+  const hash = createHash('sha256');
+  const lines: string[] = [];
+  let start = settings.startMs;
+  const trace = (line: string): void => {
+    const text = `${cloud.clock.now() - start} ${line}`;
+    hash.update(text).update('\n');
+    if (o.collectTrace) lines.push(text);
+  };
+  const cloud = new SimCloud(seed, settings, trace);
+  const ledger = new Ledger();
+  const workload = new Workload(cloud, ledger, trace);
+  const coverage = new Coverage();
+  const violations: SeedViolation[] = [];
+  let step = 0;
+
+  let watched = '';
+  const check = (): void => {
+    const truth = readTruth(cloud);
+    if (o.watch !== undefined) {
+      const id = o.watch;
+      const now = truth.map((t) => {
+        const d = t.domains.find((x) => x.id === id);
+        const r = t.nc?.instances[id];
+        const inc = t.nc?.incoming[id];
+        return d || r || inc ? `${t.host}[${d?.state ?? '-'} ${r ? `${r.phase}/${r.migrationState}` : '-'}${inc ? ` in:${inc.state}` : ''}]` : '';
+      }).filter((x) => x !== '').join(' ');
+      if (now !== watched) lines.push(`${cloud.clock.now() - start} watch ${id}: ${now || 'nowhere'}`);
+      watched = now;
+    }
+    coverage.observe(truth);
+    for (const v of checkStep(truth, ledger, settings.capacity)) violations.push({ ...v, step, atMs: cloud.clock.now() - start });
+    for (const u of cloud.net.uncoded.splice(0)) {
+      violations.push({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}`, step, atMs: cloud.clock.now() - start });
+    }
+  };
+
+  // Hypervisor tuning holds from power-on; everything else runs on the clock.
+  let next = 0;
+  while (events[next]?.kind === 'tune' && events[next]?.at === 0) await runFault(cloud, events[next++] as Extract<SimEvent, { kind: 'tune' }>, ledger);
+  await cloud.boot();
+  cloud.net.onDeliver.push((d) => {
+    if (d.operation === 'ncModifyNode') ledger.modifyDelivered(d.to, d.body.stateName as 'enabled' | 'disabled');
+  });
+  start = cloud.clock.now();
+  const chaosEnd = start + settings.chaosMs;
+  const deadline = chaosEnd + settings.healMs;
+  let healedAt: number | undefined;
+  let progress: { readonly signature: string; readonly at: number } | undefined;
+  let settled = false;
+
+  while (step++ < MAX_STEPS) {
+    await settle();
+    const now = cloud.clock.now();
+    for (let e = events[next]; e !== undefined && start + e.at <= now; e = events[++next]) {
+      trace(`event ${describeEvent(e)}`);
+      if (isWorkload(e)) workload.run(e);
+      else await runFault(cloud, e, ledger);
+      await settle();
+    }
+    if (healedAt === undefined && now >= chaosEnd) {
+      trace('heal');
+      await heal(cloud);
+      healedAt = now;
+      await settle();
+    }
+    check();
+    if (violations.length > 0) break;
+    if (healedAt !== undefined) {
+      const truth = readTruth(cloud);
+      if (now - healedAt >= settings.timeouts.prepareMs && checkSettled(truth, ledger, ccBelief(cloud)).length === 0) {
+        settled = true;
+        break;
+      }
+      const signature = itemStates(truth);
+      if (progress === undefined || signature !== progress.signature) progress = { signature, at: now };
+      if (now - progress.at >= settings.stuckMs) break;
+    }
+    if (now >= deadline) break;
+    const due = [cloud.clock.nextTimerAt(), events[next] ? start + (events[next] as SimEvent).at : undefined, healedAt === undefined ? chaosEnd : undefined, deadline]
+      .filter((t): t is number => t !== undefined);
+    cloud.clock.advance(Math.max(0, Math.min(...due) - now));
+  }
+  if (violations.length === 0 && !settled) {
+    const atMs = cloud.clock.now() - start;
+    const left = step >= MAX_STEPS ? [{ invariant: 'progress', detail: `no end after ${MAX_STEPS} steps` }] : checkSettled(readTruth(cloud), ledger, ccBelief(cloud));
+    for (const v of left) violations.push({ ...v, step, atMs });
+  }
+  return { seed, violations, traceHash: hash.digest('hex').slice(0, 16), steps: step, events, coverage: coverage.counts, trace: lines };
+}
+
+/** Every unfinished migration item's state: when this stops changing, nothing moves. */
+function itemStates(truth: readonly HostTruth[]): string {
+  return truth.flatMap((t) => Object.values(t.nc?.plans ?? {}).flatMap((p) => p.items.map((i) => `${p.migrationId}/${i.instanceId}:${i.state}`))).join(' ');
+}
+
+/** The CC's view as DescribeInstances and the scheduler see it. */
+function ccBelief(cloud: SimCloud): CcBelief | undefined {
+  const view = cloud.cc?.life.isAlive ? cloud.cc.keeper.get() : undefined;
+  if (!view) return undefined;
+  const reservations = reservationsOfView(view);
+  return {
+    instances: listInstances(view).filter((i) => i.state !== 'terminated').map((i) => ({ instanceId: i.instanceId, host: i.host })),
+    reservedOn: [...new Set([...reservations.byHost.keys(), ...reservations.reservedHosts])],
+  };
+}
+
+function isWorkload(e: SimEvent): e is Extract<SimEvent, { kind: 'run' | 'terminate' | 'modify' | 'drain' | 'migrateOne' | 'cancel' }> {
+  return ['run', 'terminate', 'modify', 'drain', 'migrateOne', 'cancel'].includes(e.kind);
+}
+
+/** Faults stop: the network heals and every host, NC and the CC runs again. */
+async function heal(cloud: SimCloud): Promise<void> {
+  cloud.disarmCrashes();
+  cloud.net.heal();
+  cloud.mig.heal();
+  for (const n of cloud.nodes.values()) {
+    await cloud.powerOn(n.host);
+    cloud.startNc(n.host);
+  }
+  cloud.startCc();
+}

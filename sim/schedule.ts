@@ -1,0 +1,120 @@
+/**
+ * The seed's plan for one run: workload operations and faults, each at a simulated time. It is
+ * plain data, generated up front from its own stream, so a run can be replayed with events removed
+ * (shrinking) without changing any other draw. Instances and migrations are named by `pick`, an
+ * index resolved when the event runs (modulo what exists then).
+ */
+import type { NodeState } from '../shared/protocol/common.js';
+import { Prng } from './prng.js';
+import type { SimSettings } from './settings.js';
+
+export type HypervisorMode = 'normal' | 'slow' | 'failing';
+
+export type WorkloadEvent =
+  | { readonly kind: 'run'; readonly count: number; readonly minCount: number; readonly large: boolean }
+  | { readonly kind: 'terminate'; readonly pick: number }
+  | { readonly kind: 'modify'; readonly host: string; readonly state: NodeState }
+  | { readonly kind: 'drain'; readonly host: string; readonly destinations: readonly string[]; readonly allowHosts: boolean; readonly partial: boolean; readonly reserve: boolean }
+  | { readonly kind: 'migrateOne'; readonly pick: number; readonly destinations: readonly string[]; readonly allowHosts: boolean }
+  | { readonly kind: 'cancel'; readonly pick: number };
+
+export type FaultEvent =
+  | { readonly kind: 'netChaos'; readonly loss: number; readonly duplicate: number; readonly maxDelayMs: number }
+  | { readonly kind: 'netCalm' }
+  | { readonly kind: 'partitionCc'; readonly host: string }
+  | { readonly kind: 'partitionMig'; readonly a: string; readonly b: string }
+  | { readonly kind: 'hangMig'; readonly a: string; readonly b: string }
+  | { readonly kind: 'healNet' }
+  | { readonly kind: 'crashNc'; readonly host: string }
+  | { readonly kind: 'restartNc'; readonly host: string }
+  | { readonly kind: 'crashNcAfterWrites'; readonly host: string; readonly writes: number }
+  | { readonly kind: 'crashCcAfterCalls'; readonly calls: number }
+  | { readonly kind: 'crashCc' }
+  | { readonly kind: 'restartCc' }
+  | { readonly kind: 'powerOff'; readonly host: string }
+  | { readonly kind: 'powerOn'; readonly host: string }
+  | { readonly kind: 'tune'; readonly host: string; readonly mode: HypervisorMode }
+  /** The hypervisor answers slowly (up to maxMs per call): the NC's mailbox backs up, calls to it time out. */
+  | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number };
+
+export type SimEvent = (WorkloadEvent | FaultEvent) & { readonly at: number };
+
+export interface Schedule {
+  /** In time order; the index is the event's name in traces and shrunk replays. */
+  readonly events: readonly SimEvent[];
+}
+
+/** How often each fault is drawn (a kind listed twice is twice as likely). */
+const FAULT_WEIGHTS = [
+  'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
+  'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
+  'slowHv', 'slowHv', 'hangMig', 'hangMig',
+] as const;
+
+export function generateSchedule(seed: number, s: SimSettings): Schedule {
+  const r = Prng.fork(seed, 'schedule');
+  const events: SimEvent[] = [];
+  const hosts = s.hosts;
+  const host = (): string => r.pick(hosts) as string;
+  const time = (): number => r.int(0, s.chaosMs);
+  // Hypervisor modes hold from the start (a host's tuning is read when it powers on).
+  for (const h of hosts) {
+    const mode = r.pick(['normal', 'normal', 'normal', 'slow', 'failing'] as const) as HypervisorMode;
+    if (mode !== 'normal') events.push({ at: 0, kind: 'tune', host: h, mode });
+  }
+  // A few runs early, so there is something to migrate.
+  for (let i = r.int(1, 3); i > 0; i--) events.push({ at: r.int(0, 2000), kind: 'run', count: r.int(1, 4), minCount: 1, large: r.chance(0.25) });
+  // Operations come in bursts, so they overlap each other and the faults.
+  const bursts = Array.from({ length: r.int(2, 6) }, time);
+  for (let i = r.int(s.maxOps / 3, s.maxOps); i > 0; i--) {
+    const at = r.chance(0.6) ? Math.min(s.chaosMs, (r.pick(bursts) as number) + r.int(0, 800)) : time();
+    events.push({ at, ...workload(r, hosts, host) });
+  }
+  for (let i = r.int(0, s.maxFaults); i > 0; i--) {
+    const at = time();
+    const down = r.int(200, 15_000);
+    switch (r.pick(FAULT_WEIGHTS)) {
+      case 'netChaos': events.push({ at, kind: 'netChaos', loss: r.pick([0.05, 0.2, 0.5]) as number, duplicate: r.pick([0, 0.1, 0.3]) as number, maxDelayMs: r.pick([20, 300, 1500]) as number }, { at: at + down, kind: 'netCalm' }); break;
+      case 'partitionCc': events.push({ at, kind: 'partitionCc', host: host() }, { at: at + down, kind: 'healNet' }); break;
+      case 'partitionMig': {
+        const [a, b] = [host(), host()];
+        if (a !== b) events.push({ at, kind: 'partitionMig', a, b }, { at: at + down, kind: 'healNet' });
+        break;
+      }
+      case 'hangMig': {
+        const [a, b] = [host(), host()];
+        if (a !== b) events.push({ at, kind: 'hangMig', a, b }, { at: at + down, kind: 'healNet' });
+        break;
+      }
+      case 'crashNc': { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }
+      case 'crashNcAfterWrites': { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
+      case 'crashCc': events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
+      case 'crashCcAfterCalls': events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 8) }, { at: at + down, kind: 'restartCc' }); break;
+      case 'slowHv': { const h = host(); events.push({ at, kind: 'slowHv', host: h, maxMs: r.pick([300, 2000]) as number }, { at: at + down, kind: 'slowHv', host: h, maxMs: s.driverLatencyMs }); break; }
+      case 'powerOff': { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down, kind: 'powerOn', host: h }); break; }
+      default: break;
+    }
+  }
+  // Stable sort: same-time events keep their generation order.
+  return { events: events.map((e, i) => [e, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([e]) => e) };
+}
+
+function workload(r: Prng, hosts: readonly string[], host: () => string): WorkloadEvent {
+  switch (r.int(0, 9)) {
+    case 0: case 1: return { kind: 'run', count: r.int(1, 3), minCount: 1, large: r.chance(0.25) };
+    case 2: return { kind: 'terminate', pick: r.int(0, 1000) };
+    case 3: case 4: return { kind: 'modify', host: host(), state: r.chance(0.6) ? 'disabled' : 'enabled' };
+    case 5: case 6: {
+      const source = host();
+      const allowHosts = r.chance(0.5);
+      return { kind: 'drain', host: source, destinations: r.subset(hosts.filter((h) => h !== source), allowHosts ? 0.6 : 0.3), allowHosts, partial: r.chance(0.5), reserve: r.chance(0.3) };
+    }
+    case 7: case 8: { const allowHosts = r.chance(0.5); return { kind: 'migrateOne', pick: r.int(0, 1000), destinations: r.subset(hosts, 0.3), allowHosts }; }
+    default: return { kind: 'cancel', pick: r.int(0, 1000) };
+  }
+}
+
+export function describeEvent(e: SimEvent): string {
+  const { at, kind, ...rest } = e;
+  return `t+${at}ms ${kind} ${JSON.stringify(rest)}`;
+}

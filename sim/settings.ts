@@ -1,0 +1,55 @@
+/**
+ * The simulated cloud's shape and pacing. Timeouts are shortened (seconds, not minutes) so one
+ * seed covers many migrations, time-outs and recoveries in a few simulated minutes.
+ */
+import type { Limits, Timeouts } from '../cc/migration/settings.js';
+import type { Resources } from '../shared/model/resources.js';
+
+export interface SimSettings {
+  readonly partition: string;
+  readonly hosts: readonly string[];
+  readonly capacity: Resources;
+  readonly limits: Limits;
+  readonly timeouts: Timeouts;
+  readonly ncTimeoutMs: number;
+  readonly pollIntervalMs: number;
+  /** Upper bounds of the seeded latencies of one store write and one hypervisor call. */
+  readonly storeLatencyMs: number;
+  readonly driverLatencyMs: number;
+  /** The clock's start (epoch ms). */
+  readonly startMs: number;
+  /**
+   * How long the workload and the faults run. After healing, migrations queue behind the
+   * concurrency limits, so liveness is judged by progress: some item must change state within
+   * `stuckMs` until all are final (and everything must settle within `healMs`).
+   */
+  readonly chaosMs: number;
+  readonly stuckMs: number;
+  readonly healMs: number;
+  /** Workload and fault events in the chaos phase (upper bounds; the seed picks). */
+  readonly maxOps: number;
+  readonly maxFaults: number;
+}
+
+export const M1_SMALL = Object.freeze({ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 });
+export const M1_LARGE = Object.freeze({ name: 'm1.large', cores: 2, memoryMiB: 512, diskGiB: 10 });
+
+export function simSettings(hostCount: number): SimSettings {
+  return Object.freeze({
+    partition: 'sim01',
+    hosts: Array.from({ length: hostCount }, (_, i) => `127.0.50.${i + 1}`),
+    capacity: { cores: 4, memoryMiB: 1024, diskGiB: 40 },
+    limits: { perSource: 2, perDestination: 2, perCluster: 4 },
+    timeouts: { prepareMs: 4000, readyMs: 4000, migratingBaseMs: 10_000, migratingPerGiBMs: 40_000, stallMs: 15_000 },
+    ncTimeoutMs: 500,
+    pollIntervalMs: 1000,
+    storeLatencyMs: 3,
+    driverLatencyMs: 2,
+    startMs: 1_700_000_000_000,
+    chaosMs: 40_000,
+    stuckMs: 120_000,
+    healMs: 1_800_000,
+    maxOps: 50,
+    maxFaults: 30,
+  });
+}

@@ -1,0 +1,244 @@
+/**
+ * One cloud in one process: the real CcService (its NodeClient the real WireNodeClient over the
+ * simulated network), a real NodeController per host over a SimStore, and a real SimHost per host
+ * behind the NC's driver, all on one ManualClock and fully determined by the seed. This file only
+ * assembles, crashes and restarts processes; what happens to them is decided by the schedule.
+ */
+import { CcService } from '../cc/service.js';
+import { WireNodeClient } from '../cc/nodeClient.js';
+import { initialView } from '../cc/view.js';
+import { ViewKeeper } from '../cc/viewKeeper.js';
+import { WireCcNotifier } from '../nc/ccNotifier.js';
+import { MIGRATION_DEFAULTS, type MigrationTuning } from '../nc/hypervisor/sim/migrationModel.js';
+import { MemoryDiskIo } from '../nc/hypervisor/sim/diskIo.js';
+import { simHvStoreOptions } from '../nc/hypervisor/sim/hostStore.js';
+import { SimHost } from '../nc/hypervisor/sim/simHost.js';
+import { NC_STORE_OPTIONS, type NcSnapshot } from '../nc/ncStore.js';
+import { NodeController } from '../nc/nodeController.js';
+import { ncHandlers } from '../nc/server.js';
+import { ManualClock } from '../shared/clock.js';
+import { silentLogger } from '../shared/log.js';
+import type { Resources } from '../shared/model/resources.js';
+import { typedHandlers } from '../shared/protocol/typedServer.js';
+import type { WireTransport } from '../shared/wire/transport.js';
+import { SERVED_OPS } from '../cc/service.js';
+import { HostSlot, SimHostDriver } from './hostDriver.js';
+import { Incarnation } from './incarnation.js';
+import { MigrationNet, hostOfUri } from './migrationNet.js';
+import { Prng } from './prng.js';
+import { SimDisk, openSimStore } from './simDisk.js';
+import { SimNetwork } from './simNetwork.js';
+import type { SimSettings } from './settings.js';
+
+export const CC_NAME = 'cc';
+const CC_URL = 'http://127.0.0.1:8774';
+
+export interface SimNode {
+  readonly host: string;
+  readonly slot: HostSlot;
+  readonly capacity: Resources;
+  tuning: MigrationTuning;
+  hv: Incarnation | undefined;
+  nc: Incarnation | undefined;
+  controller: NodeController | undefined;
+  /** How many times each process was started (names incarnations in the trace). */
+  ncBoots: number;
+  hvBoots: number;
+  /** Upper bound of this host's hypervisor call latency (raised by a slow-hypervisor fault). */
+  hvLatencyMs: number;
+  /** Crash the NC right after this many more durable writes (a crash at an exact step). */
+  crashAfterWrites: number | undefined;
+}
+
+export interface SimCc {
+  readonly life: Incarnation;
+  readonly service: CcService;
+  readonly keeper: ViewKeeper;
+}
+
+export class SimCloud {
+  readonly clock: ManualClock;
+  readonly disk = new SimDisk();
+  readonly net: SimNetwork;
+  readonly mig: MigrationNet;
+  readonly nodes = new Map<string, SimNode>();
+  cc: SimCc | undefined;
+  private ccBoots = 0;
+  private ccCrashCountdown: number | undefined;
+  private readonly latency: Prng;
+  private readonly crashes: Prng;
+  private readonly ids: Prng;
+  private readonly storage: MemoryDiskIo;
+  /** Start-ups still running (a booting NC connects to its hypervisor in the background). */
+  readonly starting = new Set<Promise<unknown>>();
+
+  constructor(readonly seed: number, readonly settings: SimSettings, private readonly trace: (line: string) => void) {
+    this.clock = new ManualClock(settings.startMs);
+    this.net = new SimNetwork(this.clock, Prng.fork(seed, 'net'), trace);
+    this.mig = new MigrationNet(trace);
+    this.latency = Prng.fork(seed, 'latency');
+    this.crashes = Prng.fork(seed, 'crash');
+    this.ids = Prng.fork(seed, 'ids');
+    this.storage = new MemoryDiskIo(this.clock);
+    for (const host of settings.hosts) {
+      this.nodes.set(host, {
+        host, slot: new HostSlot(host), capacity: settings.capacity, tuning: MIGRATION_DEFAULTS,
+        hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0, crashAfterWrites: undefined, hvLatencyMs: settings.driverLatencyMs,
+      });
+    }
+  }
+
+  node(host: string): SimNode {
+    const n = this.nodes.get(host);
+    if (!n) throw new Error(`no simulated host ${host}`);
+    return n;
+  }
+
+  /** Powers every host on and starts every NC and the CC. */
+  async boot(): Promise<void> {
+    for (const n of this.nodes.values()) await this.powerOn(n.host);
+    this.startCc();
+  }
+
+  // --- hypervisor hosts ---
+
+  async powerOn(host: string): Promise<void> {
+    const n = this.node(host);
+    if (n.hv?.isAlive) return;
+    const life = new Incarnation(`hv ${host}`, ++n.hvBoots);
+    const clock = life.clock(this.clock);
+    const store = openSimStore({ disk: this.disk, file: `hv/${host}`, store: simHvStoreOptions, life, clock, rng: this.crashes, maxLatencyMs: 0 });
+    const sim = await SimHost.open(
+      { host, capacity: n.capacity, storageDir: '/shared', migration: n.tuning, writeIntervalMs: 60_000, timeScale: 1 },
+      { clock, store, disk: this.storage, dialer: this.mig.dialer(host) },
+    );
+    n.hv = life;
+    n.slot.powerOn(sim);
+    this.mig.attach(host, sim);
+    this.trace(`hv ${host} powered on (#${n.hvBoots})`);
+    this.startNc(host);
+  }
+
+  /** The host dies: its VMs are gone and its NC with it (the NC runs on the host). */
+  powerOff(host: string): void {
+    const n = this.node(host);
+    if (!n.hv?.isAlive) return;
+    this.crashNc(host);
+    n.hv.kill();
+    n.slot.powerOff();
+    this.mig.detach(host);
+    this.trace(`hv ${host} powered off`);
+  }
+
+  // --- node controllers ---
+
+  startNc(host: string): void {
+    const n = this.node(host);
+    if (n.nc?.isAlive || !n.hv?.isAlive) return;
+    const life = new Incarnation(`nc ${host}`, ++n.ncBoots);
+    const clock = life.clock(this.clock);
+    const store = openSimStore<NcSnapshot>({ disk: this.disk, file: `nc/${host}`, store: NC_STORE_OPTIONS, life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs,
+      onDurable: () => {
+        if (n.crashAfterWrites === undefined || --n.crashAfterWrites > 0) return;
+        n.crashAfterWrites = undefined;
+        this.trace(`nc ${host} crashes right after a durable write`);
+        this.crashNc(host);
+      },
+    });
+    const transport = this.net.transport(host, life, () => CC_NAME, 1000);
+    const controller = new NodeController({
+      host, hypervisor: 'sim', store, clock, logger: silentLogger(),
+      driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
+      notifier: new WireCcNotifier({ transport, ccUrl: CC_URL, logger: silentLogger() }),
+    });
+    n.nc = life;
+    n.controller = controller;
+    this.net.serve(host, ncHandlers(controller), life);
+    this.track(life.guard(controller.start()));
+    this.trace(`nc ${host} started (#${n.ncBoots})`);
+  }
+
+  /** Crash the NC right after its n-th next durable write (intent persisted, action not yet taken, …). */
+  crashNcAfterWrites(host: string, n: number): void {
+    this.node(host).crashAfterWrites = n;
+  }
+
+  /** kill -9 of the NC: memory gone, what its store made durable kept, its VMs keep running. */
+  crashNc(host: string): void {
+    const n = this.node(host);
+    if (!n.nc?.isAlive) return;
+    n.nc.kill();
+    n.controller = undefined;
+    this.trace(`nc ${host} crashed`);
+  }
+
+  // --- the cluster controller ---
+
+  startCc(): void {
+    if (this.cc?.life.isAlive) return;
+    const life = new Incarnation('cc', ++this.ccBoots);
+    const clock = life.clock(this.clock);
+    const logger = silentLogger();
+    const { ncTimeoutMs, pollIntervalMs } = this.settings;
+    const net = this.net.transport(CC_NAME, life, hostOfUri, ncTimeoutMs);
+    const transport: WireTransport = {
+      call: (endpoint, op, body, opts) => {
+        const p = net.call(endpoint, op, body, opts);
+        // Polls are most of the traffic; counting only changes puts the crash inside an operation.
+        if (op !== 'ncDescribeResource' && this.ccCrashCountdown !== undefined && --this.ccCrashCountdown <= 0) {
+          this.ccCrashCountdown = undefined;
+          this.trace(`cc crashes right after sending ${op}`);
+          this.crashCc();
+        }
+        return p;
+      },
+    };
+    const nodes = new WireNodeClient(transport, (h) => `http://${h}:8775`);
+    // The CC keeps nothing durable that matters (cc.json is a display cache): a restart starts blank.
+    const keeper = new ViewKeeper({ initial: initialView(this.settings.partition, this.settings.hosts), nodes, clock, logger });
+    const service = new CcService({
+      keeper, nodes, clock, logger, policy: 'spread', ncTimeoutMs,
+      migration: { limits: this.settings.limits, timeouts: this.settings.timeouts, newHex: this.ids.hex8() },
+    });
+    this.cc = { life, service, keeper };
+    this.net.serve(CC_NAME, typedHandlers(SERVED_OPS, service.ops), life);
+    keeper.startPolling(pollIntervalMs, ncTimeoutMs);
+    service.runner.start();
+    this.trace(`cc started (#${this.ccBoots})`);
+  }
+
+  /** Crash the CC right after it sends its n-th next change (not poll) to an NC: mid-operation. */
+  crashCcAfterCalls(n: number): void {
+    this.ccCrashCountdown = n;
+  }
+
+  crashCc(): void {
+    if (!this.cc?.life.isAlive) return;
+    this.cc.life.kill();
+    this.trace('cc crashed');
+  }
+
+  /** Faults stop: no pending crash triggers (the heal phase must not be interrupted), hypervisors fast again. */
+  disarmCrashes(): void {
+    this.ccCrashCountdown = undefined;
+    for (const n of this.nodes.values()) {
+      n.crashAfterWrites = undefined;
+      n.hvLatencyMs = this.settings.driverLatencyMs;
+    }
+  }
+
+  /** Changes how a host's hypervisor migrates (slow, failing); takes effect at its next power-on. */
+  retune(host: string, tuning: MigrationTuning): void {
+    this.node(host).tuning = tuning;
+  }
+
+  /** New ids for the workload (instance and reservation ids), from the seed. */
+  hex8(): string {
+    return this.ids.int(0, 0xffffffff).toString(16).padStart(8, '0');
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.catch(() => undefined).finally(() => this.starting.delete(t));
+    this.starting.add(t);
+  }
+}

@@ -1,0 +1,76 @@
+/** The simulated NC↔NC migration channel: partitions break streams, hung links stall them. */
+import { describe, expect, it } from 'vitest';
+import type { FerryError } from '../../shared/errors/registry.js';
+import type { IncomingSession } from '../../nc/hypervisor/sim/migrationChannel.js';
+import { MigrationNet } from '../../sim/migrationNet.js';
+
+const SPEC = { id: 'i-0000000a', resources: { cores: 1, memoryMiB: 256, diskGiB: 5 }, imageId: 'emi-1' };
+const HELLO = { migrationId: 'mig-00000001-i-0000000a', spec: SPEC, sourceHost: 'a' };
+
+function fakeSession(log: string[]): IncomingSession {
+  const dropped: ((e: FerryError) => void)[] = [];
+  return {
+    id: SPEC.id, migrationId: HELLO.migrationId,
+    hello: () => undefined,
+    round: (r) => { log.push(`round ${r.iteration}`); },
+    complete: async () => { log.push('complete'); return { receivedBytes: 1 }; },
+    fail: (reason) => { log.push(`fail: ${reason}`); },
+    onDropped: (l) => { dropped.push(l); },
+  };
+}
+
+function setup(): { net: MigrationNet; log: string[] } {
+  const log: string[] = [];
+  const net = new MigrationNet(() => undefined);
+  net.attach('b', { acceptIncoming: async () => fakeSession(log) });
+  return { net, log };
+}
+
+async function state(p: Promise<unknown>): Promise<string> {
+  let out = 'pending';
+  p.then(() => { out = 'ok'; }, (e: { code?: string }) => { out = e.code ?? 'error'; });
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  return out;
+}
+
+describe('MigrationNet', () => {
+  it('carries a stream from source to destination', async () => {
+    const { net, log } = setup();
+    const ch = await net.dialer('a').open('http://b:16509', HELLO);
+    await ch.sendRound({ iteration: 1, bytes: 10 });
+    await ch.finish({ diskCounter: 0 });
+    expect(log).toEqual(['round 1', 'complete']);
+  });
+
+  it('a partition breaks an open stream at once and refuses new ones', async () => {
+    const { net, log } = setup();
+    const ch = await net.dialer('a').open('http://b:16509', HELLO);
+    net.partition('a', 'b');
+    expect(log[0]).toMatch(/^fail: migration link a-b partitioned/);
+    expect(await state(ch.sendRound({ iteration: 1, bytes: 10 }))).toBe('MigrationFailed');
+    expect(await state(net.dialer('a').open('http://b:16509', HELLO))).toBe('MigrationFailed');
+  });
+
+  it('a hung link stalls sends until it heals; an abort fails them', async () => {
+    const { net, log } = setup();
+    const ch = await net.dialer('a').open('http://b:16509', HELLO);
+    net.hang('a', 'b');
+    const send = ch.sendRound({ iteration: 1, bytes: 10 });
+    expect(await state(send)).toBe('pending');
+    net.heal();
+    expect(await state(send)).toBe('ok');
+    net.hang('b', 'a');
+    const stuck = ch.sendRound({ iteration: 2, bytes: 10 });
+    ch.abort('source gave up');
+    expect(await state(stuck)).toBe('MigrationAborted');
+    expect(log).toEqual(['round 1', 'fail: source gave up']);
+  });
+
+  it('the death of either host breaks its streams', async () => {
+    const { net, log } = setup();
+    const ch = await net.dialer('a').open('http://b:16509', HELLO);
+    net.detach('a');
+    expect(log).toEqual(['fail: host a is down']);
+    expect(await state(ch.sendRound({ iteration: 1, bytes: 10 }))).toBe('MigrationFailed');
+  });
+});
