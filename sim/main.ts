@@ -12,18 +12,45 @@ import { coverageLines, shrunkLines, throughputLine, violationLines, type SeedSu
 import { runSeed } from './runSeed.js';
 import { shrink } from './shrink.js';
 
-const { values } = parseArgs({
-  options: {
-    seeds: { type: 'string', default: '1000' },
-    from: { type: 'string', default: '1' },
-    workers: { type: 'string' },
-    seed: { type: 'string' },
-    keep: { type: 'string' },
-    trace: { type: 'boolean', default: false },
-    watch: { type: 'string' },
-    shrink: { type: 'string', default: '3' },
-  },
-});
+const USAGE = `usage: npm run sim -- [--seeds N] [--from S] [--workers W] [--shrink K]
+       npm run sim -- --seed S [--keep 1,4,9|none] [--trace] [--watch i-xxxxxxxx]`;
+
+const OPTIONS = {
+  seeds: { type: 'string', default: '1000' },
+  from: { type: 'string', default: '1' },
+  workers: { type: 'string' },
+  seed: { type: 'string' },
+  keep: { type: 'string' },
+  trace: { type: 'boolean', default: false },
+  watch: { type: 'string' },
+  shrink: { type: 'string', default: '3' },
+  help: { type: 'boolean', default: false },
+} as const;
+
+/** Bad flags or numbers: say which, print the usage, exit 2 (nothing runs). */
+function parseFlags(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'] {
+  let values;
+  try {
+    values = parseArgs({ options: OPTIONS }).values;
+  } catch (e) {
+    process.stderr.write(`sim: ${(e as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  for (const name of ['seeds', 'from', 'workers', 'seed', 'shrink'] as const) {
+    const v = values[name];
+    if (v !== undefined && !/^\d+$/.test(v)) {
+      process.stderr.write(`sim: --${name} must be a whole number, not ${JSON.stringify(v)}\n${USAGE}\n`);
+      process.exit(2);
+    }
+  }
+  return values;
+}
+
+const values = parseFlags();
 
 async function replay(seed: number): Promise<number> {
   const keep = values.keep === undefined ? undefined : new Set(values.keep === 'none' ? [] : values.keep.split(',').map(Number));
