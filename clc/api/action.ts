@@ -8,6 +8,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
+import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
 import type { ParamMap } from './queryParams.js';
@@ -25,6 +26,8 @@ export interface ActionContext {
   /** Hex source for new reservation and instance ids. */
   readonly ids: IdSource;
   readonly principal: Principal;
+  /** Host HA's say in node changes (clc/ha/nodeHooks.ts); absent without HA. */
+  readonly ha?: HaNodeHooks;
 }
 
 export interface ActionSpec<P> {

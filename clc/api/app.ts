@@ -14,6 +14,7 @@ import { randomHex8, type IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import type { ClcState } from '../state/clcStore.js';
+import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
@@ -42,6 +43,8 @@ export interface ClcApiOptions {
   readonly authenticator: Authenticator;
   /** The change gate; one with the default limits on `clock` when absent. */
   readonly gate?: PartitionGate;
+  /** Host HA's hooks into node changes (EnableService of a fenced host, migration destinations). */
+  readonly ha?: HaNodeHooks;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -95,6 +98,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       authorize(envelope.action, principal);
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal,
+        ...(opts.ha ? { ha: opts.ha } : {}),
       };
       const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));

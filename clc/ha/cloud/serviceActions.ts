@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../../shared/clock.js';
 import { randomHex8 } from '../../../shared/model/ids.js';
-import type { CcInstance } from '../../../shared/protocol/ccProtocol.js';
+import type { NcInstance } from '../../../shared/protocol/ncProtocol.js';
 import type { Store } from '../../../shared/store/store.js';
 import type { ActionContext } from '../../api/action.js';
 import { disableService } from '../../api/actions/modifyService.js';
@@ -63,7 +63,7 @@ export interface CloudHaActions extends HaServiceActions {
 
 const HA_PRINCIPAL = Object.freeze({ accessKeyId: undefined, accountId: 'ferry-ha', isAdmin: true });
 
-const live = (i: CcInstance): boolean => i.state !== 'terminated' && i.state !== 'shutting-down';
+const live = (i: NcInstance): boolean => i.state !== 'terminated' && i.state !== 'shutting-down';
 
 export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const policies = opts.policies ?? NO_REPAIR_POLICIES;
@@ -86,9 +86,12 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     }
   };
 
-  const instancesOn = async (ref: HaHostRef): Promise<{ mine: CcInstance[]; all: CcInstance[] }> => {
-    const all = (await opts.clusters.call(ref.partition, 'ccDescribeInstances', {})).instances;
-    return { mine: all.filter((i) => i.host === ref.host && live(i)), all };
+  /** Per node, not the merged instance list: a fenced host that came back may hold copies of ids that run elsewhere. */
+  const instancesOn = async (ref: HaHostRef): Promise<{ mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean }> => {
+    const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes;
+    const node = nodes.find((n) => n.host === ref.host);
+    const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
+    return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false };
   };
 
   const plan = (ref: HaHostRef, ids: readonly string[], action: RepairAction): RepairPlan =>
@@ -122,8 +125,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     if (rec?.state !== 'FENCED') {
       throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
     }
-    const { mine, all } = await instancesOn(ref);
-    const elsewhere = new Set(all.filter((i) => i.host !== ref.host && live(i)).map((i) => i.instanceId));
+    const { mine, elsewhere } = await instancesOn(ref);
     const records = opts.store.read().instances;
     const known = mine.filter((i) => records[i.instanceId] !== undefined && !elsewhere.has(i.instanceId));
     const p = plan(ref, known.map((i) => i.instanceId), 'evacuate');
@@ -156,10 +158,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   };
 
   const clearObsolete = async (ref: HaHostRef): Promise<number | undefined> => {
-    const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes;
-    if (!nodes.find((n) => n.host === ref.host)?.reachable) return undefined;
-    const { mine, all } = await instancesOn(ref);
-    const elsewhere = new Set(all.filter((i) => i.host !== ref.host && live(i)).map((i) => i.instanceId));
+    const { mine, elsewhere, reachable } = await instancesOn(ref);
+    if (!reachable) return undefined;
     const obsolete = mine.filter((i) => elsewhere.has(i.instanceId)).map((i) => i.instanceId);
     if (obsolete.length === 0) return 0;
     await inRequest(async (ctx) => {
