@@ -13,10 +13,10 @@ import { ClcErrors } from '../api/errors.js';
 import type { PartitionGate } from '../api/partitionGate.js';
 import type { Clusters } from '../clusters/clusters.js';
 import type { ClcState } from '../state/clcStore.js';
-import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf } from './cloud/ccSources.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, withDeadline } from './cloud/ccSources.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
 import { composeProvider } from './composedProvider.js';
-import type { HaHostRef } from './haProvider.js';
+import type { HaHostRef, HaProvider } from './haProvider.js';
 import { HaRunner, haSectionOf } from './haRunner.js';
 import type { HaNodeHooks } from './nodeHooks.js';
 import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.js';
@@ -69,7 +69,7 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
   const { store, clusters, clock, logger } = deps;
   const makeDriver = deps.powerDriver ?? ((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
   const haStateOf = (host: string) => store.read().ha.hosts[host]?.state;
-  const provider = composeProvider({
+  const composed = composeProvider({
     health: ccHealthSource(clusters, clock),
     activity: ccActivitySource(clusters, clock),
     facts: ccHostFacts(clusters, haStateOf),
@@ -78,6 +78,12 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
       return entry ? makeDriver(host, entry) : undefined;
     },
   });
+  // Every power action settles by its effect's deadline, whatever the agent does (a dead BMC).
+  const provider: HaProvider = {
+    ...composed,
+    recover: (ref, deadline) => withDeadline(clock, deadline, `power cycle of ${ref.host}`, composed.recover(ref, deadline)),
+    fence: (ref, deadline) => withDeadline(clock, deadline, `fence of ${ref.host}`, composed.fence(ref, deadline)),
+  };
   const actions = cloudHaActions({ clusters, gate: deps.gate, store, clock, logger, ...(deps.policies ? { policies: deps.policies } : {}) });
   const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, ...(deps.pools ? { pools: deps.pools } : {}) });
 
