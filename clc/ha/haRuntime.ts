@@ -89,14 +89,15 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
 
   /** FENCING/FENCED hosts: in maintenance whenever their NC answers; obsolete copies gone once FENCED. */
   const lookAfterFenced = async (): Promise<void> => {
-    const recs = Object.values(store.read().ha.hosts).filter((r) => r.state === 'FENCING' || r.state === 'FENCED');
+    const fenced = (host: string): boolean => ['FENCING', 'FENCED'].includes(haStateOf(host) ?? '');
+    const recs = Object.values(store.read().ha.hosts).filter((r) => fenced(r.host));
     for (const r of recs) {
       const ref = { host: r.host, partition: r.partition };
       try {
         const node = (await nodesOf(clusters, r.partition)).find((n) => n.host === r.host);
         if (!node?.reachable) continue;
-        if (node.nodeState === 'enabled') await actions.disableHost(ref, `host HA: ${r.host} is ${r.state}; it came back and goes into maintenance again`);
-        if (r.state === 'FENCED') await actions.clearObsolete(ref);
+        await actions.keepInMaintenance(ref, () => fenced(r.host));
+        if (haStateOf(r.host) === 'FENCED') await actions.clearObsolete(ref);
       } catch (e) {
         logger.warn({ host: r.host, err: message(e) }, 'host HA: looking after a fenced host failed; retried next pass');
       }

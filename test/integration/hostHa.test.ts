@@ -5,7 +5,9 @@
  * 16251-16253) whose chassis power is that group (scripts/fencing-lab.sh). Ferry fences through the
  * real fence_ipmilan. Every process is stopped by PID.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,16 +28,16 @@ const SETTINGS = {
   degradedMaxPeriodMs: 600_000, recoverTimeoutMs: 8000, recoverWaitPeriodMs: 10_000, recoverFailureThreshold: 0, fenceTimeoutMs: 8000,
 };
 
+const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 interface Inst { instanceId: string; placement?: { availabilityZone?: string }; instanceState: { name: string } }
 
 describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () => {
-  const cloud = new TestCloud(SUBNET, 3, { clcArgs: ['--ha-tick-ms', '200', '--auth', 'sigv4'], simArgs: ['--write-interval-ms', '200'], ccArgs: [] });
+  const cloud = new TestCloud(SUBNET, 4, { clcArgs: ['--ha-tick-ms', '200', '--auth', 'sigv4'], simArgs: ['--write-interval-ms', '200'], ccArgs: [] });
   const bmcs = new Map<string, LabBmc>();
-  const [A, B, C] = cloud.nodeHosts as [string, string, string];
-
+  
   const haHost = (h: string): { state: HaState; needsOperator: boolean } | undefined => {
     try {
       const doc = JSON.parse(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')) as { data: { ha: { hosts: Record<string, { state: HaState; needsOperator: boolean }> } } };
@@ -58,7 +60,8 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
       if (await done()) return;
       await sleep(100);
     }
-    throw new Error(`timed out waiting for ${what}`);
+    const states = cloud.nodeHosts.map((h) => `${h} ${haHost(h)?.state ?? '?'}: ${messages(h).slice(-4).join(' | ')}`);
+    throw new Error(`timed out waiting for ${what}; HA: ${states.join('; ')}`);
   };
   /** Where the CLC says each instance runs (DescribeInstances: the node in the item). */
   const instances = async (): Promise<{ id: string; state: string; host: string }[]> => {
@@ -69,6 +72,10 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
       const items = (Array.isArray(res.instancesSet.item) ? res.instancesSet.item : [res.instancesSet.item]) as (Inst & Record<string, unknown>)[];
       return items.map((i) => ({ id: i.instanceId, state: i.instanceState.name, host: String((i as { nodeHost?: string }).nodeHost ?? '') }));
     });
+  };
+  const powerOn = async (host: string): Promise<void> => {
+    const port = String(16251 + cloud.nodeHosts.indexOf(host));
+    await exec('ipmitool', ['-I', 'lanplus', '-C', '3', '-H', host, '-p', port, '-U', USER, '-P', PASSWORD, 'chassis', 'power', 'on'], { timeout: 20_000 });
   };
   const diskOf = (host: string, id: string) => join(cloud.baseDir, 'storage', host, `${id}.disk`);
   const writing = async (host: string, id: string): Promise<boolean> => {
@@ -146,23 +153,89 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     const clcLog = cloud.log('clc');
     const fencedAt = clcLog.indexOf('"to":"FENCED"') >= 0 ? clcLog.indexOf('"to":"FENCED"') : clcLog.indexOf('instances of a fenced host restarted');
     expect(fencedAt).toBeGreaterThanOrEqual(0);
-    expect([A, B, C]).toContain(victim);
+
+    // Powered on again: it goes back into maintenance, its obsolete copies are destroyed, and only
+    // an EnableService returns it to service (and moves HA on from FENCED).
+    await powerOn(victim);
+    await waitFor('obsolete copies destroyed', () => cloud.log('clc').includes('obsolete copies on a fenced host that came back destroyed'), 40_000);
+    expect(haHost(victim)?.state).toBe('FENCED');
+    const enabled = await cloud.query({ Action: 'EnableService', Type: 'NODE', Host: victim });
+    expect(enabled.status).toBe(200);
+    await waitFor('AVAILABLE again', () => haHost(victim)?.state === 'AVAILABLE', 20_000);
+    expect(transitions(victim).slice(-2)).toEqual(['INELIGIBLE', 'AVAILABLE']);
+  }, 150_000);
+
+  it('a CLC restart in the middle of a host\'s failure episode resumes it to FENCED and the restart', async () => {
+    const now = await instances();
+    const victim = cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE' && now.some((i) => i.host === h && i.state === 'running'))
+      ?? cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE') ?? '';
+    await cloud.query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' });
+    const onVictim = (await instances()).filter((i) => i.host === victim && i.state !== 'terminated').map((i) => i.id);
+    const pg = await (bmcs.get(victim) as LabBmc).hostPgid();
+    if (pg) process.kill(-pg, 'SIGKILL');
+    await waitFor('SUSPECT or CHECKING', () => ['SUSPECT', 'CHECKING'].includes(haHost(victim)?.state ?? ''), 20_000);
+    await cloud.crash('clc');
+    await cloud.start(['clc']);
+    await waitFor('FENCED after the restart', () => haHost(victim)?.state === 'FENCED', 40_000);
+    await waitFor('the instances run elsewhere', async () => {
+      const after = await instances();
+      return onVictim.every((id) => after.some((i) => i.id === id && i.state === 'running' && i.host !== victim && i.host !== ''));
+    }, 30_000);
+    await powerOn(victim);
+    await waitFor('obsolete copies destroyed', async () => {
+      const r = await cloud.query({ Action: 'EnableService', Type: 'NODE', Host: victim });
+      return r.status === 200;
+    }, 40_000);
+    await waitFor('AVAILABLE again', () => haHost(victim)?.state === 'AVAILABLE', 20_000);
+  }, 150_000);
+
+  it('a dead BMC leaves the crashed host FENCING, waiting for an operator, and nothing restarts', async () => {
+    const victim = cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE') ?? '';
+    const bmc = bmcs.get(victim) as LabBmc;
+    const pg = await bmc.hostPgid();
+    const before = (await instances()).filter((i) => i.host === victim && i.state === 'running').map((i) => i.id);
+    await bmc.stop();
+    bmcs.delete(victim);
+    if (pg) process.kill(-pg, 'SIGKILL');
+    await waitFor('FENCING, needing an operator', () => haHost(victim)?.state === 'FENCING' && haHost(victim)?.needsOperator === true, 60_000);
+    await sleep(1000);
+    expect(haHost(victim)?.state).toBe('FENCING');
+    const after = await instances();
+    for (const id of before) expect(after.find((i) => i.id === id)?.host).toBe(victim);
+    // EnableService cannot bring it back meanwhile.
+    const r = await cloud.query({ Action: 'EnableService', Type: 'NODE', Host: victim });
+    expect(r.status).not.toBe(200);
   }, 120_000);
 
   it('a host whose NC dies while its VMs keep writing becomes DEGRADED and is drained, never fenced', async () => {
     const up = cloud.nodeHosts.filter((h) => haHost(h)?.state === 'AVAILABLE');
+    await cloud.query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '2', MaxCount: '2' });
     const now = await instances();
     const host = up.find((h) => now.some((i) => i.host === h && i.state === 'running')) ?? up[0] ?? '';
+    await waitFor('its VMs write', async () => writing(host, now.find((i) => i.host === host && i.state === 'running')?.id ?? ''), 10_000);
     const bmc = bmcs.get(host) as LabBmc;
     const pg = await bmc.hostPgid();
     const ncPid = Number(readFileSync(join(bmc.dir, 'nc.pid'), 'utf8'));
+    const seen = transitions(host).length;
     process.kill(ncPid, 'SIGKILL');
     await waitFor('DEGRADED', () => haHost(host)?.state === 'DEGRADED', 40_000);
-    expect(transitions(host)).not.toContain('FENCING');
+    expect(transitions(host).slice(seen)).not.toContain('FENCING');
     expect(pg !== null && (await groupAlive(pg))).toBe(true);
+    expect(await writing(host, now.find((i) => i.host === host && i.state === 'running')?.id ?? '')).toBe(true);
     const simPid = Number(readFileSync(join(bmc.dir, 'simhv.pid'), 'utf8'));
     expect(await isAlive(simPid)).toBe(true);
     // HA asked for the drain (MigrateInstances of the host); with its NC gone the CC cannot plan it yet.
     await waitFor('the drain asked for', () => cloud.log('clc').includes('drain of a degraded host planned') || messages(host).some((m) => m.startsWith(`drain of ${host} failed`)), 10_000);
+  }, 90_000);
+
+  it('a crash beyond maxUnhealthy (1) fences nobody: storm protection holds the fence back', async () => {
+    const victim = cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE') ?? '';
+    const bmc = bmcs.get(victim) as LabBmc;
+    const pg = await bmc.hostPgid();
+    const seen = transitions(victim).length;
+    if (pg) process.kill(-pg, 'SIGKILL');
+    await waitFor('held back by storm protection', () => messages(victim).some((m) => m.includes('held back: storm protection')), 40_000);
+    await sleep(1500);
+    expect(transitions(victim).slice(seen)).not.toContain('FENCING');
   }, 90_000);
 });

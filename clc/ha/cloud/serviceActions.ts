@@ -59,6 +59,12 @@ export interface CloudHaActions extends HaServiceActions {
    * Resolves with how many obsolete copies remain (0: the host may be unfenced); undefined when its NC does not answer.
    */
   clearObsolete(ref: HaHostRef): Promise<number | undefined>;
+  /**
+   * A fenced host whose NC answers again goes back into maintenance (ccModifyNode disabled), under an
+   * exclusive ticket of its partition and only if `stillFenced()` holds once granted, so an
+   * EnableService that unfenced it meanwhile wins. Resolves true when it changed the node.
+   */
+  keepInMaintenance(ref: HaHostRef, stillFenced: () => boolean): Promise<boolean>;
 }
 
 const HA_PRINCIPAL = Object.freeze({ accessKeyId: undefined, accountId: 'ferry-ha', isAdmin: true });
@@ -171,7 +177,19 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     return 0;
   };
 
+  const keepInMaintenance = (ref: HaHostRef, stillFenced: () => boolean): Promise<boolean> => inRequest(async (ctx) => {
+    const ticket = ctx.gate.enter('exclusive', `host HA: keeping fenced ${ref.host} in maintenance`, [ref.partition]);
+    await ticket.ready([ref.partition]);
+    if (!stillFenced()) return false;
+    const node = (await ctx.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes.find((n) => n.host === ref.host);
+    if (!node?.reachable || node.nodeState !== 'enabled') return false;
+    await ctx.clusters.call(ref.partition, 'ccModifyNode', { host: ref.host, stateName: 'disabled', vmTypes: ctx.store.read().vmTypes });
+    log.warn({ host: ref.host }, 'host HA: a fenced host came back; it is in maintenance again');
+    return true;
+  });
+
   return {
+    keepInMaintenance,
     async disableHost(ref, reason) {
       log.warn({ host: ref.host, reason }, 'host HA: DisableService');
       await inRequest((ctx) => disableService.run({ host: ref.host, partition: ref.partition }, ctx));
