@@ -6,6 +6,7 @@ import type { Express } from 'express';
 import { pino, type Logger } from 'pino';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
+import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
 import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
 import { PartitionGate } from '../../clc/api/partitionGate.js';
 import type { GateLimits } from '../../clc/core/gate.js';
@@ -41,6 +42,8 @@ export interface HarnessOptions {
   readonly gateLimits?: GateLimits;
   /** How requests are authenticated; unsigned-as-admin (acceptUnsigned) unless given. */
   readonly authenticator?: (clock: ManualClock) => Authenticator;
+  /** Host HA's hooks into node changes (clc/ha/nodeHooks.ts); none unless given. */
+  readonly ha?: HaNodeHooks;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -54,6 +57,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     clusters: opts.wrap ? opts.wrap(clusters) : clusters, store, clock, logger,
     ids: counterIds(), requestIds: () => 'req-1', gate, authenticator: opts.authenticator ? opts.authenticator(clock) : acceptUnsigned,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+    ...(opts.ha ? { ha: opts.ha } : {}),
   });
   return { app, clusters, store, clock, gate };
 }
