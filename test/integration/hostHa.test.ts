@@ -1,6 +1,6 @@
 /**
  * Host HA in a whole cloud of real processes (issue 6), on 127.0.33.0/24 with mutual TLS: a CLC
- * running its HA runtime, a CC, and three simulated hosts, each one process group (its simhv, whose
+ * running its HA runtime, a CC, and four simulated hosts, each one process group (its simhv, whose
  * VMs write disks and a heartbeat on shared storage, and its NC) behind an ipmi_sim BMC (UDP
  * 16251-16253) whose chassis power is that group (scripts/fencing-lab.sh). Ferry fences through the
  * real fence_ipmilan. Every process is stopped by PID.
