@@ -13,7 +13,7 @@ import { ClcErrors } from '../api/errors.js';
 import type { PartitionGate } from '../api/partitionGate.js';
 import type { Clusters } from '../clusters/clusters.js';
 import type { ClcState } from '../state/clcStore.js';
-import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, withDeadline } from './cloud/ccSources.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
 import { composeProvider } from './composedProvider.js';
 import type { HaHostRef, HaProvider } from './haProvider.js';
@@ -72,7 +72,7 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
   const composed = composeProvider({
     health: ccHealthSource(clusters, clock),
     activity: ccActivitySource(clusters, clock),
-    facts: ccHostFacts(clusters, haStateOf),
+    facts: ccHostFacts(clusters, haStateOf, sharedNodes(clusters, clock, Math.min(1000, Math.max(1, Math.floor(deps.tickMs / 2))))),
     power: (host) => {
       const entry = deps.bmc.read().hosts[host];
       return entry ? makeDriver(host, entry) : undefined;

@@ -60,15 +60,33 @@ export function ccActivitySource(clusters: Clusters, clock: Clock): ActivitySour
 /** States in which HA itself has the host in maintenance (its DisableService), not an operator. */
 const HA_DISABLED: ReadonlySet<HaState> = new Set(['FENCING', 'FENCED']);
 
-export function ccHostFacts(clusters: Clusters, haStateOf: (host: string) => HaState | undefined): HostFacts {
+/**
+ * One ccDescribeNodes per partition shared by every caller within `maxAgeMs` (the facts of all hosts
+ * in one eligibility round ask once per partition, not twice per host).
+ */
+export function sharedNodes(clusters: Clusters, clock: Clock, maxAgeMs: number): (partition: string) => Promise<readonly CcNode[]> {
+  const cache = new Map<string, { at: number; nodes: Promise<readonly CcNode[]> }>();
+  return (partition) => {
+    const hit = cache.get(partition);
+    if (hit && clock.now() - hit.at < maxAgeMs) return hit.nodes;
+    const nodes = nodesOf(clusters, partition);
+    cache.set(partition, { at: clock.now(), nodes });
+    nodes.catch(() => cache.delete(partition));
+    return nodes;
+  };
+}
+
+export function ccHostFacts(
+  clusters: Clusters, haStateOf: (host: string) => HaState | undefined, nodes: (partition: string) => Promise<readonly CcNode[]> = (p) => nodesOf(clusters, p),
+): HostFacts {
   return {
     async inMaintenance(ref: HaHostRef) {
-      const n = (await nodesOf(clusters, ref.partition)).find((x) => x.host === ref.host);
+      const n = (await nodes(ref.partition)).find((x) => x.host === ref.host);
       const s = haStateOf(ref.host);
       return n?.nodeState === 'disabled' && !(s !== undefined && HA_DISABLED.has(s));
     },
     async neighbours(ref: HaHostRef) {
-      return (await nodesOf(clusters, ref.partition)).filter((n) => n.host !== ref.host && isUp(n)).length;
+      return (await nodes(ref.partition)).filter((n) => n.host !== ref.host && isUp(n)).length;
     },
   };
 }

@@ -1,6 +1,6 @@
 /** Host HA's CC-backed sources (clc/ha/cloud/ccSources.ts) over the fake CCs and a ManualClock. */
 import { describe, expect, it } from 'vitest';
-import { ccActivitySource, ccHealthSource, ccHostFacts, withDeadline } from '../../../clc/ha/cloud/ccSources.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, sharedNodes, withDeadline } from '../../../clc/ha/cloud/ccSources.js';
 import { ManualClock } from '../../../shared/clock.js';
 import { FakeClusters } from '../fakeClusters.js';
 
@@ -60,5 +60,16 @@ describe('CC-backed health, activity and facts', () => {
     const b = w.fake.node(B);
     if (b) b.reachable = false;
     expect(await facts.neighbours(ref)).toBe(0);
+  });
+
+  it('shared nodes: one ccDescribeNodes per partition within the age, a new one after', async () => {
+    const w = world();
+    const facts = ccHostFacts(w.fake, () => undefined, sharedNodes(w.fake, w.clock, 100));
+    await facts.neighbours(ref);
+    await facts.inMaintenance({ host: B, partition: P });
+    expect(w.fake.calls.filter((c) => c.op === 'ccDescribeNodes')).toHaveLength(1);
+    w.clock.advance(100);
+    await facts.neighbours(ref);
+    expect(w.fake.calls.filter((c) => c.op === 'ccDescribeNodes')).toHaveLength(2);
   });
 });
