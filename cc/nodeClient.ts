@@ -23,6 +23,8 @@ export interface NodeClient {
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
+  /** Host HA: this NC looks at another host's writes on shared storage (ncCheckActivity). */
+  checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>>;
   /** Every live-migration step (migrationProtocol.ts), on the source or the destination NC. */
   migrate(host: string, req: NcMigrateRequest, opts?: NodeCallOptions): Promise<NcMigrateResponse>;
 }
@@ -121,6 +123,10 @@ export class WireNodeClient implements NodeClient {
 
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     return this.call(host, 'ncModifyNode', { stateName });
+  }
+
+  checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>> {
+    return this.call(host, 'ncCheckActivity', req, opts);
   }
 
   async migrate(host: string, req: NcMigrateRequest, opts?: NodeCallOptions): Promise<NcMigrateResponse> {

@@ -72,6 +72,7 @@ function sameLaunch(i: NcInstance, req: RunRequest): boolean {
  * launch are a retry and count as started; any other known id is a conflict.
  */
 function validate(view: ClusterView, req: RunRequest): Located[] {
+  const fenced = new Set(req.restartFrom ?? []);
   if (new Set(req.instanceIds).size !== req.instanceIds.length) {
     throw WireErrors.make('InvalidParameter', { field: 'instanceIds', detail: 'an instance id appears twice' });
   }
@@ -80,7 +81,7 @@ function validate(view: ClusterView, req: RunRequest): Located[] {
   }
   const adopted: Located[] = [];
   for (const id of req.instanceIds) {
-    const at = locateInstance(view, id);
+    const at = fenced.size > 0 ? locateOutside(view, id, fenced) : locateInstance(view, id);
     if (!at) continue;
     if (!sameLaunch(at.instance, req)) throw CcErrors.make('InstanceExists', { instanceId: id, host: at.host });
     adopted.push(at);
@@ -88,11 +89,26 @@ function validate(view: ClusterView, req: RunRequest): Located[] {
   return adopted;
 }
 
+/**
+ * A restart's view of an id: copies on the fenced hosts do not count (they died behind the fence);
+ * a live copy elsewhere is an earlier attempt of this same restart.
+ */
+function locateOutside(view: ClusterView, instanceId: string, fenced: ReadonlySet<string>): Located | undefined {
+  for (const e of view.entries) {
+    if (fenced.has(e.node.host)) continue;
+    const instance = e.node.instances.find((i) => i.instanceId === instanceId && i.state !== 'terminated');
+    if (instance) return { host: e.node.host, instance };
+  }
+  return undefined;
+}
+
 export async function runInstances(ctx: RunContext, req: RunRequest): Promise<CcInstance[]> {
   const { keeper, logger } = ctx;
   const adopted = validate(keeper.get(), req);
   const pending = req.instanceIds.filter((id) => !adopted.some((a) => a.instance.instanceId === id));
-  const excluded = new Set<string>();
+  // A restart never lands on the hosts it restarts from, whatever their state.
+  const excluded = new Set<string>(req.restartFrom ?? []);
+  const restart = (req.restartFrom ?? []).length > 0;
   const inFlight = new Map<string, Resources>();
   const touched = new Set<string>();
 
@@ -122,7 +138,7 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
         const instance = await keeper.change(target, async () => {
           const started = await ctx.nodes.runInstance(target, {
             instanceId, reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId,
-            vmType: req.vmType, launchTime: req.launchTime,
+            vmType: req.vmType, launchTime: req.launchTime, ...(restart ? { restart: true } : {}),
           });
           keeper.update((v) => applyStarted(v, target, started));
           return started;

@@ -88,6 +88,7 @@ export class CcService {
     }),
     ccTerminateInstances: (req) => this.terminate(req),
     ccModifyNode: (req) => this.modifyNode(req),
+    ccCheckHostActivity: (req) => this.checkActivity(req),
     ccMigrateInstances: (req) => this.migrations.migrate(req),
     ccDescribeMigrations: (req) => this.migrations.describe(req),
     ccCancelMigration: (req) => this.migrations.cancel(req),
@@ -102,6 +103,7 @@ export class CcService {
   private async terminate(req: CcRequest<'ccTerminateInstances'>): Promise<CcResponse<'ccTerminateInstances'>> {
     const { keeper, nodes } = this.opts;
     const ids = [...new Set(req.instanceIds)];
+    if (req.onHost !== undefined) return this.terminateOnHost(req.onHost, ids);
     const before = keeper.get();
     // Route by the view; an id it does not know may have appeared since the last poll, and one
     // it knows only as terminated may run on a node it has not heard from lately.
@@ -144,6 +146,57 @@ export class CcService {
     }
     void keeper.refreshHosts([...new Set(targets.map((t) => t.host))], this.quickTimeoutMs);
     return { instances: results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])) };
+  }
+
+  /**
+   * Terminates the copies of `ids` that `host` holds, wherever else the view places the same ids
+   * (host HA: a fenced host that came back still holds instances restarted elsewhere).
+   */
+  private async terminateOnHost(host: string, ids: readonly string[]): Promise<CcResponse<'ccTerminateInstances'>> {
+    const { keeper, nodes } = this.opts;
+    if (!findEntry(keeper.get(), host)) throw CcErrors.make('NodeNotFound', { host, partition: keeper.get().partition });
+    await keeper.refreshStale(0, this.quickTimeoutMs, [host]);
+    const entry = findEntry(keeper.get(), host);
+    if (!entry?.node.reachable) throw CcErrors.make('NodeUnreachable', { host, detail: 'its NC did not answer the last poll' });
+    for (const instanceId of ids) {
+      if (!entry.node.instances.some((i) => i.instanceId === instanceId)) throw CcErrors.make('InstanceNotFound', { instanceId, partition: keeper.get().partition });
+    }
+    const instances = [];
+    for (const instanceId of ids) {
+      instances.push(await keeper.change(host, async () => {
+        const r = await nodes.terminateInstance(host, instanceId);
+        keeper.update((v) => applyInstanceState(v, host, instanceId, r.currentState));
+        return r;
+      }));
+    }
+    void keeper.refreshHosts([host], this.quickTimeoutMs);
+    return { instances };
+  }
+
+  /**
+   * ccCheckHostActivity: the first reachable, healthy neighbour (registration order) looks; one that
+   * fails or times out hands over to the next while time is left. Never asks the suspect itself.
+   */
+  private async checkActivity(req: CcRequest<'ccCheckHostActivity'>): Promise<CcResponse<'ccCheckHostActivity'>> {
+    const { keeper, nodes, clock } = this.opts;
+    const view = keeper.get();
+    if (!findEntry(view, req.host)) throw CcErrors.make('NodeNotFound', { host: req.host, partition: view.partition });
+    const deadline = clock.now() + req.timeoutMs;
+    await keeper.refreshStale(FRESH_MS, Math.min(this.quickTimeoutMs, req.timeoutMs));
+    const neighbours = listNodes(keeper.get()).filter((n) => n.host !== req.host && n.reachable && n.healthy).map((n) => n.host);
+    const tried: string[] = [];
+    for (const by of neighbours) {
+      const left = deadline - clock.now();
+      if (left <= 0) break;
+      try {
+        const r = await nodes.checkActivity(by, { host: req.host, since: req.since }, { timeoutMs: left });
+        return { host: req.host, outcome: r.outcome, detail: `${r.detail} (seen by ${by})`, checkedBy: by, newestWriteAt: r.newestWriteAt };
+      } catch (e) {
+        tried.push(`${by}: ${(e as Error).message}`);
+      }
+    }
+    const why = neighbours.length === 0 ? 'no reachable, healthy neighbour in the cluster' : `no neighbour answered in time (${tried.join('; ') || 'time ran out'})`;
+    return { host: req.host, outcome: 'unknown', detail: why, checkedBy: '', newestWriteAt: null };
   }
 
   private async modifyNode(req: CcRequest<'ccModifyNode'>): Promise<CcResponse<'ccModifyNode'>> {

@@ -53,6 +53,10 @@ export const clcConfigSchema = z.object({
   tlsDir: tlsDirFlag,
   /** Call the CCs over plain HTTP, on purpose; exactly one of the two is required. */
   insecurePlaintext: insecurePlaintextFlag,
+  /** Host HA: how often the runner checks eligibility and lets time pass for every host (clc/ha/haRuntime.ts). */
+  haTickMs: intFlag(2_000, 50, 600_000),
+  /** Host HA: the per-host BMC settings file (mode 600); absent: <state-dir>/bmc.json. */
+  bmcStore: z.string().min(1).optional(),
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   for (const p of r.clusters ?? []) {
@@ -78,6 +82,8 @@ const FIELDS = [
   ['auth', '--auth <mode>', 'FERRY_CLC_AUTH', 'sigv4: requests must be signed with the keys in <state-dir>/admin.credentials; none: unsigned requests act as admin (sigv4)'],
   ['gateMaxWaitMs', '--gate-max-wait-ms <ms>', 'FERRY_CLC_GATE_MAX_WAIT_MS', 'how long a change may wait for one before it is refused with PartitionBusy (30000)'],
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CLC_TLS_DIR', 'ferry-init directory (ca.pem, clc-HOST.pem/.key): call the CCs over mutual TLS (this or --insecure-plaintext is required; the admin API stays HTTP)'],
+  ['haTickMs', '--ha-tick-ms <ms>', 'FERRY_CLC_HA_TICK_MS', 'host HA: interval of the HA runner\'s checks and timers (2000)'],
+  ['bmcStore', '--bmc-store <file>', 'FERRY_CLC_BMC_STORE', 'host HA: per-host BMC (fence agent) settings, mode 600 (<state-dir>/bmc.json)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
 ] as const;
 

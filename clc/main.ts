@@ -5,8 +5,10 @@
  * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
+import { openFileStore } from '../shared/store/store.js';
 import { createLogger } from '../shared/log.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
@@ -18,8 +20,10 @@ import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { PartitionGate } from './api/partitionGate.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
-import { setUpHa } from './ha/haSetup.js';
-import { notWiredHa } from './ha/notWired.js';
+import { HaControl } from './ha/haControl.js';
+import { haSectionOf } from './ha/haRunner.js';
+import { startHaRuntime } from './ha/haRuntime.js';
+import { BMC_STORE_FILE, BMC_STORE_OPTIONS } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { openClcStore } from './state/clcStore.js';
 
@@ -47,9 +51,14 @@ async function main(): Promise<void> {
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs });
   const gate = new PartitionGate({ clock: systemClock, logger, limits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs } });
-  // Host HA's admin side; the provider is not wired yet (every host ineligible), swap notWiredHa() for it.
-  const ha = await setUpHa({ store, clock: systemClock, partitions: config.clusters.map((p) => p.name), bmc: config.stateDir, ...notWiredHa() });
-  const app = buildClcApp({ clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: ha.control });
+  const bmc = await openFileStore(config.bmcStore ?? join(config.stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
+  // Host HA: the runtime (provider through the CCs, service actions, the loop) and the operator's facade share one runner.
+  const ha = await startHaRuntime({ store, bmc, clusters, gate, clock: systemClock, logger, tickMs: config.haTickMs });
+  const partitions = config.clusters.map((p) => p.name);
+  const haControl = new HaControl({ store: haSectionOf(store), bmc, runner: ha.runner, clock: systemClock, partitions: () => partitions });
+  const app = buildClcApp({
+    clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks,
+  });
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
@@ -59,9 +68,12 @@ async function main(): Promise<void> {
 
   const stop = (signal: string): void => {
     logger.info({ signal }, 'clc stopping');
-    transport.close();
-    server.close(() => process.exit(0));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
+    void ha.stop().then(() => closed).finally(() => {
+      transport.close();
+      process.exit(0);
+    });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

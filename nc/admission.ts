@@ -63,7 +63,9 @@ export function show(r: Resources): string {
 /** Idempotency first (a retry is answered even on a disabled or full node), then state, health, capacity. */
 export function decideRun(input: AdmissionInput): RunDecision {
   const { host, snapshot, request: req } = input;
-  const existing = snapshot.instances[req.instanceId];
+  const stored = snapshot.instances[req.instanceId];
+  // A restart (host HA) replaces a tombstone: the id's life here is over, a new one begins.
+  const existing = stored && req.restart === true && stored.phase === 'terminated' ? undefined : stored;
   if (existing) {
     if (!sameSpec(existing, req)) return { kind: 'refuse', code: 'InstanceExists', fields: { host, instanceId: req.instanceId } };
     // A pending record is an earlier attempt whose create was never confirmed: carry it on.

@@ -100,7 +100,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
         ...(o.hypervisorArgs?.(host) ?? ['--sim-url', `http://${host}:${PORTS.simhv}`]),
-        '--cc-url', ccUrl(o), ...security, ...(o.ncArgs ?? [])],
+        '--cc-url', ccUrl(o), '--storage-dir', join(o.baseDir, 'storage'), ...security, ...(o.ncArgs ?? [])],
       ready: listening('nc'),
     });
   }

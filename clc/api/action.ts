@@ -9,6 +9,7 @@ import type { IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import type { HaControl } from '../ha/haControl.js';
+import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
 import type { ParamMap } from './queryParams.js';
@@ -28,6 +29,8 @@ export interface ActionContext {
   readonly principal: Principal;
   /** Host HA's operator side (clc/ha/haControl.ts); absent when the CLC was built without it. */
   readonly ha?: HaControl;
+  /** Host HA's say in node changes (clc/ha/nodeHooks.ts); absent without HA. */
+  readonly haHooks?: HaNodeHooks;
 }
 
 export interface ActionSpec<P> {

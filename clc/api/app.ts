@@ -15,6 +15,7 @@ import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
+import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
@@ -45,6 +46,8 @@ export interface ClcApiOptions {
   readonly gate?: PartitionGate;
   /** Host HA's admin side; the HA actions answer ServiceUnavailable without it. */
   readonly ha?: HaControl;
+  /** Host HA's hooks into node changes (EnableService of a fenced host, migration destinations). */
+  readonly haHooks?: HaNodeHooks;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -99,6 +102,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal,
         ...(opts.ha ? { ha: opts.ha } : {}),
+        ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
       };
       const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));

@@ -138,11 +138,21 @@ export const CC_OPS = {
       instanceIds: z.array(instanceIdSchema).min(1),
       minCount: z.number().int().min(1),
       launchTime: z.number(),
+      /**
+       * Host HA's restart of a fenced host's instances (issue 6): copies of these ids that the view
+       * still shows on these hosts are not this launch's (they are dead behind a fence), so the ids
+       * are placed again, never on these hosts. Empty for an ordinary launch.
+       */
+      restartFrom: z.array(hostSchema).optional(),
     }),
     response: z.object({ instances: z.array(ccInstanceSchema) }),
   },
   ccTerminateInstances: {
-    request: z.object({ instanceIds: z.array(instanceIdSchema).min(1) }),
+    request: z.object({
+      instanceIds: z.array(instanceIdSchema).min(1),
+      /** Only the copies on this host (host HA destroying a fenced host's obsolete copies); absent: wherever the view places them. */
+      onHost: hostSchema.optional(),
+    }),
     response: z.object({
       instances: z.array(z.object({ instanceId: instanceIdSchema, previousState: instanceStateSchema, currentState: instanceStateSchema })),
     }),
@@ -151,6 +161,22 @@ export const CC_OPS = {
   ccModifyNode: {
     request: z.object({ host: hostSchema, stateName: nodeStateSchema, vmTypes }),
     response: z.object({ previousState: nodeStateSchema, node: ccNodeSchema, matrix: z.array(matrixRowSchema) }),
+  },
+  /**
+   * Host HA (issue 6): asks a healthy neighbour NC of the same cluster (never the suspect) to look at
+   * the suspect's heartbeat and VM disk writes on shared storage since `since` (ncCheckActivity),
+   * within timeoutMs. No neighbour, or none answering in time, is `unknown`, never `inactive`.
+   */
+  ccCheckHostActivity: {
+    request: z.object({ host: hostSchema, since: z.number(), timeoutMs: z.number().int().positive().max(600_000) }),
+    response: z.object({
+      host: hostSchema,
+      outcome: z.enum(['active', 'inactive', 'unknown']),
+      detail: z.string(),
+      /** The neighbour that looked, '' when none could. */
+      checkedBy: hostOrNone,
+      newestWriteAt: z.number().nullable(),
+    }),
   },
   ...CC_MIGRATION_OPS,
 } as const;

@@ -58,6 +58,11 @@ export const NC_OPS = {
       ownerId: z.string().min(1),
       vmType: vmTypeSchema,
       launchTime: z.number(),
+      /**
+       * Host HA restarting a fenced host's instance here: a tombstone of this id on this node (it
+       * lived here before and moved or ended) does not answer the request; the instance starts anew.
+       */
+      restart: z.boolean().optional(),
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },

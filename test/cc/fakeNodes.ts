@@ -41,7 +41,7 @@ export interface FakeNc {
 
 export interface Call {
   readonly host: string;
-  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'migrate';
+  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'migrate' | 'activity';
   readonly instanceId?: string;
   /** For migrate: the action, with the role when it has one (prepare-destination, rollback-source, …). */
   readonly action?: string;
@@ -66,6 +66,8 @@ export class FakeNodes implements NodeClient {
   /** Every commit the fake accepted, with the endpoint it was given. */
   readonly commits: { migrationId: string; instanceId: string; destination: string; destinationUri: string }[] = [];
   private readonly pending = new Set<Promise<unknown>>();
+  /** What any neighbour sees of a suspect host on shared storage (host HA); absent: 'unknown'. */
+  readonly activity = new Map<string, 'active' | 'inactive'>();
 
   /** The hypervisors and NCs as the migration handlers see them. */
   readonly world: MigrationWorld = {
@@ -203,6 +205,13 @@ export class FakeNodes implements NodeClient {
     const res = handleMigrate(this.world, host, req);
     if (req.action === 'commit') this.commits.push({ migrationId: req.migrationId, instanceId: req.instanceId, destination: req.destination, destinationUri: req.destinationUri });
     return this.leave(nc, call, res);
+  }
+
+  async checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, _opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>> {
+    const call: Call = { host, op: 'activity' };
+    const nc = await this.enter(call);
+    const outcome = this.activity.get(req.host) ?? 'unknown';
+    return this.leave(nc, call, { host: req.host, outcome, detail: `${req.host} is ${outcome}`, newestWriteAt: null });
   }
 
   async modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {

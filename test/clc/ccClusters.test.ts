@@ -123,6 +123,7 @@ describe('createCcClusters over real HTTP', () => {
       ccDescribeMigrations: async () => ({ partition: 'cluster01', migrations: [] }),
       ccCancelMigration: async (req) => { throw StubCcErrors.make('MigrationNotFound', { migrationId: req.migrationId, partition: 'cluster01' }); },
       ccNodeEvent: async () => ({}),
+      ccCheckHostActivity: async (req) => ({ host: req.host, outcome: 'unknown' as const, detail: 'stub', checkedBy: '', newestWriteAt: null }),
     });
     mountWireService(app, { path: CC_PATH, handlers, logger: silentLogger() });
     stub = await new Promise<Server>((resolve) => { const s = app.listen(0, HOST, () => resolve(s)); });

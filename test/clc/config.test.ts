@@ -22,7 +22,7 @@ describe('parseClcConfig', () => {
     expect(c).toEqual({
       host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'https://127.0.0.1:8774' }],
       ccTimeoutMs: 10_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000, auth: 'sigv4',
-      tlsDir: 'certs', insecurePlaintext: false,
+      tlsDir: 'certs', insecurePlaintext: false, haTickMs: 2000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -33,8 +33,11 @@ describe('parseClcConfig', () => {
 
   it('reads every flag', () => {
     const c = parseClcConfig(['--host', '127.0.12.5', '--port', '18773', '--state-dir', 's', '--clusters', 'a=https://127.0.12.6:1, b=https://127.0.12.7:2',
-      '--cc-timeout-ms', '500', '--max-body-bytes', '4096', '--gate-max-waiting', '8', '--gate-max-wait-ms', '5000', '--tls-dir', 'c'], {});
-    expect(c).toMatchObject({ host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000, tlsDir: 'c' });
+      '--cc-timeout-ms', '500', '--max-body-bytes', '4096', '--gate-max-waiting', '8', '--gate-max-wait-ms', '5000', '--tls-dir', 'c',
+      '--ha-tick-ms', '250', '--bmc-store', '/secure/bmc.json'], {});
+    expect(c).toMatchObject({
+      host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000, tlsDir: 'c', haTickMs: 250, bmcStore: '/secure/bmc.json',
+    });
     expect(c.clusters).toEqual([{ name: 'a', endpoint: 'https://127.0.12.6:1' }, { name: 'b', endpoint: 'https://127.0.12.7:2' }]);
   });
 
@@ -80,6 +83,8 @@ describe('parseClcConfig', () => {
     ['gate queue of zero', [...S, '--gate-max-waiting', '0'], /^--gate-max-waiting: must be at least 1/],
     ['gate wait too short', [...S, '--gate-max-wait-ms', '10'], /^--gate-max-wait-ms: must be at least 100/],
     ['auth mode unknown', [...S, '--auth', 'sigv2'], /^--auth: must be sigv4 or none/],
+    ['HA tick too short', [...S, '--ha-tick-ms', '10'], /^--ha-tick-ms: must be at least 50/],
+    ['empty BMC store path', [...S, '--bmc-store', ''], /^--bmc-store:/],
     ['unknown flag', [...S, '--bogus'], /unknown option/],
   ];
   it.each(bad)('%s', (_n, argv, re) => {

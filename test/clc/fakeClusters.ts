@@ -98,6 +98,8 @@ export class FakeClusters implements Clusters {
   readonly failing = new Set<string>();
   /** The CC's clock for plan timestamps; the harness shares the CLC's ManualClock so both agree. */
   clock: ManualClock = new ManualClock(Date.UTC(2013, 5, 1, 12, 0, 0));
+  /** What a neighbour would see of a suspect host's writes (ccCheckHostActivity); absent: 'unknown'. */
+  readonly activity = new Map<string, 'active' | 'inactive'>();
   private readonly nodes: FakeNode[] = [];
   private readonly plans: FakePlan[] = [];
   private readonly holds: Hold[] = [];
@@ -258,6 +260,12 @@ export class FakeClusters implements Clusters {
         };
       case 'ccCancelMigration':
         return this.cancel(partition, req as ClcCcRequest<'ccCancelMigration'>);
+      case 'ccCheckHostActivity': {
+        const r = req as ClcCcRequest<'ccCheckHostActivity'>;
+        const by = this.inPartition(partition).find((n) => n.host !== r.host && n.reachable);
+        const outcome = by ? this.activity.get(r.host) ?? 'unknown' : 'unknown';
+        return { host: r.host, outcome, detail: `fake: ${r.host} is ${outcome}`, checkedBy: by?.host ?? '', newestWriteAt: null };
+      }
       default:
         throw new Error(`fake: no ${String(op)}`);
     }
@@ -267,7 +275,7 @@ export class FakeClusters implements Clusters {
     const plan: FakeNode[] = [];
     const extra = new Map<FakeNode, number>();
     for (let k = 0; k < r.instanceIds.length; k++) {
-      const n = this.inPartition(partition).find((x) => x.nodeState === 'enabled' && x.reachable && !this.wholeReserved(x.host)
+      const n = this.inPartition(partition).find((x) => x.nodeState === 'enabled' && x.reachable && !this.wholeReserved(x.host) && !(r.restartFrom ?? []).includes(x.host)
         && countFitting(r.vmType, sub(this.free(x), scale(r.vmType, extra.get(x) ?? 0))) > 0);
       if (!n) break;
       plan.push(n);
@@ -289,7 +297,7 @@ export class FakeClusters implements Clusters {
   }
 
   private terminate(partition: string, r: ClcCcRequest<'ccTerminateInstances'>): unknown {
-    const all = this.inPartition(partition).flatMap((n) => n.instances);
+    const all = this.inPartition(partition).filter((n) => r.onHost === undefined || n.host === r.onHost).flatMap((n) => n.instances);
     const missing = r.instanceIds.find((id) => !all.some((i) => i.instanceId === id));
     if (missing) throw ClcErrors.withMessage('InvalidInstanceID.NotFound', `instance ${missing} is not known`, { partition, delivered: 'yes' });
     return {

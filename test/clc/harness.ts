@@ -6,6 +6,7 @@ import type { Express } from 'express';
 import { pino, type Logger } from 'pino';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
+import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
 import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
 import { PartitionGate } from '../../clc/api/partitionGate.js';
 import type { GateLimits } from '../../clc/core/gate.js';
@@ -49,6 +50,8 @@ export interface HarnessOptions {
   readonly authenticator?: (clock: ManualClock) => Authenticator;
   /** Host HA's provider and actions (notWiredHa() unless given); false: the CLC is built without HA. */
   readonly ha?: { provider: HaProvider; actions: HaServiceActions } | false;
+  /** Host HA's hooks into node changes (clc/ha/nodeHooks.ts); none unless given. */
+  readonly haHooks?: HaNodeHooks;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -66,6 +69,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     ids: counterIds(), requestIds: () => 'req-1', gate, authenticator: opts.authenticator ? opts.authenticator(clock) : acceptUnsigned,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(ha ? { ha: ha.control } : {}),
+    ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
   });
   return { app, clusters, store, clock, gate, ...(ha ? { ha } : {}) };
 }

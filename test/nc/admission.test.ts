@@ -39,6 +39,9 @@ describe('admission (decideRun)', () => {
     ['a different spec is InstanceExists', { snapshot: snapshot([record(ID, 'running', { imageId: 'emi-00000002' })]) }, 'InstanceExists'],
     ['a different vm type is InstanceExists', { snapshot: snapshot([record(ID, 'running', { vmType: LARGE })]) }, 'InstanceExists'],
     ['a pending same spec is carried on', { snapshot: snapshot([record(ID, 'pending')]) }, 'create'],
+    ['a restart replaces a tombstone of the id', { snapshot: snapshot([record(ID, 'terminated')]), request: runRequest(ID, { restart: true }) }, 'create'],
+    ['a restart of a running id is answered with it', { snapshot: snapshot([record(ID, 'running')]), request: runRequest(ID, { restart: true }) }, 'existing'],
+    ['a restart on a disabled node is refused', { snapshot: snapshot([record(ID, 'terminated')], 'disabled'), request: runRequest(ID, { restart: true }) }, 'NodeDisabled'],
   ];
   it.each(cases)('%s', (_name, over, expected) => {
     const d = decideRun(input(over));

@@ -70,6 +70,22 @@ function candidatePartitions(ctx: ActionContext, input: MigrateInstancesInput): 
   return recorded !== undefined && all.includes(recorded) ? [recorded] : all;
 }
 
+/** Host HA: a fenced (or fencing) host is never a destination, whether named or not. */
+function destinationsBesideFenced(input: MigrateInstancesInput, ctx: ActionContext): { destinations: string[]; allowHosts: boolean } {
+  const fenced = ctx.haHooks?.fencedHosts() ?? new Set<string>();
+  if (fenced.size === 0) return { destinations: [...input.destinations], allowHosts: input.allowHosts };
+  if (input.allowHosts && input.destinations.length > 0) {
+    const named = input.destinations.filter((h) => fenced.has(h));
+    if (named.length > 0) {
+      throw ClcErrors.make('InvalidParameterValue', { parameter: 'DestinationHost', value: named.join(','), detail: 'host HA has fenced it (or is fencing it)' });
+    }
+    return { destinations: [...input.destinations], allowHosts: true };
+  }
+  // No list (any host) or a forbidden list: the fenced hosts join the forbidden ones.
+  const source = input.sourceHost;
+  return { destinations: [...new Set([...(input.allowHosts ? [] : input.destinations), ...fenced])].filter((h) => h !== source), allowHosts: false };
+}
+
 async function run(input: MigrateInstancesInput, ctx: ActionContext): Promise<XmlObject> {
   const candidates = candidatePartitions(ctx, input);
   const what = input.sourceHost !== undefined ? `draining node ${input.sourceHost}` : `of instance ${input.instanceId}`;
@@ -83,8 +99,7 @@ async function run(input: MigrateInstancesInput, ctx: ActionContext): Promise<Xm
   const req: ClcCcRequest<'ccMigrateInstances'> = {
     ...(input.sourceHost !== undefined ? { sourceHost: input.sourceHost } : {}),
     ...(input.instanceId !== undefined ? { instanceId: input.instanceId } : {}),
-    destinations: [...input.destinations],
-    allowHosts: input.allowHosts,
+    ...destinationsBesideFenced(input, ctx),
     reserveDestinations: input.reserveDestinations,
     partial: input.partial,
     vmTypes: ctx.store.read().vmTypes,

@@ -70,7 +70,9 @@ function modifyNode(action: 'EnableService' | 'DisableService', stateName: NodeS
     const ticket = ctx.gate.enter(stateName === 'disabled' ? 'exclusive' : 'change', `${action} of node ${input.host}`, candidates);
     const partition = await findNodePartition(ctx, input.host, candidates, input.partition);
     await ticket.ready([partition]);
+    if (stateName === 'enabled') await ctx.haHooks?.beforeEnable(input.host, partition);
     const r = await ctx.clusters.call(partition, 'ccModifyNode', { host: input.host, stateName, vmTypes: ctx.store.read().vmTypes });
+    if (stateName === 'enabled') await ctx.haHooks?.afterEnable(input.host, partition);
     ctx.logger.info({ partition, host: input.host, previousState: r.previousState, stateName }, 'node state changed');
     return {
       serviceStatuses: [serviceStatusItem(nodeServiceStatus(r.node))],

@@ -1,0 +1,92 @@
+/**
+ * Host HA's health and activity sources and host facts, from the CLC's CC client (issue 6): the CLC
+ * never talks to an NC. Health is the CC's fresh view of the node (ccDescribeNodes refreshes stale
+ * nodes within a bounded time); activity is ccCheckHostActivity, which has a healthy neighbour NC of
+ * the same cluster look at the suspect's writes on shared storage. Every call is bounded by the
+ * effect's deadline on the injected clock.
+ */
+import type { Clock } from '../../../shared/clock.js';
+import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
+import type { Clusters } from '../../clusters/clusters.js';
+import type { ActivitySource, HealthSource, HostFacts } from '../composedProvider.js';
+import type { HaHostRef } from '../haProvider.js';
+import type { HaState } from '../hostHaState.js';
+
+/** Rejects with a plain Error once `deadline` (epoch ms on `clock`) passes; the work is left to settle on its own. */
+export function withDeadline<T>(clock: Clock, deadline: number, what: string, work: Promise<T>): Promise<T> {
+  const left = deadline - clock.now();
+  if (left <= 0) return Promise.reject(new Error(`${what}: no time left before the deadline`));
+  return new Promise<T>((resolve, reject) => {
+    const timer = clock.setTimer(left, () => reject(new Error(`${what} did not answer within ${left} ms`)));
+    work.then(
+      (v) => { timer.cancel(); resolve(v); },
+      (e: unknown) => { timer.cancel(); reject(e instanceof Error ? e : new Error(String(e))); },
+    );
+  });
+}
+
+/** A partition's nodes as its CC sees them now. */
+export async function nodesOf(clusters: Clusters, partition: string): Promise<readonly CcNode[]> {
+  return (await clusters.call(partition, 'ccDescribeNodes', {})).nodes;
+}
+
+/** Reachable and healthy: the NC answered the CC's last (fresh) poll and its hypervisor is connected. */
+export const isUp = (n: CcNode): boolean => n.reachable && n.healthy;
+
+export function ccHealthSource(clusters: Clusters, clock: Clock): HealthSource {
+  return {
+    async isHealthy(ref, deadline) {
+      const nodes = await withDeadline(clock, deadline, `the CC of ${ref.partition}`, nodesOf(clusters, ref.partition));
+      const n = nodes.find((x) => x.host === ref.host);
+      if (!n) return { healthy: false, detail: `the CC of ${ref.partition} does not know ${ref.host}` };
+      if (!n.reachable) return { healthy: false, detail: `the NC of ${ref.host} did not answer its CC` };
+      if (!n.healthy) return { healthy: false, detail: `the NC of ${ref.host} has no connection to its hypervisor` };
+      return { healthy: true, detail: `the NC of ${ref.host} answers and its hypervisor is connected` };
+    },
+  };
+}
+
+export function ccActivitySource(clusters: Clusters, clock: Clock): ActivitySource {
+  return {
+    async hasActivity(ref, since, deadline) {
+      // The CC gets a little less than the whole budget, so its own verdict arrives before ours expires.
+      const budget = Math.max(1, Math.floor((deadline - clock.now()) * 0.9));
+      const r = await withDeadline(clock, deadline, `the CC of ${ref.partition}`, clusters.call(ref.partition, 'ccCheckHostActivity', { host: ref.host, since, timeoutMs: budget }));
+      return { outcome: r.outcome, detail: r.detail };
+    },
+  };
+}
+
+/** States in which HA itself has the host in maintenance (its DisableService), not an operator. */
+const HA_DISABLED: ReadonlySet<HaState> = new Set(['FENCING', 'FENCED']);
+
+/**
+ * One ccDescribeNodes per partition shared by every caller within `maxAgeMs` (the facts of all hosts
+ * in one eligibility round ask once per partition, not twice per host).
+ */
+export function sharedNodes(clusters: Clusters, clock: Clock, maxAgeMs: number): (partition: string) => Promise<readonly CcNode[]> {
+  const cache = new Map<string, { at: number; nodes: Promise<readonly CcNode[]> }>();
+  return (partition) => {
+    const hit = cache.get(partition);
+    if (hit && clock.now() - hit.at < maxAgeMs) return hit.nodes;
+    const nodes = nodesOf(clusters, partition);
+    cache.set(partition, { at: clock.now(), nodes });
+    nodes.catch(() => cache.delete(partition));
+    return nodes;
+  };
+}
+
+export function ccHostFacts(
+  clusters: Clusters, haStateOf: (host: string) => HaState | undefined, nodes: (partition: string) => Promise<readonly CcNode[]> = (p) => nodesOf(clusters, p),
+): HostFacts {
+  return {
+    async inMaintenance(ref: HaHostRef) {
+      const n = (await nodes(ref.partition)).find((x) => x.host === ref.host);
+      const s = haStateOf(ref.host);
+      return n?.nodeState === 'disabled' && !(s !== undefined && HA_DISABLED.has(s));
+    },
+    async neighbours(ref: HaHostRef) {
+      return (await nodes(ref.partition)).filter((n) => n.host !== ref.host && isUp(n)).length;
+    },
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * HaServiceActions over the CLC's own paths (issue 6), so HA changes nothing an operator could not:
+ *  - disableHost runs the DisableService action (exclusive in the partition's change gate);
+ *  - drain runs the MigrateInstances action (a drain of the host; per instance when the repair
+ *    policy leaves some out), only for instances whose auto-repair allows `migrate`;
+ *  - evacuate restarts the fenced host's instances elsewhere (ccRunInstances with restartFrom: same
+ *    instance id and VM type, from the CLC's records), only while HA holds the host FENCED and only
+ *    for instances whose auto-repair allows `failover`;
+ *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere.
+ * Each call takes its own place in the gate, like a request, and leaves it when done.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../../shared/clock.js';
+import { randomHex8 } from '../../../shared/model/ids.js';
+import type { NcInstance } from '../../../shared/protocol/ncProtocol.js';
+import type { Store } from '../../../shared/store/store.js';
+import type { ActionContext } from '../../api/action.js';
+import { disableService } from '../../api/actions/modifyService.js';
+import { migrateInstances } from '../../api/actions/migrateInstances.js';
+import { ClcErrors } from '../../api/errors.js';
+import type { PartitionGate } from '../../api/partitionGate.js';
+import { gatedClusters, openRequestGate, type RequestGate } from '../../api/requestGate.js';
+import type { Clusters } from '../../clusters/clusters.js';
+import type { ClcState } from '../../state/clcStore.js';
+import type { HaHostRef, HaServiceActions } from '../haProvider.js';
+import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
+
+/** Where auto-repair levels are set (none yet in the store: everything is `failover`, HA's default). */
+export interface RepairPolicies {
+  instance(instanceId: string): AutoRepair | undefined;
+  cluster(partition: string): AutoRepair | undefined;
+}
+
+export const NO_REPAIR_POLICIES: RepairPolicies = { instance: () => undefined, cluster: () => undefined };
+
+export interface CloudActionsOptions {
+  readonly clusters: Clusters;
+  readonly gate: PartitionGate;
+  readonly store: Store<ClcState>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly policies?: RepairPolicies;
+}
+
+/** What HA did to a host's instances, for the log and the tests. */
+export interface RepairReport {
+  readonly repaired: readonly string[];
+  readonly skipped: RepairPlan['skipped'];
+  readonly failed: readonly { readonly instanceId: string; readonly reason: string }[];
+}
+
+export interface CloudHaActions extends HaServiceActions {
+  /** Restarts; resolves with what was done (evacuate is this without the report). */
+  restartElsewhere(ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<RepairReport>;
+  /** Live-migrates; resolves with what was planned. */
+  drainPlanned(ref: HaHostRef): Promise<RepairReport>;
+  /**
+   * On a fenced host whose NC answers again: terminates its copies of instances that run elsewhere.
+   * Resolves with how many obsolete copies remain (0: the host may be unfenced); undefined when its NC does not answer.
+   */
+  clearObsolete(ref: HaHostRef): Promise<number | undefined>;
+  /**
+   * A fenced host whose NC answers again goes back into maintenance (ccModifyNode disabled), under an
+   * exclusive ticket of its partition and only if `stillFenced()` holds once granted, so an
+   * EnableService that unfenced it meanwhile wins. Resolves true when it changed the node.
+   */
+  keepInMaintenance(ref: HaHostRef, stillFenced: () => boolean): Promise<boolean>;
+}
+
+const HA_PRINCIPAL = Object.freeze({ accessKeyId: undefined, accountId: 'ferry-ha', isAdmin: true });
+
+const live = (i: NcInstance): boolean => i.state !== 'terminated' && i.state !== 'shutting-down';
+
+export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
+  const policies = opts.policies ?? NO_REPAIR_POLICIES;
+  const log = opts.logger;
+
+  /** A request's context for HA: its own gate tickets, left by `done`. */
+  const context = (): { ctx: ActionContext; gate: RequestGate } => {
+    const gate = openRequestGate(opts.gate);
+    const ctx: ActionContext = {
+      clusters: gatedClusters(opts.clusters, gate), gate, store: opts.store, clock: opts.clock, logger: log, ids: randomHex8, principal: HA_PRINCIPAL,
+    };
+    return { ctx, gate };
+  };
+  const inRequest = async <T>(work: (ctx: ActionContext) => Promise<T>): Promise<T> => {
+    const { ctx, gate } = context();
+    try {
+      return await work(ctx);
+    } finally {
+      gate.leaveAll();
+    }
+  };
+
+  /** Per node, not the merged instance list: a fenced host that came back may hold copies of ids that run elsewhere. */
+  const instancesOn = async (ref: HaHostRef): Promise<{ mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean }> => {
+    const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes;
+    const node = nodes.find((n) => n.host === ref.host);
+    const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
+    return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false };
+  };
+
+  const plan = (ref: HaHostRef, ids: readonly string[], action: RepairAction): RepairPlan =>
+    planRepairs(ids.map((instanceId) => ({ instanceId, policy: policies.instance(instanceId) })), policies.cluster(ref.partition), action);
+
+  const haState = (host: string) => opts.store.read().ha.hosts[host];
+
+  const drainPlanned = async (ref: HaHostRef): Promise<RepairReport> => {
+    const { mine } = await instancesOn(ref);
+    const p = plan(ref, mine.map((i) => i.instanceId), 'drain');
+    if (p.repair.length === 0) return { repaired: [], skipped: p.skipped, failed: [] };
+    const failed: { instanceId: string; reason: string }[] = [];
+    if (p.skipped.length === 0) {
+      await inRequest((ctx) => migrateInstances.run({ sourceHost: ref.host, instanceId: undefined, destinations: [], allowHosts: true, reserveDestinations: false, partial: true }, ctx));
+    } else {
+      for (const instanceId of p.repair) {
+        try {
+          await inRequest((ctx) => migrateInstances.run({ sourceHost: undefined, instanceId, destinations: [], allowHosts: true, reserveDestinations: false, partial: false }, ctx));
+        } catch (e) {
+          failed.push({ instanceId, reason: (e as Error).message });
+        }
+      }
+    }
+    log.info({ host: ref.host, migrated: p.repair, skipped: p.skipped, failed }, 'host HA: drain of a degraded host planned');
+    return { repaired: p.repair.filter((id) => !failed.some((f) => f.instanceId === id)), skipped: p.skipped, failed };
+  };
+
+  const restartElsewhere = async (ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<RepairReport> => {
+    // Fence before evacuate, always: checked here again, whoever calls.
+    const rec = haState(ref.host);
+    if (rec?.state !== 'FENCED') {
+      throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
+    }
+    const { mine, elsewhere } = await instancesOn(ref);
+    const records = opts.store.read().instances;
+    const known = mine.filter((i) => records[i.instanceId] !== undefined && !elsewhere.has(i.instanceId));
+    const p = plan(ref, known.map((i) => i.instanceId), 'evacuate');
+    const failed: { instanceId: string; reason: string }[] = [];
+    const repaired: string[] = [];
+    for (const instanceId of p.repair) {
+      const r = records[instanceId];
+      const vmType = opts.store.read().vmTypes.find((t) => t.name === r?.vmType);
+      if (!r || !vmType) {
+        failed.push({ instanceId, reason: `no record or VM type ${r?.vmType ?? '?'} for it in the CLC` });
+        continue;
+      }
+      try {
+        await inRequest(async (ctx) => {
+          const ticket = ctx.gate.enter('change', `host HA restart of ${instanceId} from fenced ${ref.host}`, [ref.partition]);
+          await ticket.ready([ref.partition]);
+          await ctx.clusters.call(ref.partition, 'ccRunInstances', {
+            reservationId: r.reservationId, imageId: r.imageId, ownerId: r.ownerId, vmType, instanceIds: [instanceId], minCount: 1,
+            launchTime: r.launchTime, restartFrom: [ref.host],
+          });
+        });
+        repaired.push(instanceId);
+      } catch (e) {
+        failed.push({ instanceId, reason: (e as Error).message });
+      }
+    }
+    log.warn({ host: ref.host, fencedBy, restarted: repaired, skipped: p.skipped, failed }, 'host HA: instances of a fenced host restarted elsewhere');
+    if (failed.length > 0) throw new Error(`could not restart ${failed.map((f) => `${f.instanceId} (${f.reason})`).join(', ')}`);
+    return { repaired, skipped: p.skipped, failed };
+  };
+
+  const clearObsolete = async (ref: HaHostRef): Promise<number | undefined> => {
+    const { mine, elsewhere, reachable } = await instancesOn(ref);
+    if (!reachable) return undefined;
+    const obsolete = mine.filter((i) => elsewhere.has(i.instanceId)).map((i) => i.instanceId);
+    if (obsolete.length === 0) return 0;
+    await inRequest(async (ctx) => {
+      const ticket = ctx.gate.enter('change', `host HA: destroying obsolete instances on fenced ${ref.host}`, [ref.partition]);
+      await ticket.ready([ref.partition]);
+      await ctx.clusters.call(ref.partition, 'ccTerminateInstances', { instanceIds: obsolete, onHost: ref.host });
+    });
+    log.warn({ host: ref.host, destroyed: obsolete }, 'host HA: obsolete copies on a fenced host that came back destroyed');
+    return 0;
+  };
+
+  const keepInMaintenance = (ref: HaHostRef, stillFenced: () => boolean): Promise<boolean> => inRequest(async (ctx) => {
+    const ticket = ctx.gate.enter('exclusive', `host HA: keeping fenced ${ref.host} in maintenance`, [ref.partition]);
+    await ticket.ready([ref.partition]);
+    if (!stillFenced()) return false;
+    const node = (await ctx.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes.find((n) => n.host === ref.host);
+    if (!node?.reachable || node.nodeState !== 'enabled') return false;
+    await ctx.clusters.call(ref.partition, 'ccModifyNode', { host: ref.host, stateName: 'disabled', vmTypes: ctx.store.read().vmTypes });
+    log.warn({ host: ref.host }, 'host HA: a fenced host came back; it is in maintenance again');
+    return true;
+  });
+
+  return {
+    keepInMaintenance,
+    async disableHost(ref, reason) {
+      log.warn({ host: ref.host, reason }, 'host HA: DisableService');
+      await inRequest((ctx) => disableService.run({ host: ref.host, partition: ref.partition }, ctx));
+    },
+    async drain(ref) {
+      await drainPlanned(ref);
+    },
+    async evacuate(ref, fencedBy) {
+      await restartElsewhere(ref, fencedBy);
+    },
+    restartElsewhere,
+    drainPlanned,
+    clearObsolete,
+  };
+}

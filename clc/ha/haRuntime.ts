@@ -1,0 +1,168 @@
+/**
+ * Host HA in the running CLC (issue 6): builds the provider (CC-backed health and activity, host
+ * facts, a fence-agent PowerDriver per host from the BMC store), the service actions (the CLC's own
+ * DisableService / MigrateInstances paths and the restart through the CC) and the HaRunner; then
+ * syncs the hosts the CCs report, resumes whatever was in flight before a restart, and runs one pass
+ * per tick on the injected clock until stopped. A pass: sync hosts, evaluate eligibility, tick, then
+ * look after fenced hosts (keep them in maintenance, destroy obsolete copies once they are back).
+ */
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../shared/clock.js';
+import type { Store } from '../../shared/store/store.js';
+import { ClcErrors } from '../api/errors.js';
+import type { PartitionGate } from '../api/partitionGate.js';
+import type { Clusters } from '../clusters/clusters.js';
+import type { ClcState } from '../state/clcStore.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
+import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
+import { composeProvider } from './composedProvider.js';
+import type { HaHostRef, HaProvider } from './haProvider.js';
+import { HaRunner, haSectionOf } from './haRunner.js';
+import type { HaNodeHooks } from './nodeHooks.js';
+import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.js';
+import { FenceAgentDriver } from './power/fenceAgentDriver.js';
+import type { PowerDriver } from './power/powerDriver.js';
+import type { HaPoolLimits, HaOperationKind } from './settings.js';
+
+export interface HaRuntimeDeps {
+  readonly store: Store<ClcState>;
+  readonly bmc: Store<BmcState>;
+  readonly clusters: Clusters;
+  readonly gate: PartitionGate;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Interval between passes. */
+  readonly tickMs: number;
+  readonly policies?: RepairPolicies;
+  /** The host's power management from its BMC entry (default: the fence agent it names). */
+  readonly powerDriver?: (host: string, entry: BmcEntry) => PowerDriver;
+  readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
+}
+
+export interface HaRuntime {
+  readonly runner: HaRunner;
+  readonly actions: CloudHaActions;
+  /** For the admin API's action context (clc/api/app.ts `ha`). */
+  readonly hooks: HaNodeHooks;
+  /** One pass now (the loop runs them by itself; tests call it to step). */
+  pass(): Promise<void>;
+  /** Stops the loop, waits for the pass in progress; work already submitted settles on its own deadline. */
+  stop(): Promise<void>;
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Every host the CCs report, with its partition; a CC that does not answer is skipped for now. */
+async function reportedHosts(clusters: Clusters, logger: Logger): Promise<HaHostRef[]> {
+  const out: HaHostRef[] = [];
+  await Promise.all(clusters.partitions.map(async (p) => {
+    try {
+      for (const n of await nodesOf(clusters, p.name)) out.push({ host: n.host, partition: p.name });
+    } catch (e) {
+      logger.warn({ partition: p.name, err: message(e) }, 'host HA: the CC did not list its nodes; its hosts are synced later');
+    }
+  }));
+  return out;
+}
+
+export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
+  const { store, clusters, clock, logger } = deps;
+  const makeDriver = deps.powerDriver ?? ((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
+  const haStateOf = (host: string) => store.read().ha.hosts[host]?.state;
+  const composed = composeProvider({
+    health: ccHealthSource(clusters, clock),
+    activity: ccActivitySource(clusters, clock),
+    facts: ccHostFacts(clusters, haStateOf, sharedNodes(clusters, clock, Math.min(1000, Math.max(1, Math.floor(deps.tickMs / 2))))),
+    power: (host) => {
+      const entry = deps.bmc.read().hosts[host];
+      return entry ? makeDriver(host, entry) : undefined;
+    },
+  });
+  // Every power action settles by its effect's deadline, whatever the agent does (a dead BMC).
+  const provider: HaProvider = {
+    ...composed,
+    recover: (ref, deadline) => withDeadline(clock, deadline, `power cycle of ${ref.host}`, composed.recover(ref, deadline)),
+    fence: (ref, deadline) => withDeadline(clock, deadline, `fence of ${ref.host}`, composed.fence(ref, deadline)),
+  };
+  const actions = cloudHaActions({ clusters, gate: deps.gate, store, clock, logger, ...(deps.policies ? { policies: deps.policies } : {}) });
+  const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, ...(deps.pools ? { pools: deps.pools } : {}) });
+
+  /** FENCING/FENCED hosts: in maintenance whenever their NC answers; obsolete copies gone once FENCED. */
+  const lookAfterFenced = async (): Promise<void> => {
+    const fenced = (host: string): boolean => ['FENCING', 'FENCED'].includes(haStateOf(host) ?? '');
+    const recs = Object.values(store.read().ha.hosts).filter((r) => fenced(r.host));
+    for (const r of recs) {
+      const ref = { host: r.host, partition: r.partition };
+      try {
+        const node = (await nodesOf(clusters, r.partition)).find((n) => n.host === r.host);
+        if (!node?.reachable) continue;
+        await actions.keepInMaintenance(ref, () => fenced(r.host));
+        if (haStateOf(r.host) === 'FENCED') await actions.clearObsolete(ref);
+      } catch (e) {
+        logger.warn({ host: r.host, err: message(e) }, 'host HA: looking after a fenced host failed; retried next pass');
+      }
+    }
+  };
+
+  let running: Promise<void> | undefined;
+  const pass = (): Promise<void> => {
+    running ??= (async () => {
+      try {
+        await runner.syncHosts(await reportedHosts(clusters, logger));
+        await runner.evaluateEligibility();
+        await runner.tick();
+        await lookAfterFenced();
+      } catch (e) {
+        logger.error({ err: message(e) }, 'host HA pass failed');
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+
+  await runner.syncHosts(await reportedHosts(clusters, logger));
+  // A restart mid-recovery: what was in flight is issued again, under new tokens.
+  await runner.resume();
+  // A restart after FENCED: the restart of its instances may have been cut short; it is idempotent.
+  for (const r of Object.values(store.read().ha.hosts).filter((x) => x.state === 'FENCED')) {
+    void actions.evacuate({ host: r.host, partition: r.partition }, r.fencedBy ?? 'agent')
+      .catch((e: unknown) => logger.error({ host: r.host, err: message(e) }, 'host HA: resuming the restart of a fenced host\'s instances failed'));
+  }
+
+  let stopped = false;
+  let timer: TimerHandle | undefined;
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = clock.setTimer(deps.tickMs, () => { void pass().finally(schedule); });
+  };
+  schedule();
+  logger.info({ tickMs: deps.tickMs, hosts: Object.keys(store.read().ha.hosts).length }, 'host HA runtime started');
+
+  const hooks: HaNodeHooks = {
+    async beforeEnable(host, partition) {
+      const state = haStateOf(host);
+      if (state === 'FENCING') {
+        throw ClcErrors.make('OperationNotPermitted', { action: 'EnableService', detail: `host ${host}: host HA is fencing it; confirm the fence or wait for it first` });
+      }
+      if (state !== 'FENCED') return;
+      const left = await actions.clearObsolete({ host, partition });
+      if (left === undefined) {
+        throw ClcErrors.make('OperationNotPermitted', { action: 'EnableService', detail: `fenced host ${host}: its NC does not answer, so the copies of instances restarted elsewhere cannot be destroyed yet` });
+      }
+    },
+    async afterEnable(host) {
+      if (haStateOf(host) === 'FENCED') await runner.deliver(host, { type: 'unfenced' });
+    },
+    fencedHosts: () => new Set(Object.values(store.read().ha.hosts).filter((r) => r.state === 'FENCING' || r.state === 'FENCED').map((r) => r.host)),
+  };
+
+  return {
+    runner, actions, hooks, pass,
+    async stop() {
+      stopped = true;
+      timer?.cancel();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,243 @@
+/**
+ * Host HA wired into the CLC (clc/ha/haRuntime.ts) over the fake CCs, a ManualClock and fake power
+ * drivers: the real runner, machine, CC-backed sources and service actions (DisableService,
+ * MigrateInstances, the restart through ccRunInstances restartFrom), the EnableService hooks.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { PartitionGate } from '../../../clc/api/partitionGate.js';
+import { startHaRuntime, type HaRuntime } from '../../../clc/ha/haRuntime.js';
+import type { HaState } from '../../../clc/ha/hostHaState.js';
+import { openMemoryBmcStore, type BmcEntry } from '../../../clc/ha/power/bmcStore.js';
+import type { PowerDriver } from '../../../clc/ha/power/powerDriver.js';
+import { openMemoryClcStore } from '../../../clc/state/clcStore.js';
+import { ManualClock } from '../../../shared/clock.js';
+import { silentLogger } from '../../../shared/log.js';
+import { DEFAULT_VM_TYPES } from '../../../shared/model/vmTypes.js';
+import { FakeClusters } from '../fakeClusters.js';
+
+const P = 'cluster01';
+const [A, B, C] = ['127.0.12.1', '127.0.12.2', '127.0.12.3'] as const;
+const ENTRY: BmcEntry = { agent: 'fence_ipmilan', options: { ip: '127.0.30.1', ipport: '16230', username: 'admin' }, password: 'pw', timeoutMs: 10_000 };
+const SETTINGS = {
+  healthCheckIntervalMs: 100, healthCheckTimeoutMs: 50,
+  activityCheckInitialDelayMs: 100, activityCheckIntervalMs: 100, activityCheckTimeoutMs: 50,
+  activityCheckMaxAttempts: 2, activityCheckFailureRatio: 0.5,
+  degradedMaxPeriodMs: 1_000_000, recoverTimeoutMs: 50, recoverWaitPeriodMs: 500, recoverFailureThreshold: 0, fenceTimeoutMs: 200,
+};
+
+class FakePower implements PowerDriver {
+  readonly calls: string[] = [];
+  /** 'ok', a failure, or never answering (a dead BMC). */
+  mode: 'ok' | 'fail' | 'hang' = 'ok';
+  constructor(private readonly host: string, private readonly log: string[]) {}
+  private act(what: string): Promise<void> {
+    this.calls.push(what);
+    this.log.push(`${what}@${this.host}`);
+    if (this.mode === 'fail') return Promise.reject(new Error('BMC refused'));
+    if (this.mode === 'hang') return new Promise(() => undefined);
+    return Promise.resolve();
+  }
+  async status() { return 'on' as const; }
+  async on() { await this.act('on'); }
+  async off() { await this.act('off'); return { alreadyOff: false }; }
+  async reboot() { await this.act('reboot'); }
+}
+
+let rt: HaRuntime | undefined;
+afterEach(async () => { await rt?.stop(); rt = undefined; });
+
+async function world(opts: { maxUnhealthy?: string; withBmc?: readonly string[] } = {}) {
+  const clock = new ManualClock(1_000_000);
+  const fake = new FakeClusters({ [P]: [{ host: A }, { host: B }, { host: C }] });
+  fake.clock = clock;
+  const store = await openMemoryClcStore();
+  const bmc = await openMemoryBmcStore();
+  for (const h of opts.withBmc ?? [A, B, C]) await bmc.update((d) => { d.hosts[h] = { ...ENTRY, options: { ...ENTRY.options } }; });
+  await store.update((d) => {
+    d.ha.global.settings = SETTINGS;
+    d.ha.partitions[P] = { enabled: true, settings: {}, ...(opts.maxUnhealthy ? { maxUnhealthy: opts.maxUnhealthy } : {}) };
+  });
+  // Two instances on A (greedy: the first enabled node), recorded as the CLC records a launch.
+  const small = DEFAULT_VM_TYPES[0] ?? (() => { throw new Error('no vm type'); })();
+  const launched = await fake.call(P, 'ccRunInstances', {
+    reservationId: 'r-00000001', imageId: 'emi-00000001', ownerId: 'alice', vmType: small, instanceIds: ['i-00000001', 'i-00000002'], minCount: 2, launchTime: 5,
+  });
+  await store.update((d) => {
+    launched.instances.forEach((i, k) => {
+      d.instances[i.instanceId] = {
+        instanceId: i.instanceId, reservationId: 'r-00000001', ownerId: 'alice', imageId: 'emi-00000001', vmType: small.name, partition: P,
+        launchTime: 5, launchIndex: k, phase: 'launched',
+      };
+    });
+  });
+  for (const id of ['i-00000001', 'i-00000002']) fake.setInstanceState(id, 'running');
+  const log: string[] = [];
+  const power = new Map<string, FakePower>();
+  const gate = new PartitionGate({ clock });
+  const start = async () => {
+    rt = await startHaRuntime({
+      store, bmc, clusters: fake, gate, clock, logger: silentLogger(), tickMs: 1_000_000_000,
+      powerDriver: (host) => power.get(host) ?? power.set(host, new FakePower(host, log)).get(host) as FakePower,
+    });
+    return rt;
+  };
+  const runtime = await start();
+  const state = (h: string): HaState | undefined => store.read().ha.hosts[h]?.state;
+  /** Lets `ms` pass in steps of 50 ms, one pass per step. */
+  const run = async (ms: number, r: HaRuntime = rt as HaRuntime) => {
+    for (let t = 0; t < ms; t += 50) {
+      clock.advance(50);
+      await r.pass();
+      // Lets the submitted work answer (a hanging BMC never does; its deadline is on this clock).
+      for (let k = 0; k < 5; k++) await new Promise((res) => setImmediate(res));
+    }
+  };
+  const ops = (op: string) => fake.calls.filter((c) => c.op === op);
+  return { clock, fake, store, bmc, runtime, state, run, log, power, ops, start };
+}
+
+describe('host HA runtime', () => {
+  it('syncs the hosts the CCs report and makes eligible ones AVAILABLE', async () => {
+    const w = await world({ withBmc: [A, B] });
+    await w.run(100);
+    expect([w.state(A), w.state(B), w.state(C)]).toEqual(['AVAILABLE', 'AVAILABLE', 'INELIGIBLE']);
+  });
+
+  it('a crashed host is disabled, fenced and only then its instances are restarted elsewhere (same ids, same type)', async () => {
+    const w = await world();
+    await w.run(100);
+    const node = w.fake.node(A);
+    if (!node) throw new Error('no A');
+    node.reachable = false; // the NC and its VMs died: the neighbours see no writes
+    w.fake.activity.set(A, 'inactive');
+    let offBeforeRestart: boolean | undefined;
+    const orig = w.fake.call.bind(w.fake);
+    w.fake.call = (async (p: string, op: never, req: never) => {
+      if (op === 'ccRunInstances') offBeforeRestart ??= w.log.includes(`off@${A}`);
+      return orig(p, op, req);
+    }) as typeof w.fake.call;
+    await w.run(800);
+    expect(w.state(A)).toBe('FENCED');
+    expect(offBeforeRestart).toBe(true);
+    const runs = w.ops('ccRunInstances').slice(1);
+    expect(runs.map((c) => (c.req as { instanceIds: string[] }).instanceIds)).toEqual([['i-00000001'], ['i-00000002']]);
+    expect(runs.every((c) => JSON.stringify((c.req as { restartFrom: string[] }).restartFrom) === JSON.stringify([A]))).toBe(true);
+    for (const id of ['i-00000001', 'i-00000002']) {
+      const hosts = [B, C].filter((h) => w.fake.node(h)?.instances.some((i) => i.instanceId === id && i.state !== 'terminated'));
+      expect(hosts).toHaveLength(1);
+    }
+    // The DisableService of the dead host was tried (the NC did not answer: the fence went on).
+    expect(w.ops('ccModifyNode').map((c) => (c.req as { host: string; stateName: string }))).toContainEqual(expect.objectContaining({ host: A, stateName: 'disabled' }));
+    expect(w.runtime.hooks.fencedHosts()).toEqual(new Set([A]));
+  });
+
+  it('a host without control but with activity becomes DEGRADED and is drained by live migration, never fenced', async () => {
+    const w = await world();
+    await w.run(100);
+    const node = w.fake.node(A);
+    if (!node) throw new Error('no A');
+    w.fake.activity.set(A, 'active');
+    // The NC answers the CC no more, yet the CC may still drain through its cached plan: keep it reachable for the drain.
+    w.fake.call = ((orig) => (async (p: string, op: never, req: never) => {
+      if (op === 'ccDescribeNodes') {
+        const r = await orig(p, op, req) as { partition: string; nodes: { host: string; healthy: boolean }[] };
+        return { ...r, nodes: r.nodes.map((n) => (n.host === A ? { ...n, healthy: false } : n)) };
+      }
+      return orig(p, op, req);
+    }) as typeof w.fake.call)(w.fake.call.bind(w.fake));
+    await w.run(800);
+    expect(w.state(A)).toBe('DEGRADED');
+    expect(w.log).toEqual([]);
+    expect(w.ops('ccMigrateInstances').map((c) => (c.req as { sourceHost: string }).sourceHost)).toEqual([A]);
+    expect(w.ops('ccRunInstances')).toHaveLength(1); // the launch only
+  });
+
+  it('a dead BMC leaves the host FENCING for an operator; nothing restarts until ConfirmHostFenced', async () => {
+    const w = await world();
+    await w.run(100);
+    w.power.set(A, Object.assign(new FakePower(A, w.log), { mode: 'hang' as const }));
+    const node = w.fake.node(A);
+    if (!node) throw new Error('no A');
+    node.reachable = false;
+    w.fake.activity.set(A, 'inactive');
+    await w.run(1000);
+    expect(w.state(A)).toBe('FENCING');
+    expect(w.store.read().ha.hosts[A]?.needsOperator).toBe(true);
+    expect(w.ops('ccRunInstances')).toHaveLength(1);
+    await w.runtime.runner.deliver(A, { type: 'operatorConfirmedFenced', operator: 'admin' });
+    await w.run(50);
+    expect(w.state(A)).toBe('FENCED');
+    expect(w.ops('ccRunInstances')).toHaveLength(3);
+  });
+
+  it('a storm beyond maxUnhealthy fences nobody', async () => {
+    const w = await world({ maxUnhealthy: '1' });
+    await w.run(100);
+    for (const h of [A, B]) {
+      const n = w.fake.node(h);
+      if (n) n.reachable = false;
+      w.fake.activity.set(h, 'inactive');
+    }
+    await w.run(1000);
+    expect(w.log).toEqual([]);
+    expect([w.state(A), w.state(B)].every((s) => s !== 'FENCING' && s !== 'FENCED')).toBe(true);
+    expect(w.store.read().ha.hosts[A]?.blocked?.reason).toMatch(/storm protection/);
+  });
+
+  it('evacuate refuses a host that is not FENCED, and restarts nothing', async () => {
+    const w = await world();
+    await w.run(100);
+    await expect(w.runtime.actions.restartElsewhere({ host: A, partition: P }, 'agent')).rejects.toMatchObject({ code: 'OperationNotPermitted' });
+    expect(w.ops('ccRunInstances')).toHaveLength(1);
+  });
+
+  it('a fenced host that comes back goes into maintenance, loses its obsolete copies, and EnableService unfences it', async () => {
+    const w = await world();
+    await w.run(100);
+    const node = w.fake.node(A);
+    if (!node) throw new Error('no A');
+    node.reachable = false;
+    w.fake.activity.set(A, 'inactive');
+    await w.run(800);
+    expect(w.state(A)).toBe('FENCED');
+    // EnableService while its NC is still gone is refused.
+    await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'OperationNotPermitted' });
+    node.reachable = true; // powered on again: its NC reports the old copies, and the state it had
+    node.nodeState = 'enabled';
+    await w.run(50);
+    expect(node.nodeState).toBe('disabled');
+    expect(node.instances.filter((i) => i.state !== 'terminated')).toEqual([]);
+    await w.runtime.hooks.beforeEnable(A, P);
+    await w.runtime.hooks.afterEnable(A, P);
+    expect(w.state(A)).toBe('INELIGIBLE');
+  });
+
+  it('EnableService of a host being fenced is refused', async () => {
+    const w = await world();
+    await w.run(100);
+    w.power.set(A, Object.assign(new FakePower(A, w.log), { mode: 'hang' as const }));
+    const node = w.fake.node(A);
+    if (node) node.reachable = false;
+    w.fake.activity.set(A, 'inactive');
+    await w.run(500);
+    expect(w.state(A)).toBe('FENCING');
+    await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'OperationNotPermitted' });
+  });
+
+  it('a restart of the CLC mid-fence re-issues the fence and then restarts the instances', async () => {
+    const w = await world();
+    await w.run(100);
+    w.power.set(A, Object.assign(new FakePower(A, w.log), { mode: 'hang' as const }));
+    const node = w.fake.node(A);
+    if (node) node.reachable = false;
+    w.fake.activity.set(A, 'inactive');
+    for (let i = 0; i < 20 && w.state(A) !== 'FENCING'; i++) await w.run(50);
+    expect(w.state(A)).toBe('FENCING');
+    await w.runtime.stop();
+    (w.power.get(A) as FakePower).mode = 'ok';
+    const second = await w.start();
+    await w.run(100, second);
+    expect(w.state(A)).toBe('FENCED');
+    expect(w.ops('ccRunInstances')).toHaveLength(3);
+  });
+});

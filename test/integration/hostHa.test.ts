@@ -1,0 +1,241 @@
+/**
+ * Host HA in a whole cloud of real processes (issue 6), on 127.0.33.0/24 with mutual TLS: a CLC
+ * running its HA runtime, a CC, and four simulated hosts, each one process group (its simhv, whose
+ * VMs write disks and a heartbeat on shared storage, and its NC) behind an ipmi_sim BMC (UDP
+ * 16251-16253) whose chassis power is that group (scripts/fencing-lab.sh). Ferry fences through the
+ * real fence_ipmilan. Every process is stopped by PID.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBmcStore } from '../../clc/ha/power/bmcStore.js';
+import { openClcStore } from '../../clc/state/clcStore.js';
+import type { HaState } from '../../clc/ha/hostHaState.js';
+import { cloudLayout } from '../../scripts/cloudLayout.js';
+import { ROOT, TestCloud } from '../helpers/cloud.js';
+import { groupAlive, installFencingLab, isAlive, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
+
+const SUBNET = 33;
+const USER = 'ferry';
+const PASSWORD = 'ha-pw-33';
+const SETTINGS = {
+  healthCheckIntervalMs: 500, healthCheckTimeoutMs: 3000,
+  activityCheckInitialDelayMs: 500, activityCheckIntervalMs: 1000, activityCheckTimeoutMs: 3000,
+  activityCheckMaxAttempts: 3, activityCheckFailureRatio: 0.5,
+  degradedMaxPeriodMs: 600_000, recoverTimeoutMs: 8000, recoverWaitPeriodMs: 10_000, recoverFailureThreshold: 0, fenceTimeoutMs: 8000,
+};
+
+const exec = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+interface Inst { instanceId: string; placement?: { availabilityZone?: string }; instanceState: { name: string } }
+
+describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () => {
+  const cloud = new TestCloud(SUBNET, 4, { clcArgs: ['--ha-tick-ms', '200', '--auth', 'sigv4'], simArgs: ['--write-interval-ms', '200'], ccArgs: [] });
+  const bmcs = new Map<string, LabBmc>();
+  
+  const haHost = (h: string): { state: HaState; needsOperator: boolean } | undefined => {
+    try {
+      const doc = JSON.parse(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')) as { data: { ha: { hosts: Record<string, { state: HaState; needsOperator: boolean }> } } };
+      return doc.data.ha.hosts[h];
+    } catch {
+      return undefined; // being replaced
+    }
+  };
+  const transitions = (h: string): string[] => {
+    const doc = JSON.parse(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')) as { data: { ha: { events: { host: string; kind: string; to?: string }[] } } };
+    return doc.data.ha.events.filter((e) => e.host === h && e.kind === 'transition').map((e) => e.to ?? '');
+  };
+  const messages = (h: string): string[] => {
+    const doc = JSON.parse(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')) as { data: { ha: { events: { host: string; message: string }[] } } };
+    return doc.data.ha.events.filter((e) => e.host === h).map((e) => e.message);
+  };
+  const waitFor = async (what: string, done: () => boolean | Promise<boolean>, ms: number) => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      if (await done()) return;
+      await sleep(100);
+    }
+    const states = cloud.nodeHosts.map((h) => `${h} ${haHost(h)?.state ?? '?'}: ${messages(h).slice(-4).join(' | ')}`);
+    throw new Error(`timed out waiting for ${what}; HA: ${states.join('; ')}`);
+  };
+  /** Where the CLC says each instance runs (DescribeInstances: the node in the item). */
+  const instances = async (): Promise<{ id: string; state: string; host: string }[]> => {
+    const r = await cloud.query({ Action: 'DescribeInstances' });
+    const set = (r.doc.DescribeInstancesResponse as { reservationSet?: { item?: unknown } }).reservationSet?.item;
+    const reservations = (Array.isArray(set) ? set : set ? [set] : []) as { instancesSet: { item: unknown } }[];
+    return reservations.flatMap((res) => {
+      const items = (Array.isArray(res.instancesSet.item) ? res.instancesSet.item : [res.instancesSet.item]) as (Inst & Record<string, unknown>)[];
+      return items.map((i) => ({ id: i.instanceId, state: i.instanceState.name, host: String((i as { nodeHost?: string }).nodeHost ?? '') }));
+    });
+  };
+  const powerOn = async (host: string): Promise<void> => {
+    const port = String(16251 + cloud.nodeHosts.indexOf(host));
+    await exec('ipmitool', ['-I', 'lanplus', '-C', '3', '-H', host, '-p', port, '-U', USER, '-P', PASSWORD, 'chassis', 'power', 'on'], { timeout: 20_000 });
+  };
+  const diskOf = (host: string, id: string) => join(cloud.baseDir, 'storage', host, `${id}.disk`);
+  const writing = async (host: string, id: string): Promise<boolean> => {
+    const { statSync } = await import('node:fs');
+    try {
+      return Date.now() - statSync(diskOf(host, id)).mtimeMs < 1500;
+    } catch {
+      return false;
+    }
+  };
+
+  beforeAll(async () => {
+    await installFencingLab();
+    const specs = cloudLayout({ baseDir: cloud.baseDir, controllerHost: cloud.controller, nodeHosts: cloud.nodeHosts, simArgs: ['--write-interval-ms', '200'] });
+    await mkdir(join(cloud.baseDir, 'logs'), { recursive: true });
+    // HA on for the partition with small timings, and a BMC per host, before the CLC starts.
+    const store = await openClcStore(join(cloud.baseDir, 'clc'));
+    await store.update((d) => {
+      d.ha.global.settings = SETTINGS;
+      d.ha.partitions.cluster01 = { enabled: true, settings: {}, maxUnhealthy: '1' };
+    });
+    const bmcStore = await openBmcStore(join(cloud.baseDir, 'clc'));
+    for (const [i, host] of cloud.nodeHosts.entries()) {
+      const dir = join(cloud.baseDir, 'bmc', host);
+      await mkdir(dir, { recursive: true });
+      const mine = specs.filter((s) => s.name === `simhv-${host}` || s.name === `nc-${host}`);
+      const lines = mine.map((s) => `node ${sh(join(ROOT, s.entry))} ${s.args.map(sh).join(' ')} >>${sh(join(cloud.baseDir, 'logs', `${s.name}.log`))} 2>&1 & echo $! > ${sh(join(dir, `${s.name.split('-')[0]}.pid`))}`);
+      const script = join(cloud.baseDir, `host-${host}.sh`);
+      await writeFile(script, `#!/usr/bin/env bash\n${lines.join('\n')}\nwait\n`);
+      const bmc = await startLabBmc({ addr: host, port: 16251 + i, user: USER, password: PASSWORD, hostCommand: ['bash', script], dir });
+      bmcs.set(host, bmc);
+      await bmcStore.update((d) => {
+        d.hosts[host] = { agent: 'fence_ipmilan', options: { ip: host, ipport: String(16251 + i), username: USER }, password: PASSWORD, timeoutMs: 6000 };
+      });
+    }
+    await cloud.start(['cc', 'clc']);
+    await waitFor('every host AVAILABLE', () => cloud.nodeHosts.every((h) => haHost(h)?.state === 'AVAILABLE'), 40_000);
+  }, 240_000);
+
+  afterAll(async () => {
+    await cloud.stopAll();
+    for (const bmc of bmcs.values()) {
+      const pg = await bmc.hostPgid();
+      await bmc.stop();
+      if (pg && (await groupAlive(pg))) process.kill(-pg, 'SIGKILL');
+    }
+    await cloud.destroy();
+  }, 60_000);
+
+  it('a crashed host is detected, fenced through its BMC, and its instances restart elsewhere only once FENCED', async () => {
+    const r = await cloud.query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '2', MaxCount: '2' });
+    expect(r.status).toBe(200);
+    const launched = await instances();
+    const victim = launched[0]?.host ?? '';
+    const onVictim = launched.filter((i) => i.host === victim).map((i) => i.id);
+    expect(onVictim.length).toBeGreaterThan(0);
+    await waitFor('the VMs write', async () => (await Promise.all(onVictim.map((id) => writing(victim, id)))).every(Boolean), 10_000);
+
+    // The host dies behind Ferry's back: its whole group (NC, simhv and so its VMs).
+    const bmc = bmcs.get(victim) as LabBmc;
+    const pg = await bmc.hostPgid();
+    if (pg) process.kill(-pg, 'SIGKILL');
+    await waitFor('FENCED', () => haHost(victim)?.state === 'FENCED', 40_000);
+    await waitFor('the instances run elsewhere', async () => {
+      const now = await instances();
+      return onVictim.every((id) => now.some((i) => i.id === id && i.state === 'running' && i.host !== victim && i.host !== ''));
+    }, 30_000);
+    for (const id of onVictim) {
+      const host = (await instances()).find((i) => i.id === id)?.host ?? '';
+      await waitFor(`${id} writes on ${host}`, () => writing(host, id), 10_000);
+    }
+    const path = transitions(victim);
+    expect(path.slice(path.indexOf('SUSPECT'))).toEqual(expect.arrayContaining(['FENCING', 'FENCED']));
+    expect(path.indexOf('FENCING')).toBeLessThan(path.indexOf('FENCED'));
+    const clcLog = cloud.log('clc');
+    const fencedAt = clcLog.indexOf('"to":"FENCED"') >= 0 ? clcLog.indexOf('"to":"FENCED"') : clcLog.indexOf('instances of a fenced host restarted');
+    expect(fencedAt).toBeGreaterThanOrEqual(0);
+
+    // Powered on again: it goes back into maintenance, its obsolete copies are destroyed, and only
+    // an EnableService returns it to service (and moves HA on from FENCED).
+    await powerOn(victim);
+    await waitFor('obsolete copies destroyed', () => cloud.log('clc').includes('obsolete copies on a fenced host that came back destroyed'), 40_000);
+    expect(haHost(victim)?.state).toBe('FENCED');
+    const enabled = await cloud.query({ Action: 'EnableService', Type: 'NODE', Host: victim });
+    expect(enabled.status).toBe(200);
+    await waitFor('AVAILABLE again', () => haHost(victim)?.state === 'AVAILABLE', 20_000);
+    expect(transitions(victim).slice(-2)).toEqual(['INELIGIBLE', 'AVAILABLE']);
+  }, 150_000);
+
+  it('a CLC restart in the middle of a host\'s failure episode resumes it to FENCED and the restart', async () => {
+    const now = await instances();
+    const victim = cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE' && now.some((i) => i.host === h && i.state === 'running'))
+      ?? cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE') ?? '';
+    await cloud.query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' });
+    const onVictim = (await instances()).filter((i) => i.host === victim && i.state !== 'terminated').map((i) => i.id);
+    const pg = await (bmcs.get(victim) as LabBmc).hostPgid();
+    if (pg) process.kill(-pg, 'SIGKILL');
+    await waitFor('SUSPECT or CHECKING', () => ['SUSPECT', 'CHECKING'].includes(haHost(victim)?.state ?? ''), 20_000);
+    await cloud.crash('clc');
+    await cloud.start(['clc']);
+    await waitFor('FENCED after the restart', () => haHost(victim)?.state === 'FENCED', 40_000);
+    await waitFor('the instances run elsewhere', async () => {
+      const after = await instances();
+      return onVictim.every((id) => after.some((i) => i.id === id && i.state === 'running' && i.host !== victim && i.host !== ''));
+    }, 30_000);
+    await powerOn(victim);
+    await waitFor('obsolete copies destroyed', async () => {
+      const r = await cloud.query({ Action: 'EnableService', Type: 'NODE', Host: victim });
+      return r.status === 200;
+    }, 40_000);
+    await waitFor('AVAILABLE again', () => haHost(victim)?.state === 'AVAILABLE', 20_000);
+  }, 150_000);
+
+  it('a dead BMC leaves the crashed host FENCING, waiting for an operator, and nothing restarts', async () => {
+    const victim = cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE') ?? '';
+    const bmc = bmcs.get(victim) as LabBmc;
+    const pg = await bmc.hostPgid();
+    const before = (await instances()).filter((i) => i.host === victim && i.state === 'running').map((i) => i.id);
+    await bmc.stop();
+    bmcs.delete(victim);
+    if (pg) process.kill(-pg, 'SIGKILL');
+    await waitFor('FENCING, needing an operator', () => haHost(victim)?.state === 'FENCING' && haHost(victim)?.needsOperator === true, 60_000);
+    await sleep(1000);
+    expect(haHost(victim)?.state).toBe('FENCING');
+    const after = await instances();
+    for (const id of before) expect(after.find((i) => i.id === id)?.host).toBe(victim);
+    // EnableService cannot bring it back meanwhile.
+    const r = await cloud.query({ Action: 'EnableService', Type: 'NODE', Host: victim });
+    expect(r.status).not.toBe(200);
+  }, 120_000);
+
+  it('a host whose NC dies while its VMs keep writing becomes DEGRADED and is drained, never fenced', async () => {
+    const up = cloud.nodeHosts.filter((h) => haHost(h)?.state === 'AVAILABLE');
+    await cloud.query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '2', MaxCount: '2' });
+    const now = await instances();
+    const host = up.find((h) => now.some((i) => i.host === h && i.state === 'running')) ?? up[0] ?? '';
+    await waitFor('its VMs write', async () => writing(host, now.find((i) => i.host === host && i.state === 'running')?.id ?? ''), 10_000);
+    const bmc = bmcs.get(host) as LabBmc;
+    const pg = await bmc.hostPgid();
+    const ncPid = Number(readFileSync(join(bmc.dir, 'nc.pid'), 'utf8'));
+    const seen = transitions(host).length;
+    process.kill(ncPid, 'SIGKILL');
+    await waitFor('DEGRADED', () => haHost(host)?.state === 'DEGRADED', 40_000);
+    expect(transitions(host).slice(seen)).not.toContain('FENCING');
+    expect(pg !== null && (await groupAlive(pg))).toBe(true);
+    expect(await writing(host, now.find((i) => i.host === host && i.state === 'running')?.id ?? '')).toBe(true);
+    const simPid = Number(readFileSync(join(bmc.dir, 'simhv.pid'), 'utf8'));
+    expect(await isAlive(simPid)).toBe(true);
+    // HA asked for the drain (MigrateInstances of the host); with its NC gone the CC cannot plan it yet.
+    await waitFor('the drain asked for', () => cloud.log('clc').includes('drain of a degraded host planned') || messages(host).some((m) => m.startsWith(`drain of ${host} failed`)), 10_000);
+  }, 90_000);
+
+  it('a crash beyond maxUnhealthy (1) fences nobody: storm protection holds the fence back', async () => {
+    const victim = cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE') ?? '';
+    const bmc = bmcs.get(victim) as LabBmc;
+    const pg = await bmc.hostPgid();
+    const seen = transitions(victim).length;
+    if (pg) process.kill(-pg, 'SIGKILL');
+    await waitFor('held back by storm protection', () => messages(victim).some((m) => m.includes('held back: storm protection')), 40_000);
+    await sleep(1500);
+    expect(transitions(victim).slice(seen)).not.toContain('FENCING');
+  }, 90_000);
+});
