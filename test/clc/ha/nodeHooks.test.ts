@@ -26,7 +26,7 @@ function hooks(fenced: readonly string[], refuse = false) {
 describe('EnableService with host HA', () => {
   it('asks HA before changing the node and tells it after', async () => {
     const { ha, calls } = hooks([]);
-    const h = await harness({ ha });
+    const h = await harness({ haHooks: ha });
     const r = await query(h.app, { Action: 'EnableService', Type: 'NODE', Host: H11 });
     expect(r.status).toBe(200);
     expect(calls).toEqual([`before ${H11}`, `after ${H11}`]);
@@ -34,7 +34,7 @@ describe('EnableService with host HA', () => {
 
   it('an HA refusal is a coded error and changes nothing', async () => {
     const { ha, calls } = hooks([H11], true);
-    const h = await harness({ ha });
+    const h = await harness({ haHooks: ha });
     const before = h.clusters.snapshot();
     const r = await query(h.app, { Action: 'EnableService', Type: 'NODE', Host: H11 });
     expect(errorCode(r)).toBe('OperationNotPermitted');
@@ -45,7 +45,7 @@ describe('EnableService with host HA', () => {
 
   it('DisableService does not ask HA', async () => {
     const { ha, calls } = hooks([]);
-    const h = await harness({ ha });
+    const h = await harness({ haHooks: ha });
     expect((await query(h.app, { Action: 'DisableService', Type: 'NODE', Host: H11 })).status).toBe(200);
     expect(calls).toEqual([]);
   });
@@ -54,7 +54,7 @@ describe('EnableService with host HA', () => {
 describe('MigrateInstances never targets a fenced host', () => {
   it('a named fenced destination is refused with InvalidParameterValue and nothing is planned', async () => {
     const { ha } = hooks([H12]);
-    const h = await harness({ ha });
+    const h = await harness({ haHooks: ha });
     await launchRunning(h, 'cluster01');
     const r = await query(h.app, { Action: 'MigrateInstances', SourceHost: H11, 'DestinationHost.1': H12 });
     expect(errorCode(r)).toBe('InvalidParameterValue');
@@ -63,7 +63,7 @@ describe('MigrateInstances never targets a fenced host', () => {
 
   it('without a list, the fenced hosts are sent as forbidden destinations', async () => {
     const { ha } = hooks([H12]);
-    const h = await harness({ ha });
+    const h = await harness({ haHooks: ha });
     await launchRunning(h, 'cluster01');
     await query(h.app, { Action: 'MigrateInstances', SourceHost: H11 });
     const sent = h.clusters.calls.find((c) => c.op === 'ccMigrateInstances')?.req as { destinations: string[]; allowHosts: boolean };
