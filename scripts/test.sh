@@ -14,3 +14,15 @@ echo "== lint"
 npx eslint .
 echo "== tests"
 npx vitest run "$@"
+# A thousand seeded fault schedules through the whole-cloud simulator (docs/SIMULATION.md); the same
+# seeds give the same traces on every machine. Skipped when arguments pick particular test files.
+if [ $# -eq 0 ]; then
+  echo "== simulation (1000 seeds)"
+  sim_log=$(mktemp)
+  if ! node dist/sim/main.js --seeds 1000 --from 1 --shrink 1 > "$sim_log" 2>&1; then
+    cat "$sim_log"
+    exit 1
+  fi
+  grep -E "^ferry sim:" "$sim_log"
+  rm -f "$sim_log"
+fi
