@@ -106,8 +106,8 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
   const { keeper, logger } = ctx;
   const adopted = validate(keeper.get(), req);
   const pending = req.instanceIds.filter((id) => !adopted.some((a) => a.instance.instanceId === id));
-  // A restart never lands on the hosts it restarts from, whatever their state.
-  const excluded = new Set<string>(req.restartFrom ?? []);
+  // A restart never lands on the hosts it restarts from, and nothing lands on a host HA fences.
+  const excluded = new Set<string>([...(req.restartFrom ?? []), ...(req.avoidHosts ?? [])]);
   const restart = (req.restartFrom ?? []).length > 0;
   const inFlight = new Map<string, Resources>();
   const touched = new Set<string>();

@@ -144,6 +144,11 @@ export const CC_OPS = {
        * are placed again, never on these hosts. Empty for an ordinary launch.
        */
       restartFrom: z.array(hostSchema).optional(),
+      /**
+       * Hosts never placed on, whatever the CC's view says of them: host HA's FENCING/FENCED hosts
+       * (a fenced host's NC can come back enabled before HA has put it into maintenance again).
+       */
+      avoidHosts: z.array(hostSchema).optional(),
     }),
     response: z.object({ instances: z.array(ccInstanceSchema) }),
   },

@@ -132,10 +132,13 @@ async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObj
     for (const r of records) d.instances[r.instanceId] = r;
   });
 
+  // Host HA's fenced hosts are avoided even if their NC came back enabled before HA disabled it again.
+  const avoidHosts = [...(ctx.haHooks?.fencedHosts() ?? [])].sort();
   let started;
   try {
     started = await ctx.clusters.call(zone, 'ccRunInstances', {
       reservationId, imageId: input.imageId, ownerId, vmType: { ...vmType }, instanceIds, minCount: input.minCount, launchTime,
+      ...(avoidHosts.length > 0 ? { avoidHosts } : {}),
     });
   } catch (e) {
     const err = translateCcFailure(e, zone, 'ccRunInstances');

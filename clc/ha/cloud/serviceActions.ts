@@ -104,6 +104,12 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     planRepairs(ids.map((instanceId) => ({ instanceId, policy: policies.instance(instanceId) })), policies.cluster(ref.partition), action);
 
   const haState = (host: string) => opts.store.read().ha.hosts[host];
+  /** Every other host HA is fencing or has fenced: a restart must not land there either. */
+  const avoiding = (self: string): { avoidHosts?: string[] } => {
+    const hosts = Object.values(opts.store.read().ha.hosts)
+      .filter((h) => h.host !== self && (h.state === 'FENCING' || h.state === 'FENCED')).map((h) => h.host).sort();
+    return hosts.length > 0 ? { avoidHosts: hosts } : {};
+  };
 
   const drainPlanned = async (ref: HaHostRef): Promise<RepairReport> => {
     const { mine } = await instancesOn(ref);
@@ -150,7 +156,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
           await ticket.ready([ref.partition]);
           await ctx.clusters.call(ref.partition, 'ccRunInstances', {
             reservationId: r.reservationId, imageId: r.imageId, ownerId: r.ownerId, vmType, instanceIds: [instanceId], minCount: 1,
-            launchTime: r.launchTime, restartFrom: [ref.host],
+            launchTime: r.launchTime, restartFrom: [ref.host], ...avoiding(ref.host),
           });
         });
         repaired.push(instanceId);

@@ -72,6 +72,16 @@ describe('restart of a fenced host\'s instances', () => {
     expect(h.fake.callsOf('run')).toEqual([]);
   });
 
+  it('avoidHosts keeps a launch off hosts HA fences, even while they look enabled and empty; none fits: refused', async () => {
+    const h = await harness({ nodes: [[A, CAP], [B, CAP]] });
+    const placed = await h.run({ ...runReq([id(1), id(2), id(3)]), avoidHosts: [A] });
+    expect(placed.instances.map((i) => i.host)).toEqual([B, B, B]);
+    expect(h.fake.callsOf('run').map((c) => c.host)).not.toContain(A);
+    h.fake.calls.length = 0;
+    await expect(h.run({ ...runReq([id(4)]), avoidHosts: [A, B] })).rejects.toMatchObject({ code: 'InsufficientInstanceCapacity' });
+    expect(h.fake.callsOf('run')).toEqual([]);
+  });
+
   it('onHost terminates only the fenced host\'s copy once it is back', async () => {
     const h = await harness({ nodes: [[A, CAP], [B, CAP]] });
     h.fake.sneak(A, id(7));

@@ -1,7 +1,7 @@
 /**
  * Host HA's say in the admin actions that change nodes (clc/ha/nodeHooks.ts): EnableService asks it
  * first (and a refusal changes nothing), tells it afterwards; MigrateInstances never sends an
- * instance to a fenced host, named or not.
+ * instance to a fenced host, named or not; RunInstances asks the CC to avoid fenced hosts.
  */
 import { describe, expect, it } from 'vitest';
 import { ClcErrors } from '../../../clc/api/errors.js';
@@ -79,5 +79,23 @@ describe('MigrateInstances never targets a fenced host', () => {
     await launchRunning(none, 'cluster01');
     await query(none.app, { Action: 'MigrateInstances', SourceHost: H11 });
     expect(none.clusters.calls.find((c) => c.op === 'ccMigrateInstances')?.req).toMatchObject({ destinations: [], allowHosts: true });
+  });
+});
+
+describe('RunInstances with host HA', () => {
+  const launch = { Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' };
+
+  it('asks the CC to avoid the hosts HA is fencing or has fenced', async () => {
+    const h = await harness({ haHooks: hooks([H12, H11]).ha });
+    await query(h.app, launch);
+    expect(h.clusters.calls.find((c) => c.op === 'ccRunInstances')?.req).toMatchObject({ avoidHosts: [H11, H12] });
+  });
+
+  it('with nothing fenced the request names no hosts to avoid', async () => {
+    const h = await harness({ haHooks: hooks([]).ha });
+    await query(h.app, launch);
+    const req = h.clusters.calls.find((c) => c.op === 'ccRunInstances')?.req as Record<string, unknown> | undefined;
+    expect(req).toBeDefined();
+    expect(req).not.toHaveProperty('avoidHosts');
   });
 });
