@@ -38,9 +38,12 @@ export type Marks = ReadonlyMap<string, Mark>;
  * mid-migration, or is wedged), so it waits twice the allowance plus one stall period.
  */
 export function backstopMs(plan: MigrationPlan, item: PlanItem): number {
-  const gib = item.vmType.memoryMiB / 1024;
-  const allowance = plan.timeouts.migratingBaseMs + plan.timeouts.migratingPerGiBMs * gib;
-  return Math.ceil(2 * allowance + plan.timeouts.stallMs);
+  return Math.ceil(2 * migratingAllowanceMs(plan, item) + plan.timeouts.stallMs);
+}
+
+/** The source NC's own limit on an item's migrating phase: base + per GiB of guest memory. */
+function migratingAllowanceMs(plan: MigrationPlan, item: PlanItem): number {
+  return plan.timeouts.migratingBaseMs + plan.timeouts.migratingPerGiBMs * (item.vmType.memoryMiB / 1024);
 }
 
 /** Migration credentials outlive the item's own deadlines by this much, then are useless. */
@@ -51,8 +54,7 @@ export const CREDENTIAL_GRACE_MS = 60_000;
  * timeout" (prepare + ready + the NC's migrating allowance, plus a grace for clock steps).
  */
 export function credentialLifetimeMs(plan: MigrationPlan, item: PlanItem): number {
-  const allowance = plan.timeouts.migratingBaseMs + plan.timeouts.migratingPerGiBMs * (item.vmType.memoryMiB / 1024);
-  return Math.ceil(plan.timeouts.prepareMs + plan.timeouts.readyMs + allowance + CREDENTIAL_GRACE_MS);
+  return Math.ceil(plan.timeouts.prepareMs + plan.timeouts.readyMs + migratingAllowanceMs(plan, item) + CREDENTIAL_GRACE_MS);
 }
 
 /** How long an item may stay in a phase before the CC gives up on it; undefined: no limit. */

@@ -48,6 +48,8 @@ export function serialHex(bytes: Uint8Array): string {
 
 export interface CaInput {
   readonly cloudId: string;
+  /** Default `Ferry cloud CA <cloudId>`; the migration CA is another root with its own name. */
+  readonly commonName?: string;
   readonly keys: KeyPair;
   readonly serial: string;
   readonly validity: Validity;
@@ -59,7 +61,7 @@ export function buildCaCertificate(i: CaInput): forge.pki.Certificate {
   cert.serialNumber = i.serial;
   setValidity(cert, i.validity);
   const subject = [
-    { shortName: 'CN', value: `Ferry cloud CA ${i.cloudId}` },
+    { shortName: 'CN', value: i.commonName ?? `Ferry cloud CA ${i.cloudId}` },
     { shortName: 'O', value: organizationOf(i.cloudId) },
   ];
   cert.setSubject(subject);

@@ -8,7 +8,7 @@ import {
   privateKeyToPem, type KeyPair,
 } from './certificates.js';
 import { CA_CERT_FILE, CA_KEY_FILE, CERT_MODE, certFileOf, KEY_MODE, keyFileOf, MIGRATION_CA_CERT_FILE, MIGRATION_CA_KEY_FILE } from './layout.js';
-import { buildMigrationCaCertificate } from './migrationCertificates.js';
+import { migrationCaName } from './migrationCertificates.js';
 import type { CloudPkiSpec, ComponentSpec } from './spec.js';
 
 export interface PkiFile {
@@ -35,8 +35,6 @@ export interface IssueInput {
   readonly issueMigrationCa: boolean;
 }
 
-const DAY_MS = 86_400_000;
-
 export function issueCloudPki(i: IssueInput): PkiFile[] {
   const files: PkiFile[] = [];
   let ca = i.ca;
@@ -49,9 +47,9 @@ export function issueCloudPki(i: IssueInput): PkiFile[] {
   }
   if (i.issueMigrationCa) {
     const keys = i.newKeys();
-    const cert = buildMigrationCaCertificate({
-      cloudId: i.spec.cloudId, keys, serial: i.newSerial(),
-      notBefore: new Date(i.now.getTime() - 60_000), notAfter: new Date(i.now.getTime() + CA_VALIDITY_DAYS * DAY_MS),
+    const cert = buildCaCertificate({
+      cloudId: i.spec.cloudId, commonName: migrationCaName(i.spec.cloudId), keys, serial: i.newSerial(),
+      validity: { now: i.now, days: CA_VALIDITY_DAYS },
     });
     files.push({ name: MIGRATION_CA_CERT_FILE, contents: certificateToPem(cert), mode: CERT_MODE });
     files.push({ name: MIGRATION_CA_KEY_FILE, contents: privateKeyToPem(keys.privateKey), mode: KEY_MODE });

@@ -45,35 +45,8 @@ export function parseMigrationUri(uri: string): { migrationId: string; instanceI
   return m?.[1] && m[2] && m[3] ? { migrationId: m[1], instanceId: m[2], peerHost: m[3] } : undefined;
 }
 
-export interface MigrationCaInput {
-  readonly cloudId: string;
-  readonly keys: { readonly publicKey: forge.pki.rsa.PublicKey; readonly privateKey: forge.pki.rsa.PrivateKey };
-  readonly serial: string;
-  readonly notBefore: Date;
-  readonly notAfter: Date;
-}
-
-/** The migration CA: self-signed, may sign leaf certificates only. */
-export function buildMigrationCaCertificate(i: MigrationCaInput): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = i.keys.publicKey;
-  cert.serialNumber = i.serial;
-  cert.validity.notBefore = i.notBefore;
-  cert.validity.notAfter = i.notAfter;
-  const subject = [
-    { shortName: 'CN', value: `Ferry migration CA ${i.cloudId}` },
-    { shortName: 'O', value: organizationOf(i.cloudId) },
-  ];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  cert.sign(i.keys.privateKey, forge.md.sha256.create());
-  return cert;
-}
+/** The migration CA's subject name: a self-signed root of its own, built by buildCaCertificate. */
+export const migrationCaName = (cloudId: string): string => `Ferry migration CA ${cloudId}`;
 
 export interface MigrationCertInput {
   readonly spec: MigrationCertSpec;

@@ -6,8 +6,8 @@
 import forge from 'node-forge';
 import { randomBytes } from 'node:crypto';
 import type { MigrationCa } from '../../cc/migration/credentialIssuer.js';
-import { certificateToPem, generateRsaKeys, privateKeyToPem, serialHex, type KeyPair } from '../../shared/pki/certificates.js';
-import { buildMigrationCaCertificate, buildMigrationCertificate, type MigrationCertSpec } from '../../shared/pki/migrationCertificates.js';
+import { buildCaCertificate, certificateToPem, generateRsaKeys, privateKeyToPem, serialHex, type KeyPair } from '../../shared/pki/certificates.js';
+import { buildMigrationCertificate, migrationCaName, type MigrationCertSpec } from '../../shared/pki/migrationCertificates.js';
 import type { MigrationCredential } from '../../shared/protocol/migrationProtocol.js';
 
 export interface TestMigrationCa extends MigrationCa {
@@ -16,8 +16,8 @@ export interface TestMigrationCa extends MigrationCa {
 
 export function makeMigrationCa(cloudId = 'test', now = Date.now()): TestMigrationCa {
   const keys = generateRsaKeys();
-  const cert = buildMigrationCaCertificate({
-    cloudId, keys, serial: serialHex(randomBytes(16)), notBefore: new Date(now - 3_600_000), notAfter: new Date(now + 86_400_000),
+  const cert = buildCaCertificate({
+    cloudId, commonName: migrationCaName(cloudId), keys, serial: serialHex(randomBytes(16)), validity: { now: new Date(now), days: 1 },
   });
   return { cloudId, keys, cert, key: keys.privateKey, certPem: certificateToPem(cert) };
 }

@@ -4,7 +4,7 @@
  * fields } }` with the registry's status.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import https from 'node:https';
 import { createSecureContext, type TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
@@ -185,15 +185,13 @@ export function createMigrationTlsServer(host: SimHost, log: Logger): https.Serv
       done(null, createSecureContext({ key: c.keyPem, cert: c.certPem, ca: c.caPem, minVersion: 'TLSv1.2' }));
     },
   }, app);
-  server.requestTimeout = 0;
   return server;
 }
 
 /** Listens on host:port; resolves with the server once bound. */
-export function listen(app: express.Express | https.Server, host: string, port: number): Promise<Server> {
+export function listen(server: Server, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
-    // express's listen() makes an http.Server around the app; an https.Server listens itself.
-    const server: Server = app instanceof https.Server ? app.listen(port, host) : app.listen(port, host);
+    server.listen(port, host);
     server.once('listening', () => resolve(server));
     server.once('error', reject);
     // Migration streams and event streams are long-lived by design; per-request timeouts would cut them.
@@ -244,7 +242,7 @@ export async function startSimHvDaemon(config: SimHvConfig, log: Logger, clock: 
     { clock, store, disk: fsDiskIo(), dialer: httpMigrationDialer({ clock }), log },
   );
   const { app, closeStreams } = createSimHvApp(host, clock, log);
-  const server = await listen(app, config.host, config.port);
+  const server = await listen(http.createServer(app), config.host, config.port);
   const tlsServer = await listen(createMigrationTlsServer(host, log), config.host, config.tlsPort);
   host.start();
   const { port } = server.address() as AddressInfo;
