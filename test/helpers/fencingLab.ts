@@ -4,7 +4,7 @@
  * here matches processes by name.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,31 +34,7 @@ export interface LabBmc {
   stop(): Promise<void>;
 }
 
-/** Whether `pid` is a running process (a zombie counts as dead: orphans are reaped late here). */
-export async function isAlive(pid: number): Promise<boolean> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** Whether any live process is in process group `pgid`. */
-export async function groupAlive(pgid: number): Promise<boolean> {
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the command: state, ppid, pgrp.
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(pgrp) === pgid && state !== 'Z') return true;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return false;
-}
+export { groupAlive, isAlive } from '../../scripts/redfish-bmc/processGroup.js';
 
 export function installFencingLab(): Promise<unknown> {
   return exec('bash', [SCRIPT, 'install'], { timeout: 300_000 });

@@ -71,9 +71,12 @@ export function redact(text: string, password: string): string {
   return password.length === 0 ? text : text.split(password).join('***');
 }
 
+/** What fencing.py's fail_usage adds after every real reason (fence_redfish ends each failure so). */
+const USAGE_HINT = /^Please use '-h' for usage$/;
+
 /** The last meaningful line an agent printed, for an error's detail. */
 export function lastLine(out: string): string {
-  const lines = out.split('\n').map((l) => l.replace(/^(?:[\d-]+ [\d:,]+ )?(?:ERROR|WARNING): /, '').trim()).filter((l) => l.length > 0);
+  const lines = out.split('\n').map((l) => l.replace(/^(?:[\d-]+ [\d:,]+ )?(?:ERROR|WARNING): /, '').trim()).filter((l) => l.length > 0 && !USAGE_HINT.test(l));
   return (lines[lines.length - 1] ?? '(no output)').slice(0, 300);
 }
 

@@ -90,6 +90,10 @@ describe('interpretExit', () => {
 describe('redact and lastLine', () => {
   it('removes every occurrence of the password', () => expect(redact('ipmitool -P pw -U pw2pw', 'pw')).toBe('ipmitool -P *** -U ***2***'));
   it('takes the last non-empty line without the log prefix', () => expect(lastLine('a\n2026-11-24 03:58:28,687 ERROR: Connection timed out\n\n\n')).toBe('Connection timed out'));
+  it("skips fencing.py's usage hint after the reason", () => {
+    expect(lastLine('2026-11-24 06:08:33,708 ERROR: Unable to get PowerState: https://127.0.35.1:16350/redfish/v1/Systems/9\n\n'
+      + "2026-11-24 06:08:33,708 ERROR: Please use '-h' for usage\n\n")).toBe('Unable to get PowerState: https://127.0.35.1:16350/redfish/v1/Systems/9');
+  });
   it('has a code for every outcome', () => {
     for (const c of ['FenceAgentFailed', 'FenceAgentProtocolError', 'FenceAgentTimedOut', 'FenceAgentNotFound', 'InvalidFenceConfig']) expect(PowerErrors.has(c)).toBe(true);
   });
