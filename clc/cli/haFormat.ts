@@ -3,7 +3,7 @@
  *   HOSTHA     host partition state ha-enabled|ha-disabled needs-operator|- reason
  *   BLOCKED    host target since reason
  *   SUSPENDED  host scope until|until-lifted reason
- *   BMC        host agent address port username password-set|no-password
+ *   BMC        host agent address port username password-set|no-password ssl-insecure|- systems-uri|-
  *   DRYRUN     host at|- waits-for-operator|- next
  *   EVENT      timestamp host level from->to|kind message
  *   HACONFIG   partition|global enabled|disabled maxUnhealthy autoRepair overrides
@@ -21,7 +21,10 @@ export function hostHaLines(h: HostHaReading): string[] {
   const out = [row('HOSTHA', h.host, h.partition, h.state, h.haEnabled === 'true' ? 'ha-enabled' : 'ha-disabled', h.needsOperator === 'true' ? 'needs-operator' : '-', h.reason)];
   if (h.blocked) out.push(row('BLOCKED', h.host, h.blocked.target, h.blocked.since, h.blocked.reason));
   if (h.suspension) out.push(row('SUSPENDED', h.host, h.suspension.scope, h.suspension.until || 'until-lifted', h.suspension.reason));
-  if (h.bmc) out.push(row('BMC', h.host, h.bmc.agent, h.bmc.address, h.bmc.port, h.bmc.username, h.bmc.passwordSet === 'true' ? 'password-set' : 'no-password'));
+  if (h.bmc) {
+    out.push(row('BMC', h.host, h.bmc.agent, h.bmc.address, h.bmc.port, h.bmc.username, h.bmc.passwordSet === 'true' ? 'password-set' : 'no-password',
+      h.bmc.sslInsecure === 'true' ? 'ssl-insecure' : '-', h.bmc.systemsUri || '-'));
+  }
   if (h.dryRun) out.push(row('DRYRUN', h.host, h.dryRun.at || '-', h.dryRun.waitsForOperator === 'true' ? 'waits-for-operator' : '-', h.dryRun.next));
   out.push(...h.eventSet.map(haEventLine));
   return out;

@@ -41,6 +41,8 @@ export interface BmcInput {
   readonly username?: string;
   readonly password?: string;
   readonly timeoutMs?: number;
+  /** Other agent options (ssl_insecure, systems_uri, ...): a value sets one, null removes it. */
+  readonly options?: Readonly<Record<string, string | null>>;
 }
 
 export interface ConfigureHostInput {
@@ -158,6 +160,10 @@ export class HaControl {
     if (bmc.address !== undefined) options.ip = bmc.address;
     if (bmc.port !== undefined) options.ipport = String(bmc.port);
     if (bmc.username !== undefined) options.username = bmc.username;
+    for (const [k, v] of Object.entries(bmc.options ?? {})) {
+      if (v === null) delete options[k];
+      else options[k] = v;
+    }
     if (options.ip === undefined) throw ClcErrors.make('MissingParameter', { parameter: 'Address' });
     return { agent, options, password: bmc.password ?? old?.password ?? '', timeoutMs: bmc.timeoutMs ?? old?.timeoutMs ?? DEFAULT_BMC_TIMEOUT_MS };
   }

@@ -76,12 +76,27 @@ describe('host HA actions', () => {
   it('ConfigureHAForHost finds the node\'s partition, stores the BMC, and answers with passwordSet only', async () => {
     const r = await configureN1();
     expect(r.host).toMatchObject({ host: N1, partition: 'cluster01', state: 'DISABLED', reason: 'HA disabled for the partition', haEnabled: 'false' });
-    expect(r.host.bmc).toEqual({ agent: 'fence_ipmilan', address: '127.0.31.1', port: '6230', username: 'admin', timeoutMs: '20000', passwordSet: 'true' });
+    expect(r.host.bmc).toEqual({ agent: 'fence_ipmilan', address: '127.0.31.1', port: '6230', username: 'admin', timeoutMs: '20000', passwordSet: 'true', sslInsecure: 'false' });
     expect(haOf(h).bmc.read().hosts[N1]?.password).toBe(SECRET);
     expect(JSON.stringify(h.store.read())).not.toContain(SECRET);
     const n22 = await ok({ Action: 'ConfigureHAForHost', Host: '127.0.12.22', Partition: 'cluster02' });
     expect(n22.host).toMatchObject({ partition: 'cluster02' });
     expect(n22.host.bmc).toBeUndefined();
+  });
+
+  it('ConfigureHAForHost sets and removes fence_redfish\'s options; the password is kept', async () => {
+    const set = await ok({
+      Action: 'ConfigureHAForHost', Host: N1, Agent: 'fence_redfish', Address: '127.0.35.1', Port: '16350', Username: 'ferry', Password: SECRET,
+      SslInsecure: 'true', SystemsUri: '/redfish/v1/Systems/System.Embedded.1', RedfishUri: '/redfish/v1/',
+    });
+    expect(set.host.bmc).toMatchObject({ agent: 'fence_redfish', sslInsecure: 'true', systemsUri: '/redfish/v1/Systems/System.Embedded.1', redfishUri: '/redfish/v1/' });
+    expect(haOf(h).bmc.read().hosts[N1]?.options).toEqual({
+      ip: '127.0.35.1', ipport: '16350', username: 'ferry', ssl_insecure: '1', systems_uri: '/redfish/v1/Systems/System.Embedded.1', redfish_uri: '/redfish/v1/',
+    });
+    // Off means no ssl_insecure at all: fence_redfish reads ssl_insecure=0 as on.
+    const cleared = await ok({ Action: 'ConfigureHAForHost', Host: N1, SslInsecure: 'false', SystemsUri: '', RedfishUri: '' });
+    expect(cleared.host.bmc).toEqual({ agent: 'fence_redfish', address: '127.0.35.1', port: '16350', username: 'ferry', timeoutMs: '20000', passwordSet: 'true', sslInsecure: 'false' });
+    expect(haOf(h).bmc.read().hosts[N1]).toEqual({ agent: 'fence_redfish', options: { ip: '127.0.35.1', ipport: '16350', username: 'ferry' }, password: SECRET, timeoutMs: 20_000 });
   });
 
   it('ConfigureHAForCluster and ListHostHAConfigurations: overrides, effective settings, maxUnhealthy, auto-repair', async () => {
@@ -193,6 +208,10 @@ describe('host HA actions: bad input changes nothing', () => {
     ['a timeout below the bound', { Action: 'ConfigureHAForHost', Host: N1, TimeoutMs: '10' }, 'InvalidParameterValue', /at least 1000/],
     ['an agent that is not fence_*', { Action: 'ConfigureHAForHost', Host: N1, Agent: 'ipmitool' }, 'InvalidParameterValue', /fence agent/],
     ['a password with a newline', { Action: 'ConfigureHAForHost', Host: N1, Password: 'a\nb' }, 'InvalidParameterValue', /one line/],
+    ['an SslInsecure that is not a boolean', { Action: 'ConfigureHAForHost', Host: N1, SslInsecure: '0' }, 'InvalidParameterValue', /SslInsecure.*true or false/],
+    ['a SystemsUri that is not an absolute path', { Action: 'ConfigureHAForHost', Host: N1, SystemsUri: 'Systems/1' }, 'InvalidParameterValue', /SystemsUri.*path/],
+    ['a RedfishUri with a .. segment', { Action: 'ConfigureHAForHost', Host: N1, RedfishUri: '/redfish/../v1' }, 'InvalidParameterValue', /RedfishUri.*path/],
+    ['Redfish options for a new BMC without an agent', { Action: 'ConfigureHAForHost', Host: N2, SslInsecure: 'true' }, 'MissingParameter', /Agent/],
     ['BMC settings without an address for a new BMC', { Action: 'ConfigureHAForHost', Host: N2, Agent: 'fence_ipmilan' }, 'MissingParameter', /Address/],
     ['the node in another partition than given', { Action: 'ConfigureHAForHost', Host: N1, Partition: 'cluster02' }, 'InvalidParameterCombination', /cluster01, not cluster02/],
     ['a ratio out of range', { Action: 'ConfigureHAForCluster', Partition: 'cluster01', ActivityCheckFailureRatio: '1.5' }, 'InvalidParameterValue', /ActivityCheckFailureRatio/],

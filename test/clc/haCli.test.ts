@@ -52,7 +52,7 @@ describe('euca-configure-ha', () => {
     const rows = lines(r.stdout);
     expect(rows.slice(0, 2)).toEqual([
       `HOSTHA\t${N1}\tcluster01\tDISABLED\tha-disabled\t-\tHA disabled for the partition`,
-      `BMC\t${N1}\tfence_ipmilan\t127.0.31.1\t6230\tadmin\tpassword-set`,
+      `BMC\t${N1}\tfence_ipmilan\t127.0.31.1\t6230\tadmin\tpassword-set\t-\t-`,
     ]);
     expect(rows.slice(2).every((l) => l.startsWith(`EVENT\t2013-06-01T12:00:00.000Z\t${N1}\t`))).toBe(true);
     expect(rows.some((l) => l.includes('HA configured by'))).toBe(true);
@@ -65,6 +65,16 @@ describe('euca-configure-ha', () => {
     expect(r.stdout).not.toContain(SECRET);
     expect(JSON.parse(r.stdout)).toMatchObject({ host: { host: N1, bmc: { agent: 'fence_redfish', passwordSet: 'true' } } });
     expect(bmcOf()?.password).toBe(SECRET);
+  });
+
+  it('sets fence_redfish\'s ssl_insecure and systems_uri, and --no-ssl-insecure removes it', async () => {
+    const r = await cli('configureHa', [N1, '--agent', 'fence_redfish', '--address', '127.0.35.1', '--port', '16350', '--username', 'ferry',
+      '--ssl-insecure', '--systems-uri', '/redfish/v1/Systems/1']);
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)[1]).toBe(`BMC\t${N1}\tfence_redfish\t127.0.35.1\t16350\tferry\tno-password\tssl-insecure\t/redfish/v1/Systems/1`);
+    const off = await cli('configureHa', [N1, '--no-ssl-insecure']);
+    expect(off.code).toBe(0);
+    expect(bmcOf()?.options).toEqual({ ip: '127.0.35.1', ipport: '16350', username: 'ferry', systems_uri: '/redfish/v1/Systems/1' });
   });
 
   it('an unset password variable or both sources: an error, nothing sent', async () => {

@@ -1,6 +1,7 @@
 /**
- * ConfigureHAForHost: a node's BMC (fence agent, address, port, user, password, timeout; merged into
- * its current settings, the password only stored, never returned) and its HA record. The node's
+ * ConfigureHAForHost: a node's BMC (fence agent, address, port, user, password, timeout, and for
+ * fence_redfish ssl_insecure, systems_uri, redfish_uri; merged into its current settings, the
+ * password only stored, never returned) and its HA record. The node's
  * partition is its CC's (found like EnableService does) unless HA already knows the host.
  *
  * ConfigureHAForCluster: the CloudStack KVM HA settings, MaxUnhealthy and AutoRepair of one
@@ -10,10 +11,11 @@ import { z } from 'zod';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
 import { partitionNames } from '../../clusters/clusters.js';
 import { autoRepairSchema } from '../../ha/repairPolicy.js';
+import { isRedfishPath } from '../../ha/power/fenceAgentProtocol.js';
 import { haSettingsOverrideSchema, type HaSettingsOverride } from '../../ha/settings.js';
 import { maxUnhealthySchema } from '../../ha/stormGuard.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { coded, intParam, parseActionParams } from '../actionParams.js';
+import { boolParam, coded, intParam, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { configurationsXml, hostHaItem } from '../render/haItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
@@ -22,6 +24,19 @@ import { findNodePartition } from './nodeLookup.js';
 import { requireZone } from './zones.js';
 
 const oneLine = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').regex(/^[^\r\n\0]*$/, 'must be one line');
+
+/** A Redfish path, or empty to remove the setting (fence_redfish then discovers the system). */
+const redfishPathParam = z.string().refine((s) => s === '' || isRedfishPath(s), 'expected a path such as /redfish/v1/Systems/1 (no spaces, no . or .. segments), or empty');
+
+/** The agent options behind SslInsecure, SystemsUri and RedfishUri: a value sets one, null removes it. */
+export function agentOptionsOf(p: ConfigureHostParams): Record<string, string | null> | undefined {
+  const o: Record<string, string | null> = {};
+  // fencing.py reads ssl_insecure=0 as on, so off means no option at all.
+  if (p.SslInsecure !== undefined) o.ssl_insecure = p.SslInsecure ? '1' : null;
+  if (p.SystemsUri !== undefined) o.systems_uri = p.SystemsUri || null;
+  if (p.RedfishUri !== undefined) o.redfish_uri = p.RedfishUri || null;
+  return Object.keys(o).length > 0 ? o : undefined;
+}
 
 const hostSchemaParams = z.strictObject({
   Host: hostSchema,
@@ -32,6 +47,9 @@ const hostSchemaParams = z.strictObject({
   Username: oneLine.optional(),
   Password: z.string().max(255, 'must be at most 255 characters').regex(/^[^\r\n\0]*$/, 'must be one line').optional(),
   TimeoutMs: intParam(1000, 600_000).optional(),
+  SslInsecure: boolParam.optional(),
+  SystemsUri: redfishPathParam.optional(),
+  RedfishUri: redfishPathParam.optional(),
 });
 
 export type ConfigureHostParams = Readonly<z.infer<typeof hostSchemaParams>>;
@@ -51,7 +69,7 @@ async function runConfigureHost(p: ConfigureHostParams, ctx: ActionContext): Pro
   }
   const view = await ha.configureHost({
     host: p.Host, partition: p.Partition ?? partition, by: operatorOf(ctx),
-    bmc: { agent: p.Agent, address: p.Address, port: p.Port, username: p.Username, password: p.Password, timeoutMs: p.TimeoutMs },
+    bmc: { agent: p.Agent, address: p.Address, port: p.Port, username: p.Username, password: p.Password, timeoutMs: p.TimeoutMs, options: agentOptionsOf(p) },
   });
   ctx.logger.info({ host: p.Host, partition, bmc: view.bmc }, 'host HA configured');
   return { host: hostHaItem(view) };

@@ -13,7 +13,10 @@ export function haEventItem(e: HaLogEvent): XmlObject {
 
 function bmcItem(b: PublicBmcView | null): XmlObject | undefined {
   if (!b) return undefined;
-  return { agent: b.agent, address: b.options.ip, port: b.options.ipport, username: b.options.username, timeoutMs: b.timeoutMs, passwordSet: b.passwordSet };
+  return {
+    agent: b.agent, address: b.options.ip, port: b.options.ipport, username: b.options.username, timeoutMs: b.timeoutMs, passwordSet: b.passwordSet,
+    sslInsecure: b.options.ssl_insecure === '1', systemsUri: b.options.systems_uri, redfishUri: b.options.redfish_uri,
+  };
 }
 
 export function hostHaItem(v: HostHaView): XmlObject {

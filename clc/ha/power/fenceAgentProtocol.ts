@@ -28,11 +28,37 @@ const oneLine = z.string().regex(/^[^\r\n\0]*$/, 'must be one line');
 /** Secrets go through `password` only; these would carry or print one. */
 const RESERVED = new Set(['action', 'password', 'passwd', 'password_script', 'passwd_script', 'verbose', 'verbose_level', 'debug', 'debug_file']);
 
+/** A Redfish resource path (fence_redfish appends it to https://ip:port as is): no spaces, no `.`/`..` segments. */
+export function isRedfishPath(v: string): boolean {
+  return v.length <= 255 && /^\/(?:[A-Za-z0-9._~@:+-]+\/?)*$/.test(v) && !/(?:^|\/)\.{1,2}(?:\/|$)/.test(v);
+}
+
+/**
+ * Values the agents' options must have where fencing.py would misread others. Its stdin parser
+ * keeps a flag option whatever its value and its checks test presence, so `ssl_insecure=0` still
+ * turns certificate checks off: a flag is `1` or absent.
+ */
+const OPTION_RULES: Readonly<Record<string, { readonly ok: (v: string) => boolean; readonly message: string }>> = {
+  ipport: { ok: (v) => /^[0-9]{1,5}$/.test(v) && Number(v) >= 1 && Number(v) <= 65535, message: 'must be a port, 1-65535' },
+  ssl_insecure: { ok: (v) => v === '1', message: 'must be 1 or absent (the agent reads any value, even 0, as on)' },
+  ssl_secure: { ok: (v) => v === '1', message: 'must be 1 or absent (the agent reads any value, even 0, as on)' },
+  redfish_uri: { ok: isRedfishPath, message: 'must be a path such as /redfish/v1 (no spaces, no ..)' },
+  systems_uri: { ok: isRedfishPath, message: 'must be a path such as /redfish/v1/Systems/1 (no spaces, no ..)' },
+};
+
+const optionsSchema = z.record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'option names are lower-case words'), oneLine)
+  .refine((o) => !Object.keys(o).some((k) => RESERVED.has(k)), `options may not set ${[...RESERVED].join(', ')}`)
+  .superRefine((o, ctx) => {
+    for (const [k, v] of Object.entries(o)) {
+      const rule = OPTION_RULES[k];
+      if (rule && !rule.ok(v)) ctx.addIssue({ code: 'custom', path: [k], message: rule.message });
+    }
+  });
+
 const configSchema = z.strictObject({
   agent: z.string().regex(/^fence_[a-z0-9_]{1,40}$/, 'must be a fence_* agent name'),
   target: oneLine.min(1),
-  options: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'option names are lower-case words'), oneLine)
-    .refine((o) => !Object.keys(o).some((k) => RESERVED.has(k)), `options may not set ${[...RESERVED].join(', ')}`),
+  options: optionsSchema,
   password: oneLine,
   timeoutMs: z.number().int().min(1000).max(600_000),
 });

@@ -1,8 +1,9 @@
 /** The fence-agent protocol (clc/ha/power/fenceAgentProtocol.ts): settings, stdin lines, exit meanings. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PowerErrors } from '../../../../clc/ha/power/errors.js';
 import {
-  agentEnv, agentStdin, compileFenceAgentConfig, interpretExit, lastLine, redact, type AgentAction,
+  agentEnv, agentStdin, compileFenceAgentConfig, interpretExit, isRedfishPath, lastLine, redact, type AgentAction,
 } from '../../../../clc/ha/power/fenceAgentProtocol.js';
 import { isFerryError } from '../../../../shared/errors/registry.js';
 
@@ -10,6 +11,12 @@ const good = {
   agent: 'fence_ipmilan', target: 'node-1',
   options: { ip: '127.0.30.1', ipport: '16230', username: 'ferry', lanplus: '0', cipher: '17' },
   password: 's3cret', timeoutMs: 5000,
+};
+
+const redfish = {
+  agent: 'fence_redfish', target: 'node-2',
+  options: { ip: '127.0.35.1', ipport: '16350', username: 'ferry', ssl_insecure: '1', systems_uri: '/redfish/v1/Systems/System.Embedded.1' },
+  password: 's3cret', timeoutMs: 15_000,
 };
 
 const parseLines = (stdin: string) => new Map(stdin.trimEnd().split('\n').map((l) => l.split('=', 2) as [string, string]));
@@ -31,6 +38,14 @@ describe('compileFenceAgentConfig', () => {
     ['verbose output (prints the ipmitool command with its password)', { ...good, options: { verbose: '1' } }],
     ['an option name with capitals', { ...good, options: { IP: 'x' } }],
     ['a timeout under a second', { ...good, timeoutMs: 10 }],
+    ['a port that is not a number', { ...good, options: { ipport: '62x0' } }],
+    ['a port out of range', { ...good, options: { ipport: '70000' } }],
+    ['ssl_insecure=0 (fencing.py reads any value as on)', { ...redfish, options: { ...redfish.options, ssl_insecure: '0' } }],
+    ['ssl_secure with a value other than 1', { ...redfish, options: { ...redfish.options, ssl_secure: 'yes' } }],
+    ['a relative systems_uri', { ...redfish, options: { ...redfish.options, systems_uri: 'redfish/v1/Systems/1' } }],
+    ['a systems_uri with a space', { ...redfish, options: { ...redfish.options, systems_uri: '/redfish/v1/Systems/1 x' } }],
+    ['a systems_uri climbing with ..', { ...redfish, options: { ...redfish.options, systems_uri: '/redfish/v1/../../etc' } }],
+    ['a redfish_uri that is a URL', { ...redfish, options: { ...redfish.options, redfish_uri: 'https://evil/redfish/v1' } }],
   ];
   it.each(bad)('refuses %s with a coded error', (_name, raw) => {
     try {
@@ -40,6 +55,25 @@ describe('compileFenceAgentConfig', () => {
       expect(isFerryError(e) && e.code).toBe('InvalidFenceConfig');
       expect(String((e as Error).message)).not.toContain('s3cret');
     }
+  });
+});
+
+describe('Redfish settings', () => {
+  it('accepts what fence_redfish needs and sends it as is', () => {
+    const lines = parseLines(agentStdin(compileFenceAgentConfig(redfish), 'off'));
+    expect([lines.get('ssl_insecure'), lines.get('systems_uri'), lines.get('ipport')]).toEqual(['1', '/redfish/v1/Systems/System.Embedded.1', '16350']);
+  });
+
+  it.each(['/', '/redfish/v1', '/redfish/v1/', '/redfish/v1/Systems/System.Embedded.1', '/redfish/v1/Systems/437XR1138R2'])('%s is a Redfish path', (p) => {
+    expect(isRedfishPath(p)).toBe(true);
+  });
+
+  it('a Redfish path is absolute, without blanks, empty or dot segments', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 40 }), (v) => {
+      if (!isRedfishPath(v)) return;
+      expect(v.startsWith('/')).toBe(true);
+      expect(v).not.toMatch(/\s|\/\/|(?:^|\/)\.\.?(?:\/|$)/);
+    }));
   });
 });
 
