@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The power-fencing lab (issue 6; facts in docs/OPERATIONS.md "Fencing lab"): installs the ClusterLabs
 # fence agents and OpenIPMI's BMC simulator, and starts or stops one ipmi_sim BMC per simulated host
-# whose power-off kills the host's process group and power-on starts it again.
+# whose power-off kills the host's process group and power-on starts it again. The Redfish lab BMC is
+# Ferry's own (node dist/scripts/redfish-bmc/main.js, docs/OPERATIONS.md "Redfish lab").
 #
 #   fencing-lab.sh install
 #   FENCING_LAB_PASSWORD=... fencing-lab.sh start-bmc DIR ADDR PORT USER [HOST_COMMAND...]
@@ -17,12 +18,16 @@ die() { echo "fencing-lab: $*" >&2; exit 1; }
 
 install_packages() {
   # command -> package; ss and ps are used by the BMC scripts and missing from slim images.
+  # fence_redfish (the Redfish lab, scripts/redfish-bmc/) needs python3-requests, a dependency of
+  # fence-agents that is checked anyway in case it was removed.
   local missing=() pair
-  for pair in ipmi_sim:openipmi ipmitool:ipmitool fence_ipmilan:fence-agents ss:iproute2 ps:procps; do
+  for pair in ipmi_sim:openipmi ipmitool:ipmitool fence_ipmilan:fence-agents fence_redfish:fence-agents ss:iproute2 ps:procps; do
     command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
   done
+  python3 -c 'import requests' 2>/dev/null || missing+=(python3-requests)
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk 'NF && !seen[$0]++')
   if [ ${#missing[@]} -eq 0 ]; then
-    echo "== fencing lab: openipmi, ipmitool and fence-agents already installed"
+    echo "== fencing lab: openipmi, ipmitool, fence-agents and python3-requests already installed"
     return
   fi
   [ "$(id -u)" = 0 ] || die "installing ${missing[*]} needs root"

@@ -4,13 +4,15 @@
  * system power is a process group (the simulated host) that ForceOff kills and On starts again.
  * CI installs fence-agents (scripts/test.sh); a machine without them fails here rather than skipping.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fenceConfigFor, type BmcEntry } from '../../clc/ha/power/bmcStore.js';
 import { FenceAgentDriver } from '../../clc/ha/power/fenceAgentDriver.js';
 import { isFerryError } from '../../shared/errors/registry.js';
 import { groupAlive, installFencingLab } from '../helpers/fencingLab.js';
+import type { BmcFault } from '../../scripts/redfish-bmc/redfishModel.js';
 import { startRedfishBmc, type RedfishLabBmc } from '../helpers/redfishLab.js';
+import { builtEntry } from '../helpers/spawnDaemon.js';
 
 const USER = 'ferry';
 const PASSWORD = 'lab-pw-35';
@@ -126,52 +128,42 @@ describe('fence_redfish against the lab Redfish BMC', () => {
     expect(await hostAlive(a)).toBe(true);
   });
 
-  it('a BMC that refuses every credential fails with the agent\'s reason', async () => {
-    await a.setFault('wrong-credentials');
+  const faults: [BmcFault, string, DriverOverrides, 'status' | 'off', string, string][] = [
+    ['wrong-credentials', 'refuses every credential: the agent\'s reason', { options: { systems_uri: '/redfish/v1/Systems/1' } }, 'off', 'FenceAgentFailed', 'Unable to get PowerState'],
+    ['stuck', 'acknowledges but never powers off: the agent gives up at its power_timeout', { options: { power_timeout: '2' } }, 'off', 'FenceAgentFailed', 'Timed out waiting to power OFF'],
+    // fence_redfish's requests have no timeout of their own: only the driver's deadline ends them.
+    ['hang', 'never answers: killed at the driver\'s deadline', { timeoutMs: 2000 }, 'off', 'FenceAgentTimedOut', 'within 2000 ms'],
+    ['closed', 'refuses connections', {}, 'status', 'FenceAgentFailed', 'Connection refused'],
+  ];
+  it.each(faults)('a BMC with fault %s (%s) is a coded failure; the host lives and the BMC recovers', async (fault, _what, overrides, action, code, text) => {
+    await a.setFault(fault);
     try {
-      const r = await failure(driverFor(a, { options: { systems_uri: '/redfish/v1/Systems/1' } }).off());
-      expect(r.code).toBe('FenceAgentFailed');
-      expect(r.message).toContain('Unable to get PowerState');
+      const r = await failure(driverFor(a, overrides)[action]());
+      expect(r.code).toBe(code);
+      expect(r.message).toContain(text);
       expect(r.message).not.toContain(PASSWORD);
-    } finally {
-      await a.setFault('none');
-    }
-    expect(await hostAlive(a)).toBe(true);
-  });
-
-  it('a BMC that acknowledges but never powers off: the agent gives up at its power_timeout', async () => {
-    await a.setFault('stuck');
-    try {
-      const r = await failure(driverFor(a, { options: { power_timeout: '2' } }).off());
-      expect(r.code).toBe('FenceAgentFailed');
-      expect(r.message).toContain('Timed out waiting to power OFF');
-      expect(await hostAlive(a)).toBe(true);
-    } finally {
-      await a.setFault('none');
-    }
-  });
-
-  it('a BMC that never answers is killed at the driver\'s deadline (fence_redfish has no timeout of its own)', async () => {
-    await a.setFault('hang');
-    try {
-      const r = await failure(driverFor(a, { timeoutMs: 2000 }).off());
-      expect(r.code).toBe('FenceAgentTimedOut');
       expect(await hostAlive(a)).toBe(true);
     } finally {
       await a.setFault('none');
     }
     expect(await driverFor(a).status()).toBe('on');
   });
+});
 
-  it('a closed BMC (connection refused) is a coded failure', async () => {
-    await a.setFault('closed');
-    try {
-      const r = await failure(driverFor(a).status());
-      expect(r.code).toBe('FenceAgentFailed');
-      expect(r.message).toContain('Connection refused');
-    } finally {
-      await a.setFault('none');
-    }
-    expect(await driverFor(a).status()).toBe('on');
+describe('redfish-bmc command line', () => {
+  const good = ['--address', '127.0.35.9', '--port', '16359', '--user', USER];
+  it.each([
+    ['a wildcard (non-loopback) address', ['--address', '0.0.0.0', '--port', '16359', '--user', USER], PASSWORD, /not a loopback address/],
+    ['a bad port', ['--address', '127.0.35.9', '--port', '99999', '--user', USER], PASSWORD, /bad port/],
+    ['an unknown fault', [...good, '--fault', 'flaky'], PASSWORD, /--fault must be one of/],
+    ['no password in the environment', good, '', /FENCING_LAB_PASSWORD/],
+    ['a missing option', ['--address', '127.0.35.9'], PASSWORD, /required option/],
+  ] as [string, string[], string, RegExp][])('refuses %s with exit 2 and starts nothing', (_name, args, password, message) => {
+    const r = spawnSync(process.execPath, [builtEntry('scripts/redfish-bmc/main.ts'), ...args, '--', 'sleep', '60'], {
+      env: { ...process.env, FENCING_LAB_PASSWORD: password }, encoding: 'utf8', timeout: 20_000,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
   });
 });
