@@ -119,10 +119,15 @@ export class RedfishBmc {
       return;
     }
     const { host } = this.opts;
-    const reply = handleRedfish({
-      method: req.method ?? 'GET', url: req.url ?? '/', authorization: req.headers.authorization, contentType: req.headers['content-type'], body,
-    }, { power: await host.power(), fault: this.faultMode, user: this.opts.user, password: this.opts.password });
-    if (reply.effect !== undefined) await host.apply(reply.effect);
-    send(res, reply);
+    try {
+      const reply = handleRedfish({
+        method: req.method ?? 'GET', url: req.url ?? '/', authorization: req.headers.authorization, contentType: req.headers['content-type'], body,
+      }, { power: await host.power(), fault: this.faultMode, user: this.opts.user, password: this.opts.password });
+      if (reply.effect !== undefined) await host.apply(reply.effect);
+      send(res, reply);
+    } catch (e) {
+      // /proc unreadable or the like: the BMC says so instead of leaving the agent waiting.
+      send(res, { status: 500, headers: {}, body: { error: { code: 'Base.1.8.InternalError', message: e instanceof Error ? e.message : String(e) } } });
+    }
   }
 }
