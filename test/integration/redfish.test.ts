@@ -148,6 +148,14 @@ describe('fence_redfish against the lab Redfish BMC', () => {
     }
     expect(await driverFor(a).status()).toBe('on');
   });
+
+  it('a fault chosen at start holds from the first request: a BMC started closed refuses, then opens', async () => {
+    const c = await startRedfishBmc({ addr: '127.0.35.3', port: 16352, user: USER, password: PASSWORD, hostCommand: HOST, fault: 'closed' });
+    bmcs.push(c);
+    expect(await failure(driverFor(c).status())).toMatchObject({ code: 'FenceAgentFailed', message: expect.stringContaining('Connection refused') });
+    expect(await c.setFault('none')).toMatchObject({ power: 'On', fault: 'none' });
+    expect(await driverFor(c).status()).toBe('on');
+  });
 });
 
 describe('redfish-bmc command line', () => {
