@@ -201,7 +201,10 @@ export class HaControl {
     this.requirePartition(partition);
     await this.opts.store.update((ha) => {
       partitionConfig(ha, partition).enabled = enabled;
-      this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}`);
+      // A fence in flight cannot be un-issued: those hosts switch off once FENCED (hostHaMachine.ts onHaDisabled).
+      const fencing = enabled ? [] : Object.values(ha.hosts).filter((r) => r.partition === partition && r.state === 'FENCING').map((r) => r.host);
+      const waits = fencing.length > 0 ? `; ${fencing.join(', ')} being fenced: HA switches off for them once the fence finishes` : '';
+      this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}${waits}`);
     });
     const hosts = Object.values(this.read().hosts).filter((r) => r.partition === partition).map((r) => r.host);
     for (const host of hosts) await this.follow(host);
@@ -212,6 +215,8 @@ export class HaControl {
   /** EnableHAForHost / DisableHAForHost. */
   async setHostEnabled(host: string, enabled: boolean, by: string): Promise<HostHaView> {
     this.requireHost(host);
+    const state = this.read().hosts[host]?.state;
+    if (!enabled && state === 'FENCING') throw ClcErrors.make('HostFenceInProgress', { host, state });
     await this.opts.store.update((ha) => {
       ha.hostDisabled = ha.hostDisabled.filter((h) => h !== host);
       if (!enabled) ha.hostDisabled.push(host);

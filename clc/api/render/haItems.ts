@@ -36,6 +36,10 @@ export function hostHaItem(v: HostHaView): XmlObject {
     recoveryAttempts: r.recoveryAttempts,
     fenceAttempts: r.fenceAttempts,
     fencedBy: r.fencedBy ?? undefined,
+    owedRepair: r.owed ? {
+      kind: r.owed.kind, since: iso(r.owed.since), attempts: r.owed.attempts, nextAttemptAt: iso(r.owed.nextAttemptAt),
+      inFlight: r.owed.inFlight !== null, lastOutcome: r.owed.lastOutcome ?? undefined,
+    } : undefined,
     suspension: v.suspension ? { scope: v.suspension.key, until: iso(v.suspension.until), reason: v.suspension.reason, by: v.suspension.by } : undefined,
     bmc: bmcItem(v.bmc),
     dryRun: v.dryRun ? { next: v.dryRun.next, at: iso(v.dryRun.at), waitsForOperator: v.dryRun.waitsForOperator } : undefined,
