@@ -142,6 +142,9 @@ export const RESPONSES = {
   HostHA: z.object({ host: hostHaSchema }),
   HostHASet: z.object({ hostSet: itemsOf(hostHaSchema) }),
   HAConfigurations: haConfigSchema,
+  InstanceAutoRepair: z.object({
+    instanceId: z.string(), partition: z.string(), autoRepair: z.string(), clusterAutoRepair: z.string(), effectiveAutoRepair: z.string(),
+  }),
   HAEvents: z.object({ eventSet: itemsOf(haEventSchema) }),
   Suspension: z.object({ scope: z.string(), until: text, reason: z.string(), by: z.string() }),
   Resumed: z.object({ scope: z.string(), wasSuspended: z.string() }),

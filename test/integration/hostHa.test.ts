@@ -231,6 +231,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     const now = await instances();
     const host = up.find((h) => now.some((i) => i.host === h && i.state === 'running')) ?? up[0] ?? '';
     const mine = now.filter((i) => i.host === host && i.state === 'running').map((i) => i.id);
+    expect(mine.length).toBeGreaterThan(0);
     await waitFor('its VMs write', async () => writing(host, now.find((i) => i.host === host && i.state === 'running')?.id ?? ''), 10_000);
     const bmc = bmcs.get(host) as LabBmc;
     const pg = await bmc.hostPgid();

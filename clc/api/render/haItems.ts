@@ -64,5 +64,6 @@ export function configurationsXml(c: ConfigurationsView): XmlObject {
     partitionSet: c.partitions.map(partitionItem),
     hostSet: c.hosts.map((h) => ({ host: h.host, partition: h.partition, hostDisabled: h.hostDisabled, bmc: bmcItem(h.bmc) })),
     suspensionSet: c.suspended.map((s) => ({ scope: s.key, until: iso(s.until), reason: s.reason, by: s.by })),
+    instanceSet: c.instances.map((i) => ({ instanceId: i.instanceId, autoRepair: i.autoRepair })),
   };
 }
