@@ -186,9 +186,14 @@ export const hostHaRecordSchema = z.strictObject({
   blocked: z.strictObject({ target: z.enum(['RECOVERING', 'FENCING']), reason: z.string(), since: z.number() }).nullable(),
   fencedBy: z.enum(['agent', 'operator']).nullable(),
   reason: z.string(),
-  // Absent in stores written before owed repairs: nothing owed.
   owed: z.strictObject({
     kind: z.enum(['drain', 'evacuate']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
     inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(),
-  }).nullable().default(null),
-});
+  }).nullable().optional(),
+}).transform((r): HostHaRecord => ({
+  ...r,
+  // Absent in stores written before owed repairs: a FENCED host then re-ran its restart at every start, so it owes one.
+  owed: r.owed !== undefined ? r.owed : r.state === 'FENCED'
+    ? { kind: 'evacuate', since: r.since, attempts: 0, nextAttemptAt: r.since, inFlight: null, lastOutcome: null }
+    : null,
+}));
