@@ -102,9 +102,25 @@ describe('euca-configure-ha-instance', () => {
     const bad = await cli('configureHaInstance', [id, '--auto-repair', 'reboot']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/reboot/);
+    await cli('configureHaInstance', [id, '--auto-repair', 'off']);
+    expect(lines((await cli('describeHaConfig', [])).stdout)).toContain(`AUTOREPAIR\t${id}\toff`);
     const unknown = await cli('configureHaInstance', ['i-0000beef', '--auto-repair', 'off']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^InvalidInstanceID\.NotFound: /);
+  });
+});
+
+describe('euca-describe-host-ha', () => {
+  it('prints an OWED row for a drain HA still owes the host', async () => {
+    await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1']);
+    // The record as the runner leaves it after a failed attempt (the CLI's rendering is under test here).
+    await h.store.update((d) => {
+      const rec = d.ha.hosts[N1];
+      if (rec) d.ha.hosts[N1] = { ...rec, owed: { kind: 'drain', since: 0, attempts: 2, nextAttemptAt: Date.UTC(2013, 5, 1, 12, 0, 20), inFlight: null, lastOutcome: 'the NC does not answer' } };
+    });
+    const r = await cli('describeHostHa', [N1]);
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)).toContain(`OWED\t${N1}\tdrain\t2\t2013-06-01T12:00:20.000Z\tthe NC does not answer`);
   });
 });
 
