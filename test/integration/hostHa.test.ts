@@ -237,6 +237,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     const pg = await bmc.hostPgid();
     const ncPid = Number(readFileSync(join(bmc.dir, 'nc.pid'), 'utf8'));
     const seen = transitions(host).length;
+    const said = messages(host).length;
     process.kill(ncPid, 'SIGKILL');
     await waitFor('DEGRADED', () => haHost(host)?.state === 'DEGRADED', 40_000);
     expect(transitions(host).slice(seen)).not.toContain('FENCING');
@@ -269,6 +270,8 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     }
     const path = transitions(host).slice(seen);
     for (const s of ['RECOVERING', 'FENCING', 'FENCED']) expect(path).not.toContain(s);
+    // Moved by live migration, never restarted: HA never spoke of a power action or a restart for it.
+    expect(messages(host).slice(said).filter((m) => /restart|power cycle|fenced/.test(m))).toEqual([]);
     expect(pg !== null && (await groupAlive(pg))).toBe(true);
     // Out of service until an operator returns it; HA leaves a host in maintenance alone.
     await waitFor('INELIGIBLE (in maintenance)', () => haHost(host)?.state === 'INELIGIBLE', 20_000);
