@@ -6,8 +6,8 @@
  * nothing: the host moved on meanwhile. The transition table is docs/ARCHITECTURE.md "Host HA".
  *
  * Safety rules kept here:
- *  - fence before evacuate: `evacuate` is emitted only on entering FENCED, which needs a successful
- *    fence result or an operator's ConfirmHostFenced;
+ *  - fence before evacuate: `evacuate` is emitted only while FENCED (owed from entering it), which
+ *    needs a successful fence result or an operator's ConfirmHostFenced;
  *  - entering FENCING emits `disableHost` (the DisableService path) before `fence`;
  *  - a DEGRADED host (activity, no control) is owed a drain (owedRepair.ts), retried until it is
  *    disabled and empty even once its NC answers again; it is never fenced by the machine;
