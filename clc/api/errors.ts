@@ -46,6 +46,8 @@ export const ClcErrors = defineErrors({
   // Host HA (issue 6).
   /** An operator's HA command the host's HA state does not allow (ConfirmHostFenced of a host not being fenced, FenceHost of a fenced one). */
   IncorrectHostHAState: conflict('Host {host} is {state}: {detail}', false),
+  /** DisableHAForHost of a host being fenced: its power-off cannot be un-issued; possible once FENCED. */
+  HostFenceInProgress: conflict('Host {host} is {state}: a power-off in flight cannot be un-issued, so HA stays on for it; wait for FENCED (or ConfirmHostFenced if its BMC is dead), then DisableHAForHost', true),
   // Capacity and availability: temporary, so a retry can help.
   InsufficientInstanceCapacity: server(503, 'There is not enough capacity for {minCount} {vmType} instance(s) in {scope}: {detail}'),
   /** partial=false and not every instance fits (or partial and none does); nothing was reserved. */

@@ -4,9 +4,11 @@
  *   BLOCKED    host target since reason
  *   SUSPENDED  host scope until|until-lifted reason
  *   BMC        host agent address port username password-set|no-password ssl-insecure|- systems-uri|-
+ *   OWED       host drain|evacuate attempts in-flight|next-at last-outcome|-
  *   DRYRUN     host at|- waits-for-operator|- next
  *   EVENT      timestamp host level from->to|kind message
  *   HACONFIG   partition|global enabled|disabled maxUnhealthy autoRepair overrides
+ *   AUTOREPAIR instance level (instances with a level of their own)
  */
 import type { HaConfigReading, HaEventReading, HostHaReading } from './responses.js';
 
@@ -25,6 +27,8 @@ export function hostHaLines(h: HostHaReading): string[] {
     out.push(row('BMC', h.host, h.bmc.agent, h.bmc.address, h.bmc.port, h.bmc.username, h.bmc.passwordSet === 'true' ? 'password-set' : 'no-password',
       h.bmc.sslInsecure === 'true' ? 'ssl-insecure' : '-', h.bmc.systemsUri || '-'));
   }
+  const o = h.owedRepair;
+  if (o) out.push(row('OWED', h.host, o.kind, o.attempts, o.inFlight === 'true' ? 'in-flight' : o.nextAttemptAt, o.lastOutcome || '-'));
   if (h.dryRun) out.push(row('DRYRUN', h.host, h.dryRun.at || '-', h.dryRun.waitsForOperator === 'true' ? 'waits-for-operator' : '-', h.dryRun.next));
   out.push(...h.eventSet.map(haEventLine));
   return out;
@@ -39,5 +43,6 @@ export function haConfigLines(c: HaConfigReading): string[] {
     ...c.hostSet.map((h) => row('HOSTCONFIG', h.host, h.partition, h.hostDisabled === 'true' ? 'ha-disabled' : 'ha-enabled',
       h.bmc ? `${h.bmc.agent} ${h.bmc.address}:${h.bmc.port || '-'} ${h.bmc.passwordSet === 'true' ? 'password-set' : 'no-password'}` : 'no-bmc')),
     ...c.suspensionSet.map((s) => row('SUSPENDED', s.scope, s.until || 'until-lifted', s.by, s.reason)),
+    ...c.instanceSet.map((i) => row('AUTOREPAIR', i.instanceId, i.autoRepair)),
   ];
 }

@@ -127,6 +127,7 @@ const hostHaSchema = z.object({
   suspension: z.object({ scope: z.string(), until: text, reason: text, by: text }).optional(),
   bmc: bmcSchema.optional(),
   dryRun: z.object({ next: z.string(), at: text, waitsForOperator: z.string() }).optional(),
+  owedRepair: z.object({ kind: z.string(), since: z.string(), attempts: num, nextAttemptAt: z.string(), inFlight: z.string(), lastOutcome: text }).optional(),
   eventSet: itemsOf(haEventSchema),
 });
 export type HostHaReading = z.infer<typeof hostHaSchema>;
@@ -137,6 +138,7 @@ const haConfigSchema = z.object({
   partitionSet: itemsOf(z.object({ partition: z.string(), enabled: z.string(), maxUnhealthy: z.string(), autoRepair: z.string(), overrideSet: settingItems, settingSet: settingItems })),
   hostSet: itemsOf(z.object({ host: z.string(), partition: z.string(), hostDisabled: z.string(), bmc: bmcSchema.optional() })),
   suspensionSet: itemsOf(z.object({ scope: z.string(), until: text, reason: text, by: text })),
+  instanceSet: itemsOf(z.object({ instanceId: z.string(), autoRepair: z.string() })),
 });
 export type HaConfigReading = z.infer<typeof haConfigSchema>;
 
@@ -144,6 +146,9 @@ export const RESPONSES = {
   HostHA: z.object({ host: hostHaSchema }),
   HostHASet: z.object({ hostSet: itemsOf(hostHaSchema) }),
   HAConfigurations: haConfigSchema,
+  InstanceAutoRepair: z.object({
+    instanceId: z.string(), partition: z.string(), autoRepair: z.string(), clusterAutoRepair: z.string(), effectiveAutoRepair: z.string(),
+  }),
   HAEvents: z.object({ eventSet: itemsOf(haEventSchema) }),
   Suspension: z.object({ scope: z.string(), until: text, reason: z.string(), by: z.string() }),
   Resumed: z.object({ scope: z.string(), wasSuspended: z.string() }),

@@ -19,7 +19,7 @@ import { appendHaEvents, type HaLogEvent, type HaPartitionConfig, type HaSection
 import { IllegalHaEventError } from './hostHaMachine.js';
 import type { HaEvent, HostHaRecord } from './hostHaState.js';
 import { fenceConfigFor, publicBmcView, setBmc, type BmcEntry, type BmcState, type PublicBmcView } from './power/bmcStore.js';
-import type { AutoRepair } from './repairPolicy.js';
+import { effectiveRepair, type AutoRepair } from './repairPolicy.js';
 import { compileHaSettings, type HaSettings, type HaSettingsOverride } from './settings.js';
 import { activeSuspension, type Suspension } from './suspension.js';
 
@@ -85,11 +85,22 @@ export interface PartitionConfigView {
   readonly effective: HaSettings;
 }
 
+/** An instance's auto-repair: its own level (null: inherits), its cluster's, and the one that applies. */
+export interface InstanceRepairView {
+  readonly instanceId: string;
+  readonly partition: string;
+  readonly autoRepair: AutoRepair | null;
+  readonly clusterAutoRepair: AutoRepair | null;
+  readonly effective: AutoRepair;
+}
+
 export interface ConfigurationsView {
   readonly global: { readonly maxUnhealthy: string | null; readonly overrides: HaSettingsOverride; readonly effective: HaSettings };
   readonly partitions: readonly PartitionConfigView[];
   readonly hosts: readonly { readonly host: string; readonly partition: string; readonly hostDisabled: boolean; readonly bmc: PublicBmcView | null }[];
   readonly suspended: readonly { readonly key: string; readonly until: number | null; readonly reason: string; readonly by: string }[];
+  /** Instances with a level of their own (ConfigureHAForInstance). */
+  readonly instances: readonly { readonly instanceId: string; readonly autoRepair: AutoRepair }[];
 }
 
 export interface EventQuery {
@@ -207,7 +218,10 @@ export class HaControl {
     this.requirePartition(partition);
     await this.opts.store.update((ha) => {
       partitionConfig(ha, partition).enabled = enabled;
-      this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}`);
+      // A fence in flight cannot be un-issued: those hosts switch off once FENCED (hostHaMachine.ts onHaDisabled).
+      const fencing = enabled ? [] : Object.values(ha.hosts).filter((r) => r.partition === partition && r.state === 'FENCING').map((r) => r.host);
+      const waits = fencing.length > 0 ? `; ${fencing.join(', ')} being fenced: HA switches off for them once the fence finishes` : '';
+      this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}${waits}`);
     });
     const hosts = Object.values(this.read().hosts).filter((r) => r.partition === partition).map((r) => r.host);
     for (const host of hosts) await this.follow(host);
@@ -218,6 +232,8 @@ export class HaControl {
   /** EnableHAForHost / DisableHAForHost. */
   async setHostEnabled(host: string, enabled: boolean, by: string): Promise<HostHaView> {
     this.requireHost(host);
+    const state = this.read().hosts[host]?.state;
+    if (!enabled && state === 'FENCING') throw ClcErrors.make('HostFenceInProgress', { host, state });
     await this.opts.store.update((ha) => {
       ha.hostDisabled = ha.hostDisabled.filter((h) => h !== host);
       if (!enabled) ha.hostDisabled.push(host);
@@ -316,7 +332,24 @@ export class HaControl {
         return { host: r.host, partition: r.partition, hostDisabled: ha.hostDisabled.includes(r.host), bmc: b ? publicBmcView(b) : null };
       }),
       suspended: Object.entries(ha.suspended).map(([key, s]) => ({ key, ...s })),
+      instances: Object.entries(ha.instanceAutoRepair).sort(([a], [b]) => a.localeCompare(b)).map(([instanceId, autoRepair]) => ({ instanceId, autoRepair })),
     };
+  }
+
+  /**
+   * ConfigureHAForInstance: the instance's own auto-repair level, or `inherit` to drop it; the least
+   * destructive of it and its cluster's applies (repairPolicy.ts). The caller checked the instance exists.
+   */
+  async configureInstance(input: { instanceId: string; partition: string; autoRepair: AutoRepair | 'inherit'; by: string }): Promise<InstanceRepairView> {
+    const { instanceId, autoRepair } = input;
+    await this.opts.store.update((ha) => {
+      if (autoRepair === 'inherit') delete ha.instanceAutoRepair[instanceId];
+      else ha.instanceAutoRepair[instanceId] = autoRepair;
+      this.log(ha, `instance:${instanceId}`, `auto-repair of ${instanceId} set to ${autoRepair} by ${input.by}`);
+    });
+    const own = this.read().instanceAutoRepair[instanceId] ?? null;
+    const cluster = this.read().partitions[input.partition]?.autoRepair ?? null;
+    return { instanceId, partition: input.partition, autoRepair: own, clusterAutoRepair: cluster, effective: effectiveRepair(own ?? undefined, cluster ?? undefined) };
   }
 
   /** DescribeHostHA: every host HA knows (or those named, or one partition's), with a dry run if asked. */

@@ -25,6 +25,17 @@ export function forecast(rec: HostHaRecord, ctx: HaContext, now: number): HaFore
   }
   const op = rec.operation;
   if (op) return at(`wait for the ${op.kind} in flight (token ${op.token}); a late answer counts as failed`, op.deadline);
+  const owed = rec.owed;
+  // An owed drain or restart elsewhere (owedRepair.ts) goes on whatever the health says; a restart only while FENCED.
+  if (owed && (owed.kind === 'drain' || rec.state === 'FENCED')) {
+    const what = owed.kind === 'drain' ? 'drain (DisableService, then MigrateInstances)' : 'restart of its instances elsewhere';
+    if (owed.inFlight !== null) return at(`wait for ${what} attempt ${owed.attempts} in flight`, null);
+    if (owed.kind === 'drain' && owed.attempts >= s.drainMaxAttempts) {
+      return at(`nothing: the owed drain gave up after ${owed.attempts} attempts; drain it (MigrateInstances), fence it, or EnableService it`, null, true);
+    }
+    const last = owed.lastOutcome === null ? '' : ` (last: ${owed.lastOutcome})`;
+    return at(`${what}, attempt ${owed.attempts + 1}${last}`, Math.max(now, owed.nextAttemptAt));
+  }
   switch (rec.state) {
     case 'DISABLED':
       return at('nothing: HA is disabled for this host or its partition', null, true);
@@ -39,7 +50,7 @@ export function forecast(rec: HostHaRecord, ctx: HaContext, now: number): HaFore
     case 'CHECKING':
       return at('collect the activity result', now);
     case 'DEGRADED':
-      return at('re-check activity (a drain was asked when the host became DEGRADED)', rec.since + s.degradedMaxPeriodMs);
+      return at('re-check activity (the drain owed since it became DEGRADED is done)', rec.since + s.degradedMaxPeriodMs);
     case 'RECOVERING':
       return at(rec.recoveryAttempts >= s.recoverFailureThreshold ? 'fence if the power cycle fails' : 'power-cycle again if it fails', null);
     case 'RECOVERED':

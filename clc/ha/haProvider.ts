@@ -23,11 +23,17 @@ export interface HaProvider {
   fence(ref: HaHostRef, deadline: number): Promise<{ readonly alreadyOff: boolean }>;
 }
 
+/** One attempt at an owed repair: done, or what is left (the attempt is retried with back-off). */
+export interface RepairOutcome {
+  readonly done: boolean;
+  readonly detail: string;
+}
+
 export interface HaServiceActions {
   /** Maintenance through DisableService (gating included). */
   disableHost(ref: HaHostRef, reason: string): Promise<void>;
-  /** Live-migrate the host's instances away (MigrateInstances). */
-  drain(ref: HaHostRef): Promise<void>;
-  /** Restart the fenced host's instances elsewhere. */
-  evacuate(ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<void>;
+  /** One drain attempt: DisableService unless disabled, then MigrateInstances; done once disabled and empty. */
+  drain(ref: HaHostRef): Promise<RepairOutcome>;
+  /** One attempt at restarting the fenced host's instances elsewhere; done once none is left to restart. */
+  evacuate(ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<RepairOutcome>;
 }

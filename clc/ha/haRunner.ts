@@ -9,7 +9,7 @@ import type { Clock } from '../../shared/clock.js';
 import { Mailbox } from '../../shared/mailbox.js';
 import type { Store } from '../../shared/store/store.js';
 import type { ClcState } from '../state/clcStore.js';
-import type { HaHostRef, HaProvider, HaServiceActions } from './haProvider.js';
+import type { HaHostRef, HaProvider, HaServiceActions, RepairOutcome } from './haProvider.js';
 import { appendHaEvents, type HaLogEvent, type HaSection } from './haState.js';
 import { step, type HaContext } from './hostHaMachine.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
@@ -206,10 +206,10 @@ export class HaRunner {
           break;
         }
         case 'drain':
-          this.track(actions.drain(ref).catch((err: unknown) => this.note(ref.host, 'warn', `drain of ${ref.host} failed: ${message(err)}`)));
+          this.repair(ref, e.token, () => actions.drain(ref));
           break;
         case 'evacuate':
-          this.track(actions.evacuate(ref, e.fencedBy).catch((err: unknown) => this.note(ref.host, 'critical', `restarting the instances of ${ref.host} failed: ${message(err)}`)));
+          this.repair(ref, e.token, () => actions.evacuate(ref, e.fencedBy));
           break;
         case 'alert':
         case 'transition':
@@ -226,6 +226,14 @@ export class HaRunner {
     };
     const accepted = this.pools[kind].submit({ isStale, run: async () => this.deliver(ref.host, await work()) });
     if (accepted === 'full') this.track(this.deliver(ref.host, { type: 'dispatchRefused', token }));
+  }
+
+  /** Runs one attempt at an owed repair and feeds its outcome back (a throw is a failed attempt, retried later). */
+  private repair(ref: HaHostRef, token: number, attempt: () => Promise<RepairOutcome>): void {
+    const outcome = attempt().then(
+      (r): HaEvent => ({ type: 'repairResult', token, done: r.done, detail: r.detail }),
+      (err: unknown): HaEvent => ({ type: 'repairResult', token, done: false, detail: message(err) }));
+    this.track(outcome.then((ev) => this.deliver(ref.host, ev)));
   }
 
   private note(host: string, level: HaLogEvent['level'], text: string): Promise<void> {

@@ -122,13 +122,9 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
   };
 
   await runner.syncHosts(await reportedHosts(clusters, logger));
-  // A restart mid-recovery: what was in flight is issued again, under new tokens.
+  // A restart mid-recovery: what was in flight is issued again, under new tokens; an owed drain or
+  // restart elsewhere (owedRepair.ts) starts its next attempt on the first pass.
   await runner.resume();
-  // A restart after FENCED: the restart of its instances may have been cut short; it is idempotent.
-  for (const r of Object.values(store.read().ha.hosts).filter((x) => x.state === 'FENCED')) {
-    void actions.evacuate({ host: r.host, partition: r.partition }, r.fencedBy ?? 'agent')
-      .catch((e: unknown) => logger.error({ host: r.host, err: message(e) }, 'host HA: resuming the restart of a fenced host\'s instances failed'));
-  }
 
   let stopped = false;
   let timer: TimerHandle | undefined;
@@ -152,7 +148,8 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
       }
     },
     async afterEnable(host) {
-      if (haStateOf(host) === 'FENCED') await runner.deliver(host, { type: 'unfenced' });
+      // EnableService is the operator's word: a fenced host is unfenced, an owed drain is dropped.
+      await runner.deliver(host, { type: haStateOf(host) === 'FENCED' ? 'unfenced' : 'serviceEnabled' });
     },
     fencedHosts: () => new Set(Object.values(store.read().ha.hosts).filter((r) => r.state === 'FENCING' || r.state === 'FENCED').map((r) => r.host)),
   };

@@ -49,11 +49,13 @@ export const haSectionSchema = z.strictObject({
   /** Automation paused per host, cluster or partition (suspension.ts); absent in older stores. */
   suspended: suspensionsSchema.default({}),
   events: z.array(haEventSchema).max(HA_EVENT_LOG_LIMIT),
+  /** Auto-repair level per instance (ConfigureHAForInstance); absent = inherit the cluster's. */
+  instanceAutoRepair: z.record(z.string(), autoRepairSchema).default({}),
 });
 
 export type HaSection = z.infer<typeof haSectionSchema>;
 
-export const emptyHaSection = (): HaSection => ({ global: { settings: {} }, partitions: {}, hosts: {}, hostDisabled: [], suspended: {}, events: [] });
+export const emptyHaSection = (): HaSection => ({ global: { settings: {} }, partitions: {}, hosts: {}, hostDisabled: [], suspended: {}, events: [], instanceAutoRepair: {} });
 
 /** Appends to the log, dropping the oldest beyond the limit. */
 export function appendHaEvents(log: HaLogEvent[], added: readonly HaLogEvent[]): void {

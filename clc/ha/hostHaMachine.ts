@@ -6,15 +6,19 @@
  * nothing: the host moved on meanwhile. The transition table is docs/ARCHITECTURE.md "Host HA".
  *
  * Safety rules kept here:
- *  - fence before evacuate: `evacuate` is emitted only on entering FENCED, which needs a successful
- *    fence result or an operator's ConfirmHostFenced;
+ *  - fence before evacuate: `evacuate` is emitted only while FENCED (owed from entering it), which
+ *    needs a successful fence result or an operator's ConfirmHostFenced;
  *  - entering FENCING emits `disableHost` (the DisableService path) before `fence`;
- *  - a DEGRADED host (activity, no control) is drained, never fenced by the machine;
+ *  - a DEGRADED host (activity, no control) is owed a drain (owedRepair.ts), retried until it is
+ *    disabled and empty even once its NC answers again; it is never fenced by the machine;
+ *  - the restart elsewhere is owed from entering FENCED and retried until done;
+ *  - HA switched off during FENCING waits for the fence to finish: a power-off cannot be un-issued;
  *  - a fence that fails or times out leaves FENCING with `needsOperator`: no retry by itself;
  *  - a new recovery or fence starts only when the storm guard allows it (ctx.remediation).
  */
 import type { HaSettings } from './settings.js';
 import type { HaEffect, HaEvent, HaState, HostHaRecord } from './hostHaState.js';
+import { forgive, onRepairResult, owe, resumeRepair, startDueRepair, type RepairStep } from './owedRepair.js';
 
 export type RemediationAllowance = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
 
@@ -65,6 +69,10 @@ function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContext, reas
   const effects: HaEffect[] = [{ kind: 'transition', host: rec.host, from: rec.state, to, reason }];
   const s = ctx.settings;
   const host = rec.host;
+  const settle = (r: RepairStep): void => {
+    next = r.next;
+    effects.push(...r.effects);
+  };
   const newOp = (kind: 'activity' | 'recover' | 'fence', timeoutMs: number) => {
     const token = next.seq + 1;
     next = { ...next, seq: token, operation: { kind, token, startedAt: now, deadline: now + timeoutMs } };
@@ -72,6 +80,9 @@ function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContext, reas
   };
   switch (to) {
     case 'DISABLED':
+      next = { ...next, ...CLEAN_EPISODE };
+      settle(forgive(next, `HA switched off (${reason})`));
+      break;
     case 'INELIGIBLE':
       next = { ...next, ...CLEAN_EPISODE };
       break;
@@ -90,7 +101,9 @@ function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContext, reas
       break;
     }
     case 'DEGRADED':
-      effects.push({ kind: 'drain', host }, { kind: 'alert', host, level: 'warn', message: `host ${host} is degraded (activity without control): draining it` });
+      // Owed from now on: a host that lost control while its VMs ran leaves service and is emptied, even if its NC comes back.
+      settle(startDueRepair(owe(next, 'drain', now), now, s));
+      effects.push({ kind: 'alert', host, level: 'warn', message: `host ${host} is degraded (activity without control): disabling and draining it` });
       break;
     case 'RECOVERING': {
       next = { ...next, recoveryAttempts: next.recoveryAttempts + 1 };
@@ -103,6 +116,7 @@ function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContext, reas
       next = { ...next, nextHealthCheckAt: now };
       break;
     case 'FENCING': {
+      if (next.owed?.kind === 'drain') settle(forgive(next, 'the host is being fenced; its instances restart elsewhere once FENCED'));
       next = { ...next, fenceAttempts: next.fenceAttempts + 1 };
       effects.push({ kind: 'disableHost', host, reason: `fencing: ${reason}` });
       const token = newOp('fence', s.fenceTimeoutMs);
@@ -111,7 +125,7 @@ function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContext, reas
       break;
     }
     case 'FENCED':
-      effects.push({ kind: 'evacuate', host, fencedBy: next.fencedBy ?? 'agent' });
+      settle(startDueRepair(owe(next.owed?.kind === 'drain' ? { ...next, owed: null } : next, 'evacuate', now), now, s));
       effects.push({ kind: 'alert', host, level: 'critical', message: `host ${host} is fenced (${reason}); its instances restart elsewhere` });
       break;
   }
@@ -230,13 +244,14 @@ function onTick(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
         effects: [{ kind: 'healthCheck', host: r.host, token, deadline }],
       };
     },
+    (r) => startDueRepair(r, now, s),
   ]);
 }
 
 /** After a CLC restart: the operation in flight is issued again under a new token (off and status are idempotent). */
 function onResumed(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
   const s = ctx.settings;
-  const base: HostHaRecord = { ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now) };
+  const base: HostHaRecord = resumeRepair({ ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now) }, now);
   const op = rec.operation;
   if (!op) return { next: base, effects: [] };
   const token = rec.seq + 1;
@@ -274,10 +289,23 @@ function onRefused(rec: HostHaRecord, token: number, now: number, ctx: HaContext
 const isCurrent = (rec: HostHaRecord, kind: 'activity' | 'recover' | 'fence', token: number): boolean =>
   rec.operation?.kind === kind && rec.operation.token === token;
 
+const DISABLE_WAITS = 'HA switch-off waits for the fence to finish';
+
+/** HA switched off: at once, except that a host being fenced is fenced first (a power-off in flight cannot be un-issued). */
+function onHaDisabled(rec: HostHaRecord, reason: string, now: number, ctx: HaContext): HaStep {
+  if (rec.state === 'DISABLED') return unchanged(rec);
+  if (rec.state !== 'FENCING') return enter(rec, 'DISABLED', now, ctx, reason);
+  if (rec.reason.endsWith(DISABLE_WAITS)) return unchanged(rec);
+  return {
+    next: { ...rec, reason: `${rec.reason}; ${DISABLE_WAITS}` },
+    effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: ${reason}, but it is being fenced: ${DISABLE_WAITS} (FENCED or ConfirmHostFenced)` }],
+  };
+}
+
 export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaContext): HaStep {
   switch (event.type) {
     case 'haDisabled':
-      return rec.state === 'DISABLED' ? unchanged(rec) : enter(rec, 'DISABLED', now, ctx, event.reason);
+      return onHaDisabled(rec, event.reason, now, ctx);
     case 'haEnabled':
       return rec.state === 'DISABLED' ? enter(rec, 'INELIGIBLE', now, ctx, 'HA enabled; eligibility not yet evaluated') : unchanged(rec);
     case 'eligibility':
@@ -314,10 +342,14 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
       return enter(rec, 'FENCED', now, ctx, `ConfirmHostFenced by ${event.operator}`, { fencedBy: 'operator' });
     case 'unfenced':
       if (rec.state !== 'FENCED') throw new IllegalHaEventError(rec.host, rec.state, event.type, 'the host is not fenced');
-      return enter(rec, 'INELIGIBLE', now, ctx, 'unfenced by EnableService');
+      return chain(rec, [(r) => enter(r, 'INELIGIBLE', now, ctx, 'unfenced by EnableService'), (r) => forgive(r, 'unfenced by EnableService')]);
     case 'resumed':
       return onResumed(rec, now, ctx);
     case 'dispatchRefused':
       return onRefused(rec, event.token, now, ctx);
+    case 'repairResult':
+      return onRepairResult(rec, event.token, event.done, event.detail, now, ctx.settings);
+    case 'serviceEnabled':
+      return rec.owed?.kind === 'drain' ? forgive(rec, 'the host was returned to service by EnableService') : unchanged(rec);
   }
 }

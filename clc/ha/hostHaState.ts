@@ -56,6 +56,25 @@ export interface HaBlocked {
   readonly since: number;
 }
 
+/**
+ * A repair HA owes the host and retries with back-off until it is done: the drain of a host that lost
+ * control while its VMs ran (DisableService, then MigrateInstances, until it is empty), or the
+ * restart elsewhere of a fenced host's instances. At most one attempt is in flight (`inFlight`).
+ */
+export interface HaOwedRepair {
+  readonly kind: 'drain' | 'evacuate';
+  /** When it became owed. */
+  readonly since: number;
+  /** Attempts started so far. */
+  readonly attempts: number;
+  /** When the next attempt may start. */
+  readonly nextAttemptAt: number;
+  /** The token of the attempt in flight, or null. */
+  readonly inFlight: number | null;
+  /** What the last attempt reported, or null before the first one. */
+  readonly lastOutcome: string | null;
+}
+
 export interface HostHaRecord {
   readonly version: 1;
   readonly host: string;
@@ -85,6 +104,8 @@ export interface HostHaRecord {
   readonly fencedBy: 'agent' | 'operator' | null;
   /** Why it is DISABLED or INELIGIBLE, or why it last changed state. */
   readonly reason: string;
+  /** The drain or restart elsewhere HA still owes the host (owedRepair.ts), whatever its state. */
+  readonly owed: HaOwedRepair | null;
 }
 
 export type HaEvent =
@@ -109,7 +130,11 @@ export type HaEvent =
   /** The CLC restarted: answers to what was in flight are lost; re-issue them, re-check health now. */
   | { readonly type: 'resumed' }
   /** The runner's queue for that kind of work was full (back-pressure): the work never started. */
-  | { readonly type: 'dispatchRefused'; readonly token: number };
+  | { readonly type: 'dispatchRefused'; readonly token: number }
+  /** An attempt at the owed drain or restart elsewhere finished: done, or why not yet. */
+  | { readonly type: 'repairResult'; readonly token: number; readonly done: boolean; readonly detail: string }
+  /** An operator's EnableService of the (not fenced) host: an owed drain is no longer wanted. */
+  | { readonly type: 'serviceEnabled' };
 
 export type HaEffect =
   | { readonly kind: 'healthCheck'; readonly host: string; readonly token: number; readonly deadline: number }
@@ -121,10 +146,10 @@ export type HaEffect =
   | { readonly kind: 'disableHost'; readonly host: string; readonly reason: string }
   /** Power off. */
   | { readonly kind: 'fence'; readonly host: string; readonly token: number; readonly deadline: number }
-  /** Live-migrate the instances away (MigrateInstances); for DEGRADED hosts, never a fence. */
-  | { readonly kind: 'drain'; readonly host: string }
-  /** Restart the host's instances elsewhere: only ever on entering FENCED. */
-  | { readonly kind: 'evacuate'; readonly host: string; readonly fencedBy: 'agent' | 'operator' }
+  /** One attempt at the owed drain: DisableService, then MigrateInstances; for DEGRADED hosts, never a fence. */
+  | { readonly kind: 'drain'; readonly host: string; readonly token: number; readonly attempt: number }
+  /** One attempt at restarting the host's instances elsewhere: only ever while it is FENCED. */
+  | { readonly kind: 'evacuate'; readonly host: string; readonly fencedBy: 'agent' | 'operator'; readonly token: number; readonly attempt: number }
   | { readonly kind: 'alert'; readonly host: string; readonly level: 'info' | 'warn' | 'critical'; readonly message: string }
   | { readonly kind: 'transition'; readonly host: string; readonly from: HaState; readonly to: HaState; readonly reason: string };
 
@@ -133,7 +158,7 @@ export function newHostHaRecord(host: string, partition: string, now: number): H
     version: 1, host, partition, state: 'INELIGIBLE', since: now, seq: 0, operation: null, health: null,
     nextHealthCheckAt: now, nextActivityCheckAt: null, suspectSince: null, lastActivityCheckAt: null,
     activityChecks: 0, activityFailures: 0, recoveryAttempts: 0, fenceAttempts: 0, needsOperator: false,
-    blocked: null, fencedBy: null, reason: 'not yet evaluated',
+    blocked: null, fencedBy: null, reason: 'not yet evaluated', owed: null,
   };
 }
 
@@ -161,4 +186,14 @@ export const hostHaRecordSchema = z.strictObject({
   blocked: z.strictObject({ target: z.enum(['RECOVERING', 'FENCING']), reason: z.string(), since: z.number() }).nullable(),
   fencedBy: z.enum(['agent', 'operator']).nullable(),
   reason: z.string(),
-});
+  owed: z.strictObject({
+    kind: z.enum(['drain', 'evacuate']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
+    inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(),
+  }).nullable().optional(),
+}).transform((r): HostHaRecord => ({
+  ...r,
+  // Absent in stores written before owed repairs: a FENCED host then re-ran its restart at every start, so it owes one.
+  owed: r.owed !== undefined ? r.owed : r.state === 'FENCED'
+    ? { kind: 'evacuate', since: r.since, attempts: 0, nextAttemptAt: r.since, inFlight: null, lastOutcome: null }
+    : null,
+}));

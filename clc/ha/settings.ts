@@ -30,6 +30,12 @@ export interface HaSettings {
   readonly recoverFailureThreshold: number;
   /** kvm.ha.fence.timeout: a fence that takes longer needs an operator. */
   readonly fenceTimeoutMs: number;
+  /** Ferry: wait before retrying an owed drain or restart elsewhere; doubles per attempt up to repairRetryIntervalMs. */
+  readonly repairRetryInitialDelayMs: number;
+  /** Ferry: the longest wait between two attempts at an owed repair (the back-off cap). */
+  readonly repairRetryIntervalMs: number;
+  /** Ferry: attempts at an owed drain before HA gives up and asks an operator (a restart elsewhere never gives up). */
+  readonly drainMaxAttempts: number;
 }
 
 const ms = z.number().int().positive();
@@ -49,6 +55,9 @@ export const haSettingsOverrideSchema = z.strictObject({
   recoverWaitPeriodMs: ms,
   recoverFailureThreshold: z.number().int().min(0).max(100),
   fenceTimeoutMs: ms,
+  repairRetryInitialDelayMs: ms,
+  repairRetryIntervalMs: ms,
+  drainMaxAttempts: z.number().int().min(1).max(1000),
 }).partial();
 export type HaSettingsOverride = z.infer<typeof haSettingsOverrideSchema>;
 
@@ -65,6 +74,9 @@ export const DEFAULT_HA_SETTINGS: HaSettings = Object.freeze({
   recoverWaitPeriodMs: 600_000,
   recoverFailureThreshold: 1,
   fenceTimeoutMs: 60_000,
+  repairRetryInitialDelayMs: 10_000,
+  repairRetryIntervalMs: 300_000,
+  drainMaxAttempts: 30,
 });
 
 /** Global defaults, then the global layer, then the cluster's: the most specific wins. */
@@ -74,11 +86,11 @@ export function compileHaSettings(...layers: readonly unknown[]): HaSettings {
     if (layer === undefined) continue;
     out = { ...out, ...haSettingsOverrideSchema.parse(layer) };
   }
-  if (out.activityCheckInitialDelayMs > out.activityCheckIntervalMs) {
-    throw new z.ZodError([{
-      code: 'custom', path: ['activityCheckInitialDelayMs'], input: out.activityCheckInitialDelayMs,
-      message: `must not exceed activityCheckIntervalMs (${out.activityCheckIntervalMs})`,
-    }]);
+  const capped = [['activityCheckInitialDelayMs', 'activityCheckIntervalMs'], ['repairRetryInitialDelayMs', 'repairRetryIntervalMs']] as const;
+  for (const [first, cap] of capped) {
+    if (out[first] > out[cap]) {
+      throw new z.ZodError([{ code: 'custom', path: [first], input: out[first], message: `must not exceed ${cap} (${out[cap]})` }]);
+    }
   }
   return Object.freeze(out);
 }

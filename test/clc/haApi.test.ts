@@ -10,12 +10,12 @@ import { HA_NOT_WIRED_REASON } from '../../clc/ha/notWired.js';
 import { TEST_USER, testAuthenticator } from './authFixtures.js';
 import { signedQuery } from './authFixtures.js';
 import { FakeHa } from './ha/fakeHa.js';
-import { errorCode, harness, items, query, START, type Harness, type QueryReply } from './harness.js';
+import { errorCode, harness, items, launchRunning, query, START, type Harness, type QueryReply } from './harness.js';
 
 const N1 = '127.0.12.11';
 const N2 = '127.0.12.12';
 const SECRET = 'bmc-s3cret';
-const HA_ACTIONS = ['ConfigureHAForHost', 'ConfigureHAForCluster', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
+const HA_ACTIONS = ['ConfigureHAForHost', 'ConfigureHAForCluster', 'ConfigureHAForInstance', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
   'ListHostHAConfigurations', 'DescribeHostHA', 'DescribeHAEvents', 'FenceHost', 'ConfirmHostFenced', 'SuspendHA', 'ResumeHA'];
 
 let h: Harness;
@@ -111,6 +111,37 @@ describe('host HA actions', () => {
     expect(items(list.hostSet)).toEqual([{ host: N1, partition: 'cluster01', hostDisabled: 'false', bmc: expect.objectContaining({ passwordSet: 'true' }) }]);
     const g = await ok({ Action: 'ConfigureHAForCluster', HealthCheckIntervalMs: '20000' });
     expect(items(g.global.overrideSet)).toEqual([{ name: 'healthCheckIntervalMs', value: '20000' }]);
+  });
+
+  it('ConfigureHAForInstance sets, shows and drops an instance\'s auto-repair; the least destructive of it and its cluster\'s applies', async () => {
+    const [id] = await launchRunning(h, 'cluster01');
+    await ok({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', AutoRepair: 'migrate' });
+    const set = await ok({ Action: 'ConfigureHAForInstance', InstanceId: id ?? '', AutoRepair: 'failover' });
+    expect(set).toMatchObject({ instanceId: id, partition: 'cluster01', autoRepair: 'failover', clusterAutoRepair: 'migrate', effectiveAutoRepair: 'migrate' });
+    const off = await ok({ Action: 'ConfigureHAForInstance', InstanceId: (id ?? '').toUpperCase().replace('I-', 'i-'), AutoRepair: 'off' });
+    expect(off).toMatchObject({ autoRepair: 'off', effectiveAutoRepair: 'off' });
+    expect(h.store.read().ha.instanceAutoRepair).toEqual({ [id ?? '']: 'off' });
+    expect(items((await ok({ Action: 'ListHostHAConfigurations' })).instanceSet)).toEqual([{ instanceId: id, autoRepair: 'off' }]);
+    expect(h.store.read().ha.events.at(-1)?.message).toMatch(new RegExp(`auto-repair of ${id ?? ''} set to off by`));
+    const inherit = await ok({ Action: 'ConfigureHAForInstance', InstanceId: id ?? '', AutoRepair: 'inherit' });
+    expect(inherit).toMatchObject({ autoRepair: 'inherit', effectiveAutoRepair: 'migrate' });
+    expect(h.store.read().ha.instanceAutoRepair).toEqual({});
+  });
+
+  it('DisableHAForHost of a FENCING host is refused with its state, and changes nothing', async () => {
+    await watched();
+    fake.fences.set(N1, 'hang');
+    await ok({ Action: 'FenceHost', Host: N1 });
+    // Not refused(): its idle() would wait for the hanging fence.
+    const before = snapshot();
+    const r = await query(h.app, { Action: 'DisableHAForHost', Host: N1 });
+    expect(errorCode(r)).toBe('HostFenceInProgress');
+    expect(r.status).toBe(409);
+    expect(r.doc.Response.Errors.Error.Message).toMatch(/^Host 127\.0\.12\.11 is FENCING: .*wait for FENCED \(or ConfirmHostFenced/);
+    expect(snapshot()).toBe(before);
+    fake.release();
+    await haOf(h).runner.idle();
+    expect(h.store.read().ha.hosts[N1]?.state).toBe('FENCED');
   });
 
   it('the switches, then FenceHost fences through DisableService; ConfirmHostFenced of a fenced host is refused with its state', async () => {
@@ -231,6 +262,12 @@ describe('host HA actions: bad input changes nothing', () => {
     ['a bad level', { Action: 'DescribeHAEvents', Level: 'error' }, 'InvalidParameterValue', /Level/],
     ['a bad count', { Action: 'DescribeHAEvents', MaxResults: '0' }, 'InvalidParameterValue', /at least 1/],
     ['a describe of an unknown host', { Action: 'DescribeHostHA', 'Host.1': N2 }, 'InvalidHost.NotFound', /127\.0\.12\.12/],
+    ['an instance auto-repair without an instance', { Action: 'ConfigureHAForInstance', AutoRepair: 'off' }, 'MissingParameter', /InstanceId/],
+    ['an instance auto-repair without a level', { Action: 'ConfigureHAForInstance', InstanceId: 'i-0000abcd' }, 'MissingParameter', /AutoRepair/],
+    ['a malformed instance id', { Action: 'ConfigureHAForInstance', InstanceId: 'i-xyz', AutoRepair: 'off' }, 'InvalidInstanceID.Malformed', /i-xyz/],
+    ['an unknown instance auto-repair level', { Action: 'ConfigureHAForInstance', InstanceId: 'i-0000abcd', AutoRepair: 'none' }, 'InvalidParameterValue', /off, migrate, failover, inherit/],
+    ['an instance the CLC does not know', { Action: 'ConfigureHAForInstance', InstanceId: 'i-0000abcd', AutoRepair: 'off' }, 'InvalidInstanceID.NotFound', /i-0000abcd/],
+    ['an unknown parameter of ConfigureHAForInstance', { Action: 'ConfigureHAForInstance', InstanceId: 'i-0000abcd', AutoRepair: 'off', Partition: 'cluster01' }, 'UnknownParameter', /Partition/],
   ] as [string, Record<string, string>, string, RegExp][])('%s', async (_name, params, code, message) => {
     const status = ClcErrors.table[code as keyof typeof ClcErrors.table].status;
     await refused(params, code, status, message);

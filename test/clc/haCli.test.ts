@@ -95,6 +95,45 @@ describe('euca-configure-ha', () => {
   });
 });
 
+describe('euca-configure-ha-instance', () => {
+  it('sets an instance\'s auto-repair and prints AUTOREPAIR; inherit drops it; a bad level is refused before any request', async () => {
+    // The CLC's record of an instance (the CLI under test is the HA one, not RunInstances).
+    const id = 'i-0000abcd';
+    await h.store.update((d) => {
+      d.instances[id] = { instanceId: id, reservationId: 'r-0000abcd', ownerId: 'alice', imageId: 'emi-00000001', vmType: 'm1.small', partition: 'cluster01', launchTime: 0, launchIndex: 0, phase: 'launched' };
+    });
+    const r = await cli('configureHaInstance', [id, '--auto-repair', 'migrate']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)).toEqual([`AUTOREPAIR\t${id}\tcluster01\tmigrate\tinherit\tmigrate`]);
+    expect(h.store.read().ha.instanceAutoRepair).toEqual({ [id]: 'migrate' });
+    const back = await cli('configureHaInstance', [id, '--auto-repair', 'inherit']);
+    expect(lines(back.stdout)).toEqual([`AUTOREPAIR\t${id}\tcluster01\tinherit\tinherit\tfailover`]);
+    const bad = await cli('configureHaInstance', [id, '--auto-repair', 'reboot']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/reboot/);
+    await cli('configureHaInstance', [id, '--auto-repair', 'off']);
+    expect(lines((await cli('describeHaConfig', [])).stdout)).toContain(`AUTOREPAIR\t${id}\toff`);
+    const unknown = await cli('configureHaInstance', ['i-0000beef', '--auto-repair', 'off']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^InvalidInstanceID\.NotFound: /);
+  });
+});
+
+describe('euca-describe-host-ha', () => {
+  it('prints an OWED row for a drain HA still owes the host', async () => {
+    await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1']);
+    // The record as the runner leaves it after a failed attempt (the CLI's rendering is under test here).
+    await h.store.update((d) => {
+      const rec = d.ha.hosts[N1];
+      if (rec) d.ha.hosts[N1] = { ...rec, owed: { kind: 'drain', since: 0, attempts: 2, nextAttemptAt: Date.UTC(2013, 5, 1, 12, 0, 20), inFlight: null, lastOutcome: 'the NC does not answer' } };
+    });
+    const r = await cli('describeHostHa', [N1]);
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)).toContain(`OWED\t${N1}\tdrain\t2\t2013-06-01T12:00:20.000Z\tthe NC does not answer`);
+  });
+});
+
 describe('the other host-HA commands', () => {
   it('configure the cluster, enable, describe with a dry run, fence, events, disable', async () => {
     await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1']);

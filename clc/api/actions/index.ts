@@ -7,6 +7,7 @@ import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
 import { describeServices } from './describeServices.js';
 import { configureHAForCluster, configureHAForHost } from './haConfigure.js';
+import { configureHAForInstance } from './haInstance.js';
 import { describeHAEvents, describeHostHA, listHostHAConfigurations } from './haDescribe.js';
 import { confirmHostFenced, fenceHost } from './haFence.js';
 import { resumeHA, suspendHA } from './haSuspend.js';
@@ -31,6 +32,7 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   // Host HA (issue 6).
   ConfigureHAForHost: configureHAForHost,
   ConfigureHAForCluster: configureHAForCluster,
+  ConfigureHAForInstance: configureHAForInstance,
   EnableHAForHost: enableHAForHost,
   DisableHAForHost: disableHAForHost,
   EnableHAForCluster: enableHAForCluster,

@@ -39,6 +39,10 @@ export function hostHaItem(v: HostHaView): XmlObject {
     recoveryAttempts: r.recoveryAttempts,
     fenceAttempts: r.fenceAttempts,
     fencedBy: r.fencedBy ?? undefined,
+    owedRepair: r.owed ? {
+      kind: r.owed.kind, since: iso(r.owed.since), attempts: r.owed.attempts, nextAttemptAt: iso(r.owed.nextAttemptAt),
+      inFlight: r.owed.inFlight !== null, lastOutcome: r.owed.lastOutcome ?? undefined,
+    } : undefined,
     suspension: v.suspension ? { scope: v.suspension.key, until: iso(v.suspension.until), reason: v.suspension.reason, by: v.suspension.by } : undefined,
     bmc: bmcItem(v.bmc),
     dryRun: v.dryRun ? { next: v.dryRun.next, at: iso(v.dryRun.at), waitsForOperator: v.dryRun.waitsForOperator } : undefined,
@@ -63,5 +67,6 @@ export function configurationsXml(c: ConfigurationsView): XmlObject {
     partitionSet: c.partitions.map(partitionItem),
     hostSet: c.hosts.map((h) => ({ host: h.host, partition: h.partition, hostDisabled: h.hostDisabled, bmc: bmcItem(h.bmc) })),
     suspensionSet: c.suspended.map((s) => ({ scope: s.key, until: iso(s.until), reason: s.reason, by: s.by })),
+    instanceSet: c.instances.map((i) => ({ instanceId: i.instanceId, autoRepair: i.autoRepair })),
   };
 }

@@ -1,8 +1,10 @@
 /**
  * HaServiceActions over the CLC's own paths (issue 6), so HA changes nothing an operator could not:
  *  - disableHost runs the DisableService action (exclusive in the partition's change gate);
- *  - drain runs the MigrateInstances action (a drain of the host; per instance when the repair
- *    policy leaves some out), only for instances whose auto-repair allows `migrate`;
+ *  - drain (one attempt at the drain HA owes a DEGRADED host) runs DisableService unless the node is
+ *    disabled, then the MigrateInstances action (a drain of the host; per instance when the repair
+ *    policy leaves some out), only for instances whose auto-repair allows `migrate`; it is done once
+ *    the node is disabled and holds nothing but what the policy leaves;
  *  - evacuate restarts the fenced host's instances elsewhere (ccRunInstances with restartFrom: same
  *    instance id and VM type, from the CLC's records), only while HA holds the host FENCED and only
  *    for instances whose auto-repair allows `failover`;
@@ -22,16 +24,22 @@ import type { PartitionGate } from '../../api/partitionGate.js';
 import { gatedClusters, openRequestGate, type RequestGate } from '../../api/requestGate.js';
 import type { Clusters } from '../../clusters/clusters.js';
 import type { ClcState } from '../../state/clcStore.js';
-import type { HaHostRef, HaServiceActions } from '../haProvider.js';
+import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
 
-/** Where auto-repair levels are set (none yet in the store: everything is `failover`, HA's default). */
+/** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
 export interface RepairPolicies {
   instance(instanceId: string): AutoRepair | undefined;
   cluster(partition: string): AutoRepair | undefined;
 }
 
-export const NO_REPAIR_POLICIES: RepairPolicies = { instance: () => undefined, cluster: () => undefined };
+/** The levels in the CLC store: ConfigureHAForInstance's per instance, ConfigureHAForCluster's per partition. */
+export function storedRepairPolicies(store: Store<ClcState>): RepairPolicies {
+  return {
+    instance: (id) => store.read().ha.instanceAutoRepair[id],
+    cluster: (partition) => store.read().ha.partitions[partition]?.autoRepair,
+  };
+}
 
 export interface CloudActionsOptions {
   readonly clusters: Clusters;
@@ -72,7 +80,7 @@ const HA_PRINCIPAL = Object.freeze({ accessKeyId: undefined, accountId: 'ferry-h
 const live = (i: NcInstance): boolean => i.state !== 'terminated' && i.state !== 'shutting-down';
 
 export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
-  const policies = opts.policies ?? NO_REPAIR_POLICIES;
+  const policies = opts.policies ?? storedRepairPolicies(opts.store);
   const log = opts.logger;
 
   /** A request's context for HA: its own gate tickets, left by `done`. */
@@ -129,6 +137,28 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     }
     log.info({ host: ref.host, migrated: p.repair, skipped: p.skipped, failed }, 'host HA: drain of a degraded host planned');
     return { repaired: p.repair.filter((id) => !failed.some((f) => f.instanceId === id)), skipped: p.skipped, failed };
+  };
+
+  /** One attempt at an owed drain: out of service first, then emptied; done when both hold. */
+  const drainAttempt = async (ref: HaHostRef): Promise<RepairOutcome> => {
+    const node = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes.find((n) => n.host === ref.host);
+    if (!node?.reachable) return { done: false, detail: `the NC of ${ref.host} does not answer: DisableService and MigrateInstances wait for it` };
+    if (node.nodeState !== 'disabled') {
+      log.warn({ host: ref.host }, 'host HA: DisableService of a host that lost control while its VMs ran');
+      await inRequest((ctx) => disableService.run({ host: ref.host, partition: ref.partition }, ctx));
+    }
+    const { mine } = await instancesOn(ref);
+    // Migrations already under way are left to finish: asking again would be refused as a second plan.
+    if (mine.some((i) => i.migrationState !== 'none')) {
+      return { done: false, detail: `disabled; ${mine.length} instance(s) still on it, migrations under way` };
+    }
+    const report = await drainPlanned(ref);
+    const skipped = new Set(report.skipped.map((s) => s.instanceId));
+    const left = mine.filter((i) => !skipped.has(i.instanceId)).map((i) => i.instanceId);
+    const policyNote = skipped.size > 0 ? `; ${skipped.size} instance(s) left by auto-repair policy` : '';
+    if (left.length === 0) return { done: true, detail: `disabled and empty${policyNote}` };
+    const failures = report.failed.length > 0 ? `; failed: ${report.failed.map((f) => `${f.instanceId} (${f.reason})`).join(', ')}` : '';
+    return { done: false, detail: `disabled; migrating ${left.join(', ')}${failures}${policyNote}` };
   };
 
   const restartElsewhere = async (ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<RepairReport> => {
@@ -200,11 +230,11 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       log.warn({ host: ref.host, reason }, 'host HA: DisableService');
       await inRequest((ctx) => disableService.run({ host: ref.host, partition: ref.partition }, ctx));
     },
-    async drain(ref) {
-      await drainPlanned(ref);
-    },
+    drain: drainAttempt,
     async evacuate(ref, fencedBy) {
-      await restartElsewhere(ref, fencedBy);
+      const r = await restartElsewhere(ref, fencedBy);
+      const policyNote = r.skipped.length > 0 ? `; ${r.skipped.length} left by auto-repair policy` : '';
+      return { done: true, detail: `${r.repaired.length} restarted elsewhere${policyNote}` };
     },
     restartElsewhere,
     drainPlanned,

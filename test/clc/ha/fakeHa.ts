@@ -3,7 +3,7 @@
  * answers are scripted per host, and service actions that only record. Calls land in one shared log,
  * so tests can check order ("disable h1" before "fence h1").
  */
-import type { HaHostRef, HaProvider, HaServiceActions } from '../../../clc/ha/haProvider.js';
+import type { HaHostRef, HaProvider, HaServiceActions, RepairOutcome } from '../../../clc/ha/haProvider.js';
 import type { ActivityOutcome } from '../../../clc/ha/hostHaState.js';
 
 /** A scripted answer, or 'hang' (held until release()). */
@@ -16,6 +16,8 @@ export class FakeHa implements HaProvider, HaServiceActions {
   readonly activity = new Map<string, Scripted<ActivityOutcome>>();
   readonly recovers = new Map<string, Scripted<'ok' | 'fail'>>();
   readonly fences = new Map<string, Scripted<'ok' | 'already-off' | 'fail'>>();
+  /** Per host, the outcomes of the next drain or evacuate attempts, in order (then: done). */
+  readonly repairs = new Map<string, ('done' | 'not-done' | 'throw' | 'hang')[]>();
   private readonly held: (() => void)[] = [];
 
   /** Lets every held call go on with whatever its host's script says now. */
@@ -69,11 +71,23 @@ export class FakeHa implements HaProvider, HaServiceActions {
     this.calls.push(`disable ${ref.host}`);
   }
 
+  private async repairOutcome(host: string): Promise<RepairOutcome> {
+    let next = this.repairs.get(host)?.shift() ?? 'done';
+    if (next === 'hang') {
+      await new Promise<void>((go) => this.held.push(go));
+      next = 'done';
+    }
+    if (next === 'throw') throw new Error('ServiceUnavailable: the NC does not answer');
+    return { done: next === 'done', detail: next === 'done' ? 'disabled and empty' : '2 instance(s) still on it' };
+  }
+
   async drain(ref: HaHostRef) {
     this.calls.push(`drain ${ref.host}`);
+    return this.repairOutcome(ref.host);
   }
 
   async evacuate(ref: HaHostRef, fencedBy: 'agent' | 'operator') {
     this.calls.push(`evacuate ${ref.host} (${fencedBy})`);
+    return this.repairOutcome(ref.host);
   }
 }

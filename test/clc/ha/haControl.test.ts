@@ -151,6 +151,29 @@ describe('HaControl', () => {
     expect(await codeOf(env.control.fenceHost(H1, 'admin'))).toMatch(/^IncorrectHostHAState: Host 127.0.30.1 is FENCED/);
   });
 
+  it('DisableHAForHost of a FENCING host is refused and cancels nothing; DisableHAForCluster lets the fence finish, then switches it off', async () => {
+    const env = await setup();
+    await enabled(env);
+    env.fake.fences.set(H1, 'hang');
+    await env.control.fenceHost(H1, 'admin');
+    const before = structuredClone(env.store.read().ha);
+    expect(await codeOf(env.control.setHostEnabled(H1, false, 'admin'))).toBe(
+      'HostFenceInProgress: Host 127.0.30.1 is FENCING: a power-off in flight cannot be un-issued, so HA stays on for it; wait for FENCED (or ConfirmHostFenced if its BMC is dead), then DisableHAForHost');
+    expect(env.store.read().ha).toEqual(before);
+    // The cluster switch goes off at once, but the host being fenced finishes its fence first.
+    const views = await env.control.setClusterEnabled('p1', false, 'admin');
+    expect(views.map((v) => [v.host, v.record.state])).toEqual([[H1, 'FENCING'], [H2, 'DISABLED']]);
+    expect(env.control.events({ host: 'partition:p1' }).at(-1)?.message).toContain(`${H1} being fenced: HA switches off for them once the fence finishes`);
+    env.fake.fences.set(H1, 'ok');
+    env.fake.release();
+    await env.runner.idle();
+    expect(state(env, H1)).toBe('FENCED');
+    await env.runner.tick();
+    await env.runner.idle();
+    expect(state(env, H1)).toBe('DISABLED');
+    expect(env.fake.calls.filter((c) => c === `fence ${H1}`)).toHaveLength(1);
+  });
+
   it('a failed fence needs an operator: the dry run says so, and ConfirmHostFenced fences it by the operator', async () => {
     const env = await setup();
     await enabled(env);

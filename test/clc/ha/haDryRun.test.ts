@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { forecast } from '../../../clc/ha/haDryRun.js';
 import { HA_STATES, type HaState, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
-import { SETTINGS, STORM, ctx, inState } from './haFixtures.js';
+import { SETTINGS, STORM, ctx, inState, owedDue } from './haFixtures.js';
 
 describe('forecast', () => {
   const rows: [string, HostHaRecord, RegExp, number | null, boolean][] = [
@@ -29,6 +29,18 @@ describe('forecast', () => {
   it('covers every state', () => {
     const covered = new Set<HaState>(rows.map(([, rec]) => rec.state));
     expect(HA_STATES.filter((s) => !covered.has(s))).toEqual([]);
+  });
+
+  it.each([
+    ['a drain owed, due', inState('AVAILABLE', { owed: owedDue('drain', { nextAttemptAt: 30 }) }), /^drain \(DisableService, then MigrateInstances\), attempt 2 \(last: NC down\)/, 30, false],
+    ['a drain attempt in flight', inState('INELIGIBLE', { owed: owedDue('drain', { inFlight: 12 }) }), /^wait for drain .* attempt 1 in flight/, null, false],
+    ['a drain given up', inState('DEGRADED', { owed: owedDue('drain', { attempts: SETTINGS.drainMaxAttempts }) }), /gave up after 3 attempts/, null, true],
+    ['a restart elsewhere owed', inState('FENCED', { owed: owedDue('evacuate') }), /^restart of its instances elsewhere, attempt 2/, 1, false],
+  ] as [string, HostHaRecord, RegExp, number | null, boolean][])('owed repairs: %s', (_name, rec, next, when, operator) => {
+    const f = forecast(rec, ctx(), 1);
+    expect(f.next).toMatch(next);
+    expect(f.at).toBe(when);
+    expect(f.waitsForOperator).toBe(operator);
   });
 
   it('held work says why, or that it starts at the next tick once allowed', () => {

@@ -8,7 +8,12 @@ export const SETTINGS = compileHaSettings({
   activityCheckInitialDelayMs: 2, activityCheckIntervalMs: 16, activityCheckTimeoutMs: 5,
   activityCheckMaxAttempts: 3, activityCheckFailureRatio: 0.5,
   degradedMaxPeriodMs: 100, recoverTimeoutMs: 20, recoverWaitPeriodMs: 50, recoverFailureThreshold: 1, fenceTimeoutMs: 30,
+  repairRetryInitialDelayMs: 4, repairRetryIntervalMs: 16, drainMaxAttempts: 3,
 });
+
+/** An owed repair (owedRepair.ts) with nothing in flight, due at time 0. */
+export const owedDue = (kind: 'drain' | 'evacuate', patch: Partial<NonNullable<HostHaRecord['owed']>> = {}): HostHaRecord['owed'] =>
+  ({ kind, since: 0, attempts: 1, nextAttemptAt: 0, inFlight: null, lastOutcome: 'NC down', ...patch });
 
 export const ALLOWED: RemediationAllowance = { allowed: true };
 export const STORM: RemediationAllowance = { allowed: false, reason: 'storm protection: test' };

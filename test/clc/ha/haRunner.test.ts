@@ -102,6 +102,79 @@ describe('HaRunner', () => {
     expect(env.fake.calls.some((c) => /^(fence|recover|disable|evacuate)/.test(c))).toBe(false);
   });
 
+  it('a DEGRADED host owes a drain: retried with back-off while its NC is dead, completed once it answers (even healthy), never fenced', async () => {
+    const env = await setup();
+    env.fake.healthy.set(H(2), false);
+    env.fake.activity.set(H(2), 'active');
+    env.fake.repairs.set(H(2), ['throw', 'not-done']);
+    await runUntil(env, () => env.section.read().hosts[H(2)]?.owed?.lastOutcome === '2 instance(s) still on it');
+    expect(env.state(H(2))).toBe('DEGRADED');
+    const owed = env.section.read().hosts[H(2)]?.owed;
+    expect(owed).toMatchObject({ kind: 'drain', attempts: 2, inFlight: null });
+    // The NC comes back: the health check passes, yet the drain is still owed and completes.
+    env.fake.healthy.set(H(2), true);
+    await runUntil(env, () => env.section.read().hosts[H(2)]?.owed === null);
+    expect(env.state(H(2))).toBe('AVAILABLE');
+    expect(env.fake.calls.filter((c) => c === `drain ${H(2)}`)).toHaveLength(3);
+    expect(env.fake.calls.some((c) => /^(fence|recover|disable|evacuate)/.test(c))).toBe(false);
+    const outcomes = env.section.read().events.filter((e) => e.host === H(2) && e.message.startsWith(`drain of ${H(2)}, attempt`)).map((e) => e.message.replace(/ \(.*$/, ''));
+    expect(outcomes).toEqual([1, 2].map((n) => `drain of ${H(2)}, attempt ${n}: not done`).concat(`drain of ${H(2)}, attempt 3: done`));
+    // Back-off: the attempts were spread out, not one per tick.
+    const at = env.section.read().events.filter((e) => e.host === H(2) && e.message.includes(': not done')).map((e) => e.at);
+    expect((at[1] ?? 0) - (at[0] ?? 0)).toBeGreaterThanOrEqual(SETTINGS.repairRetryInitialDelayMs);
+  });
+
+  it('an owed drain gives up after drainMaxAttempts and says an operator must act', async () => {
+    const env = await setup();
+    env.fake.healthy.set(H(2), false);
+    env.fake.activity.set(H(2), 'active');
+    env.fake.repairs.set(H(2), Array.from({ length: 10 }, () => 'not-done' as const));
+    await runUntil(env, () => env.state(H(2)) === 'DEGRADED');
+    await passTime(env, 90);
+    expect(env.fake.calls.filter((c) => c === `drain ${H(2)}`)).toHaveLength(SETTINGS.drainMaxAttempts);
+    expect(env.section.read().events.some((e) => e.host === H(2) && e.level === 'critical' && e.message.includes('giving up'))).toBe(true);
+  });
+
+  it('a fenced host\'s restart elsewhere is retried on later passes until done, one attempt at a time', async () => {
+    const env = await setup();
+    env.fake.healthy.set(H(1), false);
+    env.fake.activity.set(H(1), 'inactive');
+    env.fake.recovers.set(H(1), 'fail');
+    env.fake.repairs.set(H(1), ['throw', 'hang', 'not-done']);
+    await runUntil(env, () => env.fake.calls.filter((c) => c.startsWith(`evacuate ${H(1)}`)).length === 2, { hanging: true });
+    // The second attempt hangs: no overlapping restart however much time passes.
+    for (let i = 0; i < 100; i++) {
+      env.clock.advance(1);
+      await env.runner.tick();
+      await turns(3);
+    }
+    expect(env.fake.calls.filter((c) => c.startsWith(`evacuate ${H(1)}`))).toHaveLength(2);
+    env.fake.repairs.set(H(1), ['not-done']);
+    env.fake.release();
+    await env.runner.idle();
+    expect(env.section.read().hosts[H(1)]?.owed).toBeNull();
+    expect(env.state(H(1))).toBe('FENCED');
+  });
+
+  it('a restart elsewhere cut short by a CLC restart is attempted again by the next CLC', async () => {
+    const first = await setup();
+    first.fake.healthy.set(H(1), false);
+    first.fake.activity.set(H(1), 'inactive');
+    first.fake.recovers.set(H(1), 'fail');
+    first.fake.repairs.set(H(1), ['hang']);
+    await runUntil(first, () => first.fake.holding > 0 && first.state(H(1)) === 'FENCED', { hanging: true });
+    const section = haSectionOf(await openMemoryClcStore());
+    const saved = JSON.parse(JSON.stringify(first.section.read()));
+    await section.update((ha) => Object.assign(ha, saved));
+    expect(section.read().hosts[H(1)]?.owed?.inFlight).not.toBeNull();
+    const second = await setup({ section, fake: new FakeHa() });
+    await second.runner.resume();
+    await second.runner.tick();
+    await second.runner.idle();
+    expect(second.fake.calls).toContain(`evacuate ${H(1)} (agent)`);
+    expect(second.section.read().hosts[H(1)]?.owed).toBeNull();
+  });
+
   it('a dead BMC waits for an operator; ConfirmHostFenced completes it', async () => {
     const env = await setup();
     env.fake.healthy.set(H(1), false);

@@ -50,6 +50,20 @@ describe('host HA in clc.json', () => {
     expect((await openClcStore(dir)).read().ha).toEqual(emptyHaSection());
   });
 
+  it('loads records written before owed repairs: a FENCED host owes its restart elsewhere (as it was re-run at every start), others nothing', async () => {
+    const s = await openClcStore(dir);
+    await s.update((d) => {
+      d.ha.hosts['127.0.1.1'] = { ...inState('FENCED', { since: 5 }), host: '127.0.1.1' };
+      d.ha.hosts['127.0.1.2'] = { ...inState('AVAILABLE'), host: '127.0.1.2' };
+    });
+    const raw = JSON.parse(await readFile(join(dir, CLC_STORE_FILE), 'utf8')) as { data: { ha: { hosts: Record<string, Record<string, unknown>> } } };
+    for (const r of Object.values(raw.data.ha.hosts)) delete r.owed;
+    await writeFile(join(dir, CLC_STORE_FILE), JSON.stringify(raw));
+    const hosts = (await openClcStore(dir)).read().ha.hosts;
+    expect(hosts['127.0.1.1']?.owed).toEqual({ kind: 'evacuate', since: 5, attempts: 0, nextAttemptAt: 5, inFlight: null, lastOutcome: null });
+    expect(hosts['127.0.1.2']?.owed).toBeNull();
+  });
+
   it('refuses a store whose HA record is not valid, with a coded error (never a silent reset)', async () => {
     const s = await openClcStore(dir);
     const bad = { ...inState('SUSPECT'), state: 'ASLEEP' };

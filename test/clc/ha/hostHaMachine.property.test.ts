@@ -1,6 +1,7 @@
 /**
  * Properties of the host-HA machine over random event sequences (fast-check): never FENCED without a
- * successful fence result or an operator's confirmation; evacuate only on entering FENCED; a stale
+ * successful fence result or an operator's confirmation; evacuate on entering FENCED and only while
+ * FENCED; a drain only while one is owed, one repair attempt at a time, a drain never beyond its bound; a stale
  * result changes nothing; a fence is always preceded by a disable; no recovery or fence starts while
  * the storm guard refuses (unless an operator asks); a failed fence never retries by itself; the
  * record stays valid plain JSON.
@@ -20,6 +21,8 @@ type Cmd =
   | { readonly t: 'activity'; readonly token: TokenPick; readonly outcome: 'active' | 'inactive' | 'unknown' }
   | { readonly t: 'recover'; readonly token: TokenPick; readonly ok: boolean }
   | { readonly t: 'fence'; readonly token: TokenPick; readonly ok: boolean }
+  /** The outcome of an owed drain or restart elsewhere (owedRepair.ts). */
+  | { readonly t: 'repair'; readonly token: TokenPick; readonly done: boolean }
   /** The runner's queue refused whatever the host waits for. */
   | { readonly t: 'refuse' }
   /** Answers whatever the host waits for (its operation, else its health probe), with a random outcome. */
@@ -38,6 +41,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
     plain({ type: 'haDisabled', reason: 'off' }), plain({ type: 'haEnabled' }),
     plain({ type: 'eligibility', eligible: true, reason: 'ok' }), plain({ type: 'eligibility', eligible: false, reason: 'no neighbour' }),
     plain({ type: 'fenceRequested', operator: 'op' }), plain({ type: 'operatorConfirmedFenced', operator: 'op' }), plain({ type: 'unfenced' }), plain({ type: 'resumed' }),
+    plain({ type: 'serviceEnabled' }),
   ) },
   { weight: 1, arbitrary: fc.constant<Cmd>({ t: 'refuse' }) },
   { weight: 8, arbitrary: fc.record({ ok: fc.boolean(), outcome: fc.constantFrom('active' as const, 'inactive' as const, 'inactive' as const, 'unknown' as const) })
@@ -47,12 +51,13 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ token: tokenPick, outcome: fc.constantFrom('active' as const, 'inactive' as const, 'unknown' as const) }).map((r): Cmd => ({ t: 'activity', ...r })) },
   { weight: 2, arbitrary: fc.record({ token: tokenPick, ok: fc.boolean() }).map((r): Cmd => ({ t: 'recover', ...r })) },
   { weight: 2, arbitrary: fc.record({ token: tokenPick, ok: fc.boolean() }).map((r): Cmd => ({ t: 'fence', ...r })) },
+  { weight: 3, arbitrary: fc.record({ token: tokenPick, done: fc.boolean() }).map((r): Cmd => ({ t: 'repair', ...r })) },
 );
 
-function resolveToken(p: TokenPick, rec: HostHaRecord, issued: readonly number[], kind: 'health' | 'op'): number {
+function resolveToken(p: TokenPick, rec: HostHaRecord, issued: readonly number[], kind: 'health' | 'op' | 'repair'): number {
   if (p.pick === 'any') return p.token;
   if (p.pick === 'old') return issued[p.index % Math.max(1, issued.length)] ?? 0;
-  return (kind === 'health' ? rec.health?.token : rec.operation?.token) ?? 0;
+  return (kind === 'health' ? rec.health?.token : kind === 'repair' ? rec.owed?.inFlight : rec.operation?.token) ?? 0;
 }
 
 function toEvent(c: Cmd, rec: HostHaRecord, issued: readonly number[]): HaEvent {
@@ -71,6 +76,7 @@ function toEvent(c: Cmd, rec: HostHaRecord, issued: readonly number[]): HaEvent 
     case 'activity': return { type: 'activityResult', token: resolveToken(c.token, rec, issued, 'op'), outcome: c.outcome, detail: 'p' };
     case 'recover': return { type: 'recoverResult', token: resolveToken(c.token, rec, issued, 'op'), ok: c.ok, detail: 'p' };
     case 'fence': return { type: 'fenceResult', token: resolveToken(c.token, rec, issued, 'op'), ok: c.ok, detail: 'p' };
+    case 'repair': return { type: 'repairResult', token: resolveToken(c.token, rec, issued, 'repair'), done: c.done, detail: 'p' };
   }
 }
 
@@ -82,6 +88,7 @@ function isCurrentResult(rec: HostHaRecord, event: HaEvent): boolean | undefined
     case 'recoverResult': return rec.operation?.kind === 'recover' && rec.operation.token === event.token;
     case 'fenceResult': return rec.operation?.kind === 'fence' && rec.operation.token === event.token;
     case 'dispatchRefused': return rec.health?.token === event.token || rec.operation?.token === event.token;
+    case 'repairResult': return rec.owed?.inFlight === event.token;
     default: return undefined;
   }
 }
@@ -121,10 +128,19 @@ function checkSequence(seq: readonly { readonly cmd: Cmd; readonly storm: boolea
       const byAgent = event.type === 'fenceResult' && event.ok && current === true;
       expect(byAgent || event.type === 'operatorConfirmedFenced').toBe(true);
     }
-    // Evacuate exactly when entering FENCED.
-    expect(kinds.includes('evacuate')).toBe(enteredFenced);
-    // Drain only on entering DEGRADED, and never in the same step as a fence.
-    if (kinds.includes('drain')) expect(next.state === 'DEGRADED' && rec.state !== 'DEGRADED').toBe(true);
+    // Evacuate on entering FENCED, and only ever while FENCED (retries of the owed restart).
+    if (enteredFenced) expect(kinds).toContain('evacuate');
+    if (kinds.includes('evacuate')) expect(next.state).toBe('FENCED');
+    // Drain only while one is owed, never in the same step as a fence, never beyond its bound.
+    if (kinds.includes('drain')) {
+      expect(next.owed?.kind).toBe('drain');
+      expect(kinds).not.toContain('fence');
+    }
+    if (next.owed?.kind === 'drain') expect(next.owed.attempts).toBeLessThanOrEqual(SETTINGS.drainMaxAttempts);
+    // One repair attempt at a time: none starts while another is in flight.
+    const repairs = kinds.filter((k) => k === 'drain' || k === 'evacuate').length;
+    expect(repairs).toBeLessThanOrEqual(1);
+    if (repairs > 0) expect(rec.owed?.inFlight ?? null).toBeNull();
     // A fence is always preceded by a disable.
     const fenceAt = kinds.indexOf('fence');
     if (fenceAt >= 0) expect(kinds.slice(0, fenceAt)).toContain('disableHost');

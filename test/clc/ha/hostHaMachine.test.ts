@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { IllegalHaEventError, activityBackoffMs, step, type RemediationAllowance } from '../../../clc/ha/hostHaMachine.js';
 import { HA_STATES, type HaEvent, type HaState, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
 import { compileHaSettings } from '../../../clc/ha/settings.js';
-import { ALLOWED, OP, PROBE, SETTINGS, STORM, actions, ctx, inState } from './haFixtures.js';
+import { repairBackoffMs } from '../../../clc/ha/owedRepair.js';
+import { ALLOWED, OP, PROBE, SETTINGS, STORM, actions, ctx, inState, owedDue } from './haFixtures.js';
 
 interface Row {
   readonly name: string;
@@ -38,7 +39,11 @@ const ev = {
   unfenced: { type: 'unfenced' } as HaEvent,
   resumed: { type: 'resumed' } as HaEvent,
   refused: (token: number): HaEvent => ({ type: 'dispatchRefused', token }),
+  repaired: (done: boolean, token = 20): HaEvent => ({ type: 'repairResult', token, done, detail: done ? 'disabled and empty' : 'NC down' }),
+  serviceEnabled: { type: 'serviceEnabled' } as HaEvent,
 };
+/** An owed repair with attempt `attempts` in flight under token 20. */
+const inFlight = (kind: 'drain' | 'evacuate', attempts = 1) => owedDue(kind, { attempts, inFlight: 20, lastOutcome: null });
 
 const ALL = HA_STATES;
 const withThreshold = (recoverFailureThreshold: number) => compileHaSettings({ ...SETTINGS, recoverFailureThreshold });
@@ -46,9 +51,14 @@ const others = (...xs: HaState[]) => ALL.filter((s) => !xs.includes(s));
 
 const rows: Row[] = [
   // HA switched off or on.
-  ...others('DISABLED').map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'DISABLED', does: [],
+  ...others('DISABLED', 'FENCING').map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'DISABLED', does: [],
     check: (n) => { expect(n.operation).toBeNull(); expect(n.recoveryAttempts).toBe(0); expect(n.reason).toBe('DisableHAForHost'); } })),
   { name: 'DISABLED + haDisabled', from: inState('DISABLED'), event: ev.disabled, to: 'ignored' },
+  { name: 'FENCING + haDisabled: the fence finishes first (a power-off cannot be un-issued), said once', from: inState('FENCING'), event: ev.disabled,
+    to: 'FENCING', does: [], check: (n) => { expect(n.operation?.token).toBe(OP); expect(n.reason).toBe('fixture; HA switch-off waits for the fence to finish'); } },
+  { name: 'FENCING (switch-off already waiting) + haDisabled', from: inState('FENCING', { reason: 'x; HA switch-off waits for the fence to finish' }), event: ev.disabled, to: 'ignored' },
+  { name: 'AVAILABLE (drain owed) + haDisabled: the owed drain is dropped', from: inState('AVAILABLE', { owed: owedDue('drain') }), event: ev.disabled,
+    to: 'DISABLED', does: [], check: (n) => expect(n.owed).toBeNull() },
   { name: 'DISABLED + haEnabled', from: inState('DISABLED'), event: ev.enabled, to: 'INELIGIBLE', does: [] },
   ...others('DISABLED').map((s): Row => ({ name: `${s} + haEnabled`, from: inState(s), event: ev.enabled, to: 'ignored' })),
   // Eligibility.
@@ -183,6 +193,50 @@ const rows: Row[] = [
   { name: 'FENCING (held by back-pressure) + tick: disable and fence', from: inState('FENCING', { operation: null, blocked: { target: 'FENCING', reason: 'queue full', since: 0 } }),
     event: ev.tick, to: 'FENCING', does: ['disableHost', 'fence'] },
   ...ALL.map((s): Row => ({ name: `${s} + refusal of a stale token`, from: inState(s), event: ev.refused(99), to: 'ignored' })),
+  // Owed repairs (owedRepair.ts): the drain of a host that lost control, the restart elsewhere of a fenced one.
+  { name: 'CHECKING + activity at the last check: DEGRADED, a drain owed and its first attempt', from: inState('CHECKING', { activityChecks: 2 }),
+    event: ev.activity('active'), now: 3, to: 'DEGRADED', does: ['drain'],
+    check: (n) => expect(n.owed).toEqual({ kind: 'drain', since: 3, attempts: 1, nextAttemptAt: 3, inFlight: 11, lastOutcome: null }) },
+  { name: 'CHECKING (a drain already owed) + activity: DEGRADED again, the count kept', from: inState('CHECKING', { activityChecks: 2, owed: owedDue('drain', { attempts: 2 }) }),
+    event: ev.activity('active'), to: 'DEGRADED', does: ['drain'], check: (n) => expect(n.owed?.attempts).toBe(3) },
+  ...(['INELIGIBLE', 'AVAILABLE', 'SUSPECT', 'DEGRADED', 'RECOVERED'] as const).map((s): Row => ({
+    name: `${s} (drain owed, due) + tick: the next attempt, whatever the health says`, from: inState(s, { owed: owedDue('drain') }), event: ev.tick,
+    to: s, does: ['drain'], check: (n) => expect(n.owed).toMatchObject({ attempts: 2, inFlight: 11 }),
+  })),
+  { name: 'AVAILABLE (drain in flight) + tick: no second attempt', from: inState('AVAILABLE', { owed: inFlight('drain') }), event: ev.tick, to: 'ignored' },
+  { name: 'AVAILABLE (drain owed, backing off) + tick', from: inState('AVAILABLE', { owed: owedDue('drain', { nextAttemptAt: 5 }) }), event: ev.tick, now: 4, to: 'ignored' },
+  { name: 'INELIGIBLE (drain given up) + tick: no attempt beyond the bound', from: inState('INELIGIBLE', { owed: owedDue('drain', { attempts: SETTINGS.drainMaxAttempts }) }),
+    event: ev.tick, now: 1e9, to: 'ignored' },
+  { name: 'AVAILABLE (evacuation owed) + tick: a restart elsewhere only while FENCED', from: inState('AVAILABLE', { owed: owedDue('evacuate') }), event: ev.tick, to: 'ignored' },
+  { name: 'INELIGIBLE (drain in flight) + done: nothing owed', from: inState('INELIGIBLE', { owed: inFlight('drain') }), event: ev.repaired(true),
+    to: 'INELIGIBLE', does: [], check: (n) => expect(n.owed).toBeNull() },
+  { name: 'DEGRADED (drain in flight) + not done: retried after the back-off', from: inState('DEGRADED', { owed: inFlight('drain') }), event: ev.repaired(false), now: 6,
+    to: 'DEGRADED', does: [], check: (n) => expect(n.owed).toEqual({ kind: 'drain', since: 0, attempts: 1, nextAttemptAt: 6 + repairBackoffMs(1, SETTINGS), inFlight: null, lastOutcome: 'NC down' }) },
+  { name: 'DEGRADED (last drain attempt in flight) + not done: given up, critical alert', from: inState('DEGRADED', { owed: inFlight('drain', SETTINGS.drainMaxAttempts) }),
+    event: ev.repaired(false), to: 'DEGRADED', does: [], check: (n) => expect(n.owed?.inFlight).toBeNull() },
+  { name: 'DEGRADED (drain in flight) + stale repair result', from: inState('DEGRADED', { owed: inFlight('drain') }), event: ev.repaired(true, 19), to: 'ignored' },
+  ...ALL.map((s): Row => ({ name: `${s} (nothing owed) + repair result`, from: inState(s), event: ev.repaired(true), to: 'ignored' })),
+  { name: 'FENCING + power off confirmed: the restart elsewhere is owed and started', from: inState('FENCING'), event: ev.fenced(true), now: 2, to: 'FENCED', does: ['evacuate'],
+    check: (n) => expect(n.owed).toMatchObject({ kind: 'evacuate', attempts: 1, inFlight: 11 }) },
+  { name: 'FENCED (restart in flight) + not done, many attempts: retried, never given up', from: inState('FENCED', { owed: inFlight('evacuate', 50) }), event: ev.repaired(false),
+    now: 2, to: 'FENCED', does: [], check: (n) => expect(n.owed?.nextAttemptAt).toBe(2 + SETTINGS.repairRetryIntervalMs) },
+  { name: 'FENCED (restart owed, due) + tick: the next attempt', from: inState('FENCED', { owed: owedDue('evacuate', { attempts: 50 }) }), event: ev.tick,
+    to: 'FENCED', does: ['evacuate'], check: (n) => expect(n.owed?.attempts).toBe(51) },
+  { name: 'FENCED (restart in flight) + tick: no overlapping restart', from: inState('FENCED', { owed: inFlight('evacuate') }), event: ev.tick, to: 'ignored' },
+  { name: 'FENCED (restart owed) + unfenced: dropped', from: inState('FENCED', { owed: owedDue('evacuate') }), event: ev.unfenced, to: 'INELIGIBLE', does: [],
+    check: (n) => expect(n.owed).toBeNull() },
+  { name: 'DEGRADED (drain owed) + FenceHost: the drain gives way to the fence', from: inState('DEGRADED', { owed: inFlight('drain') }), event: ev.fenceHost,
+    to: 'FENCING', does: ['disableHost', 'fence'], check: (n) => expect(n.owed).toBeNull() },
+  { name: 'AVAILABLE (drain in flight) + resumed: the lost attempt may start again at once', from: inState('AVAILABLE', { owed: inFlight('drain') }), event: ev.resumed, now: 3,
+    to: 'AVAILABLE', does: [], check: (n) => expect(n.owed).toMatchObject({ inFlight: null, nextAttemptAt: 0, attempts: 1 }) },
+  { name: 'INELIGIBLE (drain owed) + not eligible: still owed', from: inState('INELIGIBLE', { owed: owedDue('drain') }), event: ev.ineligible, to: 'INELIGIBLE', does: [],
+    check: (n) => expect(n.owed?.kind).toBe('drain') },
+  ...(['INELIGIBLE', 'AVAILABLE', 'DEGRADED'] as const).map((s): Row => ({
+    name: `${s} (drain owed) + EnableService: the operator's word, dropped`, from: inState(s, { owed: owedDue('drain') }), event: ev.serviceEnabled,
+    to: s, does: [], check: (n) => expect(n.owed).toBeNull(),
+  })),
+  ...ALL.map((s): Row => ({ name: `${s} (nothing owed) + EnableService`, from: inState(s), event: ev.serviceEnabled, to: 'ignored' })),
+  { name: 'FENCED (restart owed) + EnableService of another kind: kept', from: inState('FENCED', { owed: owedDue('evacuate') }), event: ev.serviceEnabled, to: 'ignored' },
 ];
 
 describe('step: every transition', () => {

@@ -1,0 +1,81 @@
+/**
+ * The repairs HA owes a host (issue 6), pure like the machine that calls it (hostHaMachine.ts): a
+ * host that lost control while its VMs ran (DEGRADED) is owed a drain (DisableService, then
+ * MigrateInstances, until it is empty), and a FENCED host a restart of its instances elsewhere. The
+ * debt is in the host's record, so it survives state changes (the NC coming back makes the host
+ * AVAILABLE, yet it is still drained) and CLC restarts; one attempt runs at a time, each outcome
+ * goes to the event log, and a failed attempt is retried with back-off. An owed drain gives up after
+ * drainMaxAttempts (an operator decides); a restart elsewhere never does (instances are down).
+ */
+import type { HaSettings } from './settings.js';
+import type { HaEffect, HaOwedRepair, HostHaRecord } from './hostHaState.js';
+
+export interface RepairStep {
+  readonly next: HostHaRecord;
+  readonly effects: readonly HaEffect[];
+}
+
+const none = (rec: HostHaRecord): RepairStep => ({ next: rec, effects: [] });
+
+/** Wait after failed attempt number `attempts`: doubles from the initial delay, capped at the interval. */
+export function repairBackoffMs(attempts: number, s: HaSettings): number {
+  return Math.min(s.repairRetryInitialDelayMs * 2 ** Math.min(Math.max(attempts - 1, 0), 30), s.repairRetryIntervalMs);
+}
+
+const WHAT: Readonly<Record<HaOwedRepair['kind'], string>> = { drain: 'drain', evacuate: 'restart elsewhere of the instances' };
+
+const exhausted = (o: HaOwedRepair, s: HaSettings): boolean => o.kind === 'drain' && o.attempts >= s.drainMaxAttempts;
+
+/** Records that `kind` is owed from now on (an owed repair of the same kind keeps its count). */
+export function owe(rec: HostHaRecord, kind: HaOwedRepair['kind'], now: number): HostHaRecord {
+  if (rec.owed?.kind === kind) return rec;
+  return { ...rec, owed: { kind, since: now, attempts: 0, nextAttemptAt: now, inFlight: null, lastOutcome: null } };
+}
+
+/** Forgets what is owed, saying why in the log (an operator's EnableService, HA switched off, a fence taking over). */
+export function forgive(rec: HostHaRecord, why: string): RepairStep {
+  const o = rec.owed;
+  if (!o) return none(rec);
+  return {
+    next: { ...rec, owed: null },
+    effects: [{ kind: 'alert', host: rec.host, level: 'info', message: `host ${rec.host}: owed ${WHAT[o.kind]} dropped after ${o.attempts} attempt(s): ${why}` }],
+  };
+}
+
+/** Starts the next attempt when one is due and none runs; an evacuation only while the host is FENCED. */
+export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings): RepairStep {
+  const o = rec.owed;
+  if (!o || o.inFlight !== null || now < o.nextAttemptAt || exhausted(o, s)) return none(rec);
+  if (o.kind === 'evacuate' && rec.state !== 'FENCED') return none(rec);
+  const token = rec.seq + 1;
+  const attempt = o.attempts + 1;
+  const next: HostHaRecord = { ...rec, seq: token, owed: { ...o, attempts: attempt, inFlight: token } };
+  const effect: HaEffect = o.kind === 'drain'
+    ? { kind: 'drain', host: rec.host, token, attempt }
+    : { kind: 'evacuate', host: rec.host, fencedBy: rec.fencedBy ?? 'agent', token, attempt };
+  return { next, effects: [effect] };
+}
+
+/** An attempt finished: done clears the debt; otherwise the next attempt waits its back-off (or, past the bound, an operator). */
+export function onRepairResult(rec: HostHaRecord, token: number, done: boolean, detail: string, now: number, s: HaSettings): RepairStep {
+  const o = rec.owed;
+  if (o?.inFlight !== token) return none(rec);
+  const host = rec.host;
+  const label = `${WHAT[o.kind]} of ${host}, attempt ${o.attempts}`;
+  if (done) {
+    return { next: { ...rec, owed: null }, effects: [{ kind: 'alert', host, level: 'info', message: `${label}: done (${detail})` }] };
+  }
+  const failed: HaOwedRepair = { ...o, inFlight: null, lastOutcome: detail, nextAttemptAt: now + repairBackoffMs(o.attempts, s) };
+  const giveUp = exhausted(failed, s);
+  const message = giveUp
+    ? `${label}: not done (${detail}); giving up after ${o.attempts} attempts: an operator must drain it (MigrateInstances) or EnableService it`
+    : `${label}: not done (${detail}); retried at ${failed.nextAttemptAt}`;
+  return { next: { ...rec, owed: failed }, effects: [{ kind: 'alert', host, level: giveUp ? 'critical' : 'warn', message }] };
+}
+
+/** After a CLC restart the attempt in flight is lost: the next one may start at once (repairs are idempotent). */
+export function resumeRepair(rec: HostHaRecord, now: number): HostHaRecord {
+  const o = rec.owed;
+  if (o?.inFlight == null) return rec;
+  return { ...rec, owed: { ...o, inFlight: null, nextAttemptAt: Math.min(o.nextAttemptAt, now) } };
+}
