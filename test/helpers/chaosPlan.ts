@@ -12,10 +12,12 @@ export const VICTIMS: readonly Victim[] = ['cc', 'clc', 'source', 'destination']
 
 export interface Fault {
   readonly victim: Victim;
-  /** After the previous fault's restart (the first: after the drain request was sent; small = mid-request). */
+  /** After the previous fault's restart or kill (the first: after the drain request was sent; small = mid-request). */
   readonly killAfterMs: number;
   /** How long it stays dead before it is started again. */
   readonly downMs: number;
+  /** Still dead when the next fault strikes (two components down at once); both restart after the next one's downMs. */
+  readonly holdForNext: boolean;
 }
 
 export interface RoundPlan {
@@ -48,8 +50,9 @@ export function planRound(rng: Prng, hosts: readonly string[]): RoundPlan {
   const pool = [...others];
   const draw = (n: number): string[] => Array.from({ length: n }, () => pool.splice(rng.int(0, pool.length - 1), 1)[0] ?? '');
   const listed = variant === 'allow' ? draw(rng.int(1, 2)) : variant === 'deny' ? draw(1) : [];
-  const faults: Fault[] = Array.from({ length: rng.int(1, 2) }, () => ({
-    victim: rng.pick(VICTIMS) ?? 'cc', killAfterMs: rng.int(0, 4000), downMs: rng.int(0, 3000),
+  const count = rng.int(1, 2);
+  const faults: Fault[] = Array.from({ length: count }, (_, k) => ({
+    victim: rng.pick(VICTIMS) ?? 'cc', killAfterMs: rng.int(0, 4000), downMs: rng.int(0, 3000), holdForNext: k < count - 1 && rng.chance(0.3),
   }));
   const disableOther = rng.chance(0.4) ? rng.pick(others) : undefined;
   return {

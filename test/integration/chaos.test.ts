@@ -69,14 +69,27 @@ class RoundLog {
   }
 }
 
+const bump = (host: string): void => {
+  stateVersion.set(host, (stateVersion.get(host) ?? 0) + 1);
+};
+
+/** A request about `host`'s state is about to go out: until it is acknowledged, the state is unknown. */
+function forget(host: string): void {
+  nodeState.delete(host);
+  bump(host);
+}
+
+function acknowledge(host: string, state: 'enabled' | 'disabled'): void {
+  nodeState.set(host, state);
+  bump(host);
+}
+
 /** Enable/DisableService as an operator; the ledger holds the state only once the CLC acknowledged it. */
 async function changeNode(log: RoundLog, host: string, enable: boolean): Promise<boolean> {
-  nodeState.delete(host);
-  stateVersion.set(host, (stateVersion.get(host) ?? 0) + 1);
+  forget(host);
   const r = await cloud.query({ Action: enable ? 'EnableService' : 'DisableService', Type: 'NODE', Host: host }).catch((e: unknown) => e as Error);
   const ok = !(r instanceof Error) && r.status === 200;
-  if (ok) nodeState.set(host, enable ? 'enabled' : 'disabled');
-  stateVersion.set(host, (stateVersion.get(host) ?? 0) + 1);
+  if (ok) acknowledge(host, enable ? 'enabled' : 'disabled');
   log.note(`${enable ? 'EnableService' : 'DisableService'} ${host}: ${ok ? 'acknowledged' : r instanceof Error ? r.message : `${r.status} ${/<Code>([^<]*)/.exec(r.text)?.[1] ?? ''}`}`);
   return ok;
 }
@@ -157,13 +170,19 @@ async function prepare(log: RoundLog): Promise<void> {
   for (const h of hosts) if (!(await changeNode(log, h, true))) throw log.fail([`EnableService ${h} refused at a stable point`]);
   const doomed = [...live].slice(plan.keep);
   if (doomed.length > 0) {
+    // Out of the ledger's live set before the request: they may vanish before the answer comes.
+    for (const id of doomed) live.delete(id);
     await adminCall(cloud, { Action: 'TerminateInstances', ...Object.fromEntries(doomed.map((id, k) => [`InstanceId.${k + 1}`, id])) });
-    for (const id of doomed) { live.delete(id); terminated.add(id); }
+    for (const id of doomed) terminated.add(id);
     log.note(`terminated ${doomed.join(' ')}`);
   }
   const there = (log.last.find((h) => h.host === plan.source)?.domains ?? []).filter((d) => live.has(d.id)).length;
   if (plan.onSource > there) {
+    // placeOn disables the other nodes while the instances start, then enables them again.
+    const others = hosts.filter((h) => h !== plan.source);
+    for (const h of others) forget(h);
     const ids = await placeOn(cloud, plan.source, plan.onSource - there);
+    for (const h of others) acknowledge(h, 'enabled');
     for (const id of ids) live.add(id);
     log.note(`placed ${ids.join(' ')} on ${plan.source}`);
   }
@@ -185,17 +204,23 @@ async function unleash(log: RoundLog, rng: Prng): Promise<void> {
     (e: unknown) => log.note(`MigrateInstances failed: ${(e as Error).message}`),
   );
   const toggle = plan.toggle && (async (t) => { await sleep(t.afterMs); await changeNode(log, t.host, t.enable); })(plan.toggle);
+  let down: string[] = [];
   for (const f of plan.faults) {
     await sleep(f.killAfterMs);
     const name = victimName(f, plan, rng, log);
     const mine = (log.last.find((h) => h.host === plan.source)?.nc?.plans ?? []).find((p) => p.migrationId === log.migrationId);
     const items = mine?.items.map((i) => `${i.instanceId}:${i.state}→${i.destination || '?'}`).join(' ') ?? 'drain not answered or not seen yet';
-    log.note(`kill -9 ${name} (drain items last seen: ${items})`);
-    await cloud.crash(name);
-    stats.kills++;
+    if (!down.includes(name)) {
+      log.note(`kill -9 ${name} (drain items last seen: ${items})`);
+      await cloud.crash(name);
+      stats.kills++;
+      down.push(name);
+    }
+    if (f.holdForNext) continue;
     await sleep(f.downMs);
-    await cloud.start([name]);
-    log.note(`${name} restarted after ${f.downMs} ms`);
+    await cloud.start(down);
+    log.note(`${down.join(' and ')} restarted after ${f.downMs} ms`);
+    down = [];
   }
   await drain;
   await toggle;
@@ -215,11 +240,12 @@ async function crashDisabled(log: RoundLog): Promise<void> {
 async function round(r: number, plans: Prng, rng: Prng): Promise<void> {
   const log = new RoundLog(r, planRound(plans, hosts));
   console.log(`chaos seed ${SEED} round ${r}: ${JSON.stringify(log.plan)}`);
-  await settle(log);
-  await prepare(log);
+  // Invariants 1, 2, 3, 7 are watched for the whole round, preparation included.
   const w = watch(log);
   let failure: unknown;
   try {
+    await settle(log);
+    await prepare(log);
     await unleash(log, rng);
     await settle(log);
     if (log.plan.crashDisabled) await crashDisabled(log);
