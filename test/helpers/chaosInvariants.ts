@@ -73,6 +73,8 @@ function copies(hosts: readonly HostObservation[]): { anywhere: Map<string, stri
       if (d.state === 'running') push(running, d.id, h.host);
     }
   }
+  // Sorted, so that a finding reads the same whatever order the hosts were observed in.
+  for (const m of [anywhere, running]) for (const on of m.values()) on.sort();
   return { anywhere, running };
 }
 

@@ -56,6 +56,9 @@ class RoundLog {
   last: HostObservation[] = [];
   /** The drain's migration id once MigrateInstances answered. */
   migrationId: string | undefined;
+  /** What the watch found (each finding once) and what it observed at the first. */
+  readonly found: string[] = [];
+  foundAt: HostObservation[] = [];
   constructor(readonly round: number, readonly plan: RoundPlan) {}
   note(msg: string): void {
     this.lines.push(`+${Date.now() - this.started}ms ${msg}`);
@@ -110,27 +113,30 @@ async function checkNow(log: RoundLog): Promise<string[]> {
   return found;
 }
 
-/** Checks every POLL_MS until stopped; stop() answers the violations seen (first observation each). */
-function watch(log: RoundLog): { stop(): Promise<{ violations: string[]; at: HostObservation[] }> } {
+/** Checks every POLL_MS into log.found until the returned stop() is awaited. */
+function watch(log: RoundLog): () => Promise<void> {
   let stopped = false;
-  const seen: string[] = [];
-  let at: HostObservation[] = [];
   const loop = (async () => {
     while (!stopped) {
       const v = await checkNow(log).catch((e: unknown) => [`observation failed: ${(e as Error).message}`]);
       stats.checks++;
-      if (v.length > 0 && seen.length === 0) at = log.last;
-      for (const x of v) if (!seen.includes(x)) seen.push(x);
+      if (v.length > 0 && log.found.length === 0) log.foundAt = log.last;
+      for (const x of v) if (!log.found.includes(x)) log.found.push(x);
       await sleep(POLL_MS);
     }
   })();
-  return { stop: async () => { stopped = true; await loop; return { violations: seen, at }; } };
+  return async () => {
+    stopped = true;
+    await loop;
+  };
 }
 
 /** Waits for a stable point at which every settled invariant holds (6: within LIVENESS_MS); throws with the last findings. */
 async function settle(log: RoundLog): Promise<void> {
   const until = Date.now() + LIVENESS_MS;
   for (;;) {
+    // A safety finding of the watch ends the round at once: waiting for liveness would hide nothing.
+    if (log.found.length > 0) throw log.fail(log.found, log.foundAt);
     const why = await observer.unstable();
     let found = why === undefined ? [] : [`not stable: ${why}`];
     if (why === undefined) {
@@ -241,7 +247,7 @@ async function round(r: number, plans: Prng, rng: Prng): Promise<void> {
   const log = new RoundLog(r, planRound(plans, hosts));
   console.log(`chaos seed ${SEED} round ${r}: ${JSON.stringify(log.plan)}`);
   // Invariants 1, 2, 3, 7 are watched for the whole round, preparation included.
-  const w = watch(log);
+  const stopWatch = watch(log);
   let failure: unknown;
   try {
     await settle(log);
@@ -252,8 +258,8 @@ async function round(r: number, plans: Prng, rng: Prng): Promise<void> {
   } catch (e) {
     failure = e;
   }
-  const { violations, at } = await w.stop();
-  if (violations.length > 0) throw log.fail(violations, at);
+  await stopWatch();
+  if (log.found.length > 0) throw log.fail(log.found, log.foundAt);
   if (failure !== undefined) throw failure;
   console.log(`chaos seed ${SEED} round ${r} passed:\n${log.lines.map((l) => `  ${l}`).join('\n')}`);
 }
