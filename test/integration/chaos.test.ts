@@ -16,7 +16,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prng } from '../../sim/prng.js';
 import { findVmType } from '../../shared/model/vmTypes.js';
-import { FINAL_ITEM_STATES } from '../../shared/protocol/migrationProtocol.js';
+import { FINAL_ITEM_STATES, type PlanItem } from '../../shared/protocol/migrationProtocol.js';
 import { checkAnytime, checkSettled, type ChaosLedger, type HostObservation } from '../helpers/chaosInvariants.js';
 import { CloudObserver, describeObservation } from '../helpers/chaosObserve.js';
 import { chaosSeed, planRound, type Fault, type RoundPlan } from '../helpers/chaosPlan.js';
@@ -196,6 +196,13 @@ async function prepare(log: RoundLog): Promise<void> {
   if (plan.disableOther !== undefined && !(await changeNode(log, plan.disableOther, false))) throw log.fail(['DisableService refused at a stable point']);
 }
 
+/** The drain's items as last observed on its source, with why they ended when `why`. */
+function drainItems(log: RoundLog, why: boolean): string {
+  const mine = (log.last.find((h) => h.host === log.plan.source)?.nc?.plans ?? []).find((p) => p.migrationId === log.migrationId);
+  const item = (i: PlanItem): string => `${i.instanceId}:${i.state}→${i.destination || '?'}${why && i.error !== undefined ? ` (${i.error})` : ''}`;
+  return mine?.items.map(item).join(' ') ?? 'drain not answered or not seen yet';
+}
+
 /** The drain, the kills and the racing node-state change, all at once; returns when every fault has been undone. */
 async function unleash(log: RoundLog, rng: Prng): Promise<void> {
   const { plan } = log;
@@ -214,10 +221,8 @@ async function unleash(log: RoundLog, rng: Prng): Promise<void> {
   for (const f of plan.faults) {
     await sleep(f.killAfterMs);
     const name = victimName(f, plan, rng, log);
-    const mine = (log.last.find((h) => h.host === plan.source)?.nc?.plans ?? []).find((p) => p.migrationId === log.migrationId);
-    const items = mine?.items.map((i) => `${i.instanceId}:${i.state}→${i.destination || '?'}`).join(' ') ?? 'drain not answered or not seen yet';
     if (!down.includes(name)) {
-      log.note(`kill -9 ${name} (drain items last seen: ${items})`);
+      log.note(`kill -9 ${name} (drain items last seen: ${drainItems(log, false)})`);
       await cloud.crash(name);
       stats.kills++;
       down.push(name);
@@ -254,6 +259,7 @@ async function round(r: number, plans: Prng, rng: Prng): Promise<void> {
     await prepare(log);
     await unleash(log, rng);
     await settle(log);
+    log.note(`drain ended: ${drainItems(log, true)}`);
     if (log.plan.crashDisabled) await crashDisabled(log);
   } catch (e) {
     failure = e;
