@@ -42,10 +42,17 @@ export class IncomingRunner {
     return { migrationId: req.migrationId, incoming: incomingView(ready) };
   }
 
-  /** Recovery: prepare a record again (idempotent); a refusal of one never acknowledged drops it. */
+  /** Recovery: prepare a record again (idempotent); a refusal of one never acknowledged drops it, and so does a restart that lost its credential. */
   async prepareAgain(instanceId: string): Promise<void> {
     const rec = this.snap.incoming[instanceId];
     if (!rec) return;
+    if (rec.state === 'preparing' && !rec.rollingBack && this.ctx.requireCredentials && !this.credentials.has(instanceId)) {
+      // Never acknowledged ready, and its credential died with the last process: undo it, so the CC,
+      // seeing no record, prepares again with a new one. The CC waits on a record that says
+      // preparing, so keeping it would stall the item until prepareMs and roll it back.
+      await this.finishRollback(instanceId, 'the NC restarted before it was ready: the CC prepares it again with a new credential');
+      return;
+    }
     try {
       await this.prepareHypervisor(rec, rec.state === 'preparing');
     } catch (e) {

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestCloud } from '../helpers/cloud.js';
+import { adminCall, arr, describeNodes, placeOn as placeOnHost, runningCopies as copiesOn } from '../helpers/cloudApi.js';
 
 // 256 MiB guests over a 1000 Mbit/s link take ~3 s of model time; time-scale 0.5 → ~1.5 s each.
 const cloud = new TestCloud(21, 4, {
@@ -16,41 +17,10 @@ const cloud = new TestCloud(21, 4, {
 });
 const [n1, n2, n3, n4] = cloud.nodeHosts as [string, string, string, string];
 
-const arr = <T>(x: T | T[] | undefined | ''): T[] => (x === undefined || x === '' ? [] : Array.isArray(x) ? x : [x]);
-
-async function q(params: Record<string, string>): Promise<any> {
-  const r = await cloud.query(params);
-  if (r.status !== 200) throw new Error(`${params.Action} → ${r.status}: ${r.text}`);
-  return r.doc[`${params.Action}Response`];
-}
-
-async function nodes(): Promise<any[]> {
-  return arr((await q({ Action: 'DescribeNodes' })).nodeSet?.item);
-}
-
-async function setState(host: string, enabled: boolean): Promise<void> {
-  await q({ Action: enabled ? 'EnableService' : 'DisableService', Type: 'NODE', Host: host });
-}
-
-/** Puts `count` m1.small instances on `host` by disabling the other nodes while they start. */
-async function placeOn(host: string, count: number): Promise<string[]> {
-  const others = cloud.nodeHosts.filter((h) => h !== host);
-  for (const h of others) await setState(h, false);
-  const r = await q({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: String(count), MaxCount: String(count) });
-  for (const h of others) await setState(h, true);
-  return arr<any>(r.instancesSet.item).map((i) => i.instanceId as string);
-}
-
-/** Where each instance runs according to the hypervisors (the ground truth), running copies only. */
-async function runningCopies(): Promise<Map<string, string[]>> {
-  const where = new Map<string, string[]>();
-  for (const host of cloud.nodeHosts) {
-    const res = await fetch(`http://${host}:16509/v1/domains`);
-    const { domains } = (await res.json()) as { domains: { id: string; state: string }[] };
-    for (const d of domains) if (d.state === 'running') where.set(d.id, [...(where.get(d.id) ?? []), host]);
-  }
-  return where;
-}
+const q = (params: Record<string, string>): Promise<any> => adminCall(cloud, params);
+const nodes = (): Promise<any[]> => describeNodes(cloud);
+const placeOn = (host: string, count: number): Promise<string[]> => placeOnHost(cloud, host, count);
+const runningCopies = (): Promise<Map<string, string[]>> => copiesOn(cloud);
 
 async function migration(id: string): Promise<any> {
   const r = await q({ Action: 'DescribeMigrations', 'MigrationId.1': id });

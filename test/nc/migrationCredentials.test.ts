@@ -94,6 +94,23 @@ describe('a mutual-TLS NC and per-migration credentials', () => {
     expect(p.dst.driver.credentials.at(-1)).toEqual({ method: 'prepareIncoming', id: A, credential: cred('dst2') });
   });
 
+  it('after a destination restart a record still preparing is rolled back, so the CC (finding none) prepares again', async () => {
+    // Found by the real-process chaos test: the CC waits on a preparing record, so a kept one stalled
+    // the item for prepareMs and rolled it back.
+    const p = await pair({ requireCredentials: true });
+    await p.src.controller.migrate(prepareSource(plan([item(A)])));
+    p.dst.driver.failNext('prepareIncoming');
+    await codeOf(p.dst.controller.migrate(withCred(prepareDest(A), cred('dst'))));
+    expect(p.dst.store.read().incoming[A]?.state).toBe('preparing');
+    p.dstEvents.events.length = 0;
+    await restart(p, 'dst');
+    await settle();
+    expect(p.dst.store.read().incoming).toEqual({});
+    expect(p.dst.driver.calls.filter((c) => c.startsWith('abortIncoming'))).not.toEqual([]);
+    expect(p.dstEvents.events.some((e) => e.kind === 'migration' && e.instanceId === A)).toBe(true);
+    expect((await p.dst.controller.migrate(withCred(prepareDest(A), cred('dst2')))).incoming?.state).toBe('ready');
+  });
+
   it('a plaintext NC (no mutual TLS) migrates without credentials', async () => {
     const p = await pair();
     await p.src.controller.migrate(prepareSource(plan([item(A)])));

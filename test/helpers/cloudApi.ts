@@ -1,0 +1,55 @@
+/**
+ * What integration tests ask a TestCloud, as an operator and as the hypervisors themselves: admin
+ * API calls that must succeed, node placement, and where each VM is according to the simhv daemons
+ * (the ground truth). Shared by the migration and chaos tests.
+ */
+import { PORTS } from '../../scripts/cloudLayout.js';
+import type { TestCloud } from './cloud.js';
+
+/** xml2js (explicitArray false) gives one item as an object, several as an array, none as ''. */
+export const arr = <T>(x: T | T[] | undefined | ''): T[] => (x === undefined || x === '' ? [] : Array.isArray(x) ? x : [x]);
+
+/** One admin call that must succeed; its `<Action>Response` element. */
+export async function adminCall(cloud: TestCloud, params: Record<string, string>): Promise<any> {
+  const r = await cloud.query(params);
+  if (r.status !== 200) throw new Error(`${params.Action} → ${r.status}: ${r.text}`);
+  return r.doc[`${params.Action}Response`];
+}
+
+export async function describeNodes(cloud: TestCloud): Promise<any[]> {
+  return arr((await adminCall(cloud, { Action: 'DescribeNodes' })).nodeSet?.item);
+}
+
+export async function setNodeState(cloud: TestCloud, host: string, enabled: boolean): Promise<void> {
+  await adminCall(cloud, { Action: enabled ? 'EnableService' : 'DisableService', Type: 'NODE', Host: host });
+}
+
+/** Puts `count` m1.small instances on `host` by disabling the other nodes while they start (and enabling them after). */
+export async function placeOn(cloud: TestCloud, host: string, count: number): Promise<string[]> {
+  const others = cloud.nodeHosts.filter((h) => h !== host);
+  for (const h of others) await setNodeState(cloud, h, false);
+  const r = await adminCall(cloud, { Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: String(count), MaxCount: String(count) });
+  for (const h of others) await setNodeState(cloud, h, true);
+  return arr<any>(r.instancesSet.item).map((i) => i.instanceId as string);
+}
+
+export interface HvDomain {
+  readonly id: string;
+  readonly state: string;
+  readonly resources: { readonly cores: number; readonly memoryMiB: number; readonly diskGiB: number };
+}
+
+/** One host's domains, as its simhv daemon lists them. */
+export async function hypervisorDomains(host: string): Promise<HvDomain[]> {
+  const res = await fetch(`http://${host}:${PORTS.simhv}/v1/domains`);
+  return ((await res.json()) as { domains: HvDomain[] }).domains;
+}
+
+/** Where each instance runs according to the hypervisors, running copies only. */
+export async function runningCopies(cloud: TestCloud): Promise<Map<string, string[]>> {
+  const where = new Map<string, string[]>();
+  for (const host of cloud.nodeHosts) {
+    for (const d of await hypervisorDomains(host)) if (d.state === 'running') where.set(d.id, [...(where.get(d.id) ?? []), host]);
+  }
+  return where;
+}
