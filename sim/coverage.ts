@@ -13,7 +13,9 @@ export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   item: itemStateSchema.options,
   // The NC's per-instance migration state (Eucalyptus 3.3): each side uses part of the enum.
   'nc-source': ['none', 'ready', 'migrating', 'cleaning'] satisfies MigrationState[],
-  'nc-incoming': ['preparing', 'ready', 'migrating'] satisfies MigrationState[],
+  // `migrating` is not among the destination's states: no decision depends on the stream having
+  // begun, so the NC keeps `ready` while the VM streams in (docs/SIMULATION.md, "Coverage").
+  'nc-incoming': ['preparing', 'ready'] satisfies MigrationState[],
   node: nodeStateSchema.options,
   instance: instancePhaseSchema.options,
 };

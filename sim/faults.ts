@@ -25,6 +25,7 @@ export const FAULT_ACTIONS: Actions = {
   partitionCc: (c, e) => c.net.partition(CC_NAME, e.host),
   partitionMig: (c, e) => c.mig.partition(e.a, e.b),
   hangMig: (c, e) => c.mig.hang(e.a, e.b),
+  breakSwitchover: (c, e) => c.mig.breakSwitchover(e.host, e.phase),
   healNet: (c) => {
     c.net.heal();
     c.mig.heal();

@@ -5,6 +5,7 @@
  * index resolved when the event runs (modulo what exists then).
  */
 import type { NodeState } from '../shared/protocol/common.js';
+import type { SwitchoverCut } from './migrationNet.js';
 import { Prng } from './prng.js';
 import type { SimSettings } from './settings.js';
 
@@ -24,6 +25,8 @@ export type FaultEvent =
   | { readonly kind: 'partitionCc'; readonly host: string }
   | { readonly kind: 'partitionMig'; readonly a: string; readonly b: string }
   | { readonly kind: 'hangMig'; readonly a: string; readonly b: string }
+  /** The next switch-over to or from `host` breaks: the final state is lost, or the destination's answer is. */
+  | { readonly kind: 'breakSwitchover'; readonly host: string; readonly phase: SwitchoverCut }
   | { readonly kind: 'healNet' }
   | { readonly kind: 'crashNc'; readonly host: string }
   | { readonly kind: 'restartNc'; readonly host: string }
@@ -48,7 +51,7 @@ export interface Schedule {
 const FAULT_WEIGHTS = [
   'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
   'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
-  'slowHv', 'slowHv', 'hangMig', 'hangMig',
+  'slowHv', 'slowHv', 'hangMig', 'hangMig', 'breakSwitchover', 'breakSwitchover',
 ] as const;
 
 export function generateSchedule(seed: number, s: SimSettings): Schedule {
@@ -86,6 +89,7 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
         if (a !== b) events.push({ at, kind: 'hangMig', a, b }, { at: at + down, kind: 'healNet' });
         break;
       }
+      case 'breakSwitchover': events.push({ at, kind: 'breakSwitchover', host: host(), phase: r.pick(['final-lost', 'reply-lost'] as const) as SwitchoverCut }); break;
       case 'crashNc': { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }
       case 'crashNcAfterWrites': { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
       case 'crashCc': events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
