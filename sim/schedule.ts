@@ -37,6 +37,8 @@ export type FaultEvent =
   | { readonly kind: 'powerOff'; readonly host: string }
   | { readonly kind: 'powerOn'; readonly host: string }
   | { readonly kind: 'tune'; readonly host: string; readonly mode: HypervisorMode }
+  /** An NTP step: the named process's wall clock ('cc', 'nc <host>', 'hv <host>') jumps by deltaMs. */
+  | { readonly kind: 'clockStep'; readonly clock: string; readonly deltaMs: number }
   /** The hypervisor answers slowly (up to maxMs per call): the NC's mailbox backs up, calls to it time out. */
   | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number };
 
@@ -52,7 +54,11 @@ const FAULT_WEIGHTS = [
   'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
   'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
   'slowHv', 'slowHv', 'hangMig', 'hangMig', 'breakSwitchover', 'breakSwitchover',
+  'clockStep', 'clockStep',
 ] as const;
+
+/** NTP steps: small corrections up to a badly set clock (a minute and a half either way). */
+const CLOCK_STEPS_MS = [-90_000, -20_000, -3000, 3000, 20_000, 90_000] as const;
 
 export function generateSchedule(seed: number, s: SimSettings): Schedule {
   const r = Prng.fork(seed, 'schedule');
@@ -90,6 +96,11 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
         break;
       }
       case 'breakSwitchover': events.push({ at, kind: 'breakSwitchover', host: host(), phase: r.pick(['final-lost', 'reply-lost'] as const) as SwitchoverCut }); break;
+      case 'clockStep': {
+        const clock = r.pick(['cc', `nc ${host()}`, `hv ${host()}`]) as string;
+        events.push({ at, kind: 'clockStep', clock, deltaMs: r.pick(CLOCK_STEPS_MS) as number });
+        break;
+      }
       case 'crashNc': { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }
       case 'crashNcAfterWrites': { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
       case 'crashCc': events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;

@@ -4,6 +4,7 @@
  */
 import type { Limits, Timeouts } from '../cc/migration/settings.js';
 import type { Resources } from '../shared/model/resources.js';
+import type { SkewSettings } from './clockSkew.js';
 
 export interface SimSettings {
   readonly partition: string;
@@ -29,6 +30,8 @@ export interface SimSettings {
   /** Workload and fault events in the chaos phase (upper bounds; the seed picks). */
   readonly maxOps: number;
   readonly maxFaults: number;
+  /** Each process's clock offset and drift (clockSkew.ts); a `clockStep` fault adds NTP steps. */
+  readonly skew: SkewSettings;
 }
 
 export const M1_SMALL = Object.freeze({ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 });
@@ -51,5 +54,6 @@ export function simSettings(hostCount: number): SimSettings {
     healMs: 1_800_000,
     maxOps: 50,
     maxFaults: 30,
+    skew: { maxOffsetMs: 2000, maxDriftPpm: 100 },
   });
 }
