@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import type { NodeClient } from './nodeClient.js';
+import { nodeTransitions } from './nodeTransitions.js';
 import {
   applyReport, bumpEpoch, findEntry, isStale, markUnhealthy, markUnreachable, type ClusterView,
 } from './view.js';
@@ -152,16 +153,6 @@ export class ViewKeeper {
   }
 
   private logTransitions(prev: ClusterView, next: ClusterView): void {
-    for (const e of next.entries) {
-      const before = findEntry(prev, e.node.host)?.node;
-      const now = e.node;
-      if (!before) continue;
-      if (before.reachable !== now.reachable || before.nodeState !== now.nodeState || before.healthy !== now.healthy) {
-        this.opts.logger.info({
-          host: now.host, reachable: now.reachable, nodeState: now.nodeState, healthy: now.healthy,
-          was: { reachable: before.reachable, nodeState: before.nodeState, healthy: before.healthy },
-        }, 'node changed');
-      }
-    }
+    for (const t of nodeTransitions(prev, next)) this.opts.logger.info(t, 'node changed');
   }
 }

@@ -26,7 +26,13 @@ export class Coverage {
   private readonly last = new Map<string, string>();
   readonly counts: CoverageCounts = {};
 
+  /** The NC snapshots last observed: stores replace their snapshot on every write, so identity means unchanged. */
+  private lastSnapshots: readonly (object | undefined)[] = [];
+
   observe(truth: readonly HostTruth[]): void {
+    // Most steps (polls, ticks) write no store: then nothing can have changed state.
+    if (truth.length === this.lastSnapshots.length && truth.every((t, i) => t.nc === this.lastSnapshots[i])) return;
+    this.lastSnapshots = truth.map((t) => t.nc);
     const seen = new Set<string>();
     const note = (machine: string, key: string, state: string): void => {
       const k = `${machine}|${key}`;

@@ -72,7 +72,7 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
     if (mode !== 'normal') events.push({ at: 0, kind: 'tune', host: h, mode });
   }
   // A few runs early, so there is something to migrate.
-  for (let i = r.int(1, 3); i > 0; i--) events.push({ at: r.int(0, 2000), kind: 'run', count: r.int(1, 4), minCount: 1, large: r.chance(0.25) });
+  for (let i = r.int(1, s.earlyRuns); i > 0; i--) events.push({ at: r.int(0, 2000), kind: 'run', count: r.int(1, 4), minCount: 1, large: r.chance(0.25) });
   // Operations come in bursts, so they overlap each other and the faults.
   const bursts = Array.from({ length: r.int(2, 6) }, time);
   for (let i = r.int(s.maxOps / 3, s.maxOps); i > 0; i--) {
