@@ -38,19 +38,38 @@ export function committedOn(t: HostTruth): Resources {
   return used;
 }
 
+/** Sums per NC snapshot and per domain list: both are replaced, never mutated, when they change. */
+const committedByStore = new WeakMap<object, Resources>();
+const heldByDomains = new WeakMap<object, Resources>();
+
+function memo(cache: WeakMap<object, Resources>, key: object | undefined, compute: () => Resources): Resources {
+  if (key === undefined) return compute();
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = compute();
+    cache.set(key, v);
+  }
+  return v;
+}
+
 export function checkStep(truth: readonly HostTruth[], ledger: Ledger, capacity: Resources): Violation[] {
   const out: Violation[] = [];
   const copies = new Map<string, string[]>();
   const running = new Map<string, string[]>();
+  const add = (m: Map<string, string[]>, id: string, host: string): void => {
+    const at = m.get(id);
+    if (at) at.push(host);
+    else m.set(id, [host]);
+  };
   for (const t of truth) {
     for (const d of t.domains) {
-      copies.set(d.id, [...(copies.get(d.id) ?? []), t.host]);
-      if (d.state === 'running') running.set(d.id, [...(running.get(d.id) ?? []), t.host]);
+      add(copies, d.id, t.host);
+      if (d.state === 'running') add(running, d.id, t.host);
     }
     // 3: never over-committed, by the NC's records and by the hypervisor's domains.
-    const used = committedOn(t);
+    const used = memo(committedByStore, t.nc, () => committedOn(t));
     if (over(used, capacity)) out.push({ invariant: '3 capacity', detail: `${t.host} committed ${JSON.stringify(used)} > ${JSON.stringify(capacity)}` });
-    const hv = t.domains.reduce((a, d) => addTo(a, d.resources), ZERO);
+    const hv = memo(heldByDomains, t.domains, () => t.domains.reduce((a, d) => addTo(a, d.resources), ZERO));
     if (over(hv, capacity)) out.push({ invariant: '3 capacity', detail: `${t.host} hypervisor holds ${JSON.stringify(hv)}` });
     // 7: an acknowledged node state survives every crash (the durable store says so).
     const expected = ledger.nodeState.get(t.host);

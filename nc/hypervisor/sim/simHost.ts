@@ -28,6 +28,7 @@ import type { MigrationTuning } from './migrationModel.js';
 import { OutgoingRegistry, type OutgoingEntry } from './outgoingRegistry.js';
 import { guardOf, UsedSerials, type MigrationGuard } from './incomingGuard.js';
 import { RecentIds } from './recentIds.js';
+import { CountingMap } from './countingMap.js';
 import { checkMigrationPeer } from '../../../shared/pki/migrationPeer.js';
 import type { MigrationStatus } from './protocol.js';
 
@@ -52,7 +53,7 @@ export interface SimHostDeps {
 }
 
 export class SimHost implements IncomingAcceptor, IncomingHost {
-  private readonly records = new Map<string, DomainRecord>();
+  private readonly records = new CountingMap<string, DomainRecord>();
   private readonly sessions = new Map<string, IncomingStream>();
   private readonly queue = new Mailbox();
   private readonly events: EventHub<HypervisorEvent>;
@@ -118,6 +119,11 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
 
   free(): Resources {
     return freeResources(this.config.capacity, this.records.values());
+  }
+
+  /** Grows with every change of a domain: list() is the same until it moves (the simulator reads thousands of hosts per step). */
+  get changes(): number {
+    return this.records.changes;
   }
 
   list(): DomainInfo[] {
