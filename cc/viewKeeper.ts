@@ -118,8 +118,10 @@ export class ViewKeeper {
   /** Refreshes, in parallel, the given hosts (default all) whose data is at least maxAgeMs old. */
   async refreshStale(maxAgeMs: number, timeoutMs: number, hosts: readonly string[] = this.hosts()): Promise<void> {
     const now = this.opts.clock.now();
+    // One pass over the view, not a search per host: every operation calls this for every node.
+    const entries = new Map(this.view.entries.map((e) => [e.node.host, e]));
     const stale = hosts.filter((h) => {
-      const e = findEntry(this.view, h);
+      const e = entries.get(h);
       return e !== undefined && isStale(e, now, maxAgeMs);
     });
     await this.refreshHosts(stale, timeoutMs);
