@@ -5,6 +5,8 @@
  *   placement  drain plan of 40 instances over 100 nodes vs naive first fit
  *   view diff  the CC's "node changed" check after one poll of a 2000-node view vs the search per
  *              node it replaced (O(n) vs O(n²) per poll; found by the simulator's scale mode)
+ *   stale      the keeper's stale-node check over 2000 nodes (every operation runs it) vs the search
+ *              per host it replaced (same origin)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +17,10 @@ import { planPlacement, type PlacementInstance, type PlacementNode } from '../cc
 import { fits, sub, type Resources } from '../shared/model/resources.js';
 import { DEFAULT_VM_TYPES } from '../shared/model/vmTypes.js';
 import { nodeTransitions } from '../cc/nodeTransitions.js';
-import { applyReport, findEntry, initialView, type ClusterView } from '../cc/view.js';
+import { applyReport, findEntry, initialView, isStale, type ClusterView } from '../cc/view.js';
+import { ViewKeeper } from '../cc/viewKeeper.js';
+import { ManualClock } from '../shared/clock.js';
+import { silentLogger } from '../shared/log.js';
 import { runCase, type BenchCase } from './harness.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
@@ -64,6 +69,19 @@ function searchPerNode(prev: ClusterView, next: ClusterView): number {
   return changed;
 }
 
+// Nothing is stale (the clock stands at the last poll): only the check itself is timed.
+const keeper = new ViewKeeper({
+  initial: bigView, clock: new ManualClock(1_700_000_000_000), logger: silentLogger(),
+  nodes: { describe: () => Promise.reject(new Error('not polled in the bench')) } as unknown as ConstructorParameters<typeof ViewKeeper>[0]['nodes'],
+});
+/** The stale check before: a search of the view per host. */
+function staleBySearch(view: ClusterView, hosts: readonly string[], now: number): string[] {
+  return hosts.filter((h) => {
+    const e = findEntry(view, h);
+    return e !== undefined && isStale(e, now, 60_000);
+  });
+}
+
 const cases: BenchCase[] = [
   {
     name: 'codec: typed XML round trip', baselineName: 'JSON round trip', iterations: 200,
@@ -84,6 +102,11 @@ const cases: BenchCase[] = [
     name: 'view diff after a poll, 2000 nodes', baselineName: 'search per node', iterations: 5,
     run: () => { nodeTransitions(bigView, afterPoll); },
     baseline: () => { searchPerNode(bigView, afterPoll); },
+  },
+  {
+    name: 'stale-node check, 2000 nodes', baselineName: 'search per host', iterations: 5,
+    run: () => keeper.refreshStale(60_000, 500),
+    baseline: () => { staleBySearch(bigView, bigHosts, 1_700_000_000_000); },
   },
 ];
 
