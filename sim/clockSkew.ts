@@ -30,9 +30,14 @@ export class SkewedClock implements Clock {
     return this.base.now() + this.skewMs;
   }
 
-  /** A fast clock (positive drift) counts `ms` sooner in true time. */
+  /**
+   * A fast clock (positive drift) counts `ms` sooner in true time. Whole-ms timers stay whole ms
+   * (Node's timers have 1 ms resolution): otherwise every process's periodic timers would fire at
+   * instants of their own, and a cloud of thousands of hosts would take ~50% more steps.
+   */
   setTimer(ms: number, fn: () => void): TimerHandle {
-    return this.base.setTimer(ms / (1 + this.driftPpm / 1e6), fn);
+    const scaled = ms / (1 + this.driftPpm / 1e6);
+    return this.base.setTimer(Number.isInteger(ms) ? Math.round(scaled) : scaled, fn);
   }
 
   /** An NTP step: wall time jumps by `deltaMs`; timers already set are unaffected. */

@@ -24,8 +24,16 @@ describe('SkewedClock', () => {
     c.setTimer(10_010, () => { at = base.now(); });
     base.advance(10_000);
     expect(c.now()).toBe(10_010);
-    base.advance(1);
-    expect(at).toBeCloseTo(10_000, 6);
+    expect(at).toBe(10_000);
+    // Whole-ms timers stay on whole ms (so many hosts' timers share steps); fractional ones keep their fraction.
+    let short = -1;
+    c.setTimer(999, () => { short = base.now(); });
+    base.advance(1000);
+    expect(short).toBe(10_998);
+    let fine = -1;
+    c.setTimer(100.1, () => { fine = base.now(); });
+    base.advance(200);
+    expect(fine).toBeCloseTo(11_000 + 100.1 / 1.001, 6);
   });
 
   it('timers of differently skewed processes fire in one deterministic order', () => {
