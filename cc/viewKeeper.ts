@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import type { NodeClient } from './nodeClient.js';
+import { nodeTransitions } from './nodeTransitions.js';
 import {
   applyReport, bumpEpoch, findEntry, isStale, markUnhealthy, markUnreachable, type ClusterView,
 } from './view.js';
@@ -117,8 +118,10 @@ export class ViewKeeper {
   /** Refreshes, in parallel, the given hosts (default all) whose data is at least maxAgeMs old. */
   async refreshStale(maxAgeMs: number, timeoutMs: number, hosts: readonly string[] = this.hosts()): Promise<void> {
     const now = this.opts.clock.now();
+    // One pass over the view, not a search per host: every operation calls this for every node.
+    const entries = new Map(this.view.entries.map((e) => [e.node.host, e]));
     const stale = hosts.filter((h) => {
-      const e = findEntry(this.view, h);
+      const e = entries.get(h);
       return e !== undefined && isStale(e, now, maxAgeMs);
     });
     await this.refreshHosts(stale, timeoutMs);
@@ -152,16 +155,6 @@ export class ViewKeeper {
   }
 
   private logTransitions(prev: ClusterView, next: ClusterView): void {
-    for (const e of next.entries) {
-      const before = findEntry(prev, e.node.host)?.node;
-      const now = e.node;
-      if (!before) continue;
-      if (before.reachable !== now.reachable || before.nodeState !== now.nodeState || before.healthy !== now.healthy) {
-        this.opts.logger.info({
-          host: now.host, reachable: now.reachable, nodeState: now.nodeState, healthy: now.healthy,
-          was: { reachable: before.reachable, nodeState: before.nodeState, healthy: before.healthy },
-        }, 'node changed');
-      }
-    }
+    for (const t of nodeTransitions(prev, next)) this.opts.logger.info(t, 'node changed');
   }
 }

@@ -1,4 +1,6 @@
 /** Time as an input (STYLE habit 3): cores read `now` from an injected Clock, never Date.now(). */
+import { TimerHeap } from './timerHeap.js';
+
 export interface TimerHandle {
   cancel(): void;
 }
@@ -31,7 +33,9 @@ interface PendingTimer {
 export class ManualClock implements Clock {
   private current: number;
   private seq = 0;
-  private timers: PendingTimer[] = [];
+  private readonly timers = new TimerHeap<PendingTimer>();
+  /** Pending timers not cancelled (cancelled ones leave the heap when they reach its top). */
+  private live = 0;
 
   constructor(start = 0) {
     this.current = start;
@@ -44,18 +48,23 @@ export class ManualClock implements Clock {
   setTimer(ms: number, fn: () => void): TimerHandle {
     const timer: PendingTimer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     this.timers.push(timer);
-    return { cancel: () => { timer.cancelled = true; } };
+    this.live++;
+    return {
+      cancel: () => {
+        if (timer.cancelled) return;
+        timer.cancelled = true;
+        this.live--;
+      },
+    };
   }
 
   /** Advances time by `ms`, firing due timers in time order (ties in creation order). */
   advance(ms: number): void {
     const target = this.current + ms;
-    for (;;) {
-      this.timers = this.timers.filter((t) => !t.cancelled);
-      this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
-      const next = this.timers[0];
-      if (!next || next.at > target) break;
-      this.timers.shift();
+    for (let next = this.head(); next && next.at <= target; next = this.head()) {
+      this.timers.pop();
+      this.live--;
+      next.cancelled = true; // fired: a later cancel() is a no-op
       this.current = next.at;
       next.fn();
     }
@@ -64,12 +73,19 @@ export class ManualClock implements Clock {
 
   /** When the earliest pending timer is due; undefined when none is (the simulator steps to it). */
   nextTimerAt(): number | undefined {
-    let at: number | undefined;
-    for (const t of this.timers) if (!t.cancelled && (at === undefined || t.at < at)) at = t.at;
-    return at;
+    return this.head()?.at;
   }
 
   pendingTimers(): number {
-    return this.timers.filter((t) => !t.cancelled).length;
+    return this.live;
+  }
+
+  /** The earliest timer not cancelled, dropping cancelled ones on the way. */
+  private head(): PendingTimer | undefined {
+    for (let t = this.timers.peek(); t; t = this.timers.peek()) {
+      if (!t.cancelled) return t;
+      this.timers.pop();
+    }
+    return undefined;
   }
 }

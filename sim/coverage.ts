@@ -13,7 +13,9 @@ export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   item: itemStateSchema.options,
   // The NC's per-instance migration state (Eucalyptus 3.3): each side uses part of the enum.
   'nc-source': ['none', 'ready', 'migrating', 'cleaning'] satisfies MigrationState[],
-  'nc-incoming': ['preparing', 'ready', 'migrating'] satisfies MigrationState[],
+  // `migrating` is not among the destination's states: no decision depends on the stream having
+  // begun, so the NC keeps `ready` while the VM streams in (docs/SIMULATION.md, "Coverage").
+  'nc-incoming': ['preparing', 'ready'] satisfies MigrationState[],
   node: nodeStateSchema.options,
   instance: instancePhaseSchema.options,
 };
@@ -24,7 +26,13 @@ export class Coverage {
   private readonly last = new Map<string, string>();
   readonly counts: CoverageCounts = {};
 
+  /** The NC snapshots last observed: stores replace their snapshot on every write, so identity means unchanged. */
+  private lastSnapshots: readonly (object | undefined)[] = [];
+
   observe(truth: readonly HostTruth[]): void {
+    // Most steps (polls, ticks) write no store: then nothing can have changed state.
+    if (truth.length === this.lastSnapshots.length && truth.every((t, i) => t.nc === this.lastSnapshots[i])) return;
+    this.lastSnapshots = truth.map((t) => t.nc);
     const seen = new Set<string>();
     const note = (machine: string, key: string, state: string): void => {
       const k = `${machine}|${key}`;

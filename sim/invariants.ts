@@ -38,19 +38,38 @@ export function committedOn(t: HostTruth): Resources {
   return used;
 }
 
+/** Sums per NC snapshot and per domain list: both are replaced, never mutated, when they change. */
+const committedByStore = new WeakMap<object, Resources>();
+const heldByDomains = new WeakMap<object, Resources>();
+
+function memo(cache: WeakMap<object, Resources>, key: object | undefined, compute: () => Resources): Resources {
+  if (key === undefined) return compute();
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = compute();
+    cache.set(key, v);
+  }
+  return v;
+}
+
 export function checkStep(truth: readonly HostTruth[], ledger: Ledger, capacity: Resources): Violation[] {
   const out: Violation[] = [];
   const copies = new Map<string, string[]>();
   const running = new Map<string, string[]>();
+  const add = (m: Map<string, string[]>, id: string, host: string): void => {
+    const at = m.get(id);
+    if (at) at.push(host);
+    else m.set(id, [host]);
+  };
   for (const t of truth) {
     for (const d of t.domains) {
-      copies.set(d.id, [...(copies.get(d.id) ?? []), t.host]);
-      if (d.state === 'running') running.set(d.id, [...(running.get(d.id) ?? []), t.host]);
+      add(copies, d.id, t.host);
+      if (d.state === 'running') add(running, d.id, t.host);
     }
     // 3: never over-committed, by the NC's records and by the hypervisor's domains.
-    const used = committedOn(t);
+    const used = memo(committedByStore, t.nc, () => committedOn(t));
     if (over(used, capacity)) out.push({ invariant: '3 capacity', detail: `${t.host} committed ${JSON.stringify(used)} > ${JSON.stringify(capacity)}` });
-    const hv = t.domains.reduce((a, d) => addTo(a, d.resources), ZERO);
+    const hv = memo(heldByDomains, t.domains, () => t.domains.reduce((a, d) => addTo(a, d.resources), ZERO));
     if (over(hv, capacity)) out.push({ invariant: '3 capacity', detail: `${t.host} hypervisor holds ${JSON.stringify(hv)}` });
     // 7: an acknowledged node state survives every crash (the durable store says so).
     const expected = ledger.nodeState.get(t.host);
@@ -67,6 +86,16 @@ export function checkStep(truth: readonly HostTruth[], ledger: Ledger, capacity:
     if (hosts.length > 1) out.push({ invariant: '2 twice', detail: `${id} runs on ${hosts.join(' and ')}` });
   }
   return out;
+}
+
+function groupBy<T>(pairs: readonly (readonly [string, T])[]): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const [k, v] of pairs) {
+    const at = m.get(k);
+    if (at) at.push(v);
+    else m.set(k, [v]);
+  }
+  return m;
 }
 
 /** What the CC believes once things have settled (from its view, as DescribeInstances answers it). */
@@ -98,13 +127,14 @@ export function checkSettled(truth: readonly HostTruth[], ledger: Ledger, cc?: C
     }
     for (const d of t.domains) if (d.state === 'paused') out.push({ invariant: '6 leftover', detail: `${t.host} has paused domain ${d.id}` });
   }
+  // By instance id, in truth order: one pass instead of a search of every host per instance.
+  const withDomain = groupBy(truth.flatMap((t) => [...new Set(t.domains.map((d) => d.id))].map((id) => [id, t] as const)));
+  const withRecord = groupBy(truth.flatMap((t) => Object.values(t.nc?.instances ?? {}).filter((r) => r.phase !== 'terminated').map((r) => [r.instanceId, t] as const)));
+  const ccListed = groupBy((cc?.instances ?? []).map((i) => [i.instanceId, i] as const));
   for (const id of ledger.live()) {
     if (ledger.lostWithHost.has(id)) continue;
-    const where = truth.filter((t) => t.domains.some((d) => d.id === id));
-    const records = truth.filter((t) => {
-      const r = t.nc?.instances[id];
-      return r !== undefined && r.phase !== 'terminated';
-    });
+    const where = withDomain.get(id) ?? [];
+    const records = withRecord.get(id) ?? [];
     const at = where[0];
     if (where.length !== 1 || !at) {
       out.push({ invariant: '1 settled', detail: `${id} has domains on ${where.map((t) => t.host).join(',') || 'no host'}` });
@@ -116,13 +146,14 @@ export function checkSettled(truth: readonly HostTruth[], ledger: Ledger, cc?: C
     } else if (at.nc?.instances[id]?.migrationState !== 'none') {
       out.push({ invariant: '1 settled', detail: `${id} on ${at.host} still in migration state ${at.nc?.instances[id]?.migrationState}` });
     }
-    const listed = cc?.instances.filter((i) => i.instanceId === id) ?? [];
+    const listed = ccListed.get(id) ?? [];
     if (cc && (listed.length !== 1 || listed[0]?.host !== at.host)) {
       out.push({ invariant: '6 cc view', detail: `${id} runs on ${at.host}; the CC lists it on ${listed.map((i) => i.host).join(',') || 'no host'}` });
     }
   }
   for (const id of ledger.terminated) {
-    const where = truth.filter((t) => t.domains.some((d) => d.id === id) || (t.nc?.instances[id] !== undefined && t.nc.instances[id]?.phase !== 'terminated'));
+    const on = new Set([...(withDomain.get(id) ?? []), ...(withRecord.get(id) ?? [])]);
+    const where = truth.filter((t) => on.has(t));
     if (where.length > 0) out.push({ invariant: '1 terminated', detail: `${id} was terminated but lives on ${where.map((t) => t.host).join(',')}` });
   }
   for (const host of cc?.reservedOn ?? []) out.push({ invariant: '6 reservation', detail: `the CC still reserves room on ${host}` });

@@ -1,6 +1,7 @@
 /**
  * `npm run sim -- --seeds N [--from S] [--workers W]`: runs seeds in parallel on worker threads and
  * prints seeds/second, failing seeds (shrunk to a replayable schedule) and state-machine coverage.
+ * `--hosts H` runs each seed as one cloud of H hosts (the scale mode, scale.ts).
  * `npm run sim -- --seed S [--keep 1,4,9] [--trace]`: replays one seed, optionally shrunk, printing
  * its trace. Exits 1 when any seed violates an invariant.
  */
@@ -8,12 +9,13 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { mergeCoverage, type CoverageCounts } from './coverage.js';
-import { coverageLines, shrunkLines, throughputLine, violationLines, type SeedSummary } from './report.js';
-import { runSeed } from './runSeed.js';
+import { coverageLines, shrunkLines, throughputLine, violationLines, type SeedJob, type SeedSummary } from './report.js';
+import { runSeed, type SeedOptions } from './runSeed.js';
+import { MAX_HOSTS, scaleSettings } from './scale.js';
 import { shrink } from './shrink.js';
 
-const USAGE = `usage: npm run sim -- [--seeds N] [--from S] [--workers W] [--shrink K]
-       npm run sim -- --seed S [--keep 1,4,9|none] [--trace] [--watch i-xxxxxxxx]`;
+const USAGE = `usage: npm run sim -- [--seeds N] [--from S] [--workers W] [--shrink K] [--hosts H]
+       npm run sim -- --seed S [--hosts H] [--keep 1,4,9|none] [--trace] [--watch i-xxxxxxxx]`;
 
 const OPTIONS = {
   seeds: { type: 'string', default: '1000' },
@@ -24,6 +26,7 @@ const OPTIONS = {
   trace: { type: 'boolean', default: false },
   watch: { type: 'string' },
   shrink: { type: 'string', default: '3' },
+  hosts: { type: 'string' },
   help: { type: 'boolean', default: false },
 } as const;
 
@@ -40,21 +43,29 @@ function parseFlags(): ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  for (const name of ['seeds', 'from', 'workers', 'seed', 'shrink'] as const) {
+  for (const name of ['seeds', 'from', 'workers', 'seed', 'shrink', 'hosts'] as const) {
     const v = values[name];
     if (v !== undefined && !/^\d+$/.test(v)) {
       process.stderr.write(`sim: --${name} must be a whole number, not ${JSON.stringify(v)}\n${USAGE}\n`);
       process.exit(2);
     }
   }
+  const hosts = values.hosts === undefined ? undefined : Number(values.hosts);
+  if (hosts !== undefined && (hosts < 1 || hosts > MAX_HOSTS)) {
+    process.stderr.write(`sim: --hosts must be between 1 and ${MAX_HOSTS}, not ${hosts}\n${USAGE}\n`);
+    process.exit(2);
+  }
   return values;
 }
 
 const values = parseFlags();
+const hosts = values.hosts === undefined ? undefined : Number(values.hosts);
+/** The seed's own shape (3-6 hosts), or the scale mode's cloud. */
+const shape = (seed: number): SeedOptions => (hosts === undefined ? {} : { settings: scaleSettings(seed, hosts) });
 
 async function replay(seed: number): Promise<number> {
   const keep = values.keep === undefined ? undefined : new Set(values.keep === 'none' ? [] : values.keep.split(',').map(Number));
-  const r = await runSeed(seed, { collectTrace: values.trace, ...(keep ? { keep } : {}), ...(values.watch ? { watch: values.watch } : {}) });
+  const r = await runSeed(seed, { ...shape(seed), collectTrace: values.trace, ...(keep ? { keep } : {}), ...(values.watch ? { watch: values.watch } : {}) });
   if (values.trace) process.stdout.write(`${r.trace.join('\n')}\n`);
   process.stdout.write(`seed ${seed}: ${r.steps} steps, trace ${r.traceHash}, ${r.violations.length === 0 ? 'no violations' : 'VIOLATED'}\n`);
   for (const l of violationLines({ seed, violations: r.violations, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage })) process.stdout.write(`${l}\n`);
@@ -69,7 +80,8 @@ function runPool(from: number, count: number, workers: number, onResult: (s: See
     for (let w = 0; w < workers; w++) {
       const worker = new Worker(new URL('./worker.js', import.meta.url));
       const feed = (): void => {
-        worker.postMessage(nextSeed < end ? nextSeed++ : null);
+        const job: SeedJob | null = nextSeed < end ? { seed: nextSeed++, hosts } : null;
+        worker.postMessage(job);
       };
       worker.on('message', (s: SeedSummary) => {
         onResult(s);
@@ -108,9 +120,9 @@ async function sweep(): Promise<number> {
   failing.sort((a, b) => a.seed - b.seed);
   if (failing.length > 0) process.stdout.write(`failing seeds: ${failing.map((f) => f.seed).join(' ')}\n`);
   for (const f of failing.slice(0, Number(values.shrink))) {
-    const full = await runSeed(f.seed);
+    const full = await runSeed(f.seed, shape(f.seed));
     if (full.violations.length === 0) continue;
-    process.stdout.write(`seed ${f.seed}:\n${shrunkLines(await shrink(f.seed, full)).join('\n')}\n`);
+    process.stdout.write(`seed ${f.seed}:\n${shrunkLines(await shrink(f.seed, full, 120, shape(f.seed))).join('\n')}\n`);
   }
   process.stdout.write(`${coverageLines(coverage)}\n`);
   return failing.length === 0 ? 0 : 1;

@@ -2,14 +2,18 @@
  * The NC↔NC migration channel between simulated hosts (hypervisor to hypervisor): a MigrationDialer
  * like InProcessNetwork, plus the faults a real stream suffers. A partition between two hosts, or
  * the death of either end, breaks their open streams at once: the destination drops the incoming
- * domain and the source's next send fails, so the source resumes the VM. The final hand-over itself
- * is not broken mid-way (see docs/SIMULATION.md: the hypervisor model has no "outcome unknown").
+ * domain and the source's next send fails, so the source resumes the VM. A switch-over fault breaks
+ * the final hand-over itself (source paused): the final state is lost on the way, or it arrives and
+ * the destination's answer is lost, so the source cannot know which (see docs/SIMULATION.md).
  */
 import type { FerryError } from '../shared/errors/registry.js';
 import { HypervisorErrors } from '../nc/hypervisor/errors.js';
 import type {
-  IncomingAcceptor, IncomingSession, MigrationChannel, MigrationDialer, OutgoingHello,
+  IncomingAcceptor, IncomingSession, MigrationChannel, MigrationDialer, OutgoingHello, SwitchoverOutcome,
 } from '../nc/hypervisor/sim/migrationChannel.js';
+
+/** Where a switch-over breaks: before the destination took the final state, or after (the answer is lost). */
+export type SwitchoverCut = 'final-lost' | 'reply-lost';
 
 interface Stream {
   readonly source: string;
@@ -31,6 +35,8 @@ export class MigrationNet {
   /** Links where streams stall (no progress, no error) until healed: what the stall timeout is for. */
   private readonly hung = new Set<string>();
   private readonly streams = new Set<Stream>();
+  /** Hosts whose next switch-over (as source or destination) breaks, and where. */
+  private readonly switchoverCuts = new Map<string, SwitchoverCut>();
 
   constructor(private readonly trace: (line: string) => void) {}
 
@@ -53,15 +59,48 @@ export class MigrationNet {
     this.hung.add(key(a, b));
   }
 
+  /** Arms a one-shot fault: the next switch-over to or from `host` breaks at `at`. */
+  breakSwitchover(host: string, at: SwitchoverCut): void {
+    this.switchoverCuts.set(host, at);
+  }
+
   heal(): void {
     this.cut.clear();
     this.hung.clear();
+    this.switchoverCuts.clear();
     for (const s of this.streams) for (const w of [...s.waiting]) w.resolve();
   }
 
   /** The dialer a host's outgoing migrations use. */
   dialer(source: string): MigrationDialer {
-    return { open: (uri, hello) => this.open(source, hostOfUri(uri), hello) };
+    return {
+      open: (uri, hello) => this.open(source, hostOfUri(uri), hello),
+      settle: (uri, hello) => this.settle(source, hostOfUri(uri), hello),
+    };
+  }
+
+  /** The source asks the destination how a broken switch-over ended: over the same links, so a cut link refuses. */
+  private async settle(source: string, destination: string, hello: OutgoingHello): Promise<SwitchoverOutcome> {
+    const acceptor = this.hosts.get(destination);
+    const k = key(source, destination);
+    if (!acceptor?.settleIncoming || this.cut.has(k) || this.hung.has(k)) {
+      throw HypervisorErrors.make('MigrationFailed', { migrationId: hello.migrationId, id: hello.spec.id, detail: `no route to ${destination}` });
+    }
+    const outcome = await acceptor.settleIncoming(hello.spec.id, hello.migrationId);
+    this.trace(`mig ${source}->${destination} ${hello.spec.id} switch-over settled: ${outcome}`);
+    return outcome;
+  }
+
+  /** The armed switch-over fault of either end, consumed. */
+  private takeSwitchoverCut(stream: Stream): SwitchoverCut | undefined {
+    for (const h of [stream.source, stream.destination]) {
+      const at = this.switchoverCuts.get(h);
+      if (at === undefined) continue;
+      this.switchoverCuts.delete(h);
+      this.trace(`mig stream ${stream.source}->${stream.destination} ${stream.session.id} switch-over broken: ${at}`);
+      return at;
+    }
+    return undefined;
   }
 
   private breakWhere(pred: (s: Stream) => boolean, reason: string): void {
@@ -114,8 +153,15 @@ export class MigrationNet {
       finish: async (final) => {
         await this.passage(stream);
         check();
+        const cut = this.takeSwitchoverCut(stream);
+        if (cut === 'final-lost') this.breakWhere((s) => s === stream, 'the final state was lost on the way');
+        check();
         try {
-          return await session.complete(final);
+          const done = await session.complete(final);
+          if (cut === 'reply-lost') {
+            throw HypervisorErrors.make('MigrationFailed', { migrationId, id: spec.id, detail: 'destination closed the stream before answering' });
+          }
+          return done;
         } finally {
           this.streams.delete(stream);
         }

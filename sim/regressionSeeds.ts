@@ -48,4 +48,17 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       { at: 15596, kind: 'terminate', pick: 139 },
     ],
    },
+  {
+    seed: 6,
+    found: 'invariant 2 (runs twice): a switch-over whose answer was lost after the destination had started the VM; the source '
+      + 'took the broken stream for a failed migration and resumed its paused copy (first seen with the breakSwitchover fault, '
+      + 'seeds 6, 36, 94 and 11 more of 300); fixed: the source keeps the guest paused and asks the destination to settle '
+      + 'the migration (nc/hypervisor/sim/switchoverSettle.ts, test/nc/hypervisor/switchoverSettle.test.ts)',
+    schedule: [
+      { at: 8514, kind: 'run', count: 3, minCount: 1, large: false },
+      { at: 15381, kind: 'migrateOne', pick: 29, destinations: ['127.0.50.1', '127.0.50.4'], allowHosts: false },
+      { at: 22944, kind: 'breakSwitchover', host: '127.0.50.2', phase: 'reply-lost' },
+      { at: 23782, kind: 'migrateOne', pick: 689, destinations: ['127.0.50.4', '127.0.50.6'], allowHosts: true },
+    ],
+  },
 ];

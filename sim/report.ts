@@ -5,6 +5,12 @@ import type { SeedViolation } from './runSeed.js';
 import { describeEvent } from './schedule.js';
 import type { Shrunk } from './shrink.js';
 
+/** What a worker is sent: a seed, and the scale mode's host count (absent: the seed's own shape). */
+export interface SeedJob {
+  readonly seed: number;
+  readonly hosts: number | undefined;
+}
+
 export interface SeedSummary {
   readonly seed: number;
   readonly violations: readonly SeedViolation[];
@@ -14,8 +20,9 @@ export interface SeedSummary {
 }
 
 export function throughputLine(seeds: number, workers: number, ms: number, failing: number, steps: number): string {
-  const perSecond = seeds / Math.max(ms / 1000, 0.001);
-  return `ferry sim: ${seeds} seeds on ${workers} worker(s) in ${(ms / 1000).toFixed(1)} s: ${perSecond.toFixed(1)} seeds/s, ${steps} steps, ${failing} failing`;
+  const secs = Math.max(ms / 1000, 0.001);
+  return `ferry sim: ${seeds} seeds on ${workers} worker(s) in ${(ms / 1000).toFixed(1)} s: ${(seeds / secs).toFixed(1)} seeds/s, `
+    + `${steps} steps (${Math.round(steps / secs)} steps/s), ${failing} failing`;
 }
 
 export function violationLines(s: SeedSummary): string[] {

@@ -5,6 +5,7 @@
  * index resolved when the event runs (modulo what exists then).
  */
 import type { NodeState } from '../shared/protocol/common.js';
+import type { SwitchoverCut } from './migrationNet.js';
 import { Prng } from './prng.js';
 import type { SimSettings } from './settings.js';
 
@@ -24,6 +25,8 @@ export type FaultEvent =
   | { readonly kind: 'partitionCc'; readonly host: string }
   | { readonly kind: 'partitionMig'; readonly a: string; readonly b: string }
   | { readonly kind: 'hangMig'; readonly a: string; readonly b: string }
+  /** The next switch-over to or from `host` breaks: the final state is lost, or the destination's answer is. */
+  | { readonly kind: 'breakSwitchover'; readonly host: string; readonly phase: SwitchoverCut }
   | { readonly kind: 'healNet' }
   | { readonly kind: 'crashNc'; readonly host: string }
   | { readonly kind: 'restartNc'; readonly host: string }
@@ -34,6 +37,8 @@ export type FaultEvent =
   | { readonly kind: 'powerOff'; readonly host: string }
   | { readonly kind: 'powerOn'; readonly host: string }
   | { readonly kind: 'tune'; readonly host: string; readonly mode: HypervisorMode }
+  /** An NTP step: the named process's wall clock ('cc', 'nc <host>', 'hv <host>') jumps by deltaMs. */
+  | { readonly kind: 'clockStep'; readonly clock: string; readonly deltaMs: number }
   /** The hypervisor answers slowly (up to maxMs per call): the NC's mailbox backs up, calls to it time out. */
   | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number };
 
@@ -48,8 +53,12 @@ export interface Schedule {
 const FAULT_WEIGHTS = [
   'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
   'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
-  'slowHv', 'slowHv', 'hangMig', 'hangMig',
+  'slowHv', 'slowHv', 'hangMig', 'hangMig', 'breakSwitchover', 'breakSwitchover',
+  'clockStep', 'clockStep',
 ] as const;
+
+/** NTP steps: small corrections up to a badly set clock (a minute and a half either way). */
+const CLOCK_STEPS_MS = [-90_000, -20_000, -3000, 3000, 20_000, 90_000] as const;
 
 export function generateSchedule(seed: number, s: SimSettings): Schedule {
   const r = Prng.fork(seed, 'schedule');
@@ -63,7 +72,7 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
     if (mode !== 'normal') events.push({ at: 0, kind: 'tune', host: h, mode });
   }
   // A few runs early, so there is something to migrate.
-  for (let i = r.int(1, 3); i > 0; i--) events.push({ at: r.int(0, 2000), kind: 'run', count: r.int(1, 4), minCount: 1, large: r.chance(0.25) });
+  for (let i = r.int(1, s.earlyRuns); i > 0; i--) events.push({ at: r.int(0, 2000), kind: 'run', count: r.int(1, 4), minCount: 1, large: r.chance(0.25) });
   // Operations come in bursts, so they overlap each other and the faults.
   const bursts = Array.from({ length: r.int(2, 6) }, time);
   for (let i = r.int(s.maxOps / 3, s.maxOps); i > 0; i--) {
@@ -84,6 +93,12 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
       case 'hangMig': {
         const [a, b] = [host(), host()];
         if (a !== b) events.push({ at, kind: 'hangMig', a, b }, { at: at + down, kind: 'healNet' });
+        break;
+      }
+      case 'breakSwitchover': events.push({ at, kind: 'breakSwitchover', host: host(), phase: r.pick(['final-lost', 'reply-lost'] as const) as SwitchoverCut }); break;
+      case 'clockStep': {
+        const clock = r.pick(['cc', `nc ${host()}`, `hv ${host()}`]) as string;
+        events.push({ at, kind: 'clockStep', clock, deltaMs: r.pick(CLOCK_STEPS_MS) as number });
         break;
       }
       case 'crashNc': { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }

@@ -4,6 +4,7 @@
  */
 import type { Limits, Timeouts } from '../cc/migration/settings.js';
 import type { Resources } from '../shared/model/resources.js';
+import type { SkewSettings } from './clockSkew.js';
 
 export interface SimSettings {
   readonly partition: string;
@@ -29,15 +30,24 @@ export interface SimSettings {
   /** Workload and fault events in the chaos phase (upper bounds; the seed picks). */
   readonly maxOps: number;
   readonly maxFaults: number;
+  /** Upper bound of the runs in the first 2 s, so there is something to migrate. */
+  readonly earlyRuns: number;
+  /** Each process's clock offset and drift (clockSkew.ts); a `clockStep` fault adds NTP steps. */
+  readonly skew: SkewSettings;
 }
 
 export const M1_SMALL = Object.freeze({ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 });
 export const M1_LARGE = Object.freeze({ name: 'm1.large', cores: 2, memoryMiB: 512, diskGiB: 10 });
 
+/** 127.0.50.1 … 127.0.50.250, then 127.0.51.1 …: names only (nothing listens in the simulator). */
+export function hostName(_: unknown, i: number): string {
+  return `127.0.${50 + Math.floor(i / 250)}.${(i % 250) + 1}`;
+}
+
 export function simSettings(hostCount: number): SimSettings {
   return Object.freeze({
     partition: 'sim01',
-    hosts: Array.from({ length: hostCount }, (_, i) => `127.0.50.${i + 1}`),
+    hosts: Array.from({ length: hostCount }, hostName),
     capacity: { cores: 4, memoryMiB: 1024, diskGiB: 40 },
     limits: { perSource: 2, perDestination: 2, perCluster: 4 },
     timeouts: { prepareMs: 4000, readyMs: 4000, migratingBaseMs: 10_000, migratingPerGiBMs: 40_000, stallMs: 15_000 },
@@ -51,5 +61,7 @@ export function simSettings(hostCount: number): SimSettings {
     healMs: 1_800_000,
     maxOps: 50,
     maxFaults: 30,
+    earlyRuns: 3,
+    skew: { maxOffsetMs: 2000, maxDriftPpm: 100 },
   });
 }

@@ -23,6 +23,7 @@ import { typedHandlers } from '../shared/protocol/typedServer.js';
 import type { WireTransport } from '../shared/wire/transport.js';
 import { SERVED_OPS } from '../cc/service.js';
 import { HostSlot, SimHostDriver } from './hostDriver.js';
+import { ClockSkews } from './clockSkew.js';
 import { Incarnation } from './incarnation.js';
 import { MigrationNet, hostOfUri } from './migrationNet.js';
 import { Prng } from './prng.js';
@@ -61,6 +62,8 @@ export class SimCloud {
   readonly disk = new SimDisk();
   readonly net: SimNetwork;
   readonly mig: MigrationNet;
+  /** Each process's view of the clock (offset, drift, NTP steps). */
+  readonly skews: ClockSkews;
   readonly nodes = new Map<string, SimNode>();
   cc: SimCc | undefined;
   private ccBoots = 0;
@@ -76,6 +79,7 @@ export class SimCloud {
     this.clock = new ManualClock(settings.startMs);
     this.net = new SimNetwork(this.clock, Prng.fork(seed, 'net'), trace);
     this.mig = new MigrationNet(trace);
+    this.skews = new ClockSkews(this.clock, Prng.fork(seed, 'skew'), settings.skew);
     this.latency = Prng.fork(seed, 'latency');
     this.crashes = Prng.fork(seed, 'crash');
     this.ids = Prng.fork(seed, 'ids');
@@ -106,7 +110,7 @@ export class SimCloud {
     const n = this.node(host);
     if (n.hv?.isAlive) return;
     const life = new Incarnation(`hv ${host}`, ++n.hvBoots);
-    const clock = life.clock(this.clock);
+    const clock = life.clock(this.skews.of(`hv ${host}`));
     const store = openSimStore({ disk: this.disk, file: `hv/${host}`, store: simHvStoreOptions, life, clock, rng: this.crashes, maxLatencyMs: 0 });
     const sim = await SimHost.open(
       { host, capacity: n.capacity, storageDir: '/shared', migration: n.tuning, writeIntervalMs: 60_000, timeScale: 1 },
@@ -136,7 +140,7 @@ export class SimCloud {
     const n = this.node(host);
     if (n.nc?.isAlive || !n.hv?.isAlive) return;
     const life = new Incarnation(`nc ${host}`, ++n.ncBoots);
-    const clock = life.clock(this.clock);
+    const clock = life.clock(this.skews.of(`nc ${host}`));
     const store = openSimStore<NcSnapshot>({ disk: this.disk, file: `nc/${host}`, store: NC_STORE_OPTIONS, life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs,
       onDurable: () => {
         if (n.crashAfterWrites === undefined || --n.crashAfterWrites > 0) return;
@@ -177,7 +181,7 @@ export class SimCloud {
   startCc(): void {
     if (this.cc?.life.isAlive) return;
     const life = new Incarnation('cc', ++this.ccBoots);
-    const clock = life.clock(this.clock);
+    const clock = life.clock(this.skews.of(CC_NAME));
     const logger = silentLogger();
     const { ncTimeoutMs, pollIntervalMs } = this.settings;
     const net = this.net.transport(CC_NAME, life, hostOfUri, ncTimeoutMs);

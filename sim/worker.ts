@@ -1,16 +1,18 @@
 /** A worker thread of `npm run sim`: runs the seeds it is sent, answers one summary per seed. */
 import { parentPort } from 'node:worker_threads';
 import { runSeed } from './runSeed.js';
-import type { SeedSummary } from './report.js';
+import type { SeedJob, SeedSummary } from './report.js';
+import { scaleSettings } from './scale.js';
 
 const port = parentPort;
 if (!port) throw new Error('sim/worker.ts runs as a worker thread');
-port.on('message', (seed: number | null) => {
-  if (seed === null) {
+port.on('message', (job: SeedJob | null) => {
+  if (job === null) {
     port.close();
     return;
   }
-  void runSeed(seed).then((r) => {
+  const { seed, hosts } = job;
+  void runSeed(seed, hosts === undefined ? {} : { settings: scaleSettings(seed, hosts) }).then((r) => {
     const summary: SeedSummary = { seed, violations: r.violations, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage };
     port.postMessage(summary);
   });

@@ -60,6 +60,14 @@ export function loadMigrationCa(dir: string): MigrationCa {
 
 const generateRsa = promisify(generateKeyPair);
 
+/**
+ * The hosts that check a credential read their own clocks, not the CC's: the window is widened by
+ * this much on both sides, so a hypervisor up to a minute behind (or ahead of) the CC accepts a
+ * credential issued a moment ago (found by the simulator's clock skew, docs/SIMULATION.md). The
+ * same allowance the component certificates are backdated by (shared/pki/certificates.ts).
+ */
+export const CREDENTIAL_CLOCK_SKEW_MS = 60_000;
+
 export function caCredentialIssuer(ca: MigrationCa, clock: Clock): CredentialIssuer {
   return {
     async issue(r) {
@@ -68,13 +76,14 @@ export function caCredentialIssuer(ca: MigrationCa, clock: Clock): CredentialIss
         publicKeyEncoding: { type: 'spki', format: 'pem' },
         privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
       });
-      // Whole seconds: X.509 times have no finer grain, and "not valid before prepare" must hold.
+      // Whole seconds: X.509 times have no finer grain, and "not valid before prepare" must hold
+      // on the peer's clock too (CREDENTIAL_CLOCK_SKEW_MS).
       const now = Math.floor(clock.now() / 1000) * 1000;
       const cert = buildMigrationCertificate({
         spec: { cloudId: ca.cloudId, migrationId: r.migrationId, instanceId: r.instanceId, side: r.side, host: r.host, peerHost: r.peerHost },
         publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey,
         ca: ca.cert, caKey: ca.key, serial: serialHex(randomBytes(16)),
-        notBefore: new Date(now), notAfter: new Date(now + r.lifetimeMs),
+        notBefore: new Date(now - CREDENTIAL_CLOCK_SKEW_MS), notAfter: new Date(now + r.lifetimeMs + CREDENTIAL_CLOCK_SKEW_MS),
       });
       return { caPem: ca.certPem, certPem: certificateToPem(cert), keyPem: privateKey };
     },

@@ -7,6 +7,9 @@ describe('npm run sim (dist/sim/main.js)', () => {
     [['--seeds', 'x'], /--seeds must be a whole number/],
     [['--seed', '1.5'], /--seed must be a whole number/],
     [['--bogus'], /Unknown option '--bogus'/],
+    [['--hosts', '0'], /--hosts must be between 1 and 5000, not 0/],
+    [['--hosts', '5001'], /--hosts must be between 1 and 5000, not 5001/],
+    [['--hosts', 'many'], /--hosts must be a whole number/],
   ])('%j exits 2 naming the problem', async (args, message) => {
     const r = await runBuilt(builtEntry('sim/main.ts'), args);
     expect(r.code).toBe(2);

@@ -73,4 +73,33 @@ describe('MigrationNet', () => {
     expect(log).toEqual(['fail: host a is down']);
     expect(await state(ch.sendRound({ iteration: 1, bytes: 10 }))).toBe('MigrationFailed');
   });
+
+  it('a switch-over fault loses the final state (destination fails the stream) or the answer (destination completed)', async () => {
+    for (const [phase, expected] of [['final-lost', 'fail: the final state was lost on the way'], ['reply-lost', 'complete']] as const) {
+      const { net, log } = setup();
+      net.breakSwitchover('b', phase);
+      const ch = await net.dialer('a').open('http://b:16509', HELLO);
+      expect(await state(ch.finish({ diskCounter: 0 }))).toBe('MigrationFailed');
+      expect(log).toEqual([expected]);
+      // One-shot: the next switch-over goes through.
+      const again = await net.dialer('a').open('http://b:16509', HELLO);
+      expect(await state(again.finish({ diskCounter: 0 }))).toBe('ok');
+    }
+  });
+
+  it('settle asks the destination over the same link: refused while cut or hung, answered once healed', async () => {
+    const net = new MigrationNet(() => undefined);
+    net.attach('b', { acceptIncoming: async () => fakeSession([]), settleIncoming: async () => 'completed' });
+    const settle = net.dialer('a').settle;
+    expect(settle).toBeDefined();
+    net.partition('a', 'b');
+    expect(await state(settle?.('http://b:16509', HELLO) ?? Promise.resolve())).toBe('MigrationFailed');
+    net.heal();
+    net.hang('a', 'b');
+    expect(await state(settle?.('http://b:16509', HELLO) ?? Promise.resolve())).toBe('MigrationFailed');
+    net.heal();
+    await expect(settle?.('http://b:16509', HELLO)).resolves.toBe('completed');
+    net.detach('b');
+    expect(await state(settle?.('http://b:16509', HELLO) ?? Promise.resolve())).toBe('MigrationFailed');
+  });
 });

@@ -45,7 +45,16 @@ export interface MigrationDialer {
    * With a credential the stream is mutually authenticated TLS; an https:// destination needs one.
    */
   open(destinationUri: string, hello: OutgoingHello, credential?: MigrationCredential): Promise<MigrationChannel>;
+  /**
+   * After a switch-over broke with its outcome unknown: asks the destination to settle it (see
+   * IncomingAcceptor.settleIncoming). Rejects when the destination cannot be asked. A dialer
+   * without it cannot learn the outcome: the source then resumes, as before.
+   */
+  settle?(destinationUri: string, hello: OutgoingHello, credential?: MigrationCredential): Promise<SwitchoverOutcome>;
 }
+
+/** How a broken switch-over ended on the destination: it runs the domain, or it never will. */
+export type SwitchoverOutcome = 'completed' | 'abandoned';
 
 /** How an incoming stream reached the destination: plaintext, or TLS with what the source presented. */
 export type StreamPeer =
@@ -72,6 +81,12 @@ export interface IncomingSession {
 export interface IncomingAcceptor {
   /** Starts receiving for a prepared incoming domain; coded errors when not prepared, mismatched or the peer is refused. */
   acceptIncoming(id: string, migrationId: string, peer?: StreamPeer): Promise<IncomingSession>;
+  /**
+   * Ends an incoming migration whose source lost the stream during switch-over: 'completed' if the
+   * domain runs here, else it drops whatever is left of it and answers 'abandoned' (atomic: an
+   * abandoned migration can no longer complete). Idempotent.
+   */
+  settleIncoming?(id: string, migrationId: string): Promise<SwitchoverOutcome>;
 }
 
 /** Hosts of one process that reach each other by URI, for the in-process simulator and unit tests. */

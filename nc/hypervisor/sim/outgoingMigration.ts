@@ -11,6 +11,7 @@ import { isFerryError } from '../../../shared/errors/registry.js';
 import { sleepOn } from '../clockSleep.js';
 import { isPassThroughMigrationError, type MigrationChannel, type MigrationDialer } from './migrationChannel.js';
 import { planMigration, type MigrationTuning } from './migrationModel.js';
+import { finishSwitchover } from './switchoverSettle.js';
 
 /** What the runner asks of the host; each step runs in the host's serial queue. */
 export interface OutgoingHooks {
@@ -54,7 +55,8 @@ export async function runOutgoingMigration(p: OutgoingParams): Promise<Migration
   const onAbort = (): void => channel?.abort('aborted by the source');
   p.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    channel = await p.dialer.open(p.target.destinationUri, { migrationId, spec: p.spec, sourceHost: p.sourceHost }, p.target.credential);
+    const hello = { migrationId, spec: p.spec, sourceHost: p.sourceHost };
+    channel = await p.dialer.open(p.target.destinationUri, hello, p.target.credential);
     p.signal.throwIfAborted();
     const bytesTotal = p.spec.resources.memoryMiB * MIB;
     let transferred = 0;
@@ -77,7 +79,8 @@ export async function runOutgoingMigration(p: OutgoingParams): Promise<Migration
           `bandwidth ${p.tuning.bandwidthMbps} Mbit/s, max downtime ${p.target.maxDowntimeMs ?? p.tuning.maxDowntimeMs} ms)`,
       });
     }
-    await channel.finish({ diskCounter });
+    const settle = { clock: p.clock, dialer: p.dialer, destinationUri: p.target.destinationUri, hello, credential: p.target.credential, signal: p.signal };
+    await finishSwitchover(settle, channel, { diskCounter });
     await p.hooks.complete();
     return {
       migrationId, id,

@@ -21,11 +21,14 @@ import { Mailbox } from '../../../shared/mailbox.js';
 import type { SimHvSnapshot } from './hostStore.js';
 import {
   PLAINTEXT_PEER, type FinalSend, type IncomingAcceptor, type IncomingDone, type IncomingSession, type MigrationDialer, type StreamPeer,
+  type SwitchoverOutcome,
 } from './migrationChannel.js';
 import { IncomingStream, type IncomingHost } from './incomingStream.js';
 import type { MigrationTuning } from './migrationModel.js';
 import { OutgoingRegistry, type OutgoingEntry } from './outgoingRegistry.js';
 import { guardOf, UsedSerials, type MigrationGuard } from './incomingGuard.js';
+import { RecentIds } from './recentIds.js';
+import { CountingMap } from './countingMap.js';
 import { checkMigrationPeer } from '../../../shared/pki/migrationPeer.js';
 import type { MigrationStatus } from './protocol.js';
 
@@ -50,7 +53,7 @@ export interface SimHostDeps {
 }
 
 export class SimHost implements IncomingAcceptor, IncomingHost {
-  private readonly records = new Map<string, DomainRecord>();
+  private readonly records = new CountingMap<string, DomainRecord>();
   private readonly sessions = new Map<string, IncomingStream>();
   private readonly queue = new Mailbox();
   private readonly events: EventHub<HypervisorEvent>;
@@ -60,6 +63,8 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   /** Credentials of TLS-prepared incoming domains, by domain id (memory only). */
   private readonly guards = new Map<string, MigrationGuard>();
   private readonly usedSerials = new UsedSerials();
+  /** Incoming migrations that completed here (memory, bounded): how a broken switch-over is settled. */
+  private readonly arrived = new RecentIds(256);
   private closed = false;
 
   private constructor(private readonly config: SimHostConfig, private readonly deps: SimHostDeps) {
@@ -114,6 +119,11 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
 
   free(): Resources {
     return freeResources(this.config.capacity, this.records.values());
+  }
+
+  /** Grows with every change of a domain: list() is the same until it moves (the simulator reads thousands of hosts per step). */
+  get changes(): number {
+    return this.records.changes;
   }
 
   list(): DomainInfo[] {
@@ -282,11 +292,27 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       this.sessions.delete(id);
       this.guards.delete(id);
       this.records.set(id, { spec: r.spec, state: 'running', startedAt: now, activity: IDLE });
+      this.arrived.add(migrationId);
       this.activity.setCounter(id, final.diskCounter);
       await this.activity.write(id, now);
       this.events.emit({ kind: 'migration-incoming-done', migrationId, id });
       this.events.emit({ kind: 'started', id });
       return { receivedBytes: stream.received };
+    });
+  }
+
+  /**
+   * A source lost its stream during switch-over and asks how it ended. In the queue, so it is atomic
+   * with the stream's completion: once answered 'abandoned', the migration can no longer complete.
+   */
+  settleIncoming(id: string, migrationId: string): Promise<SwitchoverOutcome> {
+    return this.queue.run(() => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      // A running, non-incoming domain of that id is the guest itself (it arrived before a restart of this host's memory).
+      if (this.arrived.has(migrationId) || (r && !isIncoming(r) && r.state === 'running')) return 'completed';
+      if (r && isIncoming(r) && migrationIdOf(r) === migrationId) this.dropIncoming(id, this.err('MigrationAborted', { id, migrationId }));
+      return 'abandoned';
     });
   }
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { caCredentialIssuer, loadMigrationCa, type CredentialIssuer, type CredentialRequest } from '../../../cc/migration/credentialIssuer.js';
 import { credentialLifetimeMs } from '../../../cc/migration/marks.js';
 import { ManualClock } from '../../../shared/clock.js';
-import { migrationIdentityOf } from '../../../shared/pki/migrationPeer.js';
+import { checkMigrationPeer, migrationIdentityOf } from '../../../shared/pki/migrationPeer.js';
 import type { MigrationCredential, NcMigrateRequest } from '../../../shared/protocol/migrationProtocol.js';
 import { makeMigrationCa } from '../../helpers/migrationPki.js';
 import { D1, id, S } from './builders.js';
@@ -73,7 +73,7 @@ describe('the CC issues per-migration credentials', () => {
 });
 
 describe('caCredentialIssuer', () => {
-  it('issues a certificate from the migration CA naming the item, valid from issue for the lifetime, with a fresh key and serial', async () => {
+  it('issues a certificate from the migration CA naming the item, valid from issue for the lifetime (± the clock skew allowance), with a fresh key and serial', async () => {
     const ca = makeMigrationCa('unit');
     const clock = new ManualClock(Date.parse('2026-11-24T04:00:00.400Z'));
     const issuer = caCredentialIssuer(ca, clock);
@@ -83,12 +83,29 @@ describe('caCredentialIssuer', () => {
     expect(x.verify(new X509Certificate(ca.certPem).publicKey)).toBe(true);
     expect(migrationIdentityOf(x)).toMatchObject({
       side: 'source', host: S, peerHost: D1, migrationId: 'mig-00000001', instanceId: 'i-00000001',
-      notBefore: Date.parse('2026-11-24T04:00:00Z'), notAfter: Date.parse('2026-11-24T04:02:00Z'),
+      notBefore: Date.parse('2026-11-24T03:59:00Z'), notAfter: Date.parse('2026-11-24T04:03:00Z'),
     });
     expect(a!.caPem).toBe(ca.certPem);
     expect(a!.keyPem).not.toBe(b!.keyPem);
     expect(x.serialNumber).not.toBe(new X509Certificate(b!.certPem).serialNumber);
     expect(x.checkPrivateKey((await import('node:crypto')).createPrivateKey(a!.keyPem))).toBe(true);
+  });
+
+  it('a peer whose clock is up to a minute behind or ahead of the CC accepts the credential; beyond that it refuses', async () => {
+    const ca = makeMigrationCa('unit');
+    const issuedAt = Date.parse('2026-11-24T04:00:00.400Z');
+    const issuer = caCredentialIssuer(ca, new ManualClock(issuedAt));
+    const destination = { migrationId: 'mig-00000001', instanceId: 'i-00000001', side: 'destination', host: D1, peerHost: S, lifetimeMs: 120_000 } as const;
+    const [own, peer] = [await issuer.issue(destination), await issuer.issue({ ...destination, side: 'source', host: S, peerHost: D1 })];
+    const check = (now: number) => checkMigrationPeer({
+      own: migrationIdentityOf(new X509Certificate(own.certPem))!, ca: new X509Certificate(ca.certPem),
+      peer: new X509Certificate(peer.certPem), now, used: () => false,
+    });
+    // The stream starts right after the commit: the destination reads its own, skewed clock.
+    expect(check(issuedAt - 59_000)).toMatchObject({ ok: true });
+    expect(check(issuedAt + 120_000 + 59_000)).toMatchObject({ ok: true });
+    expect(check(issuedAt - 62_000)).toMatchObject({ ok: false, reason: 'not-yet-valid' });
+    expect(check(issuedAt + 120_000 + 61_000)).toMatchObject({ ok: false, reason: 'expired' });
   });
 
   it('a CC directory without the migration CA is a coded start-up error', () => {
