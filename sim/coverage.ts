@@ -7,7 +7,9 @@
 import { itemStateSchema } from '../shared/protocol/migrationProtocol.js';
 import { nodeStateSchema, type MigrationState } from '../shared/protocol/common.js';
 import { instancePhaseSchema } from '../nc/ncStore.js';
+import { HA_STATES } from '../clc/ha/hostHaState.js';
 import type { HostTruth } from './truth.js';
+import type { HaSectionTruth } from './haInvariants.js';
 
 export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   item: itemStateSchema.options,
@@ -16,6 +18,8 @@ export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   'nc-incoming': ['preparing', 'ready', 'migrating'] satisfies MigrationState[],
   node: nodeStateSchema.options,
   instance: instancePhaseSchema.options,
+  // Host HA's machine per host, from the CLC's durable clc.json.
+  'host-ha': HA_STATES,
 };
 
 export type CoverageCounts = Record<string, number>;
@@ -24,7 +28,7 @@ export class Coverage {
   private readonly last = new Map<string, string>();
   readonly counts: CoverageCounts = {};
 
-  observe(truth: readonly HostTruth[]): void {
+  observe(truth: readonly HostTruth[], ha?: HaSectionTruth): void {
     const seen = new Set<string>();
     const note = (machine: string, key: string, state: string): void => {
       const k = `${machine}|${key}`;
@@ -52,6 +56,7 @@ export class Coverage {
       }
       for (const r of Object.values(t.nc.incoming)) note('nc-incoming', `${t.host}/${r.migrationId}/${r.instanceId}`, r.state);
     }
+    for (const r of Object.values(ha?.hosts ?? {})) note('host-ha', r.host, r.state);
     // A record that disappeared ended (e.g. an Incoming that became an instance, a pruned plan).
     for (const [k, state] of this.last) {
       if (seen.has(k)) continue;

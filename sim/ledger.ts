@@ -14,6 +14,10 @@ export class Ledger {
   readonly terminated = new Set<string>();
   /** Their host died (power-off): lost until Host HA exists; excluded from "never lost". */
   readonly lostWithHost = new Set<string>();
+  /** Hosts a careless operator confirmed fenced while they ran (outside the safety envelope). */
+  readonly carelessConfirms = new Set<string>();
+  /** Actions that failed with an uncoded error or InternalError (a bug in the CLC). */
+  readonly uncoded: string[] = [];
   /** Migration ids the CC answered with. */
   readonly migrations: string[] = [];
   /** Per host: the node state last acknowledged to the caller; undefined while a change is uncertain. */
