@@ -59,6 +59,9 @@ export interface SeedResult {
   readonly unsafe: readonly SeedViolation[];
 }
 
+/** In the heal phase, how often the admin looks after fenced hosts (Workload.tendFencedHosts). */
+const TEND_EVERY_MS = 5000;
+
 /** A run that cannot make progress (a zero-delay timer loop) stops here and says so. */
 const MAX_STEPS = 200_000;
 
@@ -158,6 +161,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   let healedAt: number | undefined;
   let progress: { readonly signature: string; readonly at: number } | undefined;
   let settled = false;
+  let tendAt = 0;
 
   while (step++ < MAX_STEPS) {
     await settle();
@@ -176,6 +180,11 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     }
     check();
     if (violations.length > 0 || unsafe.length > 0) break;
+    if (healedAt !== undefined && now >= tendAt) {
+      workload.tendFencedHosts();
+      tendAt = now + TEND_EVERY_MS;
+      await settle();
+    }
     if (healedAt !== undefined) {
       const truth = readTruth(cloud);
       if (now - healedAt >= settings.timeouts.prepareMs && checkSettled(truth, ledger, ccBelief(cloud)).length === 0) {
@@ -187,7 +196,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
       if (now - progress.at >= settings.stuckMs) break;
     }
     if (now >= deadline) break;
-    const due = [cloud.clock.nextTimerAt(), events[next] ? start + (events[next] as SimEvent).at : undefined, healedAt === undefined ? chaosEnd : undefined, deadline]
+    const due = [cloud.clock.nextTimerAt(), events[next] ? start + (events[next] as SimEvent).at : undefined, healedAt === undefined ? chaosEnd : tendAt, deadline]
       .filter((t): t is number => t !== undefined);
     cloud.clock.advance(Math.max(0, Math.min(...due) - now));
   }

@@ -49,7 +49,7 @@ export function simSettings(hostCount: number): SimSettings {
     ncTimeoutMs: 500,
     pollIntervalMs: 1000,
     clcTimeoutMs: 2000,
-    haTickMs: 1000,
+    haTickMs: 2000,
     activityWriteMs: 2000,
     storeLatencyMs: 3,
     driverLatencyMs: 2,

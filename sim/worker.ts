@@ -1,5 +1,5 @@
 /** A worker thread of `npm run sim`: runs the seeds it is sent, answers one summary per seed. */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { runSeed } from './runSeed.js';
 import type { SeedSummary } from './report.js';
 
@@ -10,8 +10,9 @@ port.on('message', (seed: number | null) => {
     port.close();
     return;
   }
-  void runSeed(seed).then((r) => {
-    const summary: SeedSummary = { seed, violations: r.violations, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage };
+  const careless = (workerData as { carelessOperator?: boolean } | null)?.carelessOperator === true;
+  void runSeed(seed, { carelessOperator: careless }).then((r) => {
+    const summary: SeedSummary = { seed, violations: r.violations, unsafe: r.unsafe.length, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage };
     port.postMessage(summary);
   });
 });

@@ -93,6 +93,25 @@ export class Workload {
     }
   }
 
+  /**
+   * After the faults (heal phase) the admin returns fenced hosts to service, as the runbook says: a
+   * fence that needs an operator is retried (FenceHost) or, for a host that is off, confirmed; a
+   * FENCED host is powered on by hand and then enabled (EnableService clears its obsolete copies).
+   */
+  tendFencedHosts(): void {
+    for (const r of Object.values(this.cloud.clc?.store.read().ha.hosts ?? {})) {
+      const on = this.cloud.node(r.host).hv?.isAlive === true;
+      if (r.state === 'FENCING' && r.needsOperator) {
+        this.call(on ? 'FenceHost' : 'ConfirmHostFenced', [['Host', r.host]], () => undefined);
+      } else if (r.state === 'FENCED' && !on) {
+        this.trace(`admin powers ${r.host} on by hand`);
+        void this.cloud.powerOn(r.host);
+      } else if (r.state === 'FENCED') {
+        this.call('EnableService', [['Type', 'node'], ['Host', r.host], ['Partition', this.cloud.settings.partition]], () => undefined);
+      }
+    }
+  }
+
   /** The admin switches HA on, in order; a step that fails (the CLC down, a lost answer) is tried again a little later. */
   private haSetup(maxUnhealthy: string, threshold: number): void {
     const partition = this.cloud.settings.partition;

@@ -11,7 +11,8 @@
  *  - entering FENCING emits `disableHost` (the DisableService path) before `fence`;
  *  - a DEGRADED host (activity, no control) is drained, never fenced by the machine;
  *  - a fence that fails or times out leaves FENCING with `needsOperator`: no retry by itself;
- *  - a new recovery or fence starts only when the storm guard allows it (ctx.remediation).
+ *  - a new recovery or fence starts only when the storm guard allows it (ctx.remediation);
+ *  - switching HA off does not abandon a FENCING/FENCED host: it stays until unfenced.
  */
 import type { HaSettings } from './settings.js';
 import type { HaEffect, HaEvent, HaState, HostHaRecord } from './hostHaState.js';
@@ -277,7 +278,9 @@ const isCurrent = (rec: HostHaRecord, kind: 'activity' | 'recover' | 'fence', to
 export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaContext): HaStep {
   switch (event.type) {
     case 'haDisabled':
-      return rec.state === 'DISABLED' ? unchanged(rec) : enter(rec, 'DISABLED', now, ctx, event.reason);
+      // A fence is a commitment: the host stays in HA's hands (maintenance, obsolete copies destroyed)
+      // until an operator returns it with EnableService; then HA goes off (found by simulator seed 326).
+      return rec.state === 'DISABLED' || rec.state === 'FENCING' || rec.state === 'FENCED' ? unchanged(rec) : enter(rec, 'DISABLED', now, ctx, event.reason);
     case 'haEnabled':
       return rec.state === 'DISABLED' ? enter(rec, 'INELIGIBLE', now, ctx, 'HA enabled; eligibility not yet evaluated') : unchanged(rec);
     case 'eligibility':

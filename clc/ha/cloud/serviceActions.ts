@@ -6,7 +6,8 @@
  *  - evacuate restarts the fenced host's instances elsewhere (ccRunInstances with restartFrom: same
  *    instance id and VM type, from the CLC's records), only while HA holds the host FENCED and only
  *    for instances whose auto-repair allows `failover`;
- *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere.
+ *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere and the
+ *    copies of instances terminated meanwhile.
  * Each call takes its own place in the gate, like a request, and leaves it when done.
  */
 import type { Logger } from 'pino';
@@ -55,7 +56,7 @@ export interface CloudHaActions extends HaServiceActions {
   /** Live-migrates; resolves with what was planned. */
   drainPlanned(ref: HaHostRef): Promise<RepairReport>;
   /**
-   * On a fenced host whose NC answers again: terminates its copies of instances that run elsewhere.
+   * On a fenced host whose NC answers again: terminates its copies of instances that run elsewhere or were terminated.
    * Resolves with how many obsolete copies remain (0: the host may be unfenced); undefined when its NC does not answer.
    */
   clearObsolete(ref: HaHostRef): Promise<number | undefined>;
@@ -133,13 +134,17 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
 
   const restartElsewhere = async (ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<RepairReport> => {
     // Fence before evacuate, always: checked here again, whoever calls.
-    const rec = haState(ref.host);
-    if (rec?.state !== 'FENCED') {
-      throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
-    }
+    const requireFenced = (): void => {
+      const rec = haState(ref.host);
+      if (rec?.state !== 'FENCED') {
+        throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
+      }
+    };
+    requireFenced();
     const { mine, elsewhere } = await instancesOn(ref);
     const records = opts.store.read().instances;
-    const known = mine.filter((i) => records[i.instanceId] !== undefined && !elsewhere.has(i.instanceId));
+    // An instance terminated meanwhile stays terminated: its copy on the fenced host is obsolete, not lost.
+    const known = mine.filter((i) => records[i.instanceId] !== undefined && records[i.instanceId]?.terminatedAt === undefined && !elsewhere.has(i.instanceId));
     const p = plan(ref, known.map((i) => i.instanceId), 'evacuate');
     const failed: { instanceId: string; reason: string }[] = [];
     const repaired: string[] = [];
@@ -154,6 +159,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
         await inRequest(async (ctx) => {
           const ticket = ctx.gate.enter('change', `host HA restart of ${instanceId} from fenced ${ref.host}`, [ref.partition]);
           await ticket.ready([ref.partition]);
+          // Checked again per restart: HA may have let go of the host (DisableHAForHost, unfenced) meanwhile.
+          requireFenced();
           await ctx.clusters.call(ref.partition, 'ccRunInstances', {
             reservationId: r.reservationId, imageId: r.imageId, ownerId: r.ownerId, vmType, instanceIds: [instanceId], minCount: 1,
             launchTime: r.launchTime, restartFrom: [ref.host], ...avoiding(ref.host),
@@ -172,7 +179,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const clearObsolete = async (ref: HaHostRef): Promise<number | undefined> => {
     const { mine, elsewhere, reachable } = await instancesOn(ref);
     if (!reachable) return undefined;
-    const obsolete = mine.filter((i) => elsewhere.has(i.instanceId)).map((i) => i.instanceId);
+    const records = opts.store.read().instances;
+    const obsolete = mine.filter((i) => elsewhere.has(i.instanceId) || records[i.instanceId]?.terminatedAt !== undefined).map((i) => i.instanceId);
     if (obsolete.length === 0) return 0;
     await inRequest(async (ctx) => {
       const ticket = ctx.gate.enter('change', `host HA: destroying obsolete instances on fenced ${ref.host}`, [ref.partition]);

@@ -212,6 +212,58 @@ describe('host HA runtime', () => {
     expect(w.state(A)).toBe('INELIGIBLE');
   });
 
+  it('an instance terminated while its host is fenced is not restarted again, and its copy there is obsolete (sim seed 236)', async () => {
+    const w = await world();
+    await w.run(100);
+    const node = w.fake.node(A);
+    if (!node) throw new Error('no A');
+    node.reachable = false;
+    w.fake.activity.set(A, 'inactive');
+    await w.run(800);
+    expect(w.state(A)).toBe('FENCED');
+    // The admin terminates i-00000001 (its restarted copy); TerminateInstances records it so.
+    await w.store.update((d) => { const r = d.instances['i-00000001']; if (r) r.terminatedAt = w.clock.now(); });
+    for (const h of [B, C]) {
+      const n = w.fake.node(h);
+      if (n) n.instances = n.instances.filter((i) => i.instanceId !== 'i-00000001');
+    }
+    node.reachable = true; // back: its NC reports the old copies of both
+    const before = w.ops('ccRunInstances').length;
+    await w.runtime.actions.restartElsewhere({ host: A, partition: P }, 'agent');
+    expect(w.ops('ccRunInstances')).toHaveLength(before);
+    await w.run(50);
+    expect(node.instances.filter((i) => i.state !== 'terminated')).toEqual([]);
+  });
+
+  it('a restart stops as soon as HA lets go of the host (DisableHAForHost mid-evacuation; sim seed 883)', async () => {
+    const w = await world();
+    await w.run(100);
+    const node = w.fake.node(A);
+    if (!node) throw new Error('no A');
+    node.reachable = false;
+    w.fake.activity.set(A, 'inactive');
+    await w.run(800);
+    expect(w.state(A)).toBe('FENCED');
+    // Both instances look lost again (their restarted copies vanished): a second evacuation, cut short.
+    for (const h of [B, C]) {
+      const n = w.fake.node(h);
+      if (n) n.instances = [];
+    }
+    const before = w.ops('ccRunInstances').length;
+    const orig = w.fake.call.bind(w.fake);
+    let disabled = false;
+    w.fake.call = (async (p: string, op: never, req: never) => {
+      const r = await orig(p, op, req);
+      if (op === 'ccRunInstances' && !disabled) {
+        disabled = true;
+        await w.store.update((d) => { const rec = d.ha.hosts[A]; if (rec) d.ha.hosts[A] = { ...rec, state: 'DISABLED' }; });
+      }
+      return r;
+    }) as typeof w.fake.call;
+    await expect(w.runtime.actions.restartElsewhere({ host: A, partition: P }, 'agent')).rejects.toThrow(/not FENCED/);
+    expect(w.ops('ccRunInstances')).toHaveLength(before + 1);
+  });
+
   it('EnableService of a host being fenced is refused', async () => {
     const w = await world();
     await w.run(100);

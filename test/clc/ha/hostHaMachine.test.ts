@@ -46,9 +46,11 @@ const others = (...xs: HaState[]) => ALL.filter((s) => !xs.includes(s));
 
 const rows: Row[] = [
   // HA switched off or on.
-  ...others('DISABLED').map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'DISABLED', does: [],
+  ...others('DISABLED', 'FENCING', 'FENCED').map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'DISABLED', does: [],
     check: (n) => { expect(n.operation).toBeNull(); expect(n.recoveryAttempts).toBe(0); expect(n.reason).toBe('DisableHAForHost'); } })),
   { name: 'DISABLED + haDisabled', from: inState('DISABLED'), event: ev.disabled, to: 'ignored' },
+  // A fence is seen through: switching HA off leaves the host fenced until EnableService unfences it.
+  ...(['FENCING', 'FENCED'] as const).map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'ignored' })),
   { name: 'DISABLED + haEnabled', from: inState('DISABLED'), event: ev.enabled, to: 'INELIGIBLE', does: [] },
   ...others('DISABLED').map((s): Row => ({ name: `${s} + haEnabled`, from: inState(s), event: ev.enabled, to: 'ignored' })),
   // Eligibility.
