@@ -4,28 +4,16 @@
  * clients. clc/main.ts serves it over the admin API; the simulator (sim/simClc.ts) assembles the same
  * pieces on its clock, disk and network, so both run one CLC.
  */
-import type { Logger } from 'pino';
-import type { Clock } from '../shared/clock.js';
-import type { Store } from '../shared/store/store.js';
 import { PartitionGate } from './api/partitionGate.js';
-import type { Clusters } from './clusters/clusters.js';
 import type { GateLimits } from './core/gate.js';
 import { HaControl } from './ha/haControl.js';
 import { haSectionOf } from './ha/haRunner.js';
 import { startHaRuntime, type HaRuntime, type HaRuntimeDeps } from './ha/haRuntime.js';
-import type { BmcState } from './ha/power/bmcStore.js';
-import type { ClcState } from './state/clcStore.js';
 
-export interface ClcCoreDeps {
-  readonly store: Store<ClcState>;
-  readonly bmc: Store<BmcState>;
-  readonly clusters: Clusters;
-  readonly clock: Clock;
-  readonly logger: Logger;
+/** What host HA's runtime needs (the power driver defaults to the fence agent its BMC entry names), plus the gate's limits and HA's tick. */
+export interface ClcCoreDeps extends Pick<HaRuntimeDeps, 'store' | 'bmc' | 'clusters' | 'clock' | 'logger' | 'powerDriver'> {
   readonly gateLimits: GateLimits;
   readonly haTickMs: number;
-  /** The host's power management (default: the fence agent its BMC entry names). */
-  readonly powerDriver?: HaRuntimeDeps['powerDriver'];
 }
 
 export interface ClcCore {

@@ -127,7 +127,8 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   });
 
   let watched = '';
-  const check = (): void => {
+  /** Checks the step's invariants; returns the truth it read (the settled check reuses it). */
+  const check = (): HostTruth[] => {
     const truth = readTruth(cloud);
     if (o.watch !== undefined) {
       const id = o.watch;
@@ -146,6 +147,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     for (const v of checkHaStep(ha, truth, haStates)) record(v);
     for (const u of cloud.net.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}` });
     for (const u of ledger.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `clc ${u}` });
+    return truth;
   };
 
   // Hypervisor tuning holds from power-on; everything else runs on the clock.
@@ -178,15 +180,14 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
       healedAt = now;
       await settle();
     }
-    check();
-    if (violations.length > 0 || unsafe.length > 0) break;
     if (healedAt !== undefined && now >= tendAt) {
       workload.tendFencedHosts();
       tendAt = now + TEND_EVERY_MS;
       await settle();
     }
+    const truth = check();
+    if (violations.length > 0 || unsafe.length > 0) break;
     if (healedAt !== undefined) {
-      const truth = readTruth(cloud);
       if (now - healedAt >= settings.timeouts.prepareMs && checkSettled(truth, ledger, ccBelief(cloud)).length === 0) {
         settled = true;
         break;

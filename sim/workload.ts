@@ -19,10 +19,14 @@ function list(name: string, values: readonly string[]): Pairs {
   return values.map((v, i) => [`${name}.${i + 1}`, v]);
 }
 
-/** Short HA timings so episodes (suspect → checks → recover or fence) fit in the chaos phase. */
+/**
+ * Short HA timings so episodes (suspect → checks → recover or fence) fit in the chaos phase. The
+ * activity checks are spaced wider than the hosts' writes (settings.activityWriteMs), as CloudStack
+ * asks: closer, a live host would read as inactive and be power-cycled.
+ */
 export const SIM_HA_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
-  HealthCheckTimeoutMs: '1500', HealthCheckIntervalMs: '2000', ActivityCheckTimeoutMs: '2500', ActivityCheckInitialDelayMs: '500',
-  ActivityCheckIntervalMs: '2000', ActivityCheckMaxAttempts: '3', ActivityCheckFailureRatio: '0.6', DegradedMaxPeriodMs: '10000',
+  HealthCheckTimeoutMs: '1500', HealthCheckIntervalMs: '2000', ActivityCheckTimeoutMs: '2500', ActivityCheckInitialDelayMs: '2500',
+  ActivityCheckIntervalMs: '5000', ActivityCheckMaxAttempts: '3', ActivityCheckFailureRatio: '0.6', DegradedMaxPeriodMs: '10000',
   RecoverTimeoutMs: '8000', RecoverWaitPeriodMs: '10000', FenceTimeoutMs: '8000',
 });
 

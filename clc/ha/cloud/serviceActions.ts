@@ -101,6 +101,12 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false };
   };
 
+  /** Instances the CC shows in an unfinished migration plan from the host (its view may be newer than the node's records). */
+  const migratingFrom = async (ref: HaHostRef): Promise<Set<string>> => {
+    const { instances } = await opts.clusters.call(ref.partition, 'ccDescribeInstances', {});
+    return new Set(instances.filter((i) => i.host === ref.host && (i.migrationDestination ?? '') !== '').map((i) => i.instanceId));
+  };
+
   const plan = (ref: HaHostRef, ids: readonly string[], action: RepairAction): RepairPlan =>
     planRepairs(ids.map((instanceId) => ({ instanceId, policy: policies.instance(instanceId) })), policies.cluster(ref.partition), action);
 
@@ -142,9 +148,15 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     };
     requireFenced();
     const { mine, elsewhere } = await instancesOn(ref);
+    const moving = await migratingFrom(ref);
     const records = opts.store.read().instances;
     // An instance terminated meanwhile stays terminated: its copy on the fenced host is obsolete, not lost.
-    const known = mine.filter((i) => records[i.instanceId] !== undefined && records[i.instanceId]?.terminatedAt === undefined && !elsewhere.has(i.instanceId));
+    // One in a live migration may already run at its destination (the switch-over needs no source
+    // afterwards): restarting it could make two (sim seed 973); it is left to the migration's outcome.
+    const known = mine.filter((i) => records[i.instanceId] !== undefined && records[i.instanceId]?.terminatedAt === undefined
+      && !elsewhere.has(i.instanceId) && i.migrationState === 'none' && !moving.has(i.instanceId));
+    const inFlight = mine.filter((i) => i.migrationState !== 'none' || moving.has(i.instanceId)).map((i) => i.instanceId);
+    if (inFlight.length > 0) log.warn({ host: ref.host, instanceIds: inFlight }, 'host HA: instances of a fenced host in a live migration are not restarted');
     const p = plan(ref, known.map((i) => i.instanceId), 'evacuate');
     const failed: { instanceId: string; reason: string }[] = [];
     const repaired: string[] = [];

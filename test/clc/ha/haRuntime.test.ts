@@ -96,6 +96,19 @@ async function world(opts: { maxUnhealthy?: string; withBmc?: readonly string[] 
   return { clock, fake, store, bmc, runtime, state, run, log, power, ops, start };
 }
 
+/** A world in which A crashed (its NC and VMs gone) and HA fenced it. */
+async function fencedA() {
+  const w = await world();
+  await w.run(100);
+  const node = w.fake.node(A);
+  if (!node) throw new Error('no A');
+  node.reachable = false;
+  w.fake.activity.set(A, 'inactive');
+  await w.run(800);
+  expect(w.state(A)).toBe('FENCED');
+  return { w, node };
+}
+
 describe('host HA runtime', () => {
   it('syncs the hosts the CCs report and makes eligible ones AVAILABLE', async () => {
     const w = await world({ withBmc: [A, B] });
@@ -192,14 +205,7 @@ describe('host HA runtime', () => {
   });
 
   it('a fenced host that comes back goes into maintenance, loses its obsolete copies, and EnableService unfences it', async () => {
-    const w = await world();
-    await w.run(100);
-    const node = w.fake.node(A);
-    if (!node) throw new Error('no A');
-    node.reachable = false;
-    w.fake.activity.set(A, 'inactive');
-    await w.run(800);
-    expect(w.state(A)).toBe('FENCED');
+    const { w, node } = await fencedA();
     // EnableService while its NC is still gone is refused.
     await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'OperationNotPermitted' });
     node.reachable = true; // powered on again: its NC reports the old copies, and the state it had
@@ -213,14 +219,7 @@ describe('host HA runtime', () => {
   });
 
   it('an instance terminated while its host is fenced is not restarted again, and its copy there is obsolete (sim seed 236)', async () => {
-    const w = await world();
-    await w.run(100);
-    const node = w.fake.node(A);
-    if (!node) throw new Error('no A');
-    node.reachable = false;
-    w.fake.activity.set(A, 'inactive');
-    await w.run(800);
-    expect(w.state(A)).toBe('FENCED');
+    const { w, node } = await fencedA();
     // The admin terminates i-00000001 (its restarted copy); TerminateInstances records it so.
     await w.store.update((d) => { const r = d.instances['i-00000001']; if (r) r.terminatedAt = w.clock.now(); });
     for (const h of [B, C]) {
@@ -235,15 +234,23 @@ describe('host HA runtime', () => {
     expect(node.instances.filter((i) => i.state !== 'terminated')).toEqual([]);
   });
 
-  it('a restart stops as soon as HA lets go of the host (DisableHAForHost mid-evacuation; sim seed 883)', async () => {
+  it('an instance in a live migration from the fenced host is not restarted: it may run at its destination (sim seed 973)', async () => {
     const w = await world();
     await w.run(100);
     const node = w.fake.node(A);
     if (!node) throw new Error('no A');
+    const moving = node.instances.find((i) => i.instanceId === 'i-00000001');
+    if (!moving) throw new Error('no i-00000001 on A');
+    moving.migrationState = 'migrating';
     node.reachable = false;
     w.fake.activity.set(A, 'inactive');
     await w.run(800);
     expect(w.state(A)).toBe('FENCED');
+    expect(w.ops('ccRunInstances').slice(1).map((c) => (c.req as { instanceIds: string[] }).instanceIds)).toEqual([['i-00000002']]);
+  });
+
+  it('a restart stops as soon as HA lets go of the host (DisableHAForHost mid-evacuation; sim seed 883)', async () => {
+    const { w } = await fencedA();
     // Both instances look lost again (their restarted copies vanished): a second evacuation, cut short.
     for (const h of [B, C]) {
       const n = w.fake.node(h);
