@@ -1,6 +1,6 @@
 /**
- * Fault events, one action per kind: the table is the extension point for the faults still to come
- * (Host HA: BMCs that fail or lie, fencing, operator confirmations, clock skew) — add a kind to
+ * Fault events, one action per kind (network, crashes of NC / CC / CLC, power, hypervisors, BMCs):
+ * the table is the extension point for faults still to come (clock skew) — add a kind to
  * schedule.ts and its action here.
  */
 import type { MigrationTuning } from '../nc/hypervisor/sim/migrationModel.js';

@@ -12,7 +12,7 @@ export class Ledger {
   readonly terminating = new Set<string>();
   /** Termination acknowledged: the VM must be gone for good. */
   readonly terminated = new Set<string>();
-  /** Their host died (power-off): lost until Host HA exists; excluded from "never lost". */
+  /** Their host lost power (a fault, a BMC): set aside by "never lost" (Host HA may restart them elsewhere). */
   readonly lostWithHost = new Set<string>();
   /** Hosts a careless operator confirmed fenced while they ran (outside the safety envelope). */
   readonly carelessConfirms = new Set<string>();
