@@ -17,12 +17,9 @@ import { buildClcApp, CLC_PATH } from './api/app.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
 import { identityDirectory } from './api/identities.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
-import { PartitionGate } from './api/partitionGate.js';
+import { startClcCore } from './clcCore.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
-import { HaControl } from './ha/haControl.js';
-import { haSectionOf } from './ha/haRunner.js';
-import { startHaRuntime } from './ha/haRuntime.js';
 import { BMC_STORE_FILE, BMC_STORE_OPTIONS } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { openClcStore } from './state/clcStore.js';
@@ -50,12 +47,10 @@ async function main(): Promise<void> {
   }
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs });
-  const gate = new PartitionGate({ clock: systemClock, logger, limits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs } });
   const bmc = await openFileStore(config.bmcStore ?? join(config.stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
-  // Host HA: the runtime (provider through the CCs, service actions, the loop) and the operator's facade share one runner.
-  const ha = await startHaRuntime({ store, bmc, clusters, gate, clock: systemClock, logger, tickMs: config.haTickMs });
-  const partitions = config.clusters.map((p) => p.name);
-  const haControl = new HaControl({ store: haSectionOf(store), bmc, runner: ha.runner, clock: systemClock, partitions: () => partitions });
+  const { gate, ha, haControl } = await startClcCore({
+    store, bmc, clusters, clock: systemClock, logger, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
+  });
   const app = buildClcApp({
     clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks,
   });

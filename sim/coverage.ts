@@ -7,7 +7,9 @@
 import { itemStateSchema } from '../shared/protocol/migrationProtocol.js';
 import { nodeStateSchema, type MigrationState } from '../shared/protocol/common.js';
 import { instancePhaseSchema } from '../nc/ncStore.js';
+import { HA_STATES } from '../clc/ha/hostHaState.js';
 import type { HostTruth } from './truth.js';
+import type { HaSectionTruth } from './haInvariants.js';
 
 export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   item: itemStateSchema.options,
@@ -18,6 +20,8 @@ export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   'nc-incoming': ['preparing', 'ready'] satisfies MigrationState[],
   node: nodeStateSchema.options,
   instance: instancePhaseSchema.options,
+  // Host HA's machine per host, from the CLC's durable clc.json.
+  'host-ha': HA_STATES,
 };
 
 export type CoverageCounts = Record<string, number>;
@@ -26,13 +30,15 @@ export class Coverage {
   private readonly last = new Map<string, string>();
   readonly counts: CoverageCounts = {};
 
-  /** The NC snapshots last observed: stores replace their snapshot on every write, so identity means unchanged. */
+  /** The NC snapshots and HA section last observed: stores replace their snapshot on every write, so identity means unchanged. */
   private lastSnapshots: readonly (object | undefined)[] = [];
+  private lastHa: HaSectionTruth | undefined;
 
-  observe(truth: readonly HostTruth[]): void {
+  observe(truth: readonly HostTruth[], ha?: HaSectionTruth): void {
     // Most steps (polls, ticks) write no store: then nothing can have changed state.
-    if (truth.length === this.lastSnapshots.length && truth.every((t, i) => t.nc === this.lastSnapshots[i])) return;
+    if (ha === this.lastHa && truth.length === this.lastSnapshots.length && truth.every((t, i) => t.nc === this.lastSnapshots[i])) return;
     this.lastSnapshots = truth.map((t) => t.nc);
+    this.lastHa = ha;
     const seen = new Set<string>();
     const note = (machine: string, key: string, state: string): void => {
       const k = `${machine}|${key}`;
@@ -60,6 +66,7 @@ export class Coverage {
       }
       for (const r of Object.values(t.nc.incoming)) note('nc-incoming', `${t.host}/${r.migrationId}/${r.instanceId}`, r.state);
     }
+    for (const r of Object.values(ha?.hosts ?? {})) note('host-ha', r.host, r.state);
     // A record that disappeared ended (e.g. an Incoming that became an instance, a pruned plan).
     for (const [k, state] of this.last) {
       if (seen.has(k)) continue;

@@ -1,12 +1,12 @@
 /**
- * Fault events, one action per kind: the table is the extension point for the faults still to come
- * (Host HA: BMCs that fail or lie, fencing, operator confirmations, clock skew) — add a kind to
+ * Fault events, one action per kind (network, crashes of NC / CC / CLC, power, hypervisors, BMCs):
+ * the table is the extension point for faults still to come (clock skew) — add a kind to
  * schedule.ts and its action here.
  */
 import type { MigrationTuning } from '../nc/hypervisor/sim/migrationModel.js';
 import { MIGRATION_DEFAULTS } from '../nc/hypervisor/sim/migrationModel.js';
 import type { Ledger } from './ledger.js';
-import { persistedDomains } from './truth.js';
+import { CLC_NAME } from './simClc.js';
 import type { FaultEvent, HypervisorMode } from './schedule.js';
 import { CC_NAME, type SimCloud } from './simCloud.js';
 
@@ -37,16 +37,15 @@ export const FAULT_ACTIONS: Actions = {
   crashCcAfterCalls: (c, e) => c.crashCcAfterCalls(e.calls),
   crashCc: (c) => c.crashCc(),
   restartCc: (c) => c.startCc(),
-  powerOff: (c, e, ledger) => {
-    // Its VMs die with it; bringing them back elsewhere is Host HA's job (not simulated yet).
-    for (const id of [...persistedDomains(c, e.host), ...(c.node(e.host).slot.current?.list().filter((d) => d.state === 'running').map((d) => d.id) ?? [])]) {
-      ledger.lostWithHost.add(id);
-    }
-    c.powerOff(e.host);
-  },
+  // Its VMs die with it (SimCloud.beforePowerOff tells the ledger); bringing them back is Host HA's job.
+  powerOff: (c, e) => c.powerOff(e.host),
   powerOn: (c, e) => c.powerOn(e.host),
   tune: (c, e) => c.retune(e.host, HYPERVISOR_MODES[e.mode]),
   slowHv: (c, e) => { c.node(e.host).hvLatencyMs = e.maxMs; },
+  partitionClc: (c) => c.net.partition(CLC_NAME, CC_NAME),
+  crashClc: (c) => c.crashClc(),
+  restartClc: (c) => c.startClc(),
+  bmc: (c, e) => { c.bmcModes.set(e.host, e.mode); },
 };
 
 export function runFault(cloud: SimCloud, e: FaultEvent, ledger: Ledger): Promise<void> | void {

@@ -2,7 +2,7 @@
  * The invariants of issue 7, checked against the truth (truth.ts) and what callers were told
  * (ledger.ts). `checkStep` runs after every simulated step; `checkSettled` once the healed cloud
  * has had time to finish everything. Each returns violations as one-line descriptions.
- * Not yet: 4 and 5 (fencing, storm bound) — they arrive with Host HA (see docs/SIMULATION.md).
+ * Host HA's 4 and 5 (fencing, storm bound) are in haInvariants.ts.
  */
 import { FINAL_ITEM_STATES } from '../shared/protocol/migrationProtocol.js';
 import type { Resources } from '../shared/model/resources.js';
@@ -78,7 +78,7 @@ export function checkStep(truth: readonly HostTruth[], ledger: Ledger, capacity:
     }
   }
   for (const id of ledger.live()) {
-    // 1: never lost (a VM whose host died is Host HA's business, not yet simulated).
+    // 1: never lost (a VM whose host lost power is set aside: Host HA may restart it elsewhere).
     if (!ledger.lostWithHost.has(id) && (copies.get(id) ?? []).length === 0) out.push({ invariant: '1 lost', detail: `${id} exists on no host` });
   }
   for (const [id, hosts] of running) {

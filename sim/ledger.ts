@@ -12,8 +12,12 @@ export class Ledger {
   readonly terminating = new Set<string>();
   /** Termination acknowledged: the VM must be gone for good. */
   readonly terminated = new Set<string>();
-  /** Their host died (power-off): lost until Host HA exists; excluded from "never lost". */
+  /** Their host lost power (a fault, a BMC): set aside by "never lost" (Host HA may restart them elsewhere). */
   readonly lostWithHost = new Set<string>();
+  /** Hosts a careless operator confirmed fenced while they ran (outside the safety envelope). */
+  readonly carelessConfirms = new Set<string>();
+  /** Actions that failed with an uncoded error or InternalError (a bug in the CLC). */
+  readonly uncoded: string[] = [];
   /** Migration ids the CC answered with. */
   readonly migrations: string[] = [];
   /** Per host: the node state last acknowledged to the caller; undefined while a change is uncertain. */

@@ -61,4 +61,46 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       { at: 23782, kind: 'migrateOne', pick: 689, destinations: ['127.0.50.4', '127.0.50.6'], allowHosts: true },
     ],
   },
+  {
+    seed: 326,
+    found: 'invariant 1 (terminated but alive): an instance restarted elsewhere from a fenced host was then terminated; when the '
+      + 'fenced host came back its NC re-adopted the old copy, and host HA neither destroyed it (not "running elsewhere") nor '
+      + 'refrained from restarting it (first seen as seed 236; seed 883: an evacuation went on after HA let go of the host); '
+      + 'fixed: TerminateInstances records terminatedAt, restarts skip such records and clearObsolete destroys their copies; '
+      + 'the evacuation re-checks FENCED per restart; DisableHA leaves a fenced host fenced (test/clc/ha/haRuntime.test.ts, '
+      + 'test/clc/ha/hostHaMachine.test.ts)',
+    schedule: [
+      { at: 914, kind: 'haSetup', maxUnhealthy: '1', recoverFailureThreshold: 0 },
+      { at: 21459, kind: 'run', count: 2, minCount: 1, large: true },
+      { at: 32313, kind: 'fenceHost', host: '127.0.50.2' },
+      { at: 32348, kind: 'terminate', pick: 332 },
+      { at: 39980, kind: 'terminate', pick: 68 },
+    ],
+  },
+  {
+    seed: 973,
+    found: 'invariant 2 (runs twice): FenceHost of a host whose VM had just been live-migrated away at the hypervisor (its '
+      + 'destination NC slow to take it over): host HA restarted the VM elsewhere from the CC\'s view of the fenced host, '
+      + 'while it ran at its destination; fixed: an instance in a live migration (record not none, or in an unfinished plan) '
+      + 'is not restarted (test/clc/ha/haRuntime.test.ts)',
+    schedule: [
+      { at: 291, kind: 'haSetup', maxUnhealthy: '50%', recoverFailureThreshold: 2 },
+      { at: 457, kind: 'run', count: 3, minCount: 1, large: false },
+      { at: 986, kind: 'partitionCc', host: '127.0.50.3' },
+      { at: 1117, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 1361, kind: 'drain', host: '127.0.50.2', destinations: ['127.0.50.4'], allowHosts: false, partial: false, reserve: false },
+      { at: 1363, kind: 'powerOff', host: '127.0.50.1' },
+      { at: 1379, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 2365, kind: 'crashNcAfterWrites', host: '127.0.50.4', writes: 3 },
+      { at: 4803, kind: 'haSwitch', host: '127.0.50.2', enabled: false },
+      { at: 6188, kind: 'crashCcAfterCalls', calls: 3 },
+      { at: 7726, kind: 'crashClc' },
+      { at: 19167, kind: 'healNet' },
+      { at: 20090, kind: 'restartClc' },
+      { at: 21187, kind: 'drain', host: '127.0.50.4', destinations: ['127.0.50.1', '127.0.50.3'], allowHosts: true, partial: true, reserve: false },
+      { at: 26163, kind: 'restartCc' },
+      { at: 26522, kind: 'slowHv', host: '127.0.50.3', maxMs: 2000 },
+      { at: 28817, kind: 'fenceHost', host: '127.0.50.4' },
+    ],
+  },
 ];

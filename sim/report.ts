@@ -14,6 +14,8 @@ export interface SeedJob {
 export interface SeedSummary {
   readonly seed: number;
   readonly violations: readonly SeedViolation[];
+  /** Violations set aside as unsafe by a BMC lie or a careless operator (runSeed.ts). */
+  readonly unsafe: number;
   readonly steps: number;
   readonly traceHash: string;
   readonly coverage: CoverageCounts;

@@ -11,11 +11,17 @@ import { checkSettled, checkStep, type CcBelief, type Violation } from './invari
 import { Ledger } from './ledger.js';
 import { Prng } from './prng.js';
 import { runFault } from './faults.js';
-import { describeEvent, generateSchedule, type SimEvent } from './schedule.js';
+import { describeEvent, generateSchedule, type SimEvent, type WorkloadEvent } from './schedule.js';
 import { simSettings, type SimSettings } from './settings.js';
 import { SimCloud } from './simCloud.js';
 import { readTruth, type HostTruth } from './truth.js';
 import { Workload } from './workload.js';
+import { checkHaStep, checkRestart, type HaSectionTruth } from './haInvariants.js';
+import type { HaState } from '../clc/ha/hostHaState.js';
+import { CLC_STORE } from './simClc.js';
+import { WORKLOAD_KINDS } from './schedule.js';
+import { persistedDomains } from './truth.js';
+import type { ClcState } from '../clc/state/clcStore.js';
 
 export interface SeedOptions {
   /** Default: from the seed (3 to 5 hosts). */
@@ -28,6 +34,8 @@ export interface SeedOptions {
   readonly collectTrace?: boolean;
   /** Trace every change of where this instance is (domains and NC records): for debugging a replay. */
   readonly watch?: string;
+  /** The operator may confirm a fence without looking (outside the safety envelope; never in CI seeds). */
+  readonly carelessOperator?: boolean;
 }
 
 export interface SeedViolation extends Violation {
@@ -44,7 +52,15 @@ export interface SeedResult {
   readonly events: readonly SimEvent[];
   readonly coverage: CoverageCounts;
   readonly trace: readonly string[];
+  /**
+   * Violations that followed a BMC's lie or a careless operator's confirmation (a restart from a host
+   * that still ran): outside the safety envelope of any fencing, so not counted as Ferry's.
+   */
+  readonly unsafe: readonly SeedViolation[];
 }
+
+/** In the heal phase, how often the admin looks after fenced hosts (Workload.tendFencedHosts). */
+const TEND_EVERY_MS = 5000;
 
 /** A run that cannot make progress (a zero-delay timer loop) stops here and says so. */
 const MAX_STEPS = 200_000;
@@ -67,7 +83,7 @@ function settle(): Promise<void> {
 
 export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedResult> {
   const settings = o.settings ?? settingsFor(seed);
-  const all = o.schedule ?? generateSchedule(seed, settings).events;
+  const all = o.schedule ?? generateSchedule(seed, settings, { carelessOperator: o.carelessOperator === true }).events;
   const events = all.filter((_, i) => o.keep === undefined || o.keep.has(i));
   const hash = createHash('sha256');
   const lines: string[] = [];
@@ -82,10 +98,37 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   const workload = new Workload(cloud, ledger, trace);
   const coverage = new Coverage();
   const violations: SeedViolation[] = [];
+  const unsafe: SeedViolation[] = [];
   let step = 0;
+  const haStates = new Map<string, HaState>();
+  const haTruth = (): HaSectionTruth | undefined => (cloud.disk.read(CLC_STORE) as ClcState | undefined)?.ha;
+  /** Hosts put outside the safety envelope (a lying BMC, a careless confirmation); `tainted` once a restart from one was sent. */
+  const outside = (): Set<string> => new Set([...cloud.bmcLies.map((l) => l.host), ...ledger.carelessConfirms]);
+  let tainted = false;
+  const record = (v: { invariant: string; detail: string }): void => {
+    const at = { ...v, step, atMs: cloud.clock.now() - start };
+    if (tainted || (v.invariant.startsWith('4') && [...outside()].some((h) => v.detail.includes(`${h} `)))) unsafe.push(at);
+    else violations.push(at);
+  };
+  cloud.beforePowerOff.push((host) => {
+    // Its VMs die with it: set aside by "never lost" (Host HA may restart them elsewhere).
+    for (const id of [...persistedDomains(cloud, host), ...(cloud.node(host).slot.current?.list().filter((d) => d.state === 'running').map((d) => d.id) ?? [])]) {
+      ledger.lostWithHost.add(id);
+    }
+  });
+  cloud.onClcSend.push((op, body) => {
+    const from = body.restartFrom as string[] | undefined;
+    if (op !== 'ccRunInstances' || !from) return;
+    const ids = body.instanceIds as string[];
+    const out = outside();
+    if (from.some((h) => out.has(h))) tainted = true;
+    trace(`clc restarts ${ids.join(',')} from ${from.join(',')}`);
+    for (const v of checkRestart(haTruth(), readTruth(cloud), from, ids)) record(v);
+  });
 
   let watched = '';
-  const check = (): void => {
+  /** Checks the step's invariants; returns the truth it read (the settled check reuses it). */
+  const check = (): HostTruth[] => {
     const truth = readTruth(cloud);
     if (o.watch !== undefined) {
       const id = o.watch;
@@ -98,11 +141,13 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
       if (now !== watched) lines.push(`${cloud.clock.now() - start} watch ${id}: ${now || 'nowhere'}`);
       watched = now;
     }
-    coverage.observe(truth);
-    for (const v of checkStep(truth, ledger, settings.capacity)) violations.push({ ...v, step, atMs: cloud.clock.now() - start });
-    for (const u of cloud.net.uncoded.splice(0)) {
-      violations.push({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}`, step, atMs: cloud.clock.now() - start });
-    }
+    const ha = haTruth();
+    coverage.observe(truth, ha);
+    for (const v of checkStep(truth, ledger, settings.capacity)) record(v);
+    for (const v of checkHaStep(ha, truth, haStates)) record(v);
+    for (const u of cloud.net.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}` });
+    for (const u of ledger.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `clc ${u}` });
+    return truth;
   };
 
   // Hypervisor tuning holds from power-on; everything else runs on the clock.
@@ -118,6 +163,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   let healedAt: number | undefined;
   let progress: { readonly signature: string; readonly at: number } | undefined;
   let settled = false;
+  let tendAt = 0;
 
   while (step++ < MAX_STEPS) {
     await settle();
@@ -134,10 +180,14 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
       healedAt = now;
       await settle();
     }
-    check();
-    if (violations.length > 0) break;
+    if (healedAt !== undefined && now >= tendAt) {
+      workload.tendFencedHosts();
+      tendAt = now + TEND_EVERY_MS;
+      await settle();
+    }
+    const truth = check();
+    if (violations.length > 0 || unsafe.length > 0) break;
     if (healedAt !== undefined) {
-      const truth = readTruth(cloud);
       if (now - healedAt >= settings.timeouts.prepareMs && checkSettled(truth, ledger, ccBelief(cloud)).length === 0) {
         settled = true;
         break;
@@ -147,16 +197,16 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
       if (now - progress.at >= settings.stuckMs) break;
     }
     if (now >= deadline) break;
-    const due = [cloud.clock.nextTimerAt(), events[next] ? start + (events[next] as SimEvent).at : undefined, healedAt === undefined ? chaosEnd : undefined, deadline]
+    const due = [cloud.clock.nextTimerAt(), events[next] ? start + (events[next] as SimEvent).at : undefined, healedAt === undefined ? chaosEnd : tendAt, deadline]
       .filter((t): t is number => t !== undefined);
     cloud.clock.advance(Math.max(0, Math.min(...due) - now));
   }
-  if (violations.length === 0 && !settled) {
+  if (violations.length === 0 && unsafe.length === 0 && !settled) {
     const atMs = cloud.clock.now() - start;
     const left = step >= MAX_STEPS ? [{ invariant: 'progress', detail: `no end after ${MAX_STEPS} steps` }] : checkSettled(readTruth(cloud), ledger, ccBelief(cloud));
-    for (const v of left) violations.push({ ...v, step, atMs });
+    for (const v of left) (tainted ? unsafe : violations).push({ ...v, step, atMs });
   }
-  return { seed, violations, traceHash: hash.digest('hex').slice(0, 16), steps: step, events, coverage: coverage.counts, trace: lines };
+  return { seed, violations, unsafe, traceHash: hash.digest('hex').slice(0, 16), steps: step, events, coverage: coverage.counts, trace: lines };
 }
 
 /** Every unfinished migration item's state: when this stops changing, nothing moves. */
@@ -175,8 +225,8 @@ function ccBelief(cloud: SimCloud): CcBelief | undefined {
   };
 }
 
-function isWorkload(e: SimEvent): e is Extract<SimEvent, { kind: 'run' | 'terminate' | 'modify' | 'drain' | 'migrateOne' | 'cancel' }> {
-  return ['run', 'terminate', 'modify', 'drain', 'migrateOne', 'cancel'].includes(e.kind);
+function isWorkload(e: SimEvent): e is Extract<SimEvent, WorkloadEvent> {
+  return WORKLOAD_KINDS.has(e.kind);
 }
 
 /** Faults stop: the network heals and every host, NC and the CC runs again. */
@@ -189,4 +239,5 @@ async function heal(cloud: SimCloud): Promise<void> {
     cloud.startNc(n.host);
   }
   cloud.startCc();
+  cloud.startClc();
 }

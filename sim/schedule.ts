@@ -8,6 +8,9 @@ import type { NodeState } from '../shared/protocol/common.js';
 import type { SwitchoverCut } from './migrationNet.js';
 import { Prng } from './prng.js';
 import type { SimSettings } from './settings.js';
+import type { BmcMode } from './simBmc.js';
+
+export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['run', 'terminate', 'modify', 'drain', 'migrateOne', 'cancel', 'haSetup', 'haSwitch', 'fenceHost', 'confirmFenced']);
 
 export type HypervisorMode = 'normal' | 'slow' | 'failing';
 
@@ -17,7 +20,13 @@ export type WorkloadEvent =
   | { readonly kind: 'modify'; readonly host: string; readonly state: NodeState }
   | { readonly kind: 'drain'; readonly host: string; readonly destinations: readonly string[]; readonly allowHosts: boolean; readonly partial: boolean; readonly reserve: boolean }
   | { readonly kind: 'migrateOne'; readonly pick: number; readonly destinations: readonly string[]; readonly allowHosts: boolean }
-  | { readonly kind: 'cancel'; readonly pick: number };
+  | { readonly kind: 'cancel'; readonly pick: number }
+  /** The admin configures host HA for the partition and every host's BMC, then switches it on. */
+  | { readonly kind: 'haSetup'; readonly maxUnhealthy: string; readonly recoverFailureThreshold: number }
+  | { readonly kind: 'haSwitch'; readonly host: string; readonly enabled: boolean }
+  | { readonly kind: 'fenceHost'; readonly host: string }
+  /** The operator confirms a host being fenced is off — only if it is, unless `careless` (never in CI seeds). */
+  | { readonly kind: 'confirmFenced'; readonly host: string; readonly careless: boolean };
 
 export type FaultEvent =
   | { readonly kind: 'netChaos'; readonly loss: number; readonly duplicate: number; readonly maxDelayMs: number }
@@ -40,7 +49,12 @@ export type FaultEvent =
   /** An NTP step: the named process's wall clock ('cc', 'nc <host>', 'hv <host>') jumps by deltaMs. */
   | { readonly kind: 'clockStep'; readonly clock: string; readonly deltaMs: number }
   /** The hypervisor answers slowly (up to maxMs per call): the NC's mailbox backs up, calls to it time out. */
-  | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number };
+  | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number }
+  | { readonly kind: 'partitionClc' }
+  | { readonly kind: 'crashClc' }
+  | { readonly kind: 'restartClc' }
+  /** The host's BMC turns dead, slow, or lying (or ok again). */
+  | { readonly kind: 'bmc'; readonly host: string; readonly mode: BmcMode };
 
 export type SimEvent = (WorkloadEvent | FaultEvent) & { readonly at: number };
 
@@ -54,13 +68,16 @@ const FAULT_WEIGHTS = [
   'netChaos', 'netChaos', 'netChaos', 'partitionCc', 'partitionCc', 'partitionMig', 'partitionMig',
   'crashNc', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashNcAfterWrites', 'crashCc', 'crashCcAfterCalls', 'crashCcAfterCalls', 'powerOff',
   'slowHv', 'slowHv', 'hangMig', 'hangMig', 'breakSwitchover', 'breakSwitchover',
-  'clockStep', 'clockStep',
+  'clockStep', 'clockStep', 'partitionClc', 'crashClc', 'powerOff', 'powerOff', 'bmc', 'bmc',
 ] as const;
 
 /** NTP steps: small corrections up to a badly set clock (a minute and a half either way). */
 const CLOCK_STEPS_MS = [-90_000, -20_000, -3000, 3000, 20_000, 90_000] as const;
 
-export function generateSchedule(seed: number, s: SimSettings): Schedule {
+const BMC_FAULTS: readonly BmcMode[] = ['dead', 'slow', 'slow', 'liesOff', 'liesFailed'];
+
+/** `carelessOperator`: ConfirmHostFenced without looking (outside Ferry's safety envelope; not in CI seeds). */
+export function generateSchedule(seed: number, s: SimSettings, o: { readonly carelessOperator?: boolean } = {}): Schedule {
   const r = Prng.fork(seed, 'schedule');
   const events: SimEvent[] = [];
   const hosts = s.hosts;
@@ -73,6 +90,14 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
   }
   // A few runs early, so there is something to migrate.
   for (let i = r.int(1, s.earlyRuns); i > 0; i--) events.push({ at: r.int(0, 2000), kind: 'run', count: r.int(1, 4), minCount: 1, large: r.chance(0.25) });
+  // Host HA is switched on early in most runs; its operator commands come at random times.
+  const ha = r.chance(0.85);
+  if (ha) {
+    events.push({ at: r.int(100, 1500), kind: 'haSetup', maxUnhealthy: r.pick(['1', '2', '34%', '50%']) as string, recoverFailureThreshold: r.int(0, 2) });
+    for (let i = r.int(0, 3); i > 0; i--) events.push({ at: time(), kind: 'haSwitch', host: host(), enabled: r.chance(0.5) });
+    for (let i = r.int(0, 2); i > 0; i--) events.push({ at: time(), kind: 'fenceHost', host: host() });
+    for (let i = r.int(2, 8); i > 0; i--) events.push({ at: time() + r.int(0, 20_000), kind: 'confirmFenced', host: host(), careless: o.carelessOperator === true && r.chance(0.5) });
+  }
   // Operations come in bursts, so they overlap each other and the faults.
   const bursts = Array.from({ length: r.int(2, 6) }, time);
   for (let i = r.int(s.maxOps / 3, s.maxOps); i > 0; i--) {
@@ -106,7 +131,10 @@ export function generateSchedule(seed: number, s: SimSettings): Schedule {
       case 'crashCc': events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
       case 'crashCcAfterCalls': events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 8) }, { at: at + down, kind: 'restartCc' }); break;
       case 'slowHv': { const h = host(); events.push({ at, kind: 'slowHv', host: h, maxMs: r.pick([300, 2000]) as number }, { at: at + down, kind: 'slowHv', host: h, maxMs: s.driverLatencyMs }); break; }
-      case 'powerOff': { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down, kind: 'powerOn', host: h }); break; }
+      case 'powerOff': { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down * 2, kind: 'powerOn', host: h }); break; }
+      case 'partitionClc': events.push({ at, kind: 'partitionClc' }, { at: at + down, kind: 'healNet' }); break;
+      case 'crashClc': events.push({ at, kind: 'crashClc' }, { at: at + down, kind: 'restartClc' }); break;
+      case 'bmc': { const h = host(); events.push({ at, kind: 'bmc', host: h, mode: r.pick(BMC_FAULTS) as BmcMode }, { at: at + down * 2, kind: 'bmc', host: h, mode: 'ok' }); break; }
       default: break;
     }
   }

@@ -14,6 +14,11 @@ export interface SimSettings {
   readonly timeouts: Timeouts;
   readonly ncTimeoutMs: number;
   readonly pollIntervalMs: number;
+  /** The CLC's call timeout to its CC, and host HA's pass interval. */
+  readonly clcTimeoutMs: number;
+  readonly haTickMs: number;
+  /** How often a host's VMs and heartbeat write to shared storage (what activity checks read). */
+  readonly activityWriteMs: number;
   /** Upper bounds of the seeded latencies of one store write and one hypervisor call. */
   readonly storeLatencyMs: number;
   readonly driverLatencyMs: number;
@@ -53,6 +58,9 @@ export function simSettings(hostCount: number): SimSettings {
     timeouts: { prepareMs: 4000, readyMs: 4000, migratingBaseMs: 10_000, migratingPerGiBMs: 40_000, stallMs: 15_000 },
     ncTimeoutMs: 500,
     pollIntervalMs: 1000,
+    clcTimeoutMs: 2000,
+    haTickMs: 2000,
+    activityWriteMs: 2000,
     storeLatencyMs: 3,
     driverLatencyMs: 2,
     startMs: 1_700_000_000_000,

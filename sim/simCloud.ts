@@ -30,9 +30,13 @@ import { Prng } from './prng.js';
 import { SimDisk, openSimStore } from './simDisk.js';
 import { SimNetwork } from './simNetwork.js';
 import type { SimSettings } from './settings.js';
+import { memorySharedStorage } from './sharedStorage.js';
+import { SimBmc, type BmcMode } from './simBmc.js';
+import { CLC_NAME, bootClc, type SimClc } from './simClc.js';
 
 export const CC_NAME = 'cc';
 const CC_URL = 'http://127.0.0.1:8774';
+const STORAGE_DIR = '/shared';
 
 export interface SimNode {
   readonly host: string;
@@ -66,7 +70,17 @@ export class SimCloud {
   readonly skews: ClockSkews;
   readonly nodes = new Map<string, SimNode>();
   cc: SimCc | undefined;
+  clc: SimClc | undefined;
+  /** Per host: how its BMC behaves now (the seed's BMC faults change it). */
+  readonly bmcModes = new Map<string, BmcMode>();
+  /** Lies BMCs told: outside the safety envelope of any fencing (invariant 4). */
+  readonly bmcLies: { readonly host: string; readonly what: string; readonly at: number }[] = [];
+  /** Called just before a host loses power (by a fault or by its BMC): its VMs die. */
+  readonly beforePowerOff: ((host: string) => void)[] = [];
+  /** Every CLC→CC call as the CLC sends it (the invariants watch restarts). */
+  readonly onClcSend: ((op: string, body: Readonly<Record<string, unknown>>) => void)[] = [];
   private ccBoots = 0;
+  private clcBoots = 0;
   private ccCrashCountdown: number | undefined;
   private readonly latency: Prng;
   private readonly crashes: Prng;
@@ -102,6 +116,7 @@ export class SimCloud {
   async boot(): Promise<void> {
     for (const n of this.nodes.values()) await this.powerOn(n.host);
     this.startCc();
+    this.startClc();
   }
 
   // --- hypervisor hosts ---
@@ -113,12 +128,14 @@ export class SimCloud {
     const clock = life.clock(this.skews.of(`hv ${host}`));
     const store = openSimStore({ disk: this.disk, file: `hv/${host}`, store: simHvStoreOptions, life, clock, rng: this.crashes, maxLatencyMs: 0 });
     const sim = await SimHost.open(
-      { host, capacity: n.capacity, storageDir: '/shared', migration: n.tuning, writeIntervalMs: 60_000, timeScale: 1 },
+      { host, capacity: n.capacity, storageDir: STORAGE_DIR, migration: n.tuning, writeIntervalMs: this.settings.activityWriteMs, timeScale: 1 },
       { clock, store, disk: this.storage, dialer: this.mig.dialer(host) },
     );
     n.hv = life;
     n.slot.powerOn(sim);
     this.mig.attach(host, sim);
+    // Heartbeat and disk writes on shared storage: what a neighbour's activity check reads.
+    sim.start();
     this.trace(`hv ${host} powered on (#${n.hvBoots})`);
     this.startNc(host);
   }
@@ -127,6 +144,7 @@ export class SimCloud {
   powerOff(host: string): void {
     const n = this.node(host);
     if (!n.hv?.isAlive) return;
+    for (const fn of this.beforePowerOff) fn(host);
     this.crashNc(host);
     n.hv.kill();
     n.slot.powerOff();
@@ -157,7 +175,7 @@ export class SimCloud {
     });
     n.nc = life;
     n.controller = controller;
-    this.net.serve(host, ncHandlers(controller), life);
+    this.net.serve(host, ncHandlers(controller, memorySharedStorage(this.storage, STORAGE_DIR)), life);
     this.track(life.guard(controller.start()));
     this.trace(`nc ${host} started (#${n.ncBoots})`);
   }
@@ -222,9 +240,54 @@ export class SimCloud {
     this.trace('cc crashed');
   }
 
+  // --- the cloud controller ---
+
+  /** Starts the CLC over its clc.json and bmc.json; its core (and host HA) is up once it has synced with the CC. */
+  startClc(): void {
+    if (this.clc?.life.isAlive) return;
+    const life = new Incarnation('clc', ++this.clcBoots);
+    const clock = life.clock(this.clock);
+    const net = this.net.transport(CLC_NAME, life, () => CC_NAME, this.settings.clcTimeoutMs);
+    const transport: WireTransport = {
+      call: (endpoint, op, body, opts) => {
+        for (const fn of this.onClcSend) fn(op, body);
+        return net.call(endpoint, op, body, opts);
+      },
+    };
+    const { clc, started } = bootClc({
+      life, clock, disk: this.disk, transport, partitions: [{ name: this.settings.partition, endpoint: CC_URL }],
+      ccTimeoutMs: this.settings.clcTimeoutMs, haTickMs: this.settings.haTickMs, rng: this.crashes, storeLatencyMs: this.settings.storeLatencyMs,
+      ids: () => this.hex8(),
+      power: (host) => new SimBmc(host, {
+        isOn: (h) => this.nodes.get(h)?.hv?.isAlive ?? false,
+        powerOff: (h) => {
+          this.trace(`bmc ${h} powers the host off`);
+          this.powerOff(h);
+        },
+        powerOn: (h) => {
+          this.trace(`bmc ${h} powers the host on`);
+          return this.powerOn(h);
+        },
+      }, this.clock, this.latency, () => this.bmcModes.get(host) ?? 'ok', (h, what) => {
+        this.trace(`bmc ${h} lies: ${what}`);
+        this.bmcLies.push({ host: h, what, at: this.clock.now() });
+      }),
+    });
+    this.clc = clc;
+    this.track(started.then(() => this.trace(`clc ready (#${this.clcBoots})`)));
+    this.trace(`clc started (#${this.clcBoots})`);
+  }
+
+  crashClc(): void {
+    if (!this.clc?.life.isAlive) return;
+    this.clc.life.kill();
+    this.trace('clc crashed');
+  }
+
   /** Faults stop: no pending crash triggers (the heal phase must not be interrupted), hypervisors fast again. */
   disarmCrashes(): void {
     this.ccCrashCountdown = undefined;
+    this.bmcModes.clear();
     for (const n of this.nodes.values()) {
       n.crashAfterWrites = undefined;
       n.hvLatencyMs = this.settings.driverLatencyMs;

@@ -1,5 +1,5 @@
 /** A worker thread of `npm run sim`: runs the seeds it is sent, answers one summary per seed. */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { runSeed } from './runSeed.js';
 import type { SeedJob, SeedSummary } from './report.js';
 import { scaleSettings } from './scale.js';
@@ -12,8 +12,9 @@ port.on('message', (job: SeedJob | null) => {
     return;
   }
   const { seed, hosts } = job;
-  void runSeed(seed, hosts === undefined ? {} : { settings: scaleSettings(seed, hosts) }).then((r) => {
-    const summary: SeedSummary = { seed, violations: r.violations, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage };
+  const careless = (workerData as { carelessOperator?: boolean } | null)?.carelessOperator === true;
+  void runSeed(seed, { carelessOperator: careless, ...(hosts === undefined ? {} : { settings: scaleSettings(seed, hosts) }) }).then((r) => {
+    const summary: SeedSummary = { seed, violations: r.violations, unsafe: r.unsafe.length, steps: r.steps, traceHash: r.traceHash, coverage: r.coverage };
     port.postMessage(summary);
   });
 });

@@ -1,92 +1,161 @@
 /**
- * Runs workload events as the CLC would: each CC operation is called with a request parsed by its
- * schema (defaults applied, as the wire server does), without waiting, and its answer — if the
- * CC lives to give one — goes into the ledger. The CLC tier itself is not simulated yet.
+ * Runs workload events as an admin would, through the CLC's real actions (sim/simClc.ts: the change
+ * gate, clc.json, the CC adapter over the simulated network), without waiting; each answer — if the
+ * CLC lives to give one — goes into the ledger. Host HA's operator commands are here too: its setup
+ * (ConfigureHAForCluster / ConfigureHAForHost / EnableHAForCluster), switches, FenceHost and a
+ * careful operator's ConfirmHostFenced (only for a host that truly is off).
  */
-import { CC_OPS, type CcOp, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import type { Ledger } from './ledger.js';
 import { M1_LARGE, M1_SMALL } from './settings.js';
 import type { SimCloud } from './simCloud.js';
 import type { WorkloadEvent } from './schedule.js';
 
-const VM_TYPES = [M1_SMALL, M1_LARGE];
+type Pairs = [string, string][];
+type Xml = Readonly<Record<string, unknown>>;
 
-/** What a request was about, for the trace. */
-function brief(raw: unknown): string {
-  const r = raw as { instanceIds?: string[]; instanceId?: string; host?: string; sourceHost?: string; migrationId?: string; stateName?: string };
-  return [r.instanceIds?.join(','), r.instanceId, r.sourceHost, r.host, r.stateName, r.migrationId].filter((x) => x !== undefined).join(' ');
+/** Numbered list parameters (`InstanceId.1`, `InstanceId.2`, …) as the query API spells them. */
+function list(name: string, values: readonly string[]): Pairs {
+  return values.map((v, i) => [`${name}.${i + 1}`, v]);
 }
+
+/**
+ * Short HA timings so episodes (suspect → checks → recover or fence) fit in the chaos phase. The
+ * activity checks are spaced wider than the hosts' writes (settings.activityWriteMs), as CloudStack
+ * asks: closer, a live host would read as inactive and be power-cycled.
+ */
+export const SIM_HA_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
+  HealthCheckTimeoutMs: '1500', HealthCheckIntervalMs: '2000', ActivityCheckTimeoutMs: '2500', ActivityCheckInitialDelayMs: '2500',
+  ActivityCheckIntervalMs: '5000', ActivityCheckMaxAttempts: '3', ActivityCheckFailureRatio: '0.6', DegradedMaxPeriodMs: '10000',
+  RecoverTimeoutMs: '8000', RecoverWaitPeriodMs: '10000', FenceTimeoutMs: '8000',
+});
 
 export class Workload {
   constructor(private readonly cloud: SimCloud, private readonly ledger: Ledger, private readonly trace: (line: string) => void) {}
 
   run(e: WorkloadEvent): void {
     const l = this.ledger;
+    const partition = this.cloud.settings.partition;
     switch (e.kind) {
-      case 'run': {
-        const ids = Array.from({ length: e.count }, () => `i-${this.cloud.hex8()}`);
-        const vmType = e.large ? M1_LARGE : M1_SMALL;
-        this.call('ccRunInstances', {
-          reservationId: `r-${this.cloud.hex8()}`, imageId: 'emi-00000001', ownerId: 'sim', vmType, instanceIds: ids,
-          minCount: Math.min(e.minCount, e.count), launchTime: this.cloud.clock.now(),
-        }, (r) => l.acknowledgeRun(r.instances.map((i) => i.instanceId)));
+      case 'run':
+        this.call('RunInstances', [
+          ['ImageId', 'emi-00000001'], ['InstanceType', (e.large ? M1_LARGE : M1_SMALL).name], ['MinCount', String(Math.min(e.minCount, e.count))], ['MaxCount', String(e.count)],
+        ], (r) => l.acknowledgeRun((r.instancesSet as Xml[]).map((i) => i.instanceId as string)));
         return;
-      }
       case 'terminate': {
         const live = l.live();
         const id = live[e.pick % Math.max(1, live.length)];
         if (id === undefined) return;
-        // Asked is enough to count as maybe gone (the answer may be lost); refused at the door is not.
+        // Asked is enough to count as maybe gone (the answer may be lost); refused before anything was done is not.
         const refused = (code: string): void => {
-          // The NC refused before doing anything: the instance is expected alive again.
           if (code === 'MigrationInProgress') l.terminating.delete(id);
         };
-        if (this.call('ccTerminateInstances', { instanceIds: [id] }, () => l.terminated.add(id), refused)) l.terminating.add(id);
+        if (this.call('TerminateInstances', list('InstanceId', [id]), () => l.terminated.add(id), refused)) l.terminating.add(id);
         return;
       }
       case 'modify': {
         const acknowledge = l.modifySent(e.host, e.state);
-        this.call('ccModifyNode', { host: e.host, stateName: e.state, vmTypes: VM_TYPES }, acknowledge);
+        this.call(e.state === 'enabled' ? 'EnableService' : 'DisableService', [['Type', 'node'], ['Host', e.host], ['Partition', partition]], acknowledge);
         return;
       }
       case 'drain':
-        this.call('ccMigrateInstances', {
-          sourceHost: e.host, destinations: [...e.destinations], allowHosts: e.allowHosts, partial: e.partial, reserveDestinations: e.reserve, vmTypes: VM_TYPES,
-        }, (r) => l.migrations.push(r.migrationId));
+        this.call('MigrateInstances', [
+          ['SourceHost', e.host], ...list('DestinationHost', e.destinations), ['AllowHosts', String(e.allowHosts)], ['Partial', String(e.partial)], ['ReserveDestinations', String(e.reserve)],
+        ], (r) => l.migrations.push(r.migrationId as string));
         return;
       case 'migrateOne': {
         const live = l.live();
         const id = live[e.pick % Math.max(1, live.length)];
         if (id === undefined) return;
-        this.call('ccMigrateInstances', { instanceId: id, destinations: [...e.destinations], allowHosts: e.allowHosts, vmTypes: VM_TYPES }, (r) => l.migrations.push(r.migrationId));
+        this.call('MigrateInstances', [['InstanceId', id], ...list('DestinationHost', e.destinations), ['AllowHosts', String(e.allowHosts)]], (r) => l.migrations.push(r.migrationId as string));
         return;
       }
       case 'cancel': {
         const id = l.migrations[e.pick % Math.max(1, l.migrations.length)];
-        if (id !== undefined) this.call('ccCancelMigration', { migrationId: id }, () => undefined);
+        if (id !== undefined) this.call('CancelMigration', [['MigrationId', id]], () => undefined);
+        return;
+      }
+      case 'haSetup':
+        this.haSetup(e.maxUnhealthy, e.recoverFailureThreshold);
+        return;
+      case 'haSwitch':
+        this.call(e.enabled ? 'EnableHAForHost' : 'DisableHAForHost', [['Host', e.host]], () => undefined);
+        return;
+      case 'fenceHost':
+        this.call('FenceHost', [['Host', e.host]], () => undefined);
+        return;
+      case 'confirmFenced': {
+        // A careful operator looks at the machine first: only a host that truly is off is confirmed.
+        const off = !this.cloud.node(e.host).hv?.isAlive;
+        const fencing = this.cloud.clc?.store.read().ha.hosts[e.host]?.state === 'FENCING';
+        if (fencing && (off || e.careless)) {
+          if (!off) l.carelessConfirms.add(e.host);
+          this.call('ConfirmHostFenced', [['Host', e.host]], () => undefined);
+        }
         return;
       }
     }
   }
 
-  /** Sends the request unless the CC is down (connection refused); true when it was sent. */
-  private call<O extends CcOp>(op: O, raw: unknown, onAnswer: (res: CcResponse<O>) => void, onError?: (code: string) => void): boolean {
-    const cc = this.cloud.cc;
-    if (!cc?.life.isAlive) {
-      this.trace(`clc ${op} refused: cc is down`);
+  /**
+   * After the faults (heal phase) the admin returns fenced hosts to service, as the runbook says: a
+   * fence that needs an operator is retried (FenceHost) or, for a host that is off, confirmed; a
+   * FENCED host is powered on by hand and then enabled (EnableService clears its obsolete copies).
+   */
+  tendFencedHosts(): void {
+    for (const r of Object.values(this.cloud.clc?.store.read().ha.hosts ?? {})) {
+      const on = this.cloud.node(r.host).hv?.isAlive === true;
+      if (r.state === 'FENCING' && r.needsOperator) {
+        this.call(on ? 'FenceHost' : 'ConfirmHostFenced', [['Host', r.host]], () => undefined);
+      } else if (r.state === 'FENCED' && !on) {
+        this.trace(`admin powers ${r.host} on by hand`);
+        void this.cloud.powerOn(r.host);
+      } else if (r.state === 'FENCED') {
+        this.call('EnableService', [['Type', 'node'], ['Host', r.host], ['Partition', this.cloud.settings.partition]], () => undefined);
+      }
+    }
+  }
+
+  /** The admin switches HA on, in order; a step that fails (the CLC down, a lost answer) is tried again a little later. */
+  private haSetup(maxUnhealthy: string, threshold: number): void {
+    const partition = this.cloud.settings.partition;
+    const steps: [string, Pairs][] = [
+      ['ConfigureHAForCluster', [['Partition', partition], ['MaxUnhealthy', maxUnhealthy], ['RecoverFailureThreshold', String(threshold)], ...Object.entries(SIM_HA_SETTINGS)]],
+      ...this.cloud.settings.hosts.map((h): [string, Pairs] => ['ConfigureHAForHost', [
+        ['Host', h], ['Partition', partition], ['Agent', 'fence_ipmilan'], ['Address', h], ['Username', 'admin'], ['Password', 'sim'],
+      ]]),
+      ['EnableHAForCluster', [['Partition', partition]]],
+    ];
+    const next = (i: number): void => {
+      const step = steps[i];
+      if (!step) return;
+      const retry = (): void => { this.cloud.clock.setTimer(500, () => next(i)); };
+      if (!this.call(step[0], step[1], () => next(i + 1), retry)) retry();
+    };
+    next(0);
+  }
+
+  /** Sends the request unless the CLC is down or still starting (connection refused); true when it was sent. */
+  private call(action: string, pairs: Pairs, onAnswer: (res: Xml) => void, onError?: (code: string) => void): boolean {
+    const clc = this.cloud.clc;
+    const what = `${action} ${pairs.map(([, v]) => v).join(' ')}`;
+    if (!clc?.life.isAlive || !clc.core) {
+      this.trace(`admin ${action} refused: the clc is not up`);
       return false;
     }
-    const req = CC_OPS[op].request.parse(raw) as CcRequest<O>;
-    const handler = cc.service.ops[op] as (r: CcRequest<O>, ctx: { peer: string }) => Promise<CcResponse<O>>;
-    void cc.life.guard(handler(req, { peer: 'clc' })).then(
+    void clc.act(action, pairs).then(
       (res) => {
-        this.trace(`clc ${op} ${brief(raw)} ok`);
-        onAnswer(res);
+        this.trace(`admin ${what} ok`);
+        onAnswer(res as Xml);
       },
       (err: unknown) => {
-        this.trace(`clc ${op} ${brief(raw)} failed: ${isFerryError(err) ? err.code : String(err)}`);
-        if (isFerryError(err)) onError?.(err.code);
+        this.trace(`admin ${what} failed: ${isFerryError(err) ? err.code : String(err)}`);
+        // A CLC bug: an uncoded error, or an InternalError of its own making. A CC refusal it translates to
+        // InternalError (delivered: yes) is left out: a duplicated ccRunInstances answered InstanceExists is one (docs/SIMULATION.md).
+        if (!isFerryError(err) || (err.code === 'InternalError' && err.fields.delivered !== 'yes')) {
+          this.ledger.uncoded.push(`${action} failed with ${isFerryError(err) ? err.message : String(err)}`);
+        }
+        onError?.(isFerryError(err) ? err.code : 'uncoded');
       },
     );
     return true;

@@ -12,9 +12,10 @@
  *  - a DEGRADED host (activity, no control) is owed a drain (owedRepair.ts), retried until it is
  *    disabled and empty even once its NC answers again; it is never fenced by the machine;
  *  - the restart elsewhere is owed from entering FENCED and retried until done;
- *  - HA switched off during FENCING waits for the fence to finish: a power-off cannot be un-issued;
+ *  - HA switched off during FENCING or FENCED keeps the host until EnableService: a power-off cannot be un-issued;
  *  - a fence that fails or times out leaves FENCING with `needsOperator`: no retry by itself;
- *  - a new recovery or fence starts only when the storm guard allows it (ctx.remediation).
+ *  - a new recovery or fence starts only when the storm guard allows it (ctx.remediation);
+ *  - switching HA off does not abandon a FENCING/FENCED host: it stays until unfenced.
  */
 import type { HaSettings } from './settings.js';
 import type { HaEffect, HaEvent, HaState, HostHaRecord } from './hostHaState.js';
@@ -289,16 +290,18 @@ function onRefused(rec: HostHaRecord, token: number, now: number, ctx: HaContext
 const isCurrent = (rec: HostHaRecord, kind: 'activity' | 'recover' | 'fence', token: number): boolean =>
   rec.operation?.kind === kind && rec.operation.token === token;
 
-const DISABLE_WAITS = 'HA switch-off waits for the fence to finish';
+const DISABLE_WAITS = 'HA switch-off waits until the fenced host is returned by EnableService';
 
-/** HA switched off: at once, except that a host being fenced is fenced first (a power-off in flight cannot be un-issued). */
+/** HA switched off: at once, except for a host being fenced or fenced (a power-off cannot be un-issued; the host stays HA's until EnableService). */
 function onHaDisabled(rec: HostHaRecord, reason: string, now: number, ctx: HaContext): HaStep {
-  if (rec.state === 'DISABLED') return unchanged(rec);
+  // A fence is a commitment: a FENCED host stays in HA's hands (maintenance, obsolete copies destroyed)
+  // until an operator returns it with EnableService; then HA goes off (found by simulator seed 326).
+  if (rec.state === 'DISABLED' || rec.state === 'FENCED') return unchanged(rec);
   if (rec.state !== 'FENCING') return enter(rec, 'DISABLED', now, ctx, reason);
   if (rec.reason.endsWith(DISABLE_WAITS)) return unchanged(rec);
   return {
     next: { ...rec, reason: `${rec.reason}; ${DISABLE_WAITS}` },
-    effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: ${reason}, but it is being fenced: ${DISABLE_WAITS} (FENCED or ConfirmHostFenced)` }],
+    effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: ${reason}, but it is being fenced: ${DISABLE_WAITS}` }],
   };
 }
 

@@ -32,6 +32,11 @@ export const instanceRecordSchema = z.object({
   /** Position within its reservation (EC2's amiLaunchIndex). */
   launchIndex: z.number().int().min(0),
   phase: recordPhaseSchema,
+  /**
+   * When a TerminateInstances of it was answered (epoch ms). Host HA must not restart it, and a copy
+   * on a fenced host that comes back is obsolete. Absent in records written before it.
+   */
+  terminatedAt: z.number().optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 

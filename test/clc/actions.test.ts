@@ -180,6 +180,8 @@ describe('TerminateInstances', () => {
     expect(items(r.doc.TerminateInstancesResponse.instancesSet).map((i) => [i.instanceId, i.previousState.name, i.currentState.name, i.currentState.code]))
       .toEqual([[a, 'running', 'terminated', '48'], [b, 'pending', 'terminated', '48']]);
     expect(h.clusters.calls.filter((c) => c.op === 'ccTerminateInstances').map((c) => c.partition)).toEqual(['cluster01', 'cluster02']);
+    // Recorded, so host HA never brings them back from a fenced host.
+    expect([a, b].map((id) => typeof h.store.read().instances[id]?.terminatedAt)).toEqual(['number', 'number']);
   });
 
   it('an instance already gone from its node answers terminated again without asking the CC', async () => {

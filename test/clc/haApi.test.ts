@@ -159,7 +159,8 @@ describe('host HA actions', () => {
     await refused({ Action: 'FenceHost', Host: N2 }, 'IncorrectHostHAState', 409, /is DISABLED/);
     const c = await ok({ Action: 'DisableHAForCluster', Partition: 'cluster01' });
     expect(c).toMatchObject({ partition: 'cluster01', enabled: 'false' });
-    expect(items(c.hostSet).map((x) => x.state)).toEqual(['DISABLED', 'DISABLED']);
+    // Switching HA off does not abandon the fenced host: it stays FENCED until EnableService returns it.
+    expect(items(c.hostSet).map((x) => [x.state, x.haEnabled])).toEqual([['FENCED', 'false'], ['DISABLED', 'false']]);
   });
 
   it('a failed fence: DescribeHostHA DryRun says it waits for an operator; ConfirmHostFenced fences it', async () => {

@@ -171,7 +171,8 @@ describe('the other host-HA commands', () => {
     for (const l of lines(ev.stdout)) expect(l).toMatch(/^EVENT\t\S+\t127\.0\.12\.11\tcritical\t/);
 
     const off = await cli('disableHa', [N1]);
-    expect(lines(off.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tDISABLED\tha-disabled\t/);
+    // HA off, but the fenced host stays FENCED until EnableService returns it.
+    expect(lines(off.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tFENCED\tha-disabled\t/);
     const conf = await cli('describeHaConfig', []);
     expect(lines(conf.stdout)).toContain(`HOSTCONFIG\t${N1}\tcluster01\tha-disabled\tfence_ipmilan 127.0.31.1:- no-password`);
   });

@@ -46,6 +46,21 @@ function label(ids: readonly string[]): string {
   return `TerminateInstances of ${ids.slice(0, LABEL_IDS).join(', ')}${more}`;
 }
 
+/** Remembers the terminations (host HA must not bring these back); the reply does not depend on it. */
+async function markTerminated(ctx: ActionContext, ids: readonly string[]): Promise<void> {
+  const now = ctx.clock.now();
+  try {
+    await ctx.store.update((d) => {
+      for (const id of ids) {
+        const r = d.instances[id];
+        if (r && r.terminatedAt === undefined) r.terminatedAt = now;
+      }
+    });
+  } catch (e) {
+    ctx.logger.error({ err: e, instanceIds: ids }, 'could not record terminations; host HA may see these instances as live');
+  }
+}
+
 async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<XmlObject> {
   const partitions = claimedPartitions(ctx, input.instanceIds);
   await ctx.gate.enter('change', label(input.instanceIds), partitions).ready();
@@ -67,6 +82,7 @@ async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<
     if (s.status === 'rejected') throw s.reason;
     for (const c of (s.value as ClcCcResponse<'ccTerminateInstances'>).instances) changes.set(c.instanceId, c);
   }
+  await markTerminated(ctx, [...changes.keys()]);
   const stateOf = new Map(views.map((v) => [v.instanceId, v.state]));
   return {
     instancesSet: input.instanceIds.map((id) => {

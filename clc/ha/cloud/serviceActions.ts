@@ -8,7 +8,8 @@
  *  - evacuate restarts the fenced host's instances elsewhere (ccRunInstances with restartFrom: same
  *    instance id and VM type, from the CLC's records), only while HA holds the host FENCED and only
  *    for instances whose auto-repair allows `failover`;
- *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere.
+ *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere and the
+ *    copies of instances terminated meanwhile.
  * Each call takes its own place in the gate, like a request, and leaves it when done.
  */
 import type { Logger } from 'pino';
@@ -55,6 +56,8 @@ export interface RepairReport {
   readonly repaired: readonly string[];
   readonly skipped: RepairPlan['skipped'];
   readonly failed: readonly { readonly instanceId: string; readonly reason: string }[];
+  /** Restarts only: instances left alone because they were in a live migration (the migration decides where they end). */
+  readonly inMigration?: readonly string[];
 }
 
 export interface CloudHaActions extends HaServiceActions {
@@ -63,7 +66,7 @@ export interface CloudHaActions extends HaServiceActions {
   /** Live-migrates; resolves with what was planned. */
   drainPlanned(ref: HaHostRef): Promise<RepairReport>;
   /**
-   * On a fenced host whose NC answers again: terminates its copies of instances that run elsewhere.
+   * On a fenced host whose NC answers again: terminates its copies of instances that run elsewhere or were terminated.
    * Resolves with how many obsolete copies remain (0: the host may be unfenced); undefined when its NC does not answer.
    */
   clearObsolete(ref: HaHostRef): Promise<number | undefined>;
@@ -106,6 +109,12 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     const node = nodes.find((n) => n.host === ref.host);
     const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
     return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false };
+  };
+
+  /** Instances the CC shows in an unfinished migration plan from the host (its view may be newer than the node's records). */
+  const migratingFrom = async (ref: HaHostRef): Promise<Set<string>> => {
+    const { instances } = await opts.clusters.call(ref.partition, 'ccDescribeInstances', {});
+    return new Set(instances.filter((i) => i.host === ref.host && (i.migrationDestination ?? '') !== '').map((i) => i.instanceId));
   };
 
   const plan = (ref: HaHostRef, ids: readonly string[], action: RepairAction): RepairPlan =>
@@ -163,13 +172,23 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
 
   const restartElsewhere = async (ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<RepairReport> => {
     // Fence before evacuate, always: checked here again, whoever calls.
-    const rec = haState(ref.host);
-    if (rec?.state !== 'FENCED') {
-      throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
-    }
+    const requireFenced = (): void => {
+      const rec = haState(ref.host);
+      if (rec?.state !== 'FENCED') {
+        throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
+      }
+    };
+    requireFenced();
     const { mine, elsewhere } = await instancesOn(ref);
+    const moving = await migratingFrom(ref);
     const records = opts.store.read().instances;
-    const known = mine.filter((i) => records[i.instanceId] !== undefined && !elsewhere.has(i.instanceId));
+    // An instance terminated meanwhile stays terminated: its copy on the fenced host is obsolete, not lost.
+    // One in a live migration may already run at its destination (the switch-over needs no source
+    // afterwards): restarting it could make two (sim seed 973); it is left to the migration's outcome.
+    const known = mine.filter((i) => records[i.instanceId] !== undefined && records[i.instanceId]?.terminatedAt === undefined
+      && !elsewhere.has(i.instanceId) && i.migrationState === 'none' && !moving.has(i.instanceId));
+    const inFlight = mine.filter((i) => i.migrationState !== 'none' || moving.has(i.instanceId)).map((i) => i.instanceId);
+    if (inFlight.length > 0) log.warn({ host: ref.host, instanceIds: inFlight }, 'host HA: instances of a fenced host in a live migration are not restarted');
     const p = plan(ref, known.map((i) => i.instanceId), 'evacuate');
     const failed: { instanceId: string; reason: string }[] = [];
     const repaired: string[] = [];
@@ -184,6 +203,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
         await inRequest(async (ctx) => {
           const ticket = ctx.gate.enter('change', `host HA restart of ${instanceId} from fenced ${ref.host}`, [ref.partition]);
           await ticket.ready([ref.partition]);
+          // Checked again per restart: HA may have let go of the host (DisableHAForHost, unfenced) meanwhile.
+          requireFenced();
           await ctx.clusters.call(ref.partition, 'ccRunInstances', {
             reservationId: r.reservationId, imageId: r.imageId, ownerId: r.ownerId, vmType, instanceIds: [instanceId], minCount: 1,
             launchTime: r.launchTime, restartFrom: [ref.host], ...avoiding(ref.host),
@@ -196,13 +217,14 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     }
     log.warn({ host: ref.host, fencedBy, restarted: repaired, skipped: p.skipped, failed }, 'host HA: instances of a fenced host restarted elsewhere');
     if (failed.length > 0) throw new Error(`could not restart ${failed.map((f) => `${f.instanceId} (${f.reason})`).join(', ')}`);
-    return { repaired, skipped: p.skipped, failed };
+    return { repaired, skipped: p.skipped, failed, inMigration: inFlight };
   };
 
   const clearObsolete = async (ref: HaHostRef): Promise<number | undefined> => {
     const { mine, elsewhere, reachable } = await instancesOn(ref);
     if (!reachable) return undefined;
-    const obsolete = mine.filter((i) => elsewhere.has(i.instanceId)).map((i) => i.instanceId);
+    const records = opts.store.read().instances;
+    const obsolete = mine.filter((i) => elsewhere.has(i.instanceId) || records[i.instanceId]?.terminatedAt !== undefined).map((i) => i.instanceId);
     if (obsolete.length === 0) return 0;
     await inRequest(async (ctx) => {
       const ticket = ctx.gate.enter('change', `host HA: destroying obsolete instances on fenced ${ref.host}`, [ref.partition]);
@@ -234,7 +256,10 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     async evacuate(ref, fencedBy) {
       const r = await restartElsewhere(ref, fencedBy);
       const policyNote = r.skipped.length > 0 ? `; ${r.skipped.length} left by auto-repair policy` : '';
-      return { done: true, detail: `${r.repaired.length} restarted elsewhere${policyNote}` };
+      // One caught in a live migration is judged again next pass, once its migration has ended (rolled back: restart it).
+      const waiting = r.inMigration ?? [];
+      const waitNote = waiting.length > 0 ? `; ${waiting.length} in a live migration, looked at again next pass (${waiting.join(', ')})` : '';
+      return { done: waiting.length === 0, detail: `${r.repaired.length} restarted elsewhere${policyNote}${waitNote}` };
     },
     restartElsewhere,
     drainPlanned,

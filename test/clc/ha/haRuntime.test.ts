@@ -8,6 +8,19 @@ import { A, B, C, FakePower, P, stopWorld, world } from './haWorld.js';
 
 afterEach(stopWorld);
 
+/** A world in which A crashed (its NC and VMs gone) and HA fenced it. */
+async function fencedA() {
+  const w = await world();
+  await w.run(100);
+  const node = w.fake.node(A);
+  if (!node) throw new Error('no A');
+  node.reachable = false;
+  w.fake.activity.set(A, 'inactive');
+  await w.run(800);
+  expect(w.state(A)).toBe('FENCED');
+  return { w, node };
+}
+
 describe('host HA runtime', () => {
   it('syncs the hosts the CCs report and makes eligible ones AVAILABLE', async () => {
     const w = await world({ withBmc: [A, B] });
@@ -105,14 +118,7 @@ describe('host HA runtime', () => {
   });
 
   it('a fenced host that comes back goes into maintenance, loses its obsolete copies, and EnableService unfences it', async () => {
-    const w = await world();
-    await w.run(100);
-    const node = w.fake.node(A);
-    if (!node) throw new Error('no A');
-    node.reachable = false;
-    w.fake.activity.set(A, 'inactive');
-    await w.run(800);
-    expect(w.state(A)).toBe('FENCED');
+    const { w, node } = await fencedA();
     // EnableService while its NC is still gone is refused.
     await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'OperationNotPermitted' });
     node.reachable = true; // powered on again: its NC reports the old copies, and the state it had
@@ -123,6 +129,65 @@ describe('host HA runtime', () => {
     await w.runtime.hooks.beforeEnable(A, P);
     await w.runtime.hooks.afterEnable(A, P);
     expect(w.state(A)).toBe('INELIGIBLE');
+  });
+
+  it('an instance terminated while its host is fenced is not restarted again, and its copy there is obsolete (sim seed 236)', async () => {
+    const { w, node } = await fencedA();
+    // The admin terminates i-00000001 (its restarted copy); TerminateInstances records it so.
+    await w.store.update((d) => { const r = d.instances['i-00000001']; if (r) r.terminatedAt = w.clock.now(); });
+    for (const h of [B, C]) {
+      const n = w.fake.node(h);
+      if (n) n.instances = n.instances.filter((i) => i.instanceId !== 'i-00000001');
+    }
+    node.reachable = true; // back: its NC reports the old copies of both
+    const before = w.ops('ccRunInstances').length;
+    await w.runtime.actions.restartElsewhere({ host: A, partition: P }, 'agent');
+    expect(w.ops('ccRunInstances')).toHaveLength(before);
+    await w.run(50);
+    expect(node.instances.filter((i) => i.state !== 'terminated')).toEqual([]);
+  });
+
+  it('an instance in a live migration from the fenced host is not restarted: it may run at its destination (sim seed 973)', async () => {
+    const w = await world();
+    await w.run(100);
+    const node = w.fake.node(A);
+    if (!node) throw new Error('no A');
+    const moving = node.instances.find((i) => i.instanceId === 'i-00000001');
+    if (!moving) throw new Error('no i-00000001 on A');
+    moving.migrationState = 'migrating';
+    node.reachable = false;
+    w.fake.activity.set(A, 'inactive');
+    await w.run(800);
+    expect(w.state(A)).toBe('FENCED');
+    expect(w.ops('ccRunInstances').slice(1).map((c) => (c.req as { instanceIds: string[] }).instanceIds)).toEqual([['i-00000002']]);
+    // The restart stays owed while the migration is unresolved; once it rolls back, the next pass restarts it.
+    expect(w.store.read().ha.hosts[A]?.owed?.kind).toBe('evacuate');
+    moving.migrationState = 'none';
+    await w.run(400);
+    expect(w.ops('ccRunInstances').slice(1).map((c) => (c.req as { instanceIds: string[] }).instanceIds)).toEqual([['i-00000002'], ['i-00000001']]);
+    expect(w.store.read().ha.hosts[A]?.owed ?? null).toBeNull();
+  });
+
+  it('a restart stops as soon as HA lets go of the host (DisableHAForHost mid-evacuation; sim seed 883)', async () => {
+    const { w } = await fencedA();
+    // Both instances look lost again (their restarted copies vanished): a second evacuation, cut short.
+    for (const h of [B, C]) {
+      const n = w.fake.node(h);
+      if (n) n.instances = [];
+    }
+    const before = w.ops('ccRunInstances').length;
+    const orig = w.fake.call.bind(w.fake);
+    let disabled = false;
+    w.fake.call = (async (p: string, op: never, req: never) => {
+      const r = await orig(p, op, req);
+      if (op === 'ccRunInstances' && !disabled) {
+        disabled = true;
+        await w.store.update((d) => { const rec = d.ha.hosts[A]; if (rec) d.ha.hosts[A] = { ...rec, state: 'DISABLED' }; });
+      }
+      return r;
+    }) as typeof w.fake.call;
+    await expect(w.runtime.actions.restartElsewhere({ host: A, partition: P }, 'agent')).rejects.toThrow(/not FENCED/);
+    expect(w.ops('ccRunInstances')).toHaveLength(before + 1);
   });
 
   it('EnableService of a host being fenced is refused', async () => {

@@ -51,12 +51,14 @@ const others = (...xs: HaState[]) => ALL.filter((s) => !xs.includes(s));
 
 const rows: Row[] = [
   // HA switched off or on.
-  ...others('DISABLED', 'FENCING').map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'DISABLED', does: [],
+  ...others('DISABLED', 'FENCING', 'FENCED').map((s): Row => ({ name: `${s} + haDisabled`, from: inState(s), event: ev.disabled, to: 'DISABLED', does: [],
     check: (n) => { expect(n.operation).toBeNull(); expect(n.recoveryAttempts).toBe(0); expect(n.reason).toBe('DisableHAForHost'); } })),
   { name: 'DISABLED + haDisabled', from: inState('DISABLED'), event: ev.disabled, to: 'ignored' },
   { name: 'FENCING + haDisabled: the fence finishes first (a power-off cannot be un-issued), said once', from: inState('FENCING'), event: ev.disabled,
-    to: 'FENCING', does: [], check: (n) => { expect(n.operation?.token).toBe(OP); expect(n.reason).toBe('fixture; HA switch-off waits for the fence to finish'); } },
-  { name: 'FENCING (switch-off already waiting) + haDisabled', from: inState('FENCING', { reason: 'x; HA switch-off waits for the fence to finish' }), event: ev.disabled, to: 'ignored' },
+    to: 'FENCING', does: [], check: (n) => { expect(n.operation?.token).toBe(OP); expect(n.reason).toBe('fixture; HA switch-off waits until the fenced host is returned by EnableService'); } },
+  { name: 'FENCING (switch-off already waiting) + haDisabled', from: inState('FENCING', { reason: 'x; HA switch-off waits until the fenced host is returned by EnableService' }), event: ev.disabled, to: 'ignored' },
+  // A fence is seen through: switching HA off leaves the host fenced until EnableService unfences it.
+  { name: 'FENCED + haDisabled: stays HA\'s until EnableService', from: inState('FENCED'), event: ev.disabled, to: 'ignored' },
   { name: 'AVAILABLE (drain owed) + haDisabled: the owed drain is dropped', from: inState('AVAILABLE', { owed: owedDue('drain') }), event: ev.disabled,
     to: 'DISABLED', does: [], check: (n) => expect(n.owed).toBeNull() },
   { name: 'DISABLED + haEnabled', from: inState('DISABLED'), event: ev.enabled, to: 'INELIGIBLE', does: [] },
