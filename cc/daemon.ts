@@ -46,6 +46,8 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const service = new CcService({
     keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs, migration: migrationSettingsOf(config),
     ...(credentials ? { credentials } : {}),
+    // A CC always serves under a CLC, which sends the fenced hosts every HA pass (ccSetFencedHosts).
+    awaitFencedHosts: true,
   });
   const server = security.kind === 'mtls'
     ? https.createServer(serverTlsOptions(security.identity), createCcApp({ service, logger, allowedRoles: CC_ALLOWED_ROLES }))

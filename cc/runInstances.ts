@@ -16,7 +16,7 @@ import type { NodeClient } from './nodeClient.js';
 import { schedule, type SchedulableNode } from './scheduler.js';
 import { reservedOn } from './migration/reservations.js';
 import {
-  applyInstanceState, applyStarted, committed, isSchedulable, locateInstance, reservationsOfView, type ClusterView, type Located,
+  applyInstanceState, applyStarted, committed, findEntry, isSchedulable, locateInstance, reservationsOfView, type ClusterView, type Located,
 } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
 
@@ -104,10 +104,12 @@ function locateOutside(view: ClusterView, instanceId: string, fenced: ReadonlySe
 
 export async function runInstances(ctx: RunContext, req: RunRequest): Promise<CcInstance[]> {
   const { keeper, logger } = ctx;
+  await settleEarlierRuns(ctx, req);
   const adopted = validate(keeper.get(), req);
-  const pending = req.instanceIds.filter((id) => !adopted.some((a) => a.instance.instanceId === id));
+  // An id whose earlier run may still be on a host the CC cannot settle is not placed again (sim seed 859).
+  const pending = req.instanceIds.filter((id) => !adopted.some((a) => a.instance.instanceId === id) && keeper.unsettledRun(id) === undefined);
   // A restart never lands on the hosts it restarts from, and nothing lands on a host HA fences.
-  const excluded = new Set<string>([...(req.restartFrom ?? []), ...(req.avoidHosts ?? [])]);
+  const excluded = new Set<string>([...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...keeper.fencedHosts()]);
   const restart = (req.restartFrom ?? []).length > 0;
   const inFlight = new Map<string, Resources>();
   const touched = new Set<string>();
@@ -149,7 +151,10 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
         logger.info({ host: target, instanceId, code: e.code, msg: e.message }, 'node did not start instance; re-placing');
         excluded.add(target);
         if (e.code === 'NodeUnhealthy') keeper.noteUnhealthy(target);
-        if (!isRefusal(e) && !(await settledAbsent(ctx, target, instanceId))) return { kind: 'unplaced' };
+        if (!isRefusal(e) && !(await settledAbsent(ctx, target, instanceId))) {
+          keeper.markUnsettledRun(instanceId, target);
+          return { kind: 'unplaced' };
+        }
         await keeper.refresh(target, ctx.refreshTimeoutMs);
       } finally {
         reserve(target, -1);
@@ -179,6 +184,32 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
   started.sort((a, b) => (order.get(a.instance.instanceId) ?? 0) - (order.get(b.instance.instanceId) ?? 0));
   const partition = keeper.get().partition;
   return started.map(({ host, instance }) => ({ ...instance, host, partition, migrationSource: '', migrationDestination: '' }));
+}
+
+/**
+ * A request repeated (a retry, a duplicate) for ids whose earlier run had an uncertain answer the CC
+ * could not settle: look at that host again first. If it holds the id, validate() adopts it; if it
+ * answers without it, settle it (the NC then refuses a late copy) and the id may be placed; if it
+ * still does not answer, the id stays unplaced rather than risk a second copy elsewhere.
+ */
+async function settleEarlierRuns(ctx: RunContext, req: RunRequest): Promise<void> {
+  const { keeper } = ctx;
+  const restartFrom = new Set(req.restartFrom ?? []);
+  for (const id of req.instanceIds) {
+    const host = keeper.unsettledRun(id);
+    if (host === undefined) continue;
+    // A restart from that very host: it is fenced, its copy died behind the fence.
+    if (restartFrom.has(host)) {
+      keeper.markUnsettledRun(id, undefined);
+      continue;
+    }
+    await keeper.refresh(host, ctx.refreshTimeoutMs);
+    const entry = findEntry(keeper.get(), host);
+    if (!entry?.node.reachable) continue;
+    if (entry.node.instances.some((i) => i.instanceId === id && i.state !== 'terminated') || await settledAbsent(ctx, host, id)) {
+      keeper.markUnsettledRun(id, undefined);
+    }
+  }
 }
 
 /**

@@ -42,6 +42,8 @@ export interface CcServiceOptions {
   readonly credentials?: CredentialIssuer;
   /** Live-migration limits, timeouts and endpoint (defaults: migration/settings.ts). */
   readonly migration?: Partial<MigrationSettings>;
+  /** Hold new migrations until the CLC has sent the fenced hosts (MigrationRunnerOptions.awaitFencedHosts); the daemon sets it. */
+  readonly awaitFencedHosts?: boolean;
 }
 
 export class CcService {
@@ -59,6 +61,7 @@ export class CcService {
     this.runner = new MigrationRunner({
       keeper, nodes, clock, logger, limits: settings.limits, uriTemplate: settings.uriTemplate, placement: this.placement, callTimeoutMs: opts.ncTimeoutMs,
       ...(opts.credentials ? { credentials: opts.credentials } : {}),
+      ...(opts.awaitFencedHosts === true ? { awaitFencedHosts: true } : {}),
     });
     this.migrations = new MigrationOps({
       keeper, nodes, clock, logger, settings, placement: this.placement, runner: this.runner,
@@ -89,6 +92,11 @@ export class CcService {
     ccTerminateInstances: (req) => this.terminate(req),
     ccModifyNode: (req) => this.modifyNode(req),
     ccCheckHostActivity: (req) => this.checkActivity(req),
+    ccSetFencedHosts: (req) => {
+      this.opts.keeper.setFencedHosts(req.hosts);
+      this.runner.poke();
+      return Promise.resolve({ hosts: [...this.opts.keeper.fencedHosts()].sort() });
+    },
     ccMigrateInstances: (req) => this.migrations.migrate(req),
     ccDescribeMigrations: (req) => this.migrations.describe(req),
     ccCancelMigration: (req) => this.migrations.cancel(req),

@@ -43,6 +43,36 @@ export class ViewKeeper {
     return this.view;
   }
 
+  /** Instance id → host whose run answer was uncertain and could not be settled (runInstances.ts). */
+  private readonly unsettled = new Map<string, string>();
+
+  unsettledRun(instanceId: string): string | undefined {
+    return this.unsettled.get(instanceId);
+  }
+
+  markUnsettledRun(instanceId: string, host: string | undefined): void {
+    if (host === undefined) this.unsettled.delete(instanceId);
+    else this.unsettled.set(instanceId, host);
+  }
+
+  private fenced: ReadonlySet<string> = new Set();
+  private fencedHeard = false;
+
+  /** Whether the CLC has told this CC its fenced hosts since the CC started (it keeps them in memory only). */
+  fencedListHeard(): boolean {
+    return this.fencedHeard;
+  }
+
+  /** Hosts host HA fences or has fenced (ccSetFencedHosts): never a destination or a placement. */
+  fencedHosts(): ReadonlySet<string> {
+    return this.fenced;
+  }
+
+  setFencedHosts(hosts: readonly string[]): void {
+    this.fenced = new Set(hosts);
+    this.fencedHeard = true;
+  }
+
   hosts(): string[] {
     return this.view.entries.map((e) => e.node.host);
   }

@@ -221,6 +221,7 @@ export class SimCloud {
     const service = new CcService({
       keeper, nodes, clock, logger, policy: 'spread', ncTimeoutMs,
       migration: { limits: this.settings.limits, timeouts: this.settings.timeouts, newHex: this.ids.hex8() },
+      awaitFencedHosts: true,
     });
     this.cc = { life, service, keeper };
     this.net.serve(CC_NAME, typedHandlers(SERVED_OPS, service.ops), life);

@@ -48,6 +48,11 @@ export interface ReconcileInput {
   readonly marks: Marks;
   readonly limits: Limits;
   readonly now: number;
+  /**
+   * The CC has not yet heard from the CLC which hosts are fenced (runner.ts awaitFencedHosts): no
+   * prepare is sent or resent and no commit is sent, since any destination might be a fenced host.
+   */
+  readonly fencedUnknown?: boolean;
 }
 
 export interface ReconcileResult {
@@ -114,6 +119,10 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         refused: old?.refused ?? [], ...(old?.giveUp !== undefined && phase !== 'cleaning' ? { giveUp: old.giveUp } : {}),
         ...(keepSince && phase === 'queued' && old.waitingSince !== undefined ? { waitingSince: old.waitingSince } : {}),
       };
+      // A destination host HA fences never receives: roll back what has not completed (sim seed 730).
+      if (mark.giveUp === undefined && phase !== 'queued' && phase !== 'cleaning' && nodeOf.get(item.destination)?.fenced === true) {
+        mark = { ...mark, giveUp: `destination ${item.destination} is fenced by host HA` };
+      }
       const limit = phaseLimitMs(phase, plan, item);
       if (limit !== undefined && mark.giveUp === undefined && !plan.cancelRequested) {
         const deadline = mark.since + limit;
@@ -142,7 +151,7 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       }
       continue;
     }
-    if (!src?.reachable || !dest?.reachable) continue;
+    if (!src?.reachable || !dest?.reachable || input.fencedUnknown === true) continue;
     if (phase === 'preparing' && !record && mark.asked) {
       const inst = liveInstance(src, item.instanceId);
       if (inst && !strayElsewhere(nodes, plan, item)) emit(prepareEffect(plan, item, inst));
@@ -280,6 +289,7 @@ function destinationProblem(
   if (!d) return `destination ${host || '(none)'} is not registered`;
   const refusal = row.mark.refused.find((r) => r.host === host);
   if (refusal) return `destination ${host} refused: ${refusal.reason}`;
+  if (d.fenced) return `destination ${host} is fenced by host HA`;
   if (!d.reachable) return `destination ${host} is unreachable`;
   if (!d.healthy) return `destination ${host} is unhealthy`;
   if (!d.enabled && !namedAllowed(plan, host)) return `destination ${host} is disabled`;

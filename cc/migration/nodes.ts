@@ -13,11 +13,14 @@ export interface MigrationNode extends NodeMigrations {
   readonly committed: Resources;
   /** The NC answered since the CC started: its plans and records are known, absence included. */
   readonly migrationsKnown: boolean;
+  /** Host HA fences or has fenced it (ccSetFencedHosts): never a destination, whatever its NC says. */
+  readonly fenced: boolean;
 }
 
-export function migrationNodes(view: ClusterView): MigrationNode[] {
+export function migrationNodes(view: ClusterView, fenced: ReadonlySet<string> = new Set()): MigrationNode[] {
   return view.entries.map((e) => ({
     host: e.node.host,
+    fenced: fenced.has(e.node.host),
     enabled: e.node.nodeState === 'enabled',
     reachable: e.node.reachable,
     healthy: e.node.healthy,

@@ -48,7 +48,7 @@ export class MigrationOps {
     return this.o.placement.run(async () => {
       const { keeper, settings, clock } = this.o;
       await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
-      const outcome = planMigration(req, migrationNodes(keeper.get()), {
+      const outcome = planMigration(req, migrationNodes(keeper.get(), keeper.fencedHosts()), {
         partition: keeper.get().partition, now: clock.now(), newHex: settings.newHex, limits: settings.limits, timeouts: settings.timeouts,
       });
       if (!outcome.ok) throw outcome.error;
@@ -62,7 +62,7 @@ export class MigrationOps {
   async describe(req: CcRequest<'ccDescribeMigrations'>): Promise<CcResponse<'ccDescribeMigrations'>> {
     const { keeper } = this.o;
     await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
-    const all = describePlans(migrationNodes(keeper.get()), this.o.runner.currentMarks());
+    const all = describePlans(migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.runner.currentMarks());
     const migrations = req.migrationId === undefined ? all : all.filter((p) => p.migrationId === req.migrationId);
     if (req.migrationId !== undefined && migrations.length === 0) {
       throw CcErrors.make('MigrationNotFound', { migrationId: req.migrationId, partition: keeper.get().partition });
@@ -91,7 +91,7 @@ export class MigrationOps {
     });
     this.o.logger.info({ migrationId, source }, 'migration cancel requested');
     this.o.runner.poke();
-    return { plan: describePlan(held, migrationNodes(keeper.get()), this.o.runner.currentMarks()) };
+    return { plan: describePlan(held, migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.runner.currentMarks()) };
   }
 
   async nodeEvent(req: CcRequest<'ccNodeEvent'>): Promise<CcResponse<'ccNodeEvent'>> {
@@ -102,7 +102,7 @@ export class MigrationOps {
   }
 
   private find(migrationId: string): MigrationPlan | undefined {
-    return plansOf(migrationNodes(this.o.keeper.get())).find((p) => p.migrationId === migrationId);
+    return plansOf(migrationNodes(this.o.keeper.get(), this.o.keeper.fencedHosts())).find((p) => p.migrationId === migrationId);
   }
 
   /**

@@ -60,7 +60,7 @@ export function placementNodes(nodes: readonly MigrationNode[], except?: string)
   const r = reservationsOf(nodes, except);
   const draining = drainingHosts(plansOf(nodes));
   return nodes.map((n) => ({
-    host: n.host, enabled: n.enabled && !draining.has(n.host), usable: usable(n), capacity: n.capacity,
+    host: n.host, enabled: n.enabled && !draining.has(n.host), usable: usable(n) && !n.fenced, capacity: n.capacity,
     used: add(n.committed, reservedOn(r, n.host)),
   }));
 }

@@ -46,6 +46,12 @@ export interface MigrationRunnerOptions {
   readonly callTimeoutMs: number;
   /** Issues each prepare and commit its per-migration credential; absent only in a plaintext cloud. */
   readonly credentials?: CredentialIssuer;
+  /**
+   * No item starts (prepares) until the CLC has said which hosts host HA fences (ccSetFencedHosts):
+   * a CC restarts knowing none, and a fenced host whose NC came back enabled looks like any other
+   * (found by simulator seed 730). Items already under way go on; queued ones wait, they do not fail.
+   */
+  readonly awaitFencedHosts?: boolean;
 }
 
 interface Pace {
@@ -148,7 +154,10 @@ export class MigrationRunner {
   private pass(): void {
     const { clock, keeper, limits } = this.opts;
     const now = clock.now();
-    const result = reconcile({ nodes: migrationNodes(keeper.get()), marks: this.marks, limits, now });
+    const held = this.opts.awaitFencedHosts === true && !keeper.fencedListHeard();
+    const result = reconcile({
+      nodes: migrationNodes(keeper.get(), keeper.fencedHosts()), marks: this.marks, limits: held ? { ...limits, perCluster: 0 } : limits, now, fencedUnknown: held,
+    });
     this.marks = result.marks;
     let next = result.wakeAt;
     const due = new Set<string>();

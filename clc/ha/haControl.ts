@@ -218,9 +218,9 @@ export class HaControl {
     this.requirePartition(partition);
     await this.opts.store.update((ha) => {
       partitionConfig(ha, partition).enabled = enabled;
-      // A fence in flight cannot be un-issued: those hosts switch off once FENCED (hostHaMachine.ts onHaDisabled).
-      const fencing = enabled ? [] : Object.values(ha.hosts).filter((r) => r.partition === partition && r.state === 'FENCING').map((r) => r.host);
-      const waits = fencing.length > 0 ? `; ${fencing.join(', ')} being fenced: HA switches off for them once the fence finishes` : '';
+      // A fence cannot be un-issued: those hosts stay HA's until EnableService returns them (hostHaMachine.ts onHaDisabled).
+      const fencing = enabled ? [] : Object.values(ha.hosts).filter((r) => r.partition === partition && (r.state === 'FENCING' || r.state === 'FENCED')).map((r) => r.host);
+      const waits = fencing.length > 0 ? `; ${fencing.join(', ')} fenced or being fenced: HA switches off for them once EnableService returns them` : '';
       this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}${waits}`);
     });
     const hosts = Object.values(this.read().hosts).filter((r) => r.partition === partition).map((r) => r.host);

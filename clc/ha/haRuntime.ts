@@ -104,6 +104,19 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
     }
   };
 
+  /** Every CC learns, each pass, which of its hosts HA fences or has fenced (never a destination or a placement there). */
+  const tellFenced = async (): Promise<void> => {
+    const recs = Object.values(store.read().ha.hosts);
+    await Promise.all(clusters.partitions.map(async (p) => {
+      const hosts = recs.filter((r) => r.partition === p.name && (r.state === 'FENCING' || r.state === 'FENCED')).map((r) => r.host).sort();
+      try {
+        await clusters.call(p.name, 'ccSetFencedHosts', { hosts });
+      } catch (e) {
+        logger.warn({ partition: p.name, err: message(e) }, 'host HA: telling the CC its fenced hosts failed; retried next pass');
+      }
+    }));
+  };
+
   let running: Promise<void> | undefined;
   const pass = (): Promise<void> => {
     running ??= (async () => {
@@ -111,6 +124,7 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
         await runner.syncHosts(await reportedHosts(clusters, logger));
         await runner.evaluateEligibility();
         await runner.tick();
+        await tellFenced();
         await lookAfterFenced();
       } catch (e) {
         logger.error({ err: message(e) }, 'host HA pass failed');

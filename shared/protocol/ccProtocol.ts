@@ -168,6 +168,15 @@ export const CC_OPS = {
     response: z.object({ previousState: nodeStateSchema, node: ccNodeSchema, matrix: z.array(matrixRowSchema) }),
   },
   /**
+   * Host HA (issue 6): the hosts the CLC is fencing or has fenced, all of them each time (level-based,
+   * sent every HA pass). The CC never makes one a migration destination or places on it, whatever its
+   * NC says (a fenced host whose NC came back enabled; found by simulator seed 730). Held in memory.
+   */
+  ccSetFencedHosts: {
+    request: z.object({ hosts: z.array(hostSchema).max(100_000) }),
+    response: z.object({ hosts: z.array(hostSchema) }),
+  },
+  /**
    * Host HA (issue 6): asks a healthy neighbour NC of the same cluster (never the suspect) to look at
    * the suspect's heartbeat and VM disk writes on shared storage since `since` (ncCheckActivity),
    * within timeoutMs. No neighbour, or none answering in time, is `unknown`, never `inactive`.

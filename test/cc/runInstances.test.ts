@@ -100,6 +100,26 @@ describe('ccRunInstances placement', () => {
     assertNoDuplicates(h);
   });
 
+  it('a repeated request for an id whose run could not be settled does not place it elsewhere (sim seed 859)', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)]] });
+    h.fake.nc(A).dropReplies = 1; // the run lands on A, its answer is lost ...
+    h.fake.gate = (call) => {
+      if (call.op === 'run' && call.host === A) h.fake.nc(A).link = 'down'; // ... and A goes away before the settling terminate
+      return Promise.resolve();
+    };
+    await expect(h.run(runReq([id(1)]))).rejects.toMatchObject({ code: 'InsufficientInstanceCapacity' });
+    h.fake.gate = () => Promise.resolve();
+    // The same request again (a retry, a duplicate): A still silent, so nothing is placed on B.
+    await expect(h.run(runReq([id(1)]))).rejects.toMatchObject({ code: 'InsufficientInstanceCapacity' });
+    expect(h.fake.callsOf('run').map((c) => c.host)).toEqual([A]);
+    // A answers again, holding the instance: the repeat adopts it there.
+    h.fake.nc(A).link = 'up';
+    const { instances } = await h.run(runReq([id(1)]));
+    expect(instances.map((i) => [i.instanceId, i.host])).toEqual([[id(1), A]]);
+    expect(h.fake.callsOf('run').map((c) => c.host)).toEqual([A]);
+    assertNoDuplicates(h);
+  });
+
   it('one request at a time: two requests for the last slot cannot both take it', async () => {
     const h = await harness({ nodes: [[A, slots(1)]] });
     const hold = latch();

@@ -124,6 +124,7 @@ describe('createCcClusters over real HTTP', () => {
       ccCancelMigration: async (req) => { throw StubCcErrors.make('MigrationNotFound', { migrationId: req.migrationId, partition: 'cluster01' }); },
       ccNodeEvent: async () => ({}),
       ccCheckHostActivity: async (req) => ({ host: req.host, outcome: 'unknown' as const, detail: 'stub', checkedBy: '', newestWriteAt: null }),
+      ccSetFencedHosts: async (req) => ({ hosts: req.hosts }),
     });
     mountWireService(app, { path: CC_PATH, handlers, logger: silentLogger() });
     stub = await new Promise<Server>((resolve) => { const s = app.listen(0, HOST, () => resolve(s)); });

@@ -58,6 +58,8 @@ export interface RepairReport {
   readonly failed: readonly { readonly instanceId: string; readonly reason: string }[];
   /** Restarts only: instances left alone because they were in a live migration (the migration decides where they end). */
   readonly inMigration?: readonly string[];
+  /** Restarts only: other nodes the CC could not see, so nothing was restarted (an instance may run there). */
+  readonly unseen?: readonly string[];
 }
 
 export interface CloudHaActions extends HaServiceActions {
@@ -104,11 +106,13 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   };
 
   /** Per node, not the merged instance list: a fenced host that came back may hold copies of ids that run elsewhere. */
-  const instancesOn = async (ref: HaHostRef): Promise<{ mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean }> => {
+  const instancesOn = async (ref: HaHostRef): Promise<{ mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[] }> => {
     const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes;
     const node = nodes.find((n) => n.host === ref.host);
     const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
-    return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false };
+    // Other nodes the CC cannot see now (a CC just restarted, a partition) may run what looks missing; a FENCED one runs nothing.
+    const unseen = nodes.filter((n) => n.host !== ref.host && !n.reachable && haState(n.host)?.state !== 'FENCED').map((n) => n.host).sort();
+    return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false, unseen };
   };
 
   /** Instances the CC shows in an unfinished migration plan from the host (its view may be newer than the node's records). */
@@ -179,7 +183,12 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       }
     };
     requireFenced();
-    const { mine, elsewhere } = await instancesOn(ref);
+    const { mine, elsewhere, unseen } = await instancesOn(ref);
+    if (unseen.length > 0) {
+      // Restarting now could start a second copy of one running there (sim seed 933: a CC restarted after a CLC restart).
+      log.warn({ host: ref.host, unseen }, 'host HA: restart elsewhere waits until the CC sees every other node');
+      return { repaired: [], skipped: [], failed: [], inMigration: [], unseen };
+    }
     const moving = await migratingFrom(ref);
     const records = opts.store.read().instances;
     // An instance terminated meanwhile stays terminated: its copy on the fenced host is obsolete, not lost.
@@ -258,6 +267,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       const policyNote = r.skipped.length > 0 ? `; ${r.skipped.length} left by auto-repair policy` : '';
       // One caught in a live migration is judged again next pass, once its migration has ended (rolled back: restart it).
       const waiting = r.inMigration ?? [];
+      const unseen = r.unseen ?? [];
+      if (unseen.length > 0) return { done: false, detail: `nothing restarted: the CC cannot see ${unseen.join(', ')}, which may run them; looked at again next pass` };
       const waitNote = waiting.length > 0 ? `; ${waiting.length} in a live migration, looked at again next pass (${waiting.join(', ')})` : '';
       return { done: waiting.length === 0, detail: `${r.repaired.length} restarted elsewhere${policyNote}${waitNote}` };
     },

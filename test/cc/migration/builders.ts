@@ -27,7 +27,7 @@ export function node(host: string, over: NodeOver = {}): MigrationNode {
   const live = instances.filter((i) => i.state !== 'terminated').reduce<Resources>((a, i) => add(a, i.vmType), ZERO);
   const committed = incoming.reduce<Resources>((a, r) => add(a, r.vmType), live);
   return {
-    host, enabled: true, reachable: true, healthy: true, capacity: slots(4), committed, plans: [], migrationsKnown: true,
+    host, enabled: true, reachable: true, healthy: true, capacity: slots(4), committed, plans: [], migrationsKnown: true, fenced: false,
     ...rest, instances, incoming,
   };
 }

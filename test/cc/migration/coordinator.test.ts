@@ -36,6 +36,7 @@ interface Row {
   readonly effects: string[];
   /** Substrings the effects' reasons must contain, by effect index. */
   readonly reasons?: Record<number, string>;
+  readonly fencedUnknown?: boolean;
 }
 
 /** Source S running ids 1..n with one plan; destinations D1..D3. */
@@ -95,6 +96,16 @@ const rows: Row[] = [
   // Rules 5-6: resend and commit.
   { name: 'a prepare without an answer is sent again', nodes: world(plan([item(id(1), D1)])), marks: [[key(1), mark({ since: 0 })]], now: 500, effects: [`prepare ${id(1)}@${D1}`] },
   { name: 'destination ready → commit', nodes: world(plan([item(id(1), D1)]), { [D1]: { incoming: [record(id(1), 'ready')] } }), effects: [`commit ${id(1)}@${S}→${D1}`] },
+  // Host HA's fenced hosts (ccSetFencedHosts; sim seed 730).
+  { name: 'destination ready but fenced by host HA → rolled back, never committed',
+    nodes: world(plan([item(id(1), D1)]), { [D1]: { fenced: true, incoming: [record(id(1), 'ready')] } }),
+    effects: [`rollback-source ${id(1)}@${S}`], reasons: { 0: `destination ${D1} is fenced by host HA` } },
+  { name: 'no commit (nor resent prepare) while the CC has not heard which hosts are fenced', fencedUnknown: true,
+    nodes: world(plan([item(id(1), D1), item(id(2), D2)]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
+    marks: [[key(2), mark({ destination: D2 })]], effects: [] },
+  { name: 'a queued item whose destination is fenced is re-planned elsewhere',
+    nodes: world(plan([item(id(1), D1)]), { [D1]: { fenced: true }, [D3]: { capacity: slots(0) } }),
+    effects: [`replan ${id(1)}@${S}→${D2}`], reasons: { 0: 'fenced by host HA' } },
   { name: 'no commit while the destination is unreachable', nodes: world(plan([item(id(1), D1)]), { [D1]: { reachable: false, incoming: [record(id(1), 'ready')] } }), effects: [] },
   { name: 'no commit before the destination is ready', nodes: world(plan([item(id(1), D1)]), { [D1]: { incoming: [record(id(1), 'preparing')] } }), effects: [] },
   { name: 'a record migrating while the source still says queued: committed already, nothing to do',
@@ -155,7 +166,7 @@ const rows: Row[] = [
 
 describe('reconcile (table)', () => {
   it.each(rows.map((r) => [r.name, r] as const))('%s', (_name, row) => {
-    const r = reconcile({ nodes: row.nodes, marks: new Map(row.marks ?? []), limits: { ...LIMITS, ...row.limits }, now: row.now ?? 0 });
+    const r = reconcile({ nodes: row.nodes, marks: new Map(row.marks ?? []), limits: { ...LIMITS, ...row.limits }, now: row.now ?? 0, fencedUnknown: row.fencedUnknown ?? false });
     expect(r.effects.map(show)).toEqual(row.effects);
     for (const [i, text] of Object.entries(row.reasons ?? {})) {
       const e = r.effects[Number(i)];

@@ -30,6 +30,8 @@ export interface MigrationHarnessOptions {
   readonly pollMs?: number;
   /** Per-migration credentials for prepare and commit (default: none, a plaintext cloud). */
   readonly credentials?: CredentialIssuer;
+  /** As the CC daemon: no item starts before ccSetFencedHosts (default false). */
+  readonly awaitFencedHosts?: boolean;
 }
 
 export type MigrateArgs = Partial<CcRequest<'ccMigrateInstances'>>;
@@ -54,6 +56,7 @@ export async function migrationHarness(opts: MigrationHarnessOptions) {
         newHex: () => (++hex).toString(16).padStart(8, '0'),
       },
       ...(opts.credentials ? { credentials: opts.credentials } : {}),
+      ...(opts.awaitFencedHosts === true ? { awaitFencedHosts: true } : {}),
     });
     await keeper.refreshHosts(hosts, 500);
     if (opts.events ?? true) fake.onEvent = (ev) => service.ops.ccNodeEvent(ev, CTX);

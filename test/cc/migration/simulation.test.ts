@@ -51,7 +51,7 @@ function view(sim: Sim): MigrationNode[] {
   return [...sim.ncs.values()].map((nc) => ({
     host: nc.host, enabled: nc.nodeState === 'enabled', reachable: nc.up, healthy: nc.healthy, capacity: nc.capacity,
     committed: usedBy(nc), instances: nc.instances.map((i) => ({ ...i })), plans: structuredClone(nc.plans),
-    incoming: nc.incoming.map((r) => ({ ...r })), migrationsKnown: true,
+    incoming: nc.incoming.map((r) => ({ ...r })), migrationsKnown: true, fenced: false,
   }));
 }
 

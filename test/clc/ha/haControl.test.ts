@@ -151,7 +151,7 @@ describe('HaControl', () => {
     expect(await codeOf(env.control.fenceHost(H1, 'admin'))).toMatch(/^IncorrectHostHAState: Host 127.0.30.1 is FENCED/);
   });
 
-  it('DisableHAForHost of a FENCING host is refused and cancels nothing; DisableHAForCluster lets the fence finish, then switches it off', async () => {
+  it('DisableHAForHost of a FENCING host is refused and cancels nothing; DisableHAForCluster lets the fence finish and keeps the host until EnableService', async () => {
     const env = await setup();
     await enabled(env);
     env.fake.fences.set(H1, 'hang');
@@ -163,14 +163,15 @@ describe('HaControl', () => {
     // The cluster switch goes off at once, but the host being fenced finishes its fence first.
     const views = await env.control.setClusterEnabled('p1', false, 'admin');
     expect(views.map((v) => [v.host, v.record.state])).toEqual([[H1, 'FENCING'], [H2, 'DISABLED']]);
-    expect(env.control.events({ host: 'partition:p1' }).at(-1)?.message).toContain(`${H1} being fenced: HA switches off for them once the fence finishes`);
+    expect(env.control.events({ host: 'partition:p1' }).at(-1)?.message).toContain(`${H1} fenced or being fenced: HA switches off for them once EnableService returns them`);
     env.fake.fences.set(H1, 'ok');
     env.fake.release();
     await env.runner.idle();
     expect(state(env, H1)).toBe('FENCED');
     await env.runner.tick();
     await env.runner.idle();
-    expect(state(env, H1)).toBe('DISABLED');
+    // A fence is seen through: the host stays FENCED (in maintenance, cleaned when it returns) until EnableService.
+    expect(state(env, H1)).toBe('FENCED');
     expect(env.fake.calls.filter((c) => c === `fence ${H1}`)).toHaveLength(1);
   });
 
