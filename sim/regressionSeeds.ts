@@ -9,6 +9,8 @@ export interface RegressionSeed {
   readonly seed: number;
   readonly found: string;
   readonly schedule: readonly SimEvent[];
+  /** How many CCs the cloud it was recorded on had (settingsFor's `ccCount`); absent: one (recorded before there were several). */
+  readonly ccs?: number;
 }
 
 export const REGRESSION_SEEDS: readonly RegressionSeed[] = [

@@ -65,11 +65,18 @@ const TEND_EVERY_MS = 5000;
 /** A run that cannot make progress (a zero-delay timer loop) stops here and says so. */
 const MAX_STEPS = 200_000;
 
-/** The cloud's shape from the seed: 3 to 6 hosts of 2 to 6 cores, and the migration limits. */
-export function settingsFor(seed: number): SimSettings {
+/**
+ * The cloud's shape from the seed: 3 to 6 hosts of 2 to 6 cores, the migration limits, and 1 to 3
+ * CCs (one in about half of the seeds; at least two hosts per partition). `ccCount` overrides the
+ * seed's (a recorded schedule replays on the cloud it was recorded on).
+ */
+export function settingsFor(seed: number, ccCount?: number): SimSettings {
   const r = Prng.fork(seed, 'shape');
-  const base = simSettings(r.int(3, 6));
+  const hosts = r.int(3, 6);
   const cores = r.int(2, 6);
+  // Its own stream, so the rest of the shape is what it was with one CC.
+  const k = Prng.fork(seed, 'ccs');
+  const base = simSettings(hosts, ccCount ?? (k.chance(0.5) ? 1 : k.int(2, 3)));
   return Object.freeze({
     ...base,
     capacity: { cores, memoryMiB: 256 * cores, diskGiB: 10 * cores },
@@ -214,22 +221,26 @@ function itemStates(truth: readonly HostTruth[]): string {
   return truth.flatMap((t) => Object.values(t.nc?.plans ?? {}).flatMap((p) => p.items.map((i) => `${p.migrationId}/${i.instanceId}:${i.state}`))).join(' ');
 }
 
-/** The CC's view as DescribeInstances and the scheduler see it. */
+/** The CCs' views as DescribeInstances and the schedulers see them, each host's from its own CC (none while a CC is down). */
 function ccBelief(cloud: SimCloud): CcBelief | undefined {
-  const view = cloud.cc?.life.isAlive ? cloud.cc.keeper.get() : undefined;
-  if (!view) return undefined;
-  const reservations = reservationsOfView(view);
-  return {
-    instances: listInstances(view).filter((i) => i.state !== 'terminated').map((i) => ({ instanceId: i.instanceId, host: i.host })),
-    reservedOn: [...new Set([...reservations.byHost.keys(), ...reservations.reservedHosts])],
-  };
+  const instances: { instanceId: string; host: string }[] = [];
+  const reservedOn = new Set<string>();
+  for (const { cc: name } of cloud.settings.clusters) {
+    const cc = cloud.ccs.get(name);
+    const view = cc?.life.isAlive ? cc.keeper.get() : undefined;
+    if (!view) return undefined;
+    instances.push(...listInstances(view).filter((i) => i.state !== 'terminated').map((i) => ({ instanceId: i.instanceId, host: i.host })));
+    const reservations = reservationsOfView(view);
+    for (const h of [...reservations.byHost.keys(), ...reservations.reservedHosts]) reservedOn.add(h);
+  }
+  return { instances, reservedOn: [...reservedOn] };
 }
 
 function isWorkload(e: SimEvent): e is Extract<SimEvent, WorkloadEvent> {
   return WORKLOAD_KINDS.has(e.kind);
 }
 
-/** Faults stop: the network heals and every host, NC and the CC runs again. */
+/** Faults stop: the network heals and every host, NC and CC runs again. */
 async function heal(cloud: SimCloud): Promise<void> {
   cloud.disarmCrashes();
   cloud.net.heal();
@@ -238,6 +249,6 @@ async function heal(cloud: SimCloud): Promise<void> {
     await cloud.powerOn(n.host);
     cloud.startNc(n.host);
   }
-  cloud.startCc();
+  for (const c of cloud.settings.clusters) cloud.startCc(c.cc);
   cloud.startClc();
 }

@@ -40,17 +40,18 @@ export type FaultEvent =
   | { readonly kind: 'crashNc'; readonly host: string }
   | { readonly kind: 'restartNc'; readonly host: string }
   | { readonly kind: 'crashNcAfterWrites'; readonly host: string; readonly writes: number }
-  | { readonly kind: 'crashCcAfterCalls'; readonly calls: number }
-  | { readonly kind: 'crashCc' }
-  | { readonly kind: 'restartCc' }
+  /** CC faults name their CC (`cc`, `cc2`, …); without `cc` (schedules recorded with one CC) the first. */
+  | { readonly kind: 'crashCcAfterCalls'; readonly calls: number; readonly cc?: string }
+  | { readonly kind: 'crashCc'; readonly cc?: string }
+  | { readonly kind: 'restartCc'; readonly cc?: string }
   | { readonly kind: 'powerOff'; readonly host: string }
   | { readonly kind: 'powerOn'; readonly host: string }
   | { readonly kind: 'tune'; readonly host: string; readonly mode: HypervisorMode }
-  /** An NTP step: the named process's wall clock ('cc', 'nc <host>', 'hv <host>') jumps by deltaMs. */
+  /** An NTP step: the named process's wall clock ('cc', 'cc2', 'nc <host>', 'hv <host>') jumps by deltaMs. */
   | { readonly kind: 'clockStep'; readonly clock: string; readonly deltaMs: number }
   /** The hypervisor answers slowly (up to maxMs per call): the NC's mailbox backs up, calls to it time out. */
   | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number }
-  | { readonly kind: 'partitionClc' }
+  | { readonly kind: 'partitionClc'; readonly cc?: string }
   | { readonly kind: 'crashClc' }
   | { readonly kind: 'restartClc' }
   /** The host's BMC turns dead, slow, or lying (or ok again). */
@@ -83,6 +84,10 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
   const hosts = s.hosts;
   const host = (): string => r.pick(hosts) as string;
   const time = (): number => r.int(0, s.chaosMs);
+  // With one CC nothing is drawn, so one-CC schedules are what they were before there were several.
+  const ccs = s.clusters.map((c) => c.cc);
+  const cc = (): { cc?: string } => (ccs.length > 1 ? { cc: r.pick(ccs) as string } : {});
+  const peers = (h: string): readonly string[] => (s.clusters.find((c) => c.hosts.includes(h)) ?? { hosts }).hosts;
   // Hypervisor modes hold from the start (a host's tuning is read when it powers on).
   for (const h of hosts) {
     const mode = r.pick(['normal', 'normal', 'normal', 'slow', 'failing'] as const) as HypervisorMode;
@@ -102,7 +107,7 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
   const bursts = Array.from({ length: r.int(2, 6) }, time);
   for (let i = r.int(s.maxOps / 3, s.maxOps); i > 0; i--) {
     const at = r.chance(0.6) ? Math.min(s.chaosMs, (r.pick(bursts) as number) + r.int(0, 800)) : time();
-    events.push({ at, ...workload(r, hosts, host) });
+    events.push({ at, ...workload(r, hosts, host, peers, s.clusters.length > 1) });
   }
   for (let i = r.int(0, s.maxFaults); i > 0; i--) {
     const at = time();
@@ -122,17 +127,17 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
       }
       case 'breakSwitchover': events.push({ at, kind: 'breakSwitchover', host: host(), phase: r.pick(['final-lost', 'reply-lost'] as const) as SwitchoverCut }); break;
       case 'clockStep': {
-        const clock = r.pick(['cc', `nc ${host()}`, `hv ${host()}`]) as string;
+        const clock = r.pick([ccs.length > 1 ? (r.pick(ccs) as string) : 'cc', `nc ${host()}`, `hv ${host()}`]) as string;
         events.push({ at, kind: 'clockStep', clock, deltaMs: r.pick(CLOCK_STEPS_MS) as number });
         break;
       }
       case 'crashNc': { const h = host(); events.push({ at, kind: 'crashNc', host: h }, { at: at + down, kind: 'restartNc', host: h }); break; }
       case 'crashNcAfterWrites': { const h = host(); events.push({ at, kind: 'crashNcAfterWrites', host: h, writes: r.int(1, 6) }, { at: at + down, kind: 'restartNc', host: h }); break; }
-      case 'crashCc': events.push({ at, kind: 'crashCc' }, { at: at + down, kind: 'restartCc' }); break;
-      case 'crashCcAfterCalls': events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 8) }, { at: at + down, kind: 'restartCc' }); break;
+      case 'crashCc': { const which = cc(); events.push({ at, kind: 'crashCc', ...which }, { at: at + down, kind: 'restartCc', ...which }); break; }
+      case 'crashCcAfterCalls': { const which = cc(); events.push({ at, kind: 'crashCcAfterCalls', calls: r.int(1, 8), ...which }, { at: at + down, kind: 'restartCc', ...which }); break; }
       case 'slowHv': { const h = host(); events.push({ at, kind: 'slowHv', host: h, maxMs: r.pick([300, 2000]) as number }, { at: at + down, kind: 'slowHv', host: h, maxMs: s.driverLatencyMs }); break; }
       case 'powerOff': { const h = host(); events.push({ at, kind: 'powerOff', host: h }, { at: at + down * 2, kind: 'powerOn', host: h }); break; }
-      case 'partitionClc': events.push({ at, kind: 'partitionClc' }, { at: at + down, kind: 'healNet' }); break;
+      case 'partitionClc': events.push({ at, kind: 'partitionClc', ...cc() }, { at: at + down, kind: 'healNet' }); break;
       case 'crashClc': events.push({ at, kind: 'crashClc' }, { at: at + down, kind: 'restartClc' }); break;
       case 'bmc': { const h = host(); events.push({ at, kind: 'bmc', host: h, mode: r.pick(BMC_FAULTS) as BmcMode }, { at: at + down * 2, kind: 'bmc', host: h, mode: 'ok' }); break; }
       default: break;
@@ -142,7 +147,8 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
   return { events: events.map((e, i) => [e, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([e]) => e) };
 }
 
-function workload(r: Prng, hosts: readonly string[], host: () => string): WorkloadEvent {
+/** Destinations come from the source's partition (`peers`); a migrateOne's from one partition, drawn when there are several. */
+function workload(r: Prng, hosts: readonly string[], host: () => string, peers: (h: string) => readonly string[], several: boolean): WorkloadEvent {
   switch (r.int(0, 9)) {
     case 0: case 1: return { kind: 'run', count: r.int(1, 3), minCount: 1, large: r.chance(0.25) };
     case 2: return { kind: 'terminate', pick: r.int(0, 1000) };
@@ -150,9 +156,12 @@ function workload(r: Prng, hosts: readonly string[], host: () => string): Worklo
     case 5: case 6: {
       const source = host();
       const allowHosts = r.chance(0.5);
-      return { kind: 'drain', host: source, destinations: r.subset(hosts.filter((h) => h !== source), allowHosts ? 0.6 : 0.3), allowHosts, partial: r.chance(0.5), reserve: r.chance(0.3) };
+      return { kind: 'drain', host: source, destinations: r.subset(peers(source).filter((h) => h !== source), allowHosts ? 0.6 : 0.3), allowHosts, partial: r.chance(0.5), reserve: r.chance(0.3) };
     }
-    case 7: case 8: { const allowHosts = r.chance(0.5); return { kind: 'migrateOne', pick: r.int(0, 1000), destinations: r.subset(hosts, 0.3), allowHosts }; }
+    case 7: case 8: {
+      const allowHosts = r.chance(0.5);
+      return { kind: 'migrateOne', pick: r.int(0, 1000), destinations: r.subset(several ? peers(host()) : hosts, 0.3), allowHosts };
+    }
     default: return { kind: 'cancel', pick: r.int(0, 1000) };
   }
 }

@@ -6,8 +6,16 @@ import type { Limits, Timeouts } from '../cc/migration/settings.js';
 import type { Resources } from '../shared/model/resources.js';
 import type { SkewSettings } from './clockSkew.js';
 
-export interface SimSettings {
+/** One cluster: its CC's network name and its partition's hosts (each host in exactly one). */
+export interface SimCluster {
+  readonly cc: string;
   readonly partition: string;
+  readonly hosts: readonly string[];
+}
+
+export interface SimSettings {
+  /** 1..k CCs, each with its own partition and at least two hosts; the first CC is named `cc`. */
+  readonly clusters: readonly SimCluster[];
   readonly hosts: readonly string[];
   readonly capacity: Resources;
   readonly limits: Limits;
@@ -49,10 +57,24 @@ export function hostName(_: unknown, i: number): string {
   return `127.0.${50 + Math.floor(i / 250)}.${(i % 250) + 1}`;
 }
 
-export function simSettings(hostCount: number): SimSettings {
+/**
+ * Splits the hosts into `ccCount` clusters of consecutive hosts (sim01 behind `cc`, sim02 behind
+ * `cc2`, …); fewer when there are too few hosts for two per partition.
+ */
+export function splitClusters(hosts: readonly string[], ccCount: number): SimCluster[] {
+  const k = Math.max(1, Math.min(ccCount, Math.floor(hosts.length / 2)));
+  return Array.from({ length: k }, (_, i) => ({
+    cc: i === 0 ? 'cc' : `cc${i + 1}`,
+    partition: `sim${String(i + 1).padStart(2, '0')}`,
+    hosts: hosts.slice(Math.floor((i * hosts.length) / k), Math.floor(((i + 1) * hosts.length) / k)),
+  }));
+}
+
+export function simSettings(hostCount: number, ccCount = 1): SimSettings {
+  const hosts = Array.from({ length: hostCount }, hostName);
   return Object.freeze({
-    partition: 'sim01',
-    hosts: Array.from({ length: hostCount }, hostName),
+    clusters: splitClusters(hosts, ccCount),
+    hosts,
     capacity: { cores: 4, memoryMiB: 1024, diskGiB: 40 },
     limits: { perSource: 2, perDestination: 2, perCluster: 4 },
     timeouts: { prepareMs: 4000, readyMs: 4000, migratingBaseMs: 10_000, migratingPerGiBMs: 40_000, stallMs: 15_000 },
@@ -72,4 +94,11 @@ export function simSettings(hostCount: number): SimSettings {
     earlyRuns: 3,
     skew: { maxOffsetMs: 2000, maxDriftPpm: 100 },
   });
+}
+
+/** The cluster a host belongs to. */
+export function clusterOf(s: SimSettings, host: string): SimCluster {
+  const c = s.clusters.find((x) => x.hosts.includes(host));
+  if (!c) throw new Error(`no simulated cluster has host ${host}`);
+  return c;
 }

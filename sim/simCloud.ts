@@ -29,13 +29,13 @@ import { MigrationNet, hostOfUri } from './migrationNet.js';
 import { Prng } from './prng.js';
 import { SimDisk, openSimStore } from './simDisk.js';
 import { SimNetwork } from './simNetwork.js';
-import type { SimSettings } from './settings.js';
+import { clusterOf, type SimCluster, type SimSettings } from './settings.js';
 import { memorySharedStorage } from './sharedStorage.js';
 import { SimBmc, type BmcMode } from './simBmc.js';
 import { CLC_NAME, bootClc, type SimClc } from './simClc.js';
 
+/** The first CC's network name (the default of a CC fault that names none: schedules recorded with one CC). */
 export const CC_NAME = 'cc';
-const CC_URL = 'http://127.0.0.1:8774';
 const STORAGE_DIR = '/shared';
 
 export interface SimNode {
@@ -55,6 +55,16 @@ export interface SimNode {
   crashAfterWrites: number | undefined;
 }
 
+/** A CC's URL as the CLC and NCs are configured with it (names only: nothing listens). */
+export function ccUrl(cc: string): string {
+  return `http://${cc}.sim:8774`;
+}
+
+/** The CC a URL names (the simulated network routes by name). */
+function ccOfUrl(url: string): string {
+  return new URL(url).hostname.replace(/\.sim$/, '');
+}
+
 export interface SimCc {
   readonly life: Incarnation;
   readonly service: CcService;
@@ -69,7 +79,8 @@ export class SimCloud {
   /** Each process's view of the clock (offset, drift, NTP steps). */
   readonly skews: ClockSkews;
   readonly nodes = new Map<string, SimNode>();
-  cc: SimCc | undefined;
+  /** By CC name (settings.clusters); absent until first started. */
+  readonly ccs = new Map<string, SimCc>();
   clc: SimClc | undefined;
   /** Per host: how its BMC behaves now (the seed's BMC faults change it). */
   readonly bmcModes = new Map<string, BmcMode>();
@@ -79,9 +90,9 @@ export class SimCloud {
   readonly beforePowerOff: ((host: string) => void)[] = [];
   /** Every CLC→CC call as the CLC sends it (the invariants watch restarts). */
   readonly onClcSend: ((op: string, body: Readonly<Record<string, unknown>>) => void)[] = [];
-  private ccBoots = 0;
+  private readonly ccBoots = new Map<string, number>();
   private clcBoots = 0;
-  private ccCrashCountdown: number | undefined;
+  private readonly ccCrashCountdown = new Map<string, number>();
   private readonly latency: Prng;
   private readonly crashes: Prng;
   private readonly ids: Prng;
@@ -112,11 +123,16 @@ export class SimCloud {
     return n;
   }
 
-  /** Powers every host on and starts every NC and the CC. */
+  /** Powers every host on and starts every NC, every CC and the CLC. */
   async boot(): Promise<void> {
     for (const n of this.nodes.values()) await this.powerOn(n.host);
-    this.startCc();
+    for (const c of this.settings.clusters) this.startCc(c.cc);
     this.startClc();
+  }
+
+  /** The CC in charge of a host. */
+  ccOf(host: string): string {
+    return clusterOf(this.settings, host).cc;
   }
 
   // --- hypervisor hosts ---
@@ -167,11 +183,12 @@ export class SimCloud {
         this.crashNc(host);
       },
     });
-    const transport = this.net.transport(host, life, () => CC_NAME, 1000);
+    const cc = this.ccOf(host);
+    const transport = this.net.transport(host, life, () => cc, 1000);
     const controller = new NodeController({
       host, hypervisor: 'sim', store, clock, logger: silentLogger(),
       driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
-      notifier: new WireCcNotifier({ transport, ccUrl: CC_URL, logger: silentLogger() }),
+      notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger() }),
     });
     n.nc = life;
     n.controller = controller;
@@ -196,49 +213,64 @@ export class SimCloud {
 
   // --- the cluster controller ---
 
-  startCc(): void {
-    if (this.cc?.life.isAlive) return;
-    const life = new Incarnation('cc', ++this.ccBoots);
-    const clock = life.clock(this.skews.of(CC_NAME));
+  startCc(name: string = CC_NAME): void {
+    if (this.ccs.get(name)?.life.isAlive) return;
+    const cluster = this.cluster(name);
+    const boots = (this.ccBoots.get(name) ?? 0) + 1;
+    this.ccBoots.set(name, boots);
+    const life = new Incarnation(name, boots);
+    const clock = life.clock(this.skews.of(name));
     const logger = silentLogger();
     const { ncTimeoutMs, pollIntervalMs } = this.settings;
-    const net = this.net.transport(CC_NAME, life, hostOfUri, ncTimeoutMs);
+    const net = this.net.transport(name, life, hostOfUri, ncTimeoutMs);
     const transport: WireTransport = {
       call: (endpoint, op, body, opts) => {
         const p = net.call(endpoint, op, body, opts);
         // Polls are most of the traffic; counting only changes puts the crash inside an operation.
-        if (op !== 'ncDescribeResource' && this.ccCrashCountdown !== undefined && --this.ccCrashCountdown <= 0) {
-          this.ccCrashCountdown = undefined;
-          this.trace(`cc crashes right after sending ${op}`);
-          this.crashCc();
+        const left = this.ccCrashCountdown.get(name);
+        if (op !== 'ncDescribeResource' && left !== undefined) {
+          if (left > 1) this.ccCrashCountdown.set(name, left - 1);
+          else {
+            this.ccCrashCountdown.delete(name);
+            this.trace(`${name} crashes right after sending ${op}`);
+            this.crashCc(name);
+          }
         }
         return p;
       },
     };
     const nodes = new WireNodeClient(transport, (h) => `http://${h}:8775`);
     // The CC keeps nothing durable that matters (cc.json is a display cache): a restart starts blank.
-    const keeper = new ViewKeeper({ initial: initialView(this.settings.partition, this.settings.hosts), nodes, clock, logger });
+    const keeper = new ViewKeeper({ initial: initialView(cluster.partition, cluster.hosts), nodes, clock, logger });
     const service = new CcService({
       keeper, nodes, clock, logger, policy: 'spread', ncTimeoutMs,
       migration: { limits: this.settings.limits, timeouts: this.settings.timeouts, newHex: this.ids.hex8() },
       awaitFencedHosts: true,
     });
-    this.cc = { life, service, keeper };
-    this.net.serve(CC_NAME, typedHandlers(SERVED_OPS, service.ops), life);
+    this.ccs.set(name, { life, service, keeper });
+    this.net.serve(name, typedHandlers(SERVED_OPS, service.ops), life);
     keeper.startPolling(pollIntervalMs, ncTimeoutMs);
     service.runner.start();
-    this.trace(`cc started (#${this.ccBoots})`);
+    this.trace(`${name} started (#${boots})`);
   }
 
   /** Crash the CC right after it sends its n-th next change (not poll) to an NC: mid-operation. */
-  crashCcAfterCalls(n: number): void {
-    this.ccCrashCountdown = n;
+  crashCcAfterCalls(name: string, n: number): void {
+    this.cluster(name);
+    this.ccCrashCountdown.set(name, n);
   }
 
-  crashCc(): void {
-    if (!this.cc?.life.isAlive) return;
-    this.cc.life.kill();
-    this.trace('cc crashed');
+  crashCc(name: string = CC_NAME): void {
+    const cc = this.ccs.get(name);
+    if (!cc?.life.isAlive) return;
+    cc.life.kill();
+    this.trace(`${name} crashed`);
+  }
+
+  private cluster(cc: string): SimCluster {
+    const c = this.settings.clusters.find((x) => x.cc === cc);
+    if (!c) throw new Error(`no simulated CC ${cc}`);
+    return c;
   }
 
   // --- the cloud controller ---
@@ -248,7 +280,7 @@ export class SimCloud {
     if (this.clc?.life.isAlive) return;
     const life = new Incarnation('clc', ++this.clcBoots);
     const clock = life.clock(this.clock);
-    const net = this.net.transport(CLC_NAME, life, () => CC_NAME, this.settings.clcTimeoutMs);
+    const net = this.net.transport(CLC_NAME, life, ccOfUrl, this.settings.clcTimeoutMs);
     const transport: WireTransport = {
       call: (endpoint, op, body, opts) => {
         for (const fn of this.onClcSend) fn(op, body);
@@ -256,7 +288,7 @@ export class SimCloud {
       },
     };
     const { clc, started } = bootClc({
-      life, clock, disk: this.disk, transport, partitions: [{ name: this.settings.partition, endpoint: CC_URL }],
+      life, clock, disk: this.disk, transport, partitions: this.settings.clusters.map((c) => ({ name: c.partition, endpoint: ccUrl(c.cc) })),
       ccTimeoutMs: this.settings.clcTimeoutMs, haTickMs: this.settings.haTickMs, rng: this.crashes, storeLatencyMs: this.settings.storeLatencyMs,
       ids: () => this.hex8(),
       power: (host) => new SimBmc(host, {
@@ -287,7 +319,7 @@ export class SimCloud {
 
   /** Faults stop: no pending crash triggers (the heal phase must not be interrupted), hypervisors fast again. */
   disarmCrashes(): void {
-    this.ccCrashCountdown = undefined;
+    this.ccCrashCountdown.clear();
     this.bmcModes.clear();
     for (const n of this.nodes.values()) {
       n.crashAfterWrites = undefined;

@@ -7,7 +7,7 @@
  */
 import { isFerryError } from '../shared/errors/registry.js';
 import type { Ledger } from './ledger.js';
-import { M1_LARGE, M1_SMALL } from './settings.js';
+import { M1_LARGE, M1_SMALL, clusterOf } from './settings.js';
 import type { SimCloud } from './simCloud.js';
 import type { WorkloadEvent } from './schedule.js';
 
@@ -35,7 +35,6 @@ export class Workload {
 
   run(e: WorkloadEvent): void {
     const l = this.ledger;
-    const partition = this.cloud.settings.partition;
     switch (e.kind) {
       case 'run':
         this.call('RunInstances', [
@@ -55,7 +54,7 @@ export class Workload {
       }
       case 'modify': {
         const acknowledge = l.modifySent(e.host, e.state);
-        this.call(e.state === 'enabled' ? 'EnableService' : 'DisableService', [['Type', 'node'], ['Host', e.host], ['Partition', partition]], acknowledge);
+        this.call(e.state === 'enabled' ? 'EnableService' : 'DisableService', [['Type', 'node'], ['Host', e.host], ['Partition', this.partitionOf(e.host)]], acknowledge);
         return;
       }
       case 'drain':
@@ -64,7 +63,7 @@ export class Workload {
         ], (r) => l.migrations.push(r.migrationId as string));
         return;
       case 'migrateOne': {
-        const live = l.live();
+        const live = this.candidates(e.destinations);
         const id = live[e.pick % Math.max(1, live.length)];
         if (id === undefined) return;
         this.call('MigrateInstances', [['InstanceId', id], ...list('DestinationHost', e.destinations), ['AllowHosts', String(e.allowHosts)]], (r) => l.migrations.push(r.migrationId as string));
@@ -111,21 +110,38 @@ export class Workload {
         this.trace(`admin powers ${r.host} on by hand`);
         void this.cloud.powerOn(r.host);
       } else if (r.state === 'FENCED') {
-        this.call('EnableService', [['Type', 'node'], ['Host', r.host], ['Partition', this.cloud.settings.partition]], () => undefined);
+        this.call('EnableService', [['Type', 'node'], ['Host', r.host], ['Partition', this.partitionOf(r.host)]], () => undefined);
       }
     }
   }
 
-  /** The admin switches HA on, in order; a step that fails (the CLC down, a lost answer) is tried again a little later. */
+  private partitionOf(host: string): string {
+    return clusterOf(this.cloud.settings, host).partition;
+  }
+
+  /**
+   * The live instances a migrateOne picks from: with several partitions, those running in the
+   * partition of its destinations (a destination elsewhere is refused, which says little).
+   */
+  private candidates(destinations: readonly string[]): string[] {
+    const live = this.ledger.live();
+    const first = destinations[0];
+    if (this.cloud.settings.clusters.length === 1 || first === undefined) return live;
+    const hosts = clusterOf(this.cloud.settings, first).hosts;
+    const there = new Set(hosts.flatMap((h) => this.cloud.node(h).slot.current?.list().map((d) => d.id) ?? []));
+    const inside = live.filter((id) => there.has(id));
+    return inside.length > 0 ? inside : live;
+  }
+
+  /** The admin switches HA on, partition by partition, in order; a step that fails (the CLC down, a lost answer) is tried again a little later. */
   private haSetup(maxUnhealthy: string, threshold: number): void {
-    const partition = this.cloud.settings.partition;
-    const steps: [string, Pairs][] = [
+    const steps: [string, Pairs][] = this.cloud.settings.clusters.flatMap(({ partition, hosts }): [string, Pairs][] => [
       ['ConfigureHAForCluster', [['Partition', partition], ['MaxUnhealthy', maxUnhealthy], ['RecoverFailureThreshold', String(threshold)], ...Object.entries(SIM_HA_SETTINGS)]],
-      ...this.cloud.settings.hosts.map((h): [string, Pairs] => ['ConfigureHAForHost', [
+      ...hosts.map((h): [string, Pairs] => ['ConfigureHAForHost', [
         ['Host', h], ['Partition', partition], ['Agent', 'fence_ipmilan'], ['Address', h], ['Username', 'admin'], ['Password', 'sim'],
       ]]),
       ['EnableHAForCluster', [['Partition', partition]]],
-    ];
+    ]);
     const next = (i: number): void => {
       const step = steps[i];
       if (!step) return;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { REGRESSION_SEEDS } from '../../sim/regressionSeeds.js';
-import { runSeed } from '../../sim/runSeed.js';
+import { runSeed, settingsFor } from '../../sim/runSeed.js';
 import { failures, sweepChunks } from './sweep.js';
 
 describe('whole-cloud simulation', () => {
@@ -20,8 +20,8 @@ describe('whole-cloud simulation', () => {
   });
 
   // What each seed found is in sim/regressionSeeds.ts.
-  it.each(REGRESSION_SEEDS.map((r) => [r.seed, r.schedule] as const))('regression seed %i (its recorded schedule) holds every invariant', async (seed, schedule) => {
-    const r = await runSeed(seed, { schedule });
+  it.each(REGRESSION_SEEDS.map((r) => [r.seed, r.schedule, r.ccs ?? 1] as const))('regression seed %i (its recorded schedule) holds every invariant', async (seed, schedule, ccs) => {
+    const r = await runSeed(seed, { schedule, settings: settingsFor(seed, ccs) });
     expect(r.events).toEqual(schedule);
     expect(failures(r)).toEqual([]);
   });
