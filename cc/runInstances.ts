@@ -105,7 +105,9 @@ function locateOutside(view: ClusterView, instanceId: string, fenced: ReadonlySe
 export async function runInstances(ctx: RunContext, req: RunRequest): Promise<CcInstance[]> {
   const { keeper, logger } = ctx;
   await settleEarlierRuns(ctx, req);
-  const adopted = validate(keeper.get(), req);
+  // An id still unsettled is neither adopted nor placed: the view may still show the copy a settling
+  // terminate has already reached (sim seed 2954: acknowledged from a stale view, gone on the node).
+  const adopted = validate(keeper.get(), req).filter((a) => keeper.unsettledRun(a.instance.instanceId) === undefined);
   // An id whose earlier run may still be on a host the CC cannot settle is not placed again (sim seed 859).
   const pending = req.instanceIds.filter((id) => !adopted.some((a) => a.instance.instanceId === id) && keeper.unsettledRun(id) === undefined);
   // A restart never lands on the hosts it restarts from, and nothing lands on a host HA fences.
