@@ -27,7 +27,7 @@ export interface FakeNodeSpec {
   readonly reachable?: boolean;
 }
 
-interface FakeNode {
+export interface FakeNode {
   host: string;
   partition: string;
   capacity: Resources;

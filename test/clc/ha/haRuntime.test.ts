@@ -4,7 +4,7 @@
  * MigrateInstances, the restart through ccRunInstances restartFrom), the EnableService hooks.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { A, B, C, FakePower, P, stopWorld, world } from './haWorld.js';
+import { A, B, C, FakePower, loseNc, P, reportUnhealthy, stopWorld, world } from './haWorld.js';
 
 afterEach(stopWorld);
 
@@ -12,10 +12,7 @@ afterEach(stopWorld);
 async function fencedA() {
   const w = await world();
   await w.run(100);
-  const node = w.fake.node(A);
-  if (!node) throw new Error('no A');
-  node.reachable = false;
-  w.fake.activity.set(A, 'inactive');
+  const node = loseNc(w, A, 'inactive');
   await w.run(800);
   expect(w.state(A)).toBe('FENCED');
   return { w, node };
@@ -31,10 +28,7 @@ describe('host HA runtime', () => {
   it('a crashed host is disabled, fenced and only then its instances are restarted elsewhere (same ids, same type)', async () => {
     const w = await world();
     await w.run(100);
-    const node = w.fake.node(A);
-    if (!node) throw new Error('no A');
-    node.reachable = false; // the NC and its VMs died: the neighbours see no writes
-    w.fake.activity.set(A, 'inactive');
+    loseNc(w, A, 'inactive'); // the NC and its VMs died: the neighbours see no writes
     let offBeforeRestart: boolean | undefined;
     const orig = w.fake.call.bind(w.fake);
     w.fake.call = (async (p: string, op: never, req: never) => {
@@ -59,17 +53,9 @@ describe('host HA runtime', () => {
   it('a host without control but with activity becomes DEGRADED and is drained by live migration, never fenced', async () => {
     const w = await world();
     await w.run(100);
-    const node = w.fake.node(A);
-    if (!node) throw new Error('no A');
     w.fake.activity.set(A, 'active');
     // The NC answers the CC no more, yet the CC may still drain through its cached plan: keep it reachable for the drain.
-    w.fake.call = ((orig) => (async (p: string, op: never, req: never) => {
-      if (op === 'ccDescribeNodes') {
-        const r = await orig(p, op, req) as { partition: string; nodes: { host: string; healthy: boolean }[] };
-        return { ...r, nodes: r.nodes.map((n) => (n.host === A ? { ...n, healthy: false } : n)) };
-      }
-      return orig(p, op, req);
-    }) as typeof w.fake.call)(w.fake.call.bind(w.fake));
+    reportUnhealthy(w, A);
     await w.run(800);
     expect(w.state(A)).toBe('DEGRADED');
     expect(w.log).toEqual([]);
@@ -82,10 +68,7 @@ describe('host HA runtime', () => {
     const w = await world();
     await w.run(100);
     w.power.set(A, Object.assign(new FakePower(A, w.log), { mode: 'hang' as const }));
-    const node = w.fake.node(A);
-    if (!node) throw new Error('no A');
-    node.reachable = false;
-    w.fake.activity.set(A, 'inactive');
+    loseNc(w, A, 'inactive');
     await w.run(1000);
     expect(w.state(A)).toBe('FENCING');
     expect(w.store.read().ha.hosts[A]?.needsOperator).toBe(true);
@@ -194,9 +177,7 @@ describe('host HA runtime', () => {
     const w = await world();
     await w.run(100);
     w.power.set(A, Object.assign(new FakePower(A, w.log), { mode: 'hang' as const }));
-    const node = w.fake.node(A);
-    if (node) node.reachable = false;
-    w.fake.activity.set(A, 'inactive');
+    loseNc(w, A, 'inactive');
     await w.run(500);
     expect(w.state(A)).toBe('FENCING');
     await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'OperationNotPermitted' });
@@ -206,9 +187,7 @@ describe('host HA runtime', () => {
     const w = await world();
     await w.run(100);
     w.power.set(A, Object.assign(new FakePower(A, w.log), { mode: 'hang' as const }));
-    const node = w.fake.node(A);
-    if (node) node.reachable = false;
-    w.fake.activity.set(A, 'inactive');
+    loseNc(w, A, 'inactive');
     for (let i = 0; i < 20 && w.state(A) !== 'FENCING'; i++) await w.run(50);
     expect(w.state(A)).toBe('FENCING');
     await w.runtime.stop();

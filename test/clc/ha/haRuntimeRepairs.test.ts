@@ -7,11 +7,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AutoRepair } from '../../../clc/ha/repairPolicy.js';
-import { A, P, stopWorld, world } from './haWorld.js';
+import { A, loseNc, P, reportUnhealthy, stopWorld, world, type World } from './haWorld.js';
 
 afterEach(stopWorld);
 
-type World = Awaited<ReturnType<typeof world>>;
 const [I1, I2] = ['i-00000001', 'i-00000002'] as const;
 
 async function withLevels(w: World, instance: Record<string, AutoRepair>, cluster?: AutoRepair): Promise<void> {
@@ -25,23 +24,14 @@ async function withLevels(w: World, instance: Record<string, AutoRepair>, cluste
 /** A's NC stops answering health checks while its VMs keep writing: DEGRADED. */
 async function degrade(w: World): Promise<void> {
   w.fake.activity.set(A, 'active');
-  const orig = w.fake.call.bind(w.fake);
-  w.fake.call = (async (p: string, op: never, req: never) => {
-    const r = await orig(p, op, req);
-    if (op !== 'ccDescribeNodes') return r;
-    const d = r as { nodes: { host: string; healthy: boolean }[] };
-    return { ...d, nodes: d.nodes.map((n) => (n.host === A ? { ...n, healthy: false } : n)) };
-  }) as typeof w.fake.call;
+  reportUnhealthy(w, A);
   await w.run(800);
   expect(w.state(A)).toBe('DEGRADED');
 }
 
 /** A dies (NC and VMs): fenced, then its instances are restarted as the policy allows. */
 async function crash(w: World): Promise<void> {
-  const node = w.fake.node(A);
-  if (!node) throw new Error('no A');
-  node.reachable = false;
-  w.fake.activity.set(A, 'inactive');
+  loseNc(w, A, 'inactive');
   await w.run(800);
   expect(w.state(A)).toBe('FENCED');
 }
@@ -96,11 +86,8 @@ describe('the drain a DEGRADED host owes', () => {
   it('waits while its NC is down, then disables and empties it through DisableService and MigrateInstances, without a fence', async () => {
     const w = await world();
     await w.run(100);
-    const node = w.fake.node(A);
-    if (!node) throw new Error('no A');
     // The NC is gone (the CC cannot reach it), its VMs still write.
-    node.reachable = false;
-    w.fake.activity.set(A, 'active');
+    const node = loseNc(w, A, 'active');
     await w.run(800);
     expect(w.state(A)).toBe('DEGRADED');
     expect(w.store.read().ha.hosts[A]?.owed).toMatchObject({ kind: 'drain', lastOutcome: expect.stringContaining('does not answer') });

@@ -12,7 +12,7 @@ import { openMemoryClcStore } from '../../../clc/state/clcStore.js';
 import { ManualClock } from '../../../shared/clock.js';
 import { silentLogger } from '../../../shared/log.js';
 import { DEFAULT_VM_TYPES } from '../../../shared/model/vmTypes.js';
-import { FakeClusters } from '../fakeClusters.js';
+import { FakeClusters, type FakeNode } from '../fakeClusters.js';
 
 export const P = 'cluster01';
 export const [A, B, C] = ['127.0.12.1', '127.0.12.2', '127.0.12.3'] as const;
@@ -99,4 +99,26 @@ export async function world(opts: { maxUnhealthy?: string; withBmc?: readonly st
   };
   const ops = (op: string) => fake.calls.filter((c) => c.op === op);
   return { clock, fake, store, bmc, runtime, state, run, log, power, ops, start };
+}
+
+export type World = Awaited<ReturnType<typeof world>>;
+
+/** `host`'s NC stops answering the CC; its VMs died with it ('inactive') or keep writing ('active'). */
+export function loseNc(w: World, host: string, activity: 'active' | 'inactive'): FakeNode {
+  const node = w.fake.node(host);
+  if (!node) throw new Error(`no ${host}`);
+  node.reachable = false;
+  w.fake.activity.set(host, activity);
+  return node;
+}
+
+/** The CC reports `host` unhealthy (no control) while keeping it reachable, so a drain can still run. */
+export function reportUnhealthy(w: World, host: string): void {
+  const orig = w.fake.call.bind(w.fake);
+  w.fake.call = (async (p: string, op: never, req: never) => {
+    const r = await orig(p, op, req);
+    if (op !== 'ccDescribeNodes') return r;
+    const d = r as { nodes: { host: string; healthy: boolean }[] };
+    return { ...d, nodes: d.nodes.map((n) => (n.host === host ? { ...n, healthy: false } : n)) };
+  }) as typeof w.fake.call;
 }
