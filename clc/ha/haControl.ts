@@ -17,7 +17,7 @@ import { forecast, type HaForecast } from './haDryRun.js';
 import { haContexts, hostContext, type HaRunner, type HaSectionStore } from './haRunner.js';
 import { appendHaEvents, type HaLogEvent, type HaPartitionConfig, type HaSection } from './haState.js';
 import { IllegalHaEventError } from './hostHaMachine.js';
-import type { HaEvent, HostHaRecord } from './hostHaState.js';
+import { fencedHostsOf, type HaEvent, type HostHaRecord } from './hostHaState.js';
 import { fenceConfigFor, publicBmcView, setBmc, type BmcEntry, type BmcState, type PublicBmcView } from './power/bmcStore.js';
 import { effectiveRepair, type AutoRepair } from './repairPolicy.js';
 import { compileHaSettings, type HaSettings, type HaSettingsOverride } from './settings.js';
@@ -219,7 +219,7 @@ export class HaControl {
     await this.opts.store.update((ha) => {
       partitionConfig(ha, partition).enabled = enabled;
       // A fence cannot be un-issued: those hosts stay HA's until EnableService returns them (hostHaMachine.ts onHaDisabled).
-      const fencing = enabled ? [] : Object.values(ha.hosts).filter((r) => r.partition === partition && (r.state === 'FENCING' || r.state === 'FENCED')).map((r) => r.host);
+      const fencing = enabled ? [] : fencedHostsOf(ha.hosts, partition);
       const waits = fencing.length > 0 ? `; ${fencing.join(', ')} fenced or being fenced: HA switches off for them once EnableService returns them` : '';
       this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}${waits}`);
     });

@@ -18,6 +18,7 @@ import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './clou
 import { composeProvider } from './composedProvider.js';
 import type { HaHostRef, HaProvider } from './haProvider.js';
 import { HaRunner, haSectionOf } from './haRunner.js';
+import { FENCE_STATES, fencedHostsOf } from './hostHaState.js';
 import type { HaNodeHooks } from './nodeHooks.js';
 import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.js';
 import { FenceAgentDriver } from './power/fenceAgentDriver.js';
@@ -89,7 +90,10 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
 
   /** FENCING/FENCED hosts: in maintenance whenever their NC answers; obsolete copies gone once FENCED. */
   const lookAfterFenced = async (): Promise<void> => {
-    const fenced = (host: string): boolean => ['FENCING', 'FENCED'].includes(haStateOf(host) ?? '');
+    const fenced = (host: string): boolean => {
+      const state = haStateOf(host);
+      return state !== undefined && FENCE_STATES.has(state);
+    };
     const recs = Object.values(store.read().ha.hosts).filter((r) => fenced(r.host));
     for (const r of recs) {
       const ref = { host: r.host, partition: r.partition };
@@ -106,9 +110,9 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
 
   /** Every CC learns, each pass, which of its hosts HA fences or has fenced (never a destination or a placement there). */
   const tellFenced = async (): Promise<void> => {
-    const recs = Object.values(store.read().ha.hosts);
+    const records = store.read().ha.hosts;
     await Promise.all(clusters.partitions.map(async (p) => {
-      const hosts = recs.filter((r) => r.partition === p.name && (r.state === 'FENCING' || r.state === 'FENCED')).map((r) => r.host).sort();
+      const hosts = fencedHostsOf(records, p.name);
       try {
         await clusters.call(p.name, 'ccSetFencedHosts', { hosts });
       } catch (e) {
@@ -165,7 +169,7 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
       // EnableService is the operator's word: a fenced host is unfenced, an owed drain is dropped.
       await runner.deliver(host, { type: haStateOf(host) === 'FENCED' ? 'unfenced' : 'serviceEnabled' });
     },
-    fencedHosts: () => new Set(Object.values(store.read().ha.hosts).filter((r) => r.state === 'FENCING' || r.state === 'FENCED').map((r) => r.host)),
+    fencedHosts: () => new Set(fencedHostsOf(store.read().ha.hosts)),
   };
 
   return {

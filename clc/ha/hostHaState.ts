@@ -153,6 +153,14 @@ export type HaEffect =
   | { readonly kind: 'alert'; readonly host: string; readonly level: 'info' | 'warn' | 'critical'; readonly message: string }
   | { readonly kind: 'transition'; readonly host: string; readonly from: HaState; readonly to: HaState; readonly reason: string };
 
+/** HA is fencing or has fenced the host: it holds it in maintenance, and nothing may run or land there. */
+export const FENCE_STATES: ReadonlySet<HaState> = new Set(['FENCING', 'FENCED']);
+
+/** The hosts among `records` that HA fences or has fenced (of one partition when given), sorted. */
+export function fencedHostsOf(records: Readonly<Record<string, HostHaRecord>>, partition?: string): string[] {
+  return Object.values(records).filter((r) => FENCE_STATES.has(r.state) && (partition === undefined || r.partition === partition)).map((r) => r.host).sort();
+}
+
 export function newHostHaRecord(host: string, partition: string, now: number): HostHaRecord {
   return {
     version: 1, host, partition, state: 'INELIGIBLE', since: now, seq: 0, operation: null, health: null,

@@ -10,7 +10,7 @@ import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
 import type { Clusters } from '../../clusters/clusters.js';
 import type { ActivitySource, HealthSource, HostFacts } from '../composedProvider.js';
 import type { HaHostRef } from '../haProvider.js';
-import type { HaState } from '../hostHaState.js';
+import { FENCE_STATES, type HaState } from '../hostHaState.js';
 
 /** Rejects with a plain Error once `deadline` (epoch ms on `clock`) passes; the work is left to settle on its own. */
 export function withDeadline<T>(clock: Clock, deadline: number, what: string, work: Promise<T>): Promise<T> {
@@ -57,8 +57,6 @@ export function ccActivitySource(clusters: Clusters, clock: Clock): ActivitySour
   };
 }
 
-/** States in which HA itself has the host in maintenance (its DisableService), not an operator. */
-const HA_DISABLED: ReadonlySet<HaState> = new Set(['FENCING', 'FENCED']);
 
 /**
  * One ccDescribeNodes per partition shared by every caller within `maxAgeMs` (the facts of all hosts
@@ -83,7 +81,7 @@ export function ccHostFacts(
     async inMaintenance(ref: HaHostRef) {
       const n = (await nodes(ref.partition)).find((x) => x.host === ref.host);
       const s = haStateOf(ref.host);
-      return n?.nodeState === 'disabled' && !(s !== undefined && HA_DISABLED.has(s));
+      return n?.nodeState === 'disabled' && !(s !== undefined && FENCE_STATES.has(s));
     },
     async neighbours(ref: HaHostRef) {
       return (await nodes(ref.partition)).filter((n) => n.host !== ref.host && isUp(n)).length;

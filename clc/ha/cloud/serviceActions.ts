@@ -26,6 +26,7 @@ import { gatedClusters, openRequestGate, type RequestGate } from '../../api/requ
 import type { Clusters } from '../../clusters/clusters.js';
 import type { ClcState } from '../../state/clcStore.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
+import { fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
 
 /** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
@@ -127,8 +128,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const haState = (host: string) => opts.store.read().ha.hosts[host];
   /** Every other host HA is fencing or has fenced: a restart must not land there either. */
   const avoiding = (self: string): { avoidHosts?: string[] } => {
-    const hosts = Object.values(opts.store.read().ha.hosts)
-      .filter((h) => h.host !== self && (h.state === 'FENCING' || h.state === 'FENCED')).map((h) => h.host).sort();
+    const hosts = fencedHostsOf(opts.store.read().ha.hosts).filter((h) => h !== self);
     return hosts.length > 0 ? { avoidHosts: hosts } : {};
   };
 
