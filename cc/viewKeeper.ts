@@ -27,6 +27,8 @@ interface InFlight {
   readonly promise: Promise<void>;
 }
 
+const NONE_FENCED: ReadonlySet<string> = new Set();
+
 export class ViewKeeper {
   private view: ClusterView;
   private readonly inFlight = new Map<string, InFlight>();
@@ -34,6 +36,10 @@ export class ViewKeeper {
   private polling: Promise<void> | undefined;
   private stopped = false;
   private readonly listeners = new Set<(view: ClusterView) => void>();
+  /** Instance id → host whose run answer was uncertain and could not be settled (runInstances.ts). */
+  private readonly unsettled = new Map<string, string>();
+  /** The CLC's last ccSetFencedHosts; undefined until the first since this CC started. */
+  private fenced: ReadonlySet<string> | undefined;
 
   constructor(private readonly opts: ViewKeeperOptions) {
     this.view = opts.initial;
@@ -42,9 +48,6 @@ export class ViewKeeper {
   get(): ClusterView {
     return this.view;
   }
-
-  /** Instance id → host whose run answer was uncertain and could not be settled (runInstances.ts). */
-  private readonly unsettled = new Map<string, string>();
 
   unsettledRun(instanceId: string): string | undefined {
     return this.unsettled.get(instanceId);
@@ -55,22 +58,18 @@ export class ViewKeeper {
     else this.unsettled.set(instanceId, host);
   }
 
-  private fenced: ReadonlySet<string> = new Set();
-  private fencedHeard = false;
-
   /** Whether the CLC has told this CC its fenced hosts since the CC started (it keeps them in memory only). */
   fencedListHeard(): boolean {
-    return this.fencedHeard;
+    return this.fenced !== undefined;
   }
 
   /** Hosts host HA fences or has fenced (ccSetFencedHosts): never a destination or a placement. */
   fencedHosts(): ReadonlySet<string> {
-    return this.fenced;
+    return this.fenced ?? NONE_FENCED;
   }
 
   setFencedHosts(hosts: readonly string[]): void {
     this.fenced = new Set(hosts);
-    this.fencedHeard = true;
   }
 
   hosts(): string[] {
