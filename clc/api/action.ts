@@ -12,6 +12,7 @@ import type { HaControl } from '../ha/haControl.js';
 import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
+import { ClcErrors } from './errors.js';
 import type { ParamMap } from './queryParams.js';
 import type { RequestGate } from './requestGate.js';
 import type { XmlObject } from './xmlResponse.js';
@@ -36,16 +37,30 @@ export interface ActionContext {
 export interface ActionSpec<P> {
   /** The response's XML namespace (EC2's, or Eucalyptus's for Eucalyptus-only actions). */
   readonly namespace: string;
+  /** EC2's `DryRun=true`: validate and authorize, then answer DryRunOperation. EC2 actions take it; Eucalyptus's do not. */
+  readonly acceptsDryRun?: boolean;
   parse(params: ParamMap): P;
   run(input: P, ctx: ActionContext): Promise<XmlObject>;
+}
+
+/** How the envelope asked for the action to be run. */
+export interface HandleOptions {
+  /** DryRun=true: parse (so a bad request still gets its own code), then stop with DryRunOperation. */
+  readonly dryRun: boolean;
 }
 
 /** An action with its input type erased, as the dispatcher holds it. */
 export interface Action {
   readonly namespace: string;
-  handle(params: ParamMap, ctx: ActionContext): Promise<XmlObject>;
+  readonly acceptsDryRun: boolean;
+  handle(params: ParamMap, ctx: ActionContext, opts?: HandleOptions): Promise<XmlObject>;
 }
 
 export function defineAction<P>(spec: ActionSpec<P>): ActionSpec<P> & Action {
-  return Object.freeze({ ...spec, handle: (params: ParamMap, ctx: ActionContext) => spec.run(spec.parse(params), ctx) });
+  const handle = (params: ParamMap, ctx: ActionContext, opts?: HandleOptions): Promise<XmlObject> => {
+    const input = spec.parse(params);
+    if (opts?.dryRun === true) throw ClcErrors.make('DryRunOperation');
+    return spec.run(input, ctx);
+  };
+  return Object.freeze({ ...spec, acceptsDryRun: spec.acceptsDryRun ?? false, handle });
 }

@@ -20,7 +20,7 @@ import type { ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
-import { splitEnvelope } from './envelope.js';
+import { DRY_RUN, splitEnvelope } from './envelope.js';
 import { sendError, toClcError } from './errorHandler.js';
 import { ClcErrors } from './errors.js';
 import { PartitionGate } from './partitionGate.js';
@@ -98,13 +98,14 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       const envelope = splitEnvelope(parseQueryParams(pairs));
       const action = findAction(envelope.action);
       if (!action) throw ClcErrors.make('InvalidAction', { action: showKey(envelope.action) });
+      if (envelope.dryRun !== undefined && !action.acceptsDryRun) throw ClcErrors.make('UnknownParameter', { parameter: DRY_RUN });
       authorize(envelope.action, principal);
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal,
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
       };
-      const result = await action.handle(envelope.params, ctx);
+      const result = await action.handle(envelope.params, ctx, { dryRun: envelope.dryRun === true });
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
       logger.debug({ action: envelope.action, requestId, ms: opts.clock.now() - started }, 'request served');
     } catch (e) {

@@ -19,6 +19,16 @@ export const ClcErrors = defineErrors({
   InvalidParameterCombination: client(400, '{detail}'),
   RequestEntityTooLarge: client(413, 'The request body exceeds {limit} bytes'),
   Unsupported: client(400, '{detail} is not supported'),
+  /** A path the CLC does not serve (issue 14): an EC2-style document, never an HTML page. */
+  UnknownEndpoint: client(404, 'No service is served at {path}; the admin API answers at {paths}'),
+  /** EC2's answer to a request with DryRun=true that would have been allowed and was valid. */
+  DryRunOperation: client(412, 'Request would have succeeded, but DryRun flag is set.'),
+  /** A ClientToken reused with different parameters (EC2 idempotency). */
+  IdempotentParameterMismatch: client(400, 'The client token {token} was already used with different parameters ({detail}); nothing was launched'),
+  /** A NextToken that Ferry did not issue for this request, or that has expired. */
+  InvalidPaginationToken: client(400, 'The specified pagination token is not valid or is expired: {detail}'),
+  /** A request Ferry understands but does not carry out (ModifyService STOP of a node, say). */
+  UnsupportedOperation: client(400, '{detail}'),
   // Authentication (SigV4, clc/api/sigv4Authenticator.ts) and authorization (clc/api/authorization.ts).
   /** Unsigned, an unknown access key, or a signature already used (a replay). */
   AuthFailure: client(401, 'AWS was not able to validate the provided access credentials: {detail}'),
@@ -34,6 +44,8 @@ export const ClcErrors = defineErrors({
   InvalidAvailabilityZone: client(400, 'The availability zone (partition) {zone} does not exist; known: {known}'),
   'InvalidHost.NotFound': client(400, 'No node {host} is registered in {scope}'),
   InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),
+  /** ModifyService / DescribeServices naming a service the cloud does not have. */
+  'InvalidService.NotFound': client(400, 'No service named {name} is registered; DescribeServices lists them'),
   'InvalidMigrationID.Malformed': client(400, 'Invalid id: "{value}" (expecting "mig-" followed by 8 hex digits)'),
   'InvalidMigrationID.NotFound': client(400, "The migration IDs '{ids}' do not exist"),
   // State conflicts (live migration, issue 3).

@@ -48,4 +48,4 @@ async function run(input: DescribeAvailabilityZonesInput, ctx: ActionContext): P
   return { availabilityZoneInfo: items };
 }
 
-export const describeAvailabilityZones = defineAction({ namespace: EC2_NAMESPACE, parse: parseDescribeAvailabilityZones, run });
+export const describeAvailabilityZones = defineAction({ namespace: EC2_NAMESPACE, acceptsDryRun: true, parse: parseDescribeAvailabilityZones, run });

@@ -43,4 +43,4 @@ async function run(input: DescribeInstancesInput, ctx: ActionContext): Promise<X
   return { reservationSet: reservationItems(views), unavailablePartitionSet: unavailableItems(fan.unavailable) };
 }
 
-export const describeInstances = defineAction({ namespace: EC2_NAMESPACE, parse: parseDescribeInstances, run });
+export const describeInstances = defineAction({ namespace: EC2_NAMESPACE, acceptsDryRun: true, parse: parseDescribeInstances, run });

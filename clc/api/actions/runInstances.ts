@@ -170,4 +170,4 @@ async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObj
   };
 }
 
-export const runInstances = defineAction({ namespace: EC2_NAMESPACE, parse: parseRunInstances, run });
+export const runInstances = defineAction({ namespace: EC2_NAMESPACE, acceptsDryRun: true, parse: parseRunInstances, run });

@@ -94,4 +94,4 @@ async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<
   };
 }
 
-export const terminateInstances = defineAction({ namespace: EC2_NAMESPACE, parse: parseTerminateInstances, run });
+export const terminateInstances = defineAction({ namespace: EC2_NAMESPACE, acceptsDryRun: true, parse: parseTerminateInstances, run });
