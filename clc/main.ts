@@ -36,7 +36,8 @@ async function main(): Promise<void> {
   const security = wireSecurityOf(config, 'clc', config.host);
   warnIfPlaintext(security, logger, 'ferry-clc');
   const store = await openClcStore(config.stateDir);
-  const url = `http://${config.host}:${config.port}${CLC_PATH}`;
+  const origin = `http://${config.host}:${config.port}`;
+  const url = `${origin}${CLC_PATH}`;
   let authenticator: Authenticator = acceptUnsigned;
   if (config.auth === 'sigv4') {
     const admin = await loadOrCreateAdminCredentials({ stateDir: config.stateDir, url, logger, now: systemClock.now() });
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     store, bmc, clusters, clock: systemClock, logger, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
   });
   const app = buildClcApp({
-    clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks,
+    clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin,
   });
 
   const server: Server = await new Promise((resolve, reject) => {

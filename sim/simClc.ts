@@ -6,7 +6,7 @@
  * the HTTP edge (SigV4, XML) is left out. Power goes through a SimBmc per host (simBmc.ts).
  */
 import { findAction } from '../clc/api/actions/index.js';
-import type { ActionContext } from '../clc/api/action.js';
+import { DEFAULT_CLC_ORIGIN, type ActionContext } from '../clc/api/action.js';
 import type { Principal } from '../clc/api/auth.js';
 import { parseQueryParams } from '../clc/api/queryParams.js';
 import { gatedClusters, openRequestGate } from '../clc/api/requestGate.js';
@@ -79,7 +79,7 @@ export function bootClc(o: SimClcOptions): { clc: SimClc; started: Promise<unkno
       if (!core || !action) return Promise.reject(new Error(`the CLC cannot run ${name} now`));
       const gate = openRequestGate(core.gate);
       const ctx: ActionContext = {
-        clusters: gatedClusters(clusters, gate), gate, store, clock, logger, ids: o.ids, principal: SIM_ADMIN, ha: core.haControl, haHooks: core.ha.hooks,
+        clusters: gatedClusters(clusters, gate), gate, store, clock, logger, ids: o.ids, principal: SIM_ADMIN, origin: DEFAULT_CLC_ORIGIN, ha: core.haControl, haHooks: core.ha.hooks,
       };
       const done = life.guard(Promise.resolve().then(() => action.handle(parseQueryParams(pairs), ctx)));
       return done.finally(() => gate.leaveAll());

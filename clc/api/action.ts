@@ -17,6 +17,9 @@ import type { ParamMap } from './queryParams.js';
 import type { RequestGate } from './requestGate.js';
 import type { XmlObject } from './xmlResponse.js';
 
+/** Where clients reach a CLC started with the default flags. */
+export const DEFAULT_CLC_ORIGIN = 'http://127.0.0.1:8773';
+
 export interface ActionContext {
   /** Reads go through freely; a change only into a partition this request holds through `gate`. */
   readonly clusters: Clusters;
@@ -28,6 +31,8 @@ export interface ActionContext {
   /** Hex source for new reservation and instance ids. */
   readonly ids: IdSource;
   readonly principal: Principal;
+  /** Where clients reach this CLC (`http://127.0.0.1:8773`): DescribeRegions' endpoint, the CLC's service uri. */
+  readonly origin: string;
   /** Host HA's operator side (clc/ha/haControl.ts); absent when the CLC was built without it. */
   readonly ha?: HaControl;
   /** Host HA's say in node changes (clc/ha/nodeHooks.ts); absent without HA. */

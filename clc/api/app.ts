@@ -16,7 +16,7 @@ import type { Clusters } from '../clusters/clusters.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { HaNodeHooks } from '../ha/nodeHooks.js';
-import type { ActionContext } from './action.js';
+import { DEFAULT_CLC_ORIGIN, type ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
@@ -48,6 +48,8 @@ export interface ClcApiOptions {
   readonly ha?: HaControl;
   /** Host HA's hooks into node changes (EnableService of a fenced host, migration destinations). */
   readonly haHooks?: HaNodeHooks;
+  /** Where clients reach this CLC, scheme, host and port (`http://127.0.0.1:8773`, the default). */
+  readonly origin?: string;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -68,6 +70,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
   const requestIds = opts.requestIds ?? randomUUID;
   const authenticator = opts.authenticator;
   const ids = opts.ids ?? randomHex8;
+  const origin = opts.origin ?? DEFAULT_CLC_ORIGIN;
   const logger = opts.logger;
   const gate = opts.gate ?? new PartitionGate({ clock: opts.clock, logger });
   const app = express();
@@ -101,7 +104,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       if (envelope.dryRun !== undefined && !action.acceptsDryRun) throw ClcErrors.make('UnknownParameter', { parameter: DRY_RUN });
       authorize(envelope.action, principal);
       const ctx: ActionContext = {
-        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal,
+        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin,
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
       };

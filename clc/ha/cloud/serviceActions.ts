@@ -17,7 +17,7 @@ import type { Clock } from '../../../shared/clock.js';
 import { randomHex8 } from '../../../shared/model/ids.js';
 import type { NcInstance } from '../../../shared/protocol/ncProtocol.js';
 import type { Store } from '../../../shared/store/store.js';
-import type { ActionContext } from '../../api/action.js';
+import { DEFAULT_CLC_ORIGIN, type ActionContext } from '../../api/action.js';
 import { disableService } from '../../api/actions/modifyService.js';
 import { migrateInstances } from '../../api/actions/migrateInstances.js';
 import { ClcErrors } from '../../api/errors.js';
@@ -93,7 +93,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const context = (): { ctx: ActionContext; gate: RequestGate } => {
     const gate = openRequestGate(opts.gate);
     const ctx: ActionContext = {
-      clusters: gatedClusters(opts.clusters, gate), gate, store: opts.store, clock: opts.clock, logger: log, ids: randomHex8, principal: HA_PRINCIPAL,
+      clusters: gatedClusters(opts.clusters, gate), gate, store: opts.store, clock: opts.clock, logger: log, ids: randomHex8, principal: HA_PRINCIPAL, origin: DEFAULT_CLC_ORIGIN,
     };
     return { ctx, gate };
   };
