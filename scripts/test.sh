@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need (npm and the libvirt lab's Debian packages), builds, runs typecheck, lint and every test.
+# The test command: installs what the tests need (npm, and the Debian packages of the fencing lab, the real clients and the libvirt lab), builds, runs typecheck, lint and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 # The fencing integration tests run the real fence agents against ipmi_sim BMCs (CI runs as root).
 bash scripts/fencing-lab.sh install
+# The real-clients suite (issue 14) drives a test cloud with Debian's boto3 and aws CLI.
+bash scripts/real-clients.sh install
 # The libvirt integration test needs libvirtd, QEMU and tini (Debian packages; root on CI).
 echo "== libvirt lab packages"
 bash scripts/libvirt-lab.sh install
