@@ -194,10 +194,10 @@ describe('connection and wrappers', () => {
     expect(r.code).toBe(0);
   });
 
-  it('a URL that does not serve the API is an unexpected response', async () => {
+  it('a path the CLC does not serve is its coded error', async () => {
     const r = await cli('describeNodes', [], { EC2_URL: url.replace(CLC_PATH, '/nothing') });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: unexpected response from /);
+    expect(r.stderr).toMatch(/^UnknownEndpoint: No service is served at \/nothing/);
   });
 
   it.each([

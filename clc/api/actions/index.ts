@@ -5,6 +5,7 @@ import { describeAvailabilityZones } from './describeAvailabilityZones.js';
 import { describeInstances } from './describeInstances.js';
 import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
+import { describeRegions } from './describeRegions.js';
 import { describeServices } from './describeServices.js';
 import { configureHAForCluster, configureHAForHost } from './haConfigure.js';
 import { configureHAForInstance } from './haInstance.js';
@@ -22,6 +23,7 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeInstances: describeInstances,
   TerminateInstances: terminateInstances,
   DescribeAvailabilityZones: describeAvailabilityZones,
+  DescribeRegions: describeRegions,
   DescribeServices: describeServices,
   DescribeNodes: describeNodes,
   EnableService: enableService,
