@@ -5,6 +5,7 @@ import { parseDescribeInstances } from '../../clc/api/actions/describeInstances.
 import { parseDescribeNodes } from '../../clc/api/actions/describeNodes.js';
 import { parseDescribeServices } from '../../clc/api/actions/describeServices.js';
 import { parseModifyService } from '../../clc/api/actions/modifyService.js';
+import { parseModifyServiceByName } from '../../clc/api/actions/modifyServiceByName.js';
 import { MAX_INSTANCES_PER_REQUEST, parseRunInstances } from '../../clc/api/actions/runInstances.js';
 import { parseTerminateInstances } from '../../clc/api/actions/terminateInstances.js';
 import { splitEnvelope } from '../../clc/api/envelope.js';
@@ -125,6 +126,25 @@ describe('DescribeServices', () => {
     ['unknown parameter', 'ServiceId=clc', { code: 'UnknownParameter', message: /ServiceId/ }],
   ];
   it.each(rows)('%s', (_n, q, o) => check(parseDescribeServices, q, o));
+});
+
+describe('ModifyService (Eucalyptus 4)', () => {
+  const rows: Row[] = [
+    ['enable a node', 'Name=127.0.12.11&State=ENABLE', { ok: { name: '127.0.12.11', state: 'ENABLE', change: 'enabled' } }],
+    ['a state name, any case', 'Name=127.0.12.11&State=disabled', { ok: { name: '127.0.12.11', state: 'DISABLED', change: 'disabled' } }],
+    ['DISABLE by full name', 'Name=arn:euca:eucalyptus:cluster01:node:127.0.12.11/&State=Disable',
+      { ok: { name: 'arn:euca:eucalyptus:cluster01:node:127.0.12.11/', state: 'DISABLE', change: 'disabled' } }],
+    ['STOP parses, changing nothing', 'Name=127.0.12.11&State=stop', { ok: { name: '127.0.12.11', state: 'STOP', change: undefined } }],
+    ['RESTART', 'Name=clc&State=RESTART', { ok: { name: 'clc', state: 'RESTART', change: undefined } }],
+    ['a name that names nothing still parses (NotFound comes later)', 'Name=walrus&State=ENABLED', { ok: { name: 'walrus', state: 'ENABLED', change: 'enabled' } }],
+    ['missing State', 'Name=127.0.12.11', { code: 'MissingParameter', message: /State/ }],
+    ['missing Name', 'State=ENABLE', { code: 'MissingParameter', message: /Name/ }],
+    ['empty Name', 'Name=&State=ENABLE', { code: 'InvalidParameterValue', message: /Name/ }],
+    ['unknown State', 'Name=127.0.12.11&State=maintenance', { code: 'InvalidParameterValue', message: /State.*START, STOP.*BROKEN/ }],
+    ['State as a list', 'Name=127.0.12.11&State.1=ENABLE', { code: 'InvalidParameterValue', message: /State/ }],
+    ['unknown parameter', 'Name=127.0.12.11&State=ENABLE&Partition=cluster01', { code: 'UnknownParameter', message: /Partition/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseModifyServiceByName, q, o));
 });
 
 describe('DescribeNodes', () => {

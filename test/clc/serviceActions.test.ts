@@ -1,14 +1,16 @@
 /**
- * DescribeServices in Eucalyptus 4's shape, through the admin API over the fake clusters: the
- * requests euserv-describe-services and euserv-describe-node-controllers send, and their answers
- * read the way those tools read them.
+ * DescribeServices and ModifyService in Eucalyptus 4's shapes, through the admin API over the fake
+ * clusters: the requests euserv-describe-services, euserv-describe-node-controllers and
+ * euserv-modify-service send, and their answers read the way those tools read them.
  */
 import { describe, expect, it } from 'vitest';
 import { CLC_PATH } from '../../clc/api/app.js';
 import { DEFAULT_CLC_ORIGIN } from '../../clc/api/action.js';
 import { CLC_SERVICE_PATH } from '../../clc/api/actions/describeServices.js';
+import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
+import { signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
 import { FakeClusters } from './fakeClusters.js';
-import { errorCode, harness, items, query, START, type Harness } from './harness.js';
+import { errorCode, eventually, harness, items, query, START, type Harness } from './harness.js';
 import { readLikeRequestbuilder, type RbValue } from './requestbuilderXml.js';
 
 /** euserv-describe-services' LIST_TAGS: how it reads DescribeServices answers. */
@@ -176,5 +178,136 @@ describe('DescribeServices: ShowEvents', () => {
     const h = await harness({ clusters: cloud() });
     const services = await describeLikeTool(h, { Action: 'DescribeServices', 'ServiceName.1': '127.0.12.12', ShowEventStacks: 'true' });
     expect(services[0]?.statusDetails).toEqual([expect.objectContaining({ severity: 'INFO', stackTrace: {} })]);
+  });
+});
+
+/** What EnableService/DisableService answer, without the request id, to compare with ModifyService's. */
+async function replyOf(h: Harness, params: Record<string, string>): Promise<Rb> {
+  const r = await query(h.app, params);
+  expect(r.status, r.text).toBe(200);
+  const { requestId: _r, ...body } = r.doc[`${params.Action}Response`] as Rb;
+  return body;
+}
+
+function recordingHooks(log: string[]): HaNodeHooks {
+  return {
+    beforeEnable: async (host, partition) => { log.push(`before ${host} ${partition}`); },
+    afterEnable: async (host, partition) => { log.push(`after ${host} ${partition}`); },
+    fencedHosts: () => new Set(),
+  };
+}
+
+describe('ModifyService, as euserv-modify-service sends it', () => {
+  it('DISABLE of a node is DisableService: the same CC calls, node state and answer, after <return>true</return>', async () => {
+    const viaModify = await harness({ clusters: cloud() });
+    const viaDisable = await harness({ clusters: cloud() });
+    const r = await query(viaModify.app, { Action: 'ModifyService', Name: '127.0.12.21', State: 'DISABLE' });
+    expect(r.status, r.text).toBe(200);
+    expect(r.text).toMatch(/<ModifyServiceResponse xmlns="http:\/\/msgs\.eucalyptus\.com\/"><requestId>req-1<\/requestId><return>true<\/return><serviceStatuses>/);
+    const { requestId: _r, return: ret, ...body } = r.doc.ModifyServiceResponse as Rb;
+    expect(ret).toBe('true');
+    expect(body).toEqual(await replyOf(viaDisable, { Action: 'DisableService', Type: 'NODE', Host: '127.0.12.21' }));
+    expect(body.previousState).toBe('enabled');
+    expect(items(body.serviceStatuses)[0]).toMatchObject({ localState: 'DISABLED', serviceId: { fullName: 'arn:euca:eucalyptus:cluster02:node:127.0.12.21/' } });
+    expect(viaModify.clusters.calls).toEqual(viaDisable.clusters.calls);
+    expect(viaModify.clusters.node('127.0.12.21')?.nodeState).toBe('disabled');
+  });
+
+  it('ENABLED by full name is EnableService, host HA\'s hooks included', async () => {
+    const modifyLog: string[] = [];
+    const enableLog: string[] = [];
+    const viaModify = await harness({ clusters: cloud(), haHooks: recordingHooks(modifyLog) });
+    const viaEnable = await harness({ clusters: cloud(), haHooks: recordingHooks(enableLog) });
+    const { requestId: _r, return: ret, ...body } = (await query(viaModify.app, {
+      Action: 'ModifyService', Name: 'arn:euca:eucalyptus:cluster01:node:127.0.12.12/', State: 'enabled',
+    })).doc.ModifyServiceResponse as Rb;
+    expect(ret).toBe('true');
+    expect(body).toEqual(await replyOf(viaEnable, { Action: 'EnableService', Type: 'NODE', ServiceId: 'arn:euca:eucalyptus:cluster01:node:127.0.12.12/' }));
+    expect(body.previousState).toBe('disabled');
+    expect(modifyLog).toEqual(['before 127.0.12.12 cluster01', 'after 127.0.12.12 cluster01']);
+    expect(modifyLog).toEqual(enableLog);
+    // Named with its partition: only that CC is asked.
+    expect(viaModify.clusters.calls.map((c) => `${c.partition}:${c.op}`)).toEqual(['cluster01:ccDescribeNodes', 'cluster01:ccModifyNode']);
+    expect(viaModify.clusters.node('127.0.12.12')?.nodeState).toBe('enabled');
+  });
+
+  it('DISABLE is exclusive in its partition: a RunInstances arriving meanwhile waits, then runs against it', async () => {
+    const h = await harness();
+    const held = h.clusters.hold('ccModifyNode');
+    const disable = query(h.app, { Action: 'ModifyService', Name: '127.0.12.11', State: 'DISABLE' });
+    await held.reached;
+    const run = query(h.app, { Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '2', 'Placement.AvailabilityZone': 'cluster01' });
+    await eventually(() => h.gate.waiting('cluster01') > 0, 'RunInstances waits in cluster01');
+    expect(h.clusters.calls.filter((c) => c.op === 'ccRunInstances')).toEqual([]);
+    held.release();
+    expect((await disable).status).toBe(200);
+    const launched = await run;
+    expect(launched.status, launched.text).toBe(200);
+    // Before the disable both would have gone to .11; after it, neither may.
+    expect(items(launched.doc.RunInstancesResponse.instancesSet).map((i) => i.nodeHost)).toEqual(['127.0.12.12', '127.0.12.12']);
+  });
+});
+
+describe('ModifyService: what Ferry does not carry out changes nothing', () => {
+  it.each([
+    ['STOP of a node', { Name: '127.0.12.11', State: 'STOP' }, 400, 'UnsupportedOperation', /use DISABLE to put it in maintenance mode/],
+    ['STOPPED of a node by full name', { Name: 'arn:euca:eucalyptus:cluster01:node:127.0.12.11/', State: 'stopped' }, 400, 'UnsupportedOperation', /DISABLE/],
+    ['START of a node', { Name: '127.0.12.12', State: 'start' }, 400, 'UnsupportedOperation', /use ENABLE to take it out of maintenance mode/],
+    ['RESTART of a node', { Name: '127.0.12.11', State: 'RESTART' }, 400, 'UnsupportedOperation', /ENABLE/],
+    ['BROKEN of a node', { Name: '127.0.12.11', State: 'BROKEN' }, 400, 'UnsupportedOperation', /only with ENABLE and DISABLE/],
+    ['DISABLE of the CLC', { Name: 'clc', State: 'DISABLE' }, 400, 'UnsupportedOperation', /cloud controller/],
+    ['STOP of the CLC by full name', { Name: 'arn:euca:eucalyptus:eucalyptus:eucalyptus:clc/', State: 'STOP' }, 400, 'UnsupportedOperation', /cloud controller/],
+    ['DISABLE of a cluster', { Name: 'cluster01', State: 'DISABLE' }, 400, 'UnsupportedOperation', /cluster cluster01.*DISABLE on its nodes/],
+    ['ENABLE of a cluster by full name', { Name: 'arn:euca:eucalyptus:cluster02:cluster:cluster02/', State: 'ENABLE' }, 400, 'UnsupportedOperation', /cluster cluster02/],
+    ['a State that is no Eucalyptus name', { Name: '127.0.12.11', State: 'maintenance' }, 400, 'InvalidParameterValue', /START, STOP, INITIALIZE.*ENABLED/],
+    ['an unknown name', { Name: 'walrus', State: 'DISABLE' }, 400, 'InvalidService.NotFound', /walrus/],
+    ['a node no CC reports', { Name: '127.0.12.99', State: 'DISABLE' }, 400, 'InvalidService.NotFound', /127\.0\.12\.99/],
+    ['a node no CC reports, whatever the State', { Name: '127.0.12.99', State: 'STOP' }, 400, 'InvalidService.NotFound', /127\.0\.12\.99/],
+    ['a node in the wrong partition', { Name: 'arn:euca:eucalyptus:cluster02:node:127.0.12.11/', State: 'ENABLE' }, 400, 'InvalidService.NotFound', /cluster02/],
+    ['a full name in an unknown partition', { Name: 'arn:euca:eucalyptus:cluster09:node:127.0.12.11/', State: 'DISABLE' }, 400, 'InvalidService.NotFound', /cluster09/],
+    ['no State', { Name: '127.0.12.11' }, 400, 'MissingParameter', /State/],
+  ] as [string, Record<string, string>, number, string, RegExp][])('%s', async (_n, params, status, code, message) => {
+    const h = await harness({ clusters: cloud() });
+    const before = h.clusters.snapshot();
+    const r = await query(h.app, { Action: 'ModifyService', ...params });
+    expect([r.status, errorCode(r)], r.text).toEqual([status, code]);
+    expect(r.doc.Response.Errors.Error.Message).toMatch(message);
+    expect(h.clusters.mutatingCalls()).toEqual([]);
+    expect(h.clusters.snapshot()).toBe(before);
+  });
+
+  it('refuses a non-admin with UnauthorizedOperation, before anything else', async () => {
+    const h = await harness({ clusters: cloud(), authenticator: (clock) => testAuthenticator(clock) });
+    const r = await signedQuery(h.app, { Action: 'ModifyService', Name: '127.0.12.11', State: 'DISABLE' }, TEST_USER, START);
+    expect([r.status, errorCode(r)]).toEqual([403, 'UnauthorizedOperation']);
+    expect(h.clusters.calls).toEqual([]);
+    const admin = await signedQuery(h.app, { Action: 'ModifyService', Name: '127.0.12.11', State: 'DISABLE' }, TEST_ADMIN, START);
+    expect(admin.status, admin.text).toBe(200);
+  });
+});
+
+describe('ModifyService while a partition does not answer', () => {
+  it('a node not found in the partitions that answered is ServiceUnavailable (it may be behind the silent CC)', async () => {
+    const h = await harness({ clusters: cloud() });
+    h.clusters.down.add('cluster02');
+    const r = await query(h.app, { Action: 'ModifyService', Name: '127.0.12.21', State: 'DISABLE' });
+    expect([r.status, errorCode(r)]).toEqual([503, 'ServiceUnavailable']);
+    expect(h.clusters.mutatingCalls()).toEqual([]);
+  });
+
+  it('a node of an answering partition is changed as usual', async () => {
+    const h = await harness({ clusters: cloud() });
+    h.clusters.down.add('cluster02');
+    const r = await query(h.app, { Action: 'ModifyService', Name: '127.0.12.11', State: 'DISABLE' });
+    expect(r.status, r.text).toBe(200);
+    expect(h.clusters.node('127.0.12.11')?.nodeState).toBe('disabled');
+  });
+
+  it('the CLC and clusters are refused without asking any CC, even a silent one', async () => {
+    const h = await harness({ clusters: cloud() });
+    h.clusters.down.add('cluster02');
+    const r = await query(h.app, { Action: 'ModifyService', Name: 'cluster02', State: 'STOP' });
+    expect([r.status, errorCode(r)]).toEqual([400, 'UnsupportedOperation']);
+    expect(h.clusters.calls).toEqual([]);
   });
 });
