@@ -15,6 +15,7 @@ import { resumeHA, suspendHA } from './haSuspend.js';
 import { disableHAForCluster, disableHAForHost, enableHAForCluster, enableHAForHost } from './haSwitch.js';
 import { migrateInstances } from './migrateInstances.js';
 import { disableService, enableService } from './modifyService.js';
+import { modifyServiceByName } from './modifyServiceByName.js';
 import { runInstances } from './runInstances.js';
 import { terminateInstances } from './terminateInstances.js';
 
@@ -28,6 +29,7 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeNodes: describeNodes,
   EnableService: enableService,
   DisableService: disableService,
+  ModifyService: modifyServiceByName,
   MigrateInstances: migrateInstances,
   DescribeMigrations: describeMigrations,
   CancelMigration: cancelMigration,
