@@ -14,6 +14,7 @@ import type { XmlObject } from '../clc/api/xmlResponse.js';
 import { startClcCore, type ClcCore } from '../clc/clcCore.js';
 import { createCcClusters } from '../clc/clusters/ccClusters.js';
 import { DEFAULT_GATE_LIMITS } from '../clc/core/gate.js';
+import { KeyedMutex } from '../clc/core/keyedMutex.js';
 import { BMC_STORE_OPTIONS, type BmcState } from '../clc/ha/power/bmcStore.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
 import { CLC_STORE_OPTIONS, type ClcState } from '../clc/state/clcStore.js';
@@ -71,6 +72,8 @@ export function bootClc(o: SimClcOptions): { clc: SimClc; started: Promise<unkno
     off: () => life.guard(d.off()),
     reboot: () => life.guard(d.reboot()),
   });
+  // One per CLC life, as clc/api/app.ts has one per process.
+  const keyLocks = new KeyedMutex();
   const clc: SimClc = {
     life, store, core: undefined,
     act(name, pairs) {
@@ -79,7 +82,7 @@ export function bootClc(o: SimClcOptions): { clc: SimClc; started: Promise<unkno
       if (!core || !action) return Promise.reject(new Error(`the CLC cannot run ${name} now`));
       const gate = openRequestGate(core.gate);
       const ctx: ActionContext = {
-        clusters: gatedClusters(clusters, gate), gate, store, clock, logger, ids: o.ids, principal: SIM_ADMIN, origin: DEFAULT_CLC_ORIGIN, ha: core.haControl, haHooks: core.ha.hooks,
+        clusters: gatedClusters(clusters, gate), gate, store, clock, logger, ids: o.ids, principal: SIM_ADMIN, origin: DEFAULT_CLC_ORIGIN, keyLocks, ha: core.haControl, haHooks: core.ha.hooks,
       };
       const done = life.guard(Promise.resolve().then(() => action.handle(parseQueryParams(pairs), ctx)));
       return done.finally(() => gate.leaveAll());

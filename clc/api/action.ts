@@ -8,12 +8,13 @@ import type { Clock } from '../../shared/clock.js';
 import type { IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
+import type { KeyedMutex } from '../core/keyedMutex.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
 import { ClcErrors } from './errors.js';
-import type { ParamMap } from './queryParams.js';
+import { showKey, type ParamMap } from './queryParams.js';
 import type { RequestGate } from './requestGate.js';
 import type { XmlObject } from './xmlResponse.js';
 
@@ -33,6 +34,8 @@ export interface ActionContext {
   readonly principal: Principal;
   /** Where clients reach this CLC (`http://127.0.0.1:8773`): DescribeRegions' endpoint, the CLC's service uri. */
   readonly origin: string;
+  /** One request at a time per key, across the CLC's requests: RunInstances holds its ClientToken's. */
+  readonly keyLocks: KeyedMutex;
   /** Host HA's operator side (clc/ha/haControl.ts); absent when the CLC was built without it. */
   readonly ha?: HaControl;
   /** Host HA's say in node changes (clc/ha/nodeHooks.ts); absent without HA. */
@@ -42,29 +45,43 @@ export interface ActionContext {
 export interface ActionSpec<P> {
   /** The response's XML namespace (EC2's, or Eucalyptus's for Eucalyptus-only actions). */
   readonly namespace: string;
-  /** EC2's `DryRun=true`: validate and authorize, then answer DryRunOperation. EC2 actions take it; Eucalyptus's do not. */
+  /**
+   * EC2's `DryRun=true|false`: the request is validated (and was authorized), then answered
+   * DryRunOperation. The EC2 actions take it; for the others `DryRun` is an ordinary parameter
+   * (DescribeHostHA has its own), unknown unless their schema names it.
+   */
   readonly acceptsDryRun?: boolean;
   parse(params: ParamMap): P;
   run(input: P, ctx: ActionContext): Promise<XmlObject>;
-}
-
-/** How the envelope asked for the action to be run. */
-export interface HandleOptions {
-  /** DryRun=true: parse (so a bad request still gets its own code), then stop with DryRunOperation. */
-  readonly dryRun: boolean;
 }
 
 /** An action with its input type erased, as the dispatcher holds it. */
 export interface Action {
   readonly namespace: string;
   readonly acceptsDryRun: boolean;
-  handle(params: ParamMap, ctx: ActionContext, opts?: HandleOptions): Promise<XmlObject>;
+  handle(params: ParamMap, ctx: ActionContext): Promise<XmlObject>;
+}
+
+const DRY_RUN = 'DryRun';
+
+/** EC2's DryRun flag taken out of `params`: whether it asks for a dry run, and the rest. */
+function splitDryRun(params: ParamMap): { dryRun: boolean; rest: ParamMap } {
+  if (!Object.prototype.hasOwnProperty.call(params, DRY_RUN)) return { dryRun: false, rest: params };
+  const { [DRY_RUN]: flag, ...rest } = params;
+  const lower = typeof flag === 'string' ? flag.toLowerCase() : '';
+  if (lower !== 'true' && lower !== 'false') {
+    throw ClcErrors.make('InvalidParameterValue', { parameter: DRY_RUN, value: typeof flag === 'string' ? showKey(flag) : '(a list or group)', detail: 'expected true or false' });
+  }
+  return { dryRun: lower === 'true', rest: Object.freeze(Object.assign(Object.create(null) as Record<string, ParamMap[string]>, rest)) };
 }
 
 export function defineAction<P>(spec: ActionSpec<P>): ActionSpec<P> & Action {
-  const handle = (params: ParamMap, ctx: ActionContext, opts?: HandleOptions): Promise<XmlObject> => {
-    const input = spec.parse(params);
-    if (opts?.dryRun === true) throw ClcErrors.make('DryRunOperation');
+  const handle = (params: ParamMap, ctx: ActionContext): Promise<XmlObject> => {
+    if (spec.acceptsDryRun !== true) return spec.run(spec.parse(params), ctx);
+    const { dryRun, rest } = splitDryRun(params);
+    const input = spec.parse(rest);
+    // Parsed first, so a bad request gets its own code; authorization ran before dispatch.
+    if (dryRun) throw ClcErrors.make('DryRunOperation');
     return spec.run(input, ctx);
   };
   return Object.freeze({ ...spec, acceptsDryRun: spec.acceptsDryRun ?? false, handle });

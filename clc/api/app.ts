@@ -13,6 +13,7 @@ import type { Clock } from '../../shared/clock.js';
 import { randomHex8, type IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
+import { KeyedMutex } from '../core/keyedMutex.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { HaNodeHooks } from '../ha/nodeHooks.js';
@@ -20,7 +21,7 @@ import { DEFAULT_CLC_ORIGIN, type ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
-import { DRY_RUN, splitEnvelope } from './envelope.js';
+import { splitEnvelope } from './envelope.js';
 import { sendError, toClcError } from './errorHandler.js';
 import { ClcErrors } from './errors.js';
 import { PartitionGate } from './partitionGate.js';
@@ -28,7 +29,14 @@ import { parseQueryParams, showKey } from './queryParams.js';
 import { gatedClusters, openRequestGate } from './requestGate.js';
 import { renderResponse } from './xmlResponse.js';
 
+/** Ferry's own path for the admin API, the one its tools and docs use. */
 export const CLC_PATH = '/services/Eucalyptus';
+/**
+ * Every path the admin API answers at, each also with a trailing `/`: Ferry's, euca2ools' EC2 path
+ * (`ec2-url`), and Eucalyptus 4's service-management path (`empyrean-url`, where euserv-* go). Each
+ * serves every action, so a tool pointed at any of them works.
+ */
+export const CLC_PATHS: readonly string[] = Object.freeze([CLC_PATH, '/services/compute', '/services/Empyrean']);
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ClcApiOptions {
@@ -71,6 +79,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
   const authenticator = opts.authenticator;
   const ids = opts.ids ?? randomHex8;
   const origin = opts.origin ?? DEFAULT_CLC_ORIGIN;
+  const keyLocks = new KeyedMutex();
   const logger = opts.logger;
   const gate = opts.gate ?? new PartitionGate({ clock: opts.clock, logger });
   const app = express();
@@ -101,14 +110,13 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       const envelope = splitEnvelope(parseQueryParams(pairs));
       const action = findAction(envelope.action);
       if (!action) throw ClcErrors.make('InvalidAction', { action: showKey(envelope.action) });
-      if (envelope.dryRun !== undefined && !action.acceptsDryRun) throw ClcErrors.make('UnknownParameter', { parameter: DRY_RUN });
       authorize(envelope.action, principal);
       const ctx: ActionContext = {
-        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin,
+        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks,
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
       };
-      const result = await action.handle(envelope.params, ctx, { dryRun: envelope.dryRun === true });
+      const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
       logger.debug({ action: envelope.action, requestId, ms: opts.clock.now() - started }, 'request served');
     } catch (e) {
@@ -119,8 +127,15 @@ export function buildClcApp(opts: ClcApiOptions): Express {
     }
   };
 
-  app.all(CLC_PATH, assignRequestId, onlyGetAndPost, readBody, dispatch);
-  app.use(CLC_PATH, (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  // Express matches these case-insensitively and with or without a trailing '/' (strict routing is off).
+  app.all([...CLC_PATHS], assignRequestId, onlyGetAndPost, readBody, dispatch);
+  // Anything else gets the same EC2 error document a client can parse, never express's HTML page.
+  app.use((req: Request, res: Response) => {
+    const q = req.originalUrl.indexOf('?');
+    const path = showKey(q < 0 ? req.originalUrl : req.originalUrl.slice(0, q));
+    sendError(res, ClcErrors.make('UnknownEndpoint', { path, paths: CLC_PATHS.join(', ') }), requestIds(), logger);
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     sendError(res, toClcError(err, logger), (res.locals.requestId as string | undefined) ?? requestIds(), logger);
   });
   return app;

@@ -7,7 +7,7 @@ import type { Principal } from './auth.js';
 import { ClcErrors } from './errors.js';
 
 export const ADMIN_ONLY: ReadonlySet<string> = new Set([
-  'EnableService', 'DisableService', 'MigrateInstances', 'CancelMigration',
+  'EnableService', 'DisableService', 'ModifyService', 'MigrateInstances', 'CancelMigration',
   // Host HA (issue 6): every action, describes included (they show BMC settings and the fencing log).
   'ConfigureHAForHost', 'ConfigureHAForCluster', 'ConfigureHAForInstance', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
   'ListHostHAConfigurations', 'DescribeHostHA', 'DescribeHAEvents', 'FenceHost', 'ConfirmHostFenced', 'SuspendHA', 'ResumeHA',

@@ -10,15 +10,12 @@ const ENVELOPE_PARAMS = new Set([
   'Action', 'Version', 'AWSAccessKeyId', 'SignatureMethod', 'SignatureVersion', 'Signature', 'Timestamp', 'Expires', 'SecurityToken',
 ]);
 const SIGV4_PARAM = /^X-Amz-/;
-/** EC2's dry-run flag; taken out here so every EC2 action handles it the same way (clc/api/action.ts). */
-export const DRY_RUN = 'DryRun';
-const VERSION = /^\d{4}-\d{2}-\d{2}$/;
+/** EC2 API dates (any: responses are the same for all), or `eucalyptus`, which Eucalyptus 4's admin tools send. */
+const VERSION = /^(\d{4}-\d{2}-\d{2}|eucalyptus)$/i;
 
 export interface QueryEnvelope {
   readonly action: string;
   readonly version: string | undefined;
-  /** EC2's DryRun flag when given (`true`/`false`, any case); the dispatcher refuses it for actions that do not take it. */
-  readonly dryRun: boolean | undefined;
   readonly params: ParamMap;
 }
 
@@ -33,20 +30,11 @@ export function splitEnvelope(tree: ParamMap): QueryEnvelope {
   if (action === undefined || action === '') throw ClcErrors.make('MissingParameter', { parameter: 'Action' });
   const version = leaf(tree, 'Version');
   if (version !== undefined && !VERSION.test(version)) {
-    throw ClcErrors.make('InvalidParameterValue', { parameter: 'Version', value: showKey(version), detail: 'expected a date such as 2013-02-01' });
-  }
-  const dryRunText = leaf(tree, DRY_RUN);
-  let dryRun: boolean | undefined;
-  if (dryRunText !== undefined) {
-    const lower = dryRunText.toLowerCase();
-    if (lower !== 'true' && lower !== 'false') {
-      throw ClcErrors.make('InvalidParameterValue', { parameter: DRY_RUN, value: showKey(dryRunText), detail: 'expected true or false' });
-    }
-    dryRun = lower === 'true';
+    throw ClcErrors.make('InvalidParameterValue', { parameter: 'Version', value: showKey(version), detail: 'expected an API date such as 2013-02-01, or eucalyptus' });
   }
   const params: Record<string, ParamValue> = Object.create(null) as Record<string, ParamValue>;
   for (const [k, v] of Object.entries(tree)) {
-    if (!ENVELOPE_PARAMS.has(k) && !SIGV4_PARAM.test(k) && k !== DRY_RUN) params[k] = v;
+    if (!ENVELOPE_PARAMS.has(k) && !SIGV4_PARAM.test(k)) params[k] = v;
   }
-  return { action, version, dryRun, params: Object.freeze(params) };
+  return { action, version, params: Object.freeze(params) };
 }

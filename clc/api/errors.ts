@@ -30,7 +30,7 @@ export const ClcErrors = defineErrors({
   /** A request Ferry understands but does not carry out (ModifyService STOP of a node, say). */
   UnsupportedOperation: client(400, '{detail}'),
   // Authentication (SigV4, clc/api/sigv4Authenticator.ts) and authorization (clc/api/authorization.ts).
-  /** Unsigned, an unknown access key, or a signature already used (a replay). */
+  /** Unsigned, or an unknown access key. */
   AuthFailure: client(401, 'AWS was not able to validate the provided access credentials: {detail}'),
   SignatureDoesNotMatch: client(403, 'The request signature we calculated does not match the signature you provided. Check your secret key and signing method.'),
   IncompleteSignature: client(400, 'The request signature does not conform to AWS Signature Version 4: {detail}'),

@@ -1,30 +1,31 @@
 /**
  * The admin API's SigV4 check: signature present and well formed (IncompleteSignature), key known
- * (AuthFailure), signature right (SignatureDoesNotMatch), signed within the allowed skew of the
- * CLC's clock (RequestExpired), and not seen before (AuthFailure). `now` is read once per request.
+ * (AuthFailure), signature right (SignatureDoesNotMatch), and signed within the allowed skew of the
+ * CLC's clock (RequestExpired). `now` is read once per request.
+ *
+ * A signature is not refused for having been seen before, as AWS does not refuse it: botocore signs
+ * only host, x-amz-date and content-type, so a retry, a waiter's poll or a script's loop within one
+ * second sends a byte-identical signature, and no server can tell it from a replay. Repeats are made
+ * safe by the actions instead (ClientToken for RunInstances; the others set a state). Keeping no
+ * per-signature memory also means no table a burst of traffic could fill (docs/SECURITY.md).
  */
 import type { Clock } from '../../shared/clock.js';
 import { freshness, parseSignature, signatureMatches } from '../../shared/auth/verify.js';
 import type { Authenticator, Principal, QueryRequestView } from './auth.js';
 import { ClcErrors } from './errors.js';
 import type { IdentityDirectory } from './identities.js';
-import { ReplayCache } from './replayCache.js';
 
 /** AWS's own bound: a request signed more than 5 minutes before or after the server's clock is refused. */
 export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
-/** Accepted signatures remembered at once; 100k entries of ~150 bytes is ~15 MB at worst. */
-export const DEFAULT_REPLAY_CACHE_ENTRIES = 100_000;
 
 export interface SigV4AuthenticatorOptions {
   readonly identities: IdentityDirectory;
   readonly clock: Clock;
   readonly skewMs?: number;
-  readonly replayCacheEntries?: number;
 }
 
 export function sigv4Authenticator(opts: SigV4AuthenticatorOptions): Authenticator {
   const skewMs = opts.skewMs ?? MAX_CLOCK_SKEW_MS;
-  const replays = new ReplayCache(opts.replayCacheEntries ?? DEFAULT_REPLAY_CACHE_ENTRIES);
   const check = (req: QueryRequestView): Principal => {
     const now = opts.clock.now();
     const parsed = parseSignature(req);
@@ -42,9 +43,6 @@ export function sigv4Authenticator(opts: SigV4AuthenticatorOptions): Authenticat
       const detail = `signed at ${new Date(parsed.signedAt).toISOString()}, ${fresh === 'future' ? 'ahead of' : 'too long before'} the cloud controller's clock (${new Date(now).toISOString()}); at most ${skewMs / 1000}s of skew is allowed`;
       throw ClcErrors.make('RequestExpired', { detail });
     }
-    const verdict = replays.check(parsed.signature, parsed.signedAt + skewMs, now);
-    if (verdict === 'replayed') throw ClcErrors.make('AuthFailure', { detail: 'this signature was already used; sign each request afresh' });
-    if (verdict === 'full') throw ClcErrors.make('ServiceUnavailable', { detail: 'too many signed requests in the last minutes; retry shortly' });
     return { accessKeyId: identity.accessKey, accountId: identity.accountId, isAdmin: identity.isAdmin };
   };
   return {

@@ -3,8 +3,9 @@ import { InvalidArgumentError } from 'commander';
 
 /** `-n 3` starts exactly three; `-n 2:5` at least two and up to five (euca2ools' syntax). */
 export function parseCount(s: string): { min: string; max: string } {
-  const m = /^(\d+)(?::(\d+))?$/.exec(s);
-  if (!m) throw new InvalidArgumentError('expected MIN or MIN:MAX');
+  // MIN-MAX is euca2ools' form, MIN:MAX Ferry's first one; both are taken.
+  const m = /^(\d+)(?:[:-](\d+))?$/.exec(s);
+  if (!m) throw new InvalidArgumentError('expected MIN, MIN-MAX or MIN:MAX');
   return { min: m[1] as string, max: m[2] ?? (m[1] as string) };
 }
 

@@ -1,4 +1,4 @@
-/** euca-run-instances <emi> [-n MIN[:MAX]] [-t TYPE] [-z ZONE] */
+/** euca-run-instances <emi> [-n MIN[-MAX]] [-t TYPE] [-z ZONE] [--client-token TOKEN] */
 import { parseCount } from './args.js';
 import type { CliCommand } from './command.js';
 import { runCli } from './command.js';
@@ -10,9 +10,10 @@ const runInstancesCommand: CliCommand = {
   description: 'Start instances of an image',
   configure: (cmd) => cmd
     .argument('<image>', 'image id (emi-XXXXXXXX)')
-    .option('-n, --instance-count <MIN[:MAX]>', 'how many to start (1)', parseCount)
+    .option('-n, --instance-count <MIN[-MAX]>', 'how many to start (1); MIN:MAX also works', parseCount)
     .option('-t, --instance-type <type>', 'VM type (m1.small)')
-    .option('-z, --availability-zone <zone>', 'partition to start them in (chosen by free capacity if omitted)'),
+    .option('-z, --availability-zone <zone>', 'partition to start them in (chosen by free capacity if omitted)')
+    .option('--client-token <token>', 'makes the request idempotent: run again with the same token, it launches nothing and shows the first reservation'),
   async run({ client, url, args, opts }) {
     const params: Record<string, string> = { ImageId: String(args[0]) };
     const count = opts.instanceCount as { min: string; max: string } | undefined;
@@ -22,6 +23,7 @@ const runInstancesCommand: CliCommand = {
     }
     if (typeof opts.instanceType === 'string') params.InstanceType = opts.instanceType;
     if (typeof opts.availabilityZone === 'string') params['Placement.AvailabilityZone'] = opts.availabilityZone;
+    if (typeof opts.clientToken === 'string') params.ClientToken = opts.clientToken;
     const r = readResponse('RunInstances', await client.call('RunInstances', params), url);
     return { json: r, lines: reservationLines(r) };
   },

@@ -71,7 +71,8 @@ export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceVi
   };
 }
 
-function goneFromNodes(r: InstanceRecord): InstanceView {
+/** An instance as only its record knows it (no node reports it): shown terminated unless the caller knows better. */
+export function viewOfRecord(r: InstanceRecord): InstanceView {
   return {
     instanceId: r.instanceId,
     reservationId: r.reservationId,
@@ -136,7 +137,7 @@ export function mergeInstances(
     if (views.has(r.instanceId)) continue;
     if (!live.has(r.partition)) unknown.set(r.instanceId, r.partition);
     else if (r.phase === 'launched' && incomplete.has(r.partition)) unknown.set(r.instanceId, r.partition);
-    else if (r.phase === 'launched') views.set(r.instanceId, goneFromNodes(r));
+    else if (r.phase === 'launched') views.set(r.instanceId, viewOfRecord(r));
   }
   return { views: [...views.values()].sort(compareViews), unknown };
 }

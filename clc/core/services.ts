@@ -1,7 +1,10 @@
 /**
- * Eucalyptus service vocabulary for nodes and clusters: the state DescribeServices shows and the
- * service id (an ARN-like full name) EnableService/DisableService accept. Pure.
+ * Eucalyptus service vocabulary for nodes and clusters: the state DescribeServices shows, the
+ * service id (an ARN-like full name) EnableService/DisableService/ModifyService accept, Eucalyptus 4's
+ * state and transition names, and what a service name given by an admin refers to. Pure.
  */
+import { createHash } from 'node:crypto';
+import { hostSchema } from '../../shared/protocol/common.js';
 import type { CcNode } from '../../shared/protocol/ccProtocol.js';
 
 /**
@@ -14,6 +17,29 @@ export const SERVICE_STATES: readonly ServiceState[] = Object.freeze(['ENABLED',
 
 export const SERVICE_TYPES = Object.freeze(['eucalyptus', 'cluster', 'node'] as const);
 export type ServiceType = (typeof SERVICE_TYPES)[number];
+
+/**
+ * Eucalyptus 4's service states (Component.State), which ByState, the `state` filter and
+ * ModifyService accept. Ferry's services are only ever in the three of ServiceState.
+ */
+export const EUCA_STATES = Object.freeze(['BROKEN', 'PRIMORDIAL', 'INITIALIZED', 'LOADED', 'STOPPED', 'NOTREADY', 'DISABLED', 'ENABLED'] as const);
+export type EucaState = (typeof EUCA_STATES)[number];
+
+/** Eucalyptus 4's named transitions (Topology.Transitions), the other half of what ModifyService's State takes. */
+export const EUCA_TRANSITIONS = Object.freeze(['START', 'STOP', 'INITIALIZE', 'LOAD', 'DESTROY', 'ENABLE', 'DISABLE', 'CHECK', 'RESTART'] as const);
+export type EucaTransition = (typeof EUCA_TRANSITIONS)[number];
+
+export function isEucaState(s: string): s is EucaState {
+  return (EUCA_STATES as readonly string[]).includes(s);
+}
+
+export function isEucaTransition(s: string): s is EucaTransition {
+  return (EUCA_TRANSITIONS as readonly string[]).includes(s);
+}
+
+/** The name the CLC reports for itself, in the partition Eucalyptus gives its `eucalyptus` service. */
+export const CLC_SERVICE_NAME = 'clc';
+export const CLC_SERVICE_PARTITION = 'eucalyptus';
 
 export interface NodeServiceStatus {
   readonly state: ServiceState;
@@ -42,4 +68,41 @@ export function parseServiceFullName(s: string): ParsedServiceId | undefined {
   const m = /^arn:euca:eucalyptus:([^:/]+):([^:/]+):([^:/]+)\/$/.exec(s);
   if (!m) return undefined;
   return { partition: m[1] as string, type: m[2] as string, name: m[3] as string };
+}
+
+/** Namespace of service uuids (a fixed random UUID): uuids are RFC 4122 version 5 of the full name in it. */
+const SERVICE_UUID_NAMESPACE = Buffer.from('6b1f0c9e4d2a4f7a9a53e2d1c0b8f417', 'hex');
+
+/** A stable uuid for a service (or anything named by a string): the same full name gives the same uuid on every CLC. */
+export function serviceUuid(fullName: string): string {
+  const h = createHash('sha1').update(SERVICE_UUID_NAMESPACE).update(fullName, 'utf8').digest();
+  h[6] = ((h[6] as number) & 0x0f) | 0x50;
+  h[8] = ((h[8] as number) & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** What an admin's service name refers to; a node's partition is known only when its full name was given. */
+export type ServiceRef =
+  | { readonly type: 'eucalyptus' }
+  | { readonly type: 'cluster'; readonly partition: string }
+  | { readonly type: 'node'; readonly host: string; readonly partition?: string };
+
+/**
+ * Resolves a service name (`clc`, a partition's name, a node's address) or a full name as
+ * DescribeServices prints it against the configured `partitions`; undefined when it names nothing
+ * this cloud can have. A node named by its address alone may still be absent: only its CC can say.
+ */
+export function resolveServiceName(name: string, partitions: readonly string[]): ServiceRef | undefined {
+  const id = parseServiceFullName(name);
+  if (id === undefined) {
+    if (name === CLC_SERVICE_NAME) return { type: 'eucalyptus' };
+    if (partitions.includes(name)) return { type: 'cluster', partition: name };
+    return hostSchema.safeParse(name).success ? { type: 'node', host: name } : undefined;
+  }
+  if (id.type === 'eucalyptus') return id.partition === CLC_SERVICE_PARTITION && id.name === CLC_SERVICE_NAME ? { type: 'eucalyptus' } : undefined;
+  if (!partitions.includes(id.partition)) return undefined;
+  if (id.type === 'cluster') return id.name === id.partition ? { type: 'cluster', partition: id.partition } : undefined;
+  if (id.type === 'node' && hostSchema.safeParse(id.name).success) return { type: 'node', host: id.name, partition: id.partition };
+  return undefined;
 }

@@ -4,11 +4,11 @@
  * rotates the keys by deleting the file and restarting the CLC (docs/SECURITY.md). A file that
  * cannot be read is an error, never silently replaced: that would lock the admin's tools out.
  */
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import {
-  CredentialsFileError, formatCredentialsFile, generateCredentials, readCredentialsFile, type Credentials,
+  CredentialsFileError, formatCredentialsFile, generateCredentials, missingToolExports, parseCredentialsFile, type Credentials,
 } from '../../shared/auth/credentialsFile.js';
 import { writeFileDurable } from '../../shared/store/durableFile.js';
 import { ADMIN_ACCOUNT_ID } from '../api/auth.js';
@@ -38,9 +38,19 @@ export async function loadOrCreateAdminCredentials(opts: AdminCredentialsOptions
     throw new CredentialsFileError(path, `cannot be read (${e.message})`);
   });
   if (existing) {
-    const file = await readCredentialsFile(path);
+    const text = await readFile(path, 'utf8').catch((e: Error) => {
+      throw new CredentialsFileError(path, `cannot be read (${e.message})`);
+    });
+    const file = parseCredentialsFile(text, path);
     // Group- or world-readable keys are someone else's keys too; say so, but keep serving.
     if ((existing.mode & 0o077) !== 0) opts.logger.warn({ path, mode: (existing.mode & 0o777).toString(8) }, 'admin credentials file is readable by others; chmod 600 it');
+    // A file from before the AWS tools' variables were written: add them, keys and everything else unchanged.
+    const missing = missingToolExports(text, { ...file, url: file.url ?? opts.url });
+    if (missing.length > 0) {
+      const added = `${text.endsWith('\n') || text === '' ? text : `${text}\n`}${missing.map(([k, v]) => `export ${k}=${v}`).join('\n')}\n`;
+      await writeFileDurable(path, added, existing.mode & 0o777);
+      opts.logger.info({ path, added: missing.map(([k]) => k) }, 'admin credentials file: added the variables the AWS tools and euca2ools read');
+    }
     opts.logger.info({ path, accessKeyId: file.accessKey }, 'admin credentials loaded');
     return { identity: adminIdentity(file), path, created: false };
   }

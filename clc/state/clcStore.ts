@@ -1,11 +1,12 @@
 /**
  * What only the CLC knows, kept durably in `<state-dir>/clc.json` (kind 'ferry-clc', version 1): the
- * VM type table, one record per instance it launched, and host HA's records, configuration and event
- * log (clc/ha/haState.ts). Live state is not kept here: the CCs report it and the NCs are its source
+ * VM type table, one record per instance it launched, RunInstances' client tokens of the last day, and
+ * host HA's records, configuration and event log (clc/ha/haState.ts). Live state is not kept here: the CCs report it and the NCs are its source
  * of truth.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
+import { runTokenRecordSchema } from '../core/runTokens.js';
 import { emptyHaSection, haSectionSchema } from '../ha/haState.js';
 import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { instanceIdSchema, partitionSchema, reservationIdSchema, vmTypeSchema } from '../../shared/protocol/common.js';
@@ -37,6 +38,8 @@ export const instanceRecordSchema = z.object({
    * on a fenced host that comes back is obsolete. Absent in records written before it.
    */
   terminatedAt: z.number().optional(),
+  /** The ClientToken RunInstances was called with (EC2's clientToken and client-token filter). */
+  clientToken: z.string().optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 
@@ -45,13 +48,15 @@ export const clcStateSchema = z.object({
   instances: z.record(instanceIdSchema, instanceRecordSchema),
   /** Host HA (issue 6): absent in stores written before it, hence the default. */
   ha: haSectionSchema.default(emptyHaSection),
+  /** RunInstances' ClientTokens by runTokenKey (clc/core/runTokens.ts); absent in stores written before them. */
+  runTokens: z.record(z.string(), runTokenRecordSchema).default(() => ({})),
 });
 export type ClcState = z.infer<typeof clcStateSchema>;
 
 export const CLC_STORE_OPTIONS: StoreOptions<ClcState> = Object.freeze({
   kind: 'ferry-clc',
   schemaVersion: 1,
-  initial: (): ClcState => ({ vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })), instances: {}, ha: emptyHaSection() }),
+  initial: (): ClcState => ({ vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })), instances: {}, ha: emptyHaSection(), runTokens: {} }),
   validate: (data: unknown): ClcState => clcStateSchema.parse(data),
 });
 

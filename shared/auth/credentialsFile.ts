@@ -1,9 +1,12 @@
 /**
- * The credentials file, in euca2ools' `eucarc` shape so it can also be `source`d by a shell:
+ * The credentials file, in Eucalyptus's `eucarc` shape so it can also be `source`d by a shell:
  *   export EC2_URL=http://127.0.0.1:8773/services/Eucalyptus
  *   export EC2_ACCESS_KEY=AKI...
  *   export EC2_SECRET_KEY=...
- * The CLC writes it (0600) for its admin at first start; the CLI reads it when EC2_* are unset.
+ * followed by what the other tools read (toolExports): the AWS SDKs and CLI and euca2ools read
+ * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and need a region; Eucalyptus 4's admin tools find
+ * their service-management endpoint in EUCA_BOOTSTRAP_URL. The CLC writes it (0600) for its admin
+ * at first start; Ferry's CLI reads it when EC2_* are unset.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -50,11 +53,31 @@ export function generateCredentials(random: (size: number) => Buffer = randomByt
   return { accessKey: `AKI${randomString(UPPER_ALNUM, 17, random)}`, secretKey: randomString(BASE64ISH, 40, random) };
 }
 
+/** The region the CLC answers DescribeRegions with, and what clients that need one should sign for. */
+export const CLOUD_REGION = 'eucalyptus';
+/** Eucalyptus 4's service-management path (euserv-*), beside EC2_URL's. */
+export const BOOTSTRAP_PATH = '/services/Empyrean';
+
+/** The variables other tools read, in the order written: name → value. */
+export function toolExports(c: CredentialsFile): [string, string][] {
+  const out: [string, string][] = [];
+  if (c.url !== undefined) out.push(['EUCA_BOOTSTRAP_URL', `${new URL(c.url).origin}${BOOTSTRAP_PATH}`]);
+  out.push(['AWS_DEFAULT_REGION', CLOUD_REGION], ['AWS_ACCESS_KEY_ID', c.accessKey], ['AWS_SECRET_ACCESS_KEY', c.secretKey]);
+  return out;
+}
+
 export function formatCredentialsFile(c: CredentialsFile, comment: string): string {
   const lines = [...comment.split('\n').map((l) => `# ${l}`)];
   if (c.url !== undefined) lines.push(`export EC2_URL=${c.url}`);
-  lines.push(`export EC2_ACCESS_KEY=${c.accessKey}`, `export EC2_SECRET_KEY=${c.secretKey}`, '');
+  lines.push(`export EC2_ACCESS_KEY=${c.accessKey}`, `export EC2_SECRET_KEY=${c.secretKey}`);
+  lines.push(...toolExports(c).map(([k, v]) => `export ${k}=${v}`), '');
   return lines.join('\n');
+}
+
+/** The names a file written before toolExports lacks (none when every one is there). */
+export function missingToolExports(text: string, c: CredentialsFile): [string, string][] {
+  const named = new Set([...text.matchAll(/^\s*(?:export\s+)?([A-Z0-9_]+)=/gm)].map((m) => m[1]));
+  return toolExports(c).filter(([k]) => !named.has(k));
 }
 
 /** Reads `NAME=value` lines (optionally `export`ed, optionally quoted); comments and blank lines are skipped. */

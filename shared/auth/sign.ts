@@ -2,7 +2,6 @@
  * Signing a request with SigV4, in the Authorization-header form (what the CLI sends) and the
  * query-string form (presigned URLs). `now` is an input so tests and the simulator sign for any time.
  */
-import { randomUUID } from 'node:crypto';
 import { ALGORITHM, canonicalRequest, formatAmzDate, scopeString, sha256Hex, signature, type Scope } from './sigv4.js';
 
 export interface SigningCredentials {
@@ -67,8 +66,6 @@ export function presignUrl(method: string, url: URL, opts: SignOptions & { reado
 export interface SignQueryOptions extends SignOptions {
   /** The CLC endpoint, e.g. http://127.0.0.1:8773/services/Eucalyptus. */
   readonly url: string;
-  /** Makes two identical calls in one second sign differently (the CLC refuses a repeated signature); random by default. */
-  readonly nonce?: string;
 }
 
 export interface SignedQuery {
@@ -87,8 +84,7 @@ export function signQuery(params: Readonly<Record<string, string>>, opts: SignQu
   const signed = signRequest({
     method: 'POST',
     url: new URL(opts.url),
-    // AWS SDKs send a fresh amz-sdk-invocation-id per call; signing it keeps retries and polls distinct.
-    headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'amz-sdk-invocation-id': opts.nonce ?? randomUUID() },
+    headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
     body,
   }, opts);
   const { host: _host, ...headers } = signed;

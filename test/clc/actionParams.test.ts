@@ -5,6 +5,7 @@ import { parseDescribeInstances } from '../../clc/api/actions/describeInstances.
 import { parseDescribeNodes } from '../../clc/api/actions/describeNodes.js';
 import { parseDescribeServices } from '../../clc/api/actions/describeServices.js';
 import { parseModifyService } from '../../clc/api/actions/modifyService.js';
+import { parseModifyServiceByName } from '../../clc/api/actions/modifyServiceByName.js';
 import { MAX_INSTANCES_PER_REQUEST, parseRunInstances } from '../../clc/api/actions/runInstances.js';
 import { parseTerminateInstances } from '../../clc/api/actions/terminateInstances.js';
 import { splitEnvelope } from '../../clc/api/envelope.js';
@@ -91,14 +92,59 @@ describe('DescribeAvailabilityZones', () => {
 });
 
 describe('DescribeServices', () => {
+  const none = { type: undefined, partition: undefined, host: undefined, state: undefined, names: [], filters: [], showEvents: false };
   const rows: Row[] = [
-    ['nothing', '', { ok: { type: undefined, partition: undefined, host: undefined, state: undefined } }],
-    ['type, any case', 'ByServiceType=NODE', { ok: { type: 'node', partition: undefined, host: undefined, state: undefined } }],
-    ['state, any case', 'ByState=notready&ByPartition=cluster01&ByHost=127.0.12.11', { ok: { type: undefined, partition: 'cluster01', host: '127.0.12.11', state: 'NOTREADY' } }],
+    ['nothing', '', { ok: none }],
+    ['type, any case', 'ByServiceType=NODE', { ok: { ...none, type: 'node' } }],
+    ['state, any case', 'ByState=notready&ByPartition=cluster01&ByHost=127.0.12.11', { ok: { ...none, partition: 'cluster01', host: '127.0.12.11', state: 'NOTREADY' } }],
+    ['a Eucalyptus state Ferry never shows', 'ByState=broken', { ok: { ...none, state: 'BROKEN' } }],
+    // What euserv-describe-services sends with no argument: its store_true flags as false.
+    ['euserv-describe-services', 'ListAll=false&ShowEvents=false&ShowEventStacks=false', { ok: none }],
+    ['ListAll, ListInternal, ListUserServices change nothing', 'ListAll=TRUE&ListInternal=true&ListUserServices=False', { ok: none }],
+    ['ShowEvents', 'ShowEvents=True', { ok: { ...none, showEvents: true } }],
+    ['ShowEventStacks implies ShowEvents', 'ShowEvents=false&ShowEventStacks=true', { ok: { ...none, showEvents: true } }],
+    ['service names and full names', 'ServiceName.1=127.0.12.11&ServiceName.2=arn:euca:eucalyptus:cluster01:cluster:cluster01/&ServiceName.3=nothing',
+      { ok: { ...none, names: ['127.0.12.11', 'arn:euca:eucalyptus:cluster01:cluster:cluster01/', 'nothing'] } }],
+    ['filters', 'Filter.1.Name=partition&Filter.1.Value.1=cluster01&Filter.1.Value.2=cluster02&Filter.2.Name=state&Filter.2.Value.1=disabled&Filter.3.Name=internal&Filter.3.Value.1=TRUE',
+      { ok: { ...none, filters: [{ name: 'partition', values: ['cluster01', 'cluster02'] }, { name: 'state', values: ['disabled'] }, { name: 'internal', values: ['TRUE'] }] } }],
+    ['every Eucalyptus filter name', 'Filter.1.Name=host&Filter.1.Value.1=h&Filter.2.Name=service-type&Filter.2.Value.1=node&Filter.3.Name=public&Filter.3.Value.1=false'
+      + '&Filter.4.Name=service-group&Filter.4.Value.1=g&Filter.5.Name=service-group-member&Filter.5.Value.1=false&Filter.6.Name=user-service&Filter.6.Value.1=true'
+      + '&Filter.7.Name=certificate-usage&Filter.7.Value.1=ssl', { ok: { ...none, filters: [
+      { name: 'host', values: ['h'] }, { name: 'service-type', values: ['node'] }, { name: 'public', values: ['false'] }, { name: 'service-group', values: ['g'] },
+      { name: 'service-group-member', values: ['false'] }, { name: 'user-service', values: ['true'] }, { name: 'certificate-usage', values: ['ssl'] },
+    ] } }],
     ['unknown type', 'ByServiceType=walrus', { code: 'InvalidServiceType', message: /walrus/ }],
-    ['unknown state', 'ByState=BROKEN', { code: 'InvalidParameterValue', message: /ByState/ }],
+    ['unknown state', 'ByState=RUNNING', { code: 'InvalidParameterValue', message: /ByState.*BROKEN/ }],
+    ['bad boolean', 'ListAll=yes', { code: 'InvalidParameterValue', message: /ListAll/ }],
+    ['bad ShowEvents', 'ShowEvents=1', { code: 'InvalidParameterValue', message: /ShowEvents/ }],
+    ['ServiceName not numbered', 'ServiceName=clc', { code: 'InvalidParameterValue', message: /ServiceName/ }],
+    ['unknown filter', 'Filter.1.Name=availability-zone&Filter.1.Value.1=cluster01', { code: 'InvalidParameterValue', message: /Filter.1.Name.*service-type/ }],
+    ['filter name in the wrong case', 'Filter.1.Name=Partition&Filter.1.Value.1=cluster01', { code: 'InvalidParameterValue', message: /Filter.1.Name/ }],
+    ['bad state value', 'Filter.1.Name=state&Filter.1.Value.1=enabled&Filter.1.Value.2=running', { code: 'InvalidParameterValue', message: /running.*Filter.1.Value.2/ }],
+    ['bad boolean value', 'Filter.1.Name=partition&Filter.1.Value.1=x&Filter.2.Name=public&Filter.2.Value.1=maybe', { code: 'InvalidParameterValue', message: /Filter.2.Value.1/ }],
+    ['filter without values', 'Filter.1.Name=host', { code: 'MissingParameter', message: /Filter.1.Value.1/ }],
+    ['unknown parameter', 'ServiceId=clc', { code: 'UnknownParameter', message: /ServiceId/ }],
   ];
   it.each(rows)('%s', (_n, q, o) => check(parseDescribeServices, q, o));
+});
+
+describe('ModifyService (Eucalyptus 4)', () => {
+  const rows: Row[] = [
+    ['enable a node', 'Name=127.0.12.11&State=ENABLE', { ok: { name: '127.0.12.11', state: 'ENABLE', change: 'enabled' } }],
+    ['a state name, any case', 'Name=127.0.12.11&State=disabled', { ok: { name: '127.0.12.11', state: 'DISABLED', change: 'disabled' } }],
+    ['DISABLE by full name', 'Name=arn:euca:eucalyptus:cluster01:node:127.0.12.11/&State=Disable',
+      { ok: { name: 'arn:euca:eucalyptus:cluster01:node:127.0.12.11/', state: 'DISABLE', change: 'disabled' } }],
+    ['STOP parses, changing nothing', 'Name=127.0.12.11&State=stop', { ok: { name: '127.0.12.11', state: 'STOP', change: undefined } }],
+    ['RESTART', 'Name=clc&State=RESTART', { ok: { name: 'clc', state: 'RESTART', change: undefined } }],
+    ['a name that names nothing still parses (NotFound comes later)', 'Name=walrus&State=ENABLED', { ok: { name: 'walrus', state: 'ENABLED', change: 'enabled' } }],
+    ['missing State', 'Name=127.0.12.11', { code: 'MissingParameter', message: /State/ }],
+    ['missing Name', 'State=ENABLE', { code: 'MissingParameter', message: /Name/ }],
+    ['empty Name', 'Name=&State=ENABLE', { code: 'InvalidParameterValue', message: /Name/ }],
+    ['unknown State', 'Name=127.0.12.11&State=maintenance', { code: 'InvalidParameterValue', message: /State.*START, STOP.*BROKEN/ }],
+    ['State as a list', 'Name=127.0.12.11&State.1=ENABLE', { code: 'InvalidParameterValue', message: /State/ }],
+    ['unknown parameter', 'Name=127.0.12.11&State=ENABLE&Partition=cluster01', { code: 'UnknownParameter', message: /Partition/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseModifyServiceByName, q, o));
 });
 
 describe('DescribeNodes', () => {

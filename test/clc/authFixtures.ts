@@ -63,6 +63,6 @@ export async function sendRaw(app: Express, build: (url: string) => RawRequest):
 }
 
 /** A request signed by `who` at `now` (the signing time, not necessarily the server's). */
-export function signedQuery(app: Express, params: Record<string, string>, who: Identity, now: number, nonce?: string): Promise<QueryReply> {
-  return sendRaw(app, (url) => signQuery({ Version: '2013-02-01', ...params }, { accessKey: who.accessKey, secretKey: who.secretKey, url, now, ...(nonce !== undefined ? { nonce } : {}) }));
+export function signedQuery(app: Express, params: Record<string, string>, who: Identity, now: number): Promise<QueryReply> {
+  return sendRaw(app, (url) => signQuery({ Version: '2013-02-01', ...params }, { accessKey: who.accessKey, secretKey: who.secretKey, url, now }));
 }

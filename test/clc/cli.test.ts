@@ -63,6 +63,22 @@ describe('euca-run-instances, euca-describe-instances, euca-terminate-instances'
     expect(lines(r.stdout).filter((l) => l.startsWith('INSTANCE'))).toHaveLength(3);
   });
 
+  it('-n MIN-MAX (euca2ools\' form) sends both counts', async () => {
+    const r = await cli('runInstances', ['emi-00000001', '-n', '1-2']);
+    expect(r.code).toBe(0);
+    expect(h.clusters.calls.filter((c) => c.op === 'ccRunInstances').at(-1)?.req).toMatchObject({ minCount: 1, instanceIds: expect.any(Array) });
+    expect(lines(r.stdout).filter((l) => l.startsWith('INSTANCE'))).toHaveLength(2);
+  });
+
+  it('--client-token makes a second run show the first reservation, launching nothing', async () => {
+    const first = await cli('runInstances', ['emi-00000001', '--client-token', 'cli-tok']);
+    const runs = h.clusters.calls.filter((c) => c.op === 'ccRunInstances').length;
+    const again = await cli('runInstances', ['emi-00000001', '--client-token', 'cli-tok']);
+    expect([first.code, again.code]).toEqual([0, 0]);
+    expect(again.stdout).toBe(first.stdout);
+    expect(h.clusters.calls.filter((c) => c.op === 'ccRunInstances')).toHaveLength(runs);
+  });
+
   it('describe with ids and filters, then terminate', async () => {
     const run = await cli('runInstances', ['emi-00000001', '-n', '2', '-z', 'cluster01']);
     const ids = lines(run.stdout).filter((l) => l.startsWith('INSTANCE')).map((l) => l.split('\t')[1] as string);
@@ -94,7 +110,7 @@ describe('euca-run-instances, euca-describe-instances, euca-terminate-instances'
   it('a usage error exits non-zero without calling the cloud', async () => {
     const r = await cli('runInstances', ['emi-00000001', '-n', 'lots']);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('MIN or MIN:MAX');
+    expect(r.stderr).toContain('MIN, MIN-MAX or MIN:MAX');
     expect(h.clusters.calls).toEqual([]);
   });
 });
@@ -194,10 +210,10 @@ describe('connection and wrappers', () => {
     expect(r.code).toBe(0);
   });
 
-  it('a URL that does not serve the API is an unexpected response', async () => {
+  it('a path the CLC does not serve is its coded error', async () => {
     const r = await cli('describeNodes', [], { EC2_URL: url.replace(CLC_PATH, '/nothing') });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: unexpected response from /);
+    expect(r.stderr).toMatch(/^UnknownEndpoint: No service is served at \/nothing/);
   });
 
   it.each([

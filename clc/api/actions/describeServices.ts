@@ -1,44 +1,96 @@
 /**
- * DescribeServices (Eucalyptus): the CLC itself, one `cluster` service per partition and one `node`
- * service per node, each ENABLED, DISABLED or NOTREADY. Filters: ByServiceType, ByPartition,
- * ByHost, ByState.
+ * DescribeServices (Eucalyptus 4's request and response): the CLC itself, one `cluster` service per
+ * partition and one `node` service per node, each ENABLED, DISABLED or NOTREADY. Narrowed by
+ * ByServiceType, ByPartition, ByHost, ByState, ServiceName.N and Filter.N (clc/core/serviceFilters.ts).
+ * Every service is listed by default, so ListAll, ListInternal and ListUserServices change nothing.
  */
 import { z } from 'zod';
 import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions, type FanOut } from '../../clusters/fanOut.js';
 import type { CcResponse } from '../../../shared/protocol/ccProtocol.js';
-import { SERVICE_STATES, SERVICE_TYPES, type ServiceState, type ServiceType } from '../../core/services.js';
+import {
+  invalidFilterValue, isServiceFilterName, SERVICE_FILTER_NAMES, serviceFilterPredicate, type ServiceFilter,
+} from '../../core/serviceFilters.js';
+import {
+  CLC_SERVICE_NAME, CLC_SERVICE_PARTITION, EUCA_STATES, isEucaState, SERVICE_TYPES, serviceFullName,
+  type EucaState, type ServiceType,
+} from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { coded, parseActionParams } from '../actionParams.js';
+import { boolParam, coded, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { clusterServiceStatus, nodeServiceStatus, serviceStatusItem, type ServiceStatus } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { requireZone } from './zones.js';
 
-/** The service name the CLC reports for itself. */
-export const CLC_SERVICE_NAME = 'clc';
+/** Where the CLC serves its API under its origin: app.ts's CLC_PATH (test/clc/services.test.ts keeps them equal). */
+export const CLC_SERVICE_PATH = '/services/Eucalyptus';
 
 export const serviceTypeParam = z.string()
   .transform((s) => s.toLowerCase())
   .refine((s): s is ServiceType => (SERVICE_TYPES as readonly string[]).includes(s),
     coded('InvalidServiceType', 'unknown service type', { expected: SERVICE_TYPES.join(', ') }));
 
+const stateParam = z.string()
+  .transform((s) => s.toUpperCase())
+  .refine((s): s is EucaState => isEucaState(s), `expected a service state: ${EUCA_STATES.join(', ')}`);
+
+const filterSchema = z.strictObject({
+  Name: z.string().refine(isServiceFilterName, coded('InvalidParameterValue', `The filter is invalid; known filters: ${SERVICE_FILTER_NAMES.join(', ')}`)),
+  Value: paramList(z.string()),
+}).superRefine((f, issues) => {
+  if (!isServiceFilterName(f.Name)) return;
+  f.Value.forEach((v, i) => {
+    const why = invalidFilterValue(f.Name as ServiceFilter['name'], v);
+    if (why !== undefined) issues.addIssue({ code: 'custom', path: ['Value', i], message: why });
+  });
+});
+
 const schema = z.strictObject({
   ByServiceType: serviceTypeParam.optional(),
   ByPartition: z.string().min(1).optional(),
   ByHost: z.string().min(1).optional(),
-  ByState: z.string()
-    .transform((s) => s.toUpperCase())
-    .refine((s): s is ServiceState => (SERVICE_STATES as readonly string[]).includes(s), `expected one of ${SERVICE_STATES.join(', ')}`)
-    .optional(),
+  ByState: stateParam.optional(),
+  ServiceName: paramList(z.string()).optional(),
+  Filter: paramList(filterSchema).optional(),
+  // Eucalyptus lists only some services without these; Ferry always lists them all.
+  ListAll: boolParam.optional(),
+  ListInternal: boolParam.optional(),
+  ListUserServices: boolParam.optional(),
+  ShowEvents: boolParam.optional(),
+  // Eucalyptus adds Java stack traces to the events; Ferry has none to add, so it only implies ShowEvents.
+  ShowEventStacks: boolParam.optional(),
 }).transform((p) => ({
-  type: p.ByServiceType as ServiceType | undefined, partition: p.ByPartition, host: p.ByHost, state: p.ByState as ServiceState | undefined,
+  type: p.ByServiceType as ServiceType | undefined,
+  partition: p.ByPartition,
+  host: p.ByHost,
+  state: p.ByState as EucaState | undefined,
+  names: p.ServiceName ?? [],
+  filters: (p.Filter ?? []).map((f): ServiceFilter => ({ name: f.Name as ServiceFilter['name'], values: f.Value })),
+  showEvents: p.ShowEvents === true || p.ShowEventStacks === true,
 }));
 
 export type DescribeServicesInput = Readonly<z.infer<typeof schema>>;
 
 export function parseDescribeServices(params: ParamMap): DescribeServicesInput {
   return parseActionParams(schema, params);
+}
+
+/** The CLC as a service: ENABLED whenever it can answer. */
+function clcServiceStatus(origin: string): ServiceStatus {
+  return {
+    type: 'eucalyptus', partition: CLC_SERVICE_PARTITION, name: CLC_SERVICE_NAME, host: new URL(origin).hostname,
+    uri: `${origin}${CLC_SERVICE_PATH}`, state: 'ENABLED', details: [],
+  };
+}
+
+/** True for the services the request's By* parameters and ServiceName.N let through. */
+function selected(input: DescribeServicesInput): (s: ServiceStatus) => boolean {
+  const filters = serviceFilterPredicate(input.filters);
+  return (s) => (input.type === undefined || s.type === input.type)
+    && (input.host === undefined || s.host === input.host)
+    && (input.state === undefined || s.state === input.state)
+    && (input.names.length === 0 || input.names.some((n) => n === s.name || n === serviceFullName(s.partition, s.type, s.name)))
+    && filters(s);
 }
 
 async function run(input: DescribeServicesInput, ctx: ActionContext): Promise<XmlObject> {
@@ -49,18 +101,14 @@ async function run(input: DescribeServicesInput, ctx: ActionContext): Promise<Xm
     : await askPartitions(ctx.clusters, partitions, 'ccDescribeNodes', {}, ctx.logger);
 
   const statuses: ServiceStatus[] = [];
-  if (input.partition === undefined) {
-    statuses.push({ type: 'eucalyptus', partition: 'eucalyptus', name: CLC_SERVICE_NAME, state: 'ENABLED', details: [] });
-  }
+  if (input.partition === undefined) statuses.push(clcServiceStatus(ctx.origin));
   for (const p of ctx.clusters.partitions) {
     if (!partitions.includes(p.name)) continue;
     statuses.push(clusterServiceStatus(p.name, p.endpoint, fan.unavailable.get(p.name)));
     for (const node of fan.answers.get(p.name)?.nodes ?? []) statuses.push(nodeServiceStatus(node));
   }
-  const shown = statuses.filter((s) => (input.type === undefined || s.type === input.type)
-    && (input.host === undefined || s.name === input.host)
-    && (input.state === undefined || s.state === input.state));
-  return { serviceStatuses: shown.map(serviceStatusItem) };
+  const options = input.showEvents ? { events: { at: ctx.clock.now() } } : {};
+  return { serviceStatuses: statuses.filter(selected(input)).map((s) => serviceStatusItem(s, options)) };
 }
 
 export const describeServices = defineAction({ namespace: EUCA_NAMESPACE, parse: parseDescribeServices, run });

@@ -5,6 +5,7 @@ import { describeAvailabilityZones } from './describeAvailabilityZones.js';
 import { describeInstances } from './describeInstances.js';
 import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
+import { describeRegions } from './describeRegions.js';
 import { describeServices } from './describeServices.js';
 import { configureHAForCluster, configureHAForHost } from './haConfigure.js';
 import { configureHAForInstance } from './haInstance.js';
@@ -14,6 +15,7 @@ import { resumeHA, suspendHA } from './haSuspend.js';
 import { disableHAForCluster, disableHAForHost, enableHAForCluster, enableHAForHost } from './haSwitch.js';
 import { migrateInstances } from './migrateInstances.js';
 import { disableService, enableService } from './modifyService.js';
+import { modifyServiceByName } from './modifyServiceByName.js';
 import { runInstances } from './runInstances.js';
 import { terminateInstances } from './terminateInstances.js';
 
@@ -22,10 +24,12 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeInstances: describeInstances,
   TerminateInstances: terminateInstances,
   DescribeAvailabilityZones: describeAvailabilityZones,
+  DescribeRegions: describeRegions,
   DescribeServices: describeServices,
   DescribeNodes: describeNodes,
   EnableService: enableService,
   DisableService: disableService,
+  ModifyService: modifyServiceByName,
   MigrateInstances: migrateInstances,
   DescribeMigrations: describeMigrations,
   CancelMigration: cancelMigration,

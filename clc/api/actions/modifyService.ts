@@ -7,7 +7,8 @@
  * (clc/core/gate.ts).
  *
  * The node is named by `Host=<address>` or by `ServiceId=<full name>` as DescribeServices prints it
- * (`arn:euca:eucalyptus:<partition>:node:<host>/`), never both.
+ * (`arn:euca:eucalyptus:<partition>:node:<host>/`), never both. Eucalyptus 4's ModifyService
+ * ENABLE/DISABLE (modifyServiceByName.ts) makes the same change through changeNodeState.
  */
 import { z } from 'zod';
 import type { NodeState } from '../../../shared/protocol/common.js';
@@ -62,25 +63,38 @@ export function parseModifyService(params: ParamMap): ModifyServiceInput {
   return parseActionParams(schema, params);
 }
 
-function modifyNode(action: 'EnableService' | 'DisableService', stateName: NodeState) {
-  return async (input: ModifyServiceInput, ctx: ActionContext): Promise<XmlObject> => {
-    const candidates = input.partition !== undefined ? [requireZone(ctx.clusters, input.partition)] : partitionNames(ctx.clusters);
-    // Disabling takes capacity away: it runs alone in its partition and the changes that arrive
-    // meanwhile wait for its reply. Enabling only adds capacity, so it is an ordinary change.
-    const ticket = ctx.gate.enter(stateName === 'disabled' ? 'exclusive' : 'change', `${action} of node ${input.host}`, candidates);
-    const partition = await findNodePartition(ctx, input.host, candidates, input.partition);
-    await ticket.ready([partition]);
-    if (stateName === 'enabled') await ctx.haHooks?.beforeEnable(input.host, partition);
-    const r = await ctx.clusters.call(partition, 'ccModifyNode', { host: input.host, stateName, vmTypes: ctx.store.read().vmTypes });
-    if (stateName === 'enabled') await ctx.haHooks?.afterEnable(input.host, partition);
-    ctx.logger.info({ partition, host: input.host, previousState: r.previousState, stateName }, 'node state changed');
-    return {
-      serviceStatuses: [serviceStatusItem(nodeServiceStatus(r.node))],
-      previousState: r.previousState,
-      node: nodeItem(r.node),
-      resourceMatrix: matrixItems(r.matrix),
-    };
+/** A node to change: its address, and its partition when the admin named it. */
+export interface NodeTarget {
+  readonly host: string;
+  readonly partition: string | undefined;
+}
+
+/**
+ * Puts a node in or out of maintenance mode, as EnableService/DisableService and ModifyService do:
+ * through the change gate, with host HA's hooks, answering after its CC answered (after the NC
+ * persisted the state). `label` names the request to whoever waits behind it in the gate.
+ */
+export async function changeNodeState(ctx: ActionContext, target: NodeTarget, stateName: NodeState, label: string): Promise<XmlObject> {
+  const candidates = target.partition !== undefined ? [requireZone(ctx.clusters, target.partition)] : partitionNames(ctx.clusters);
+  // Disabling takes capacity away: it runs alone in its partition and the changes that arrive
+  // meanwhile wait for its reply. Enabling only adds capacity, so it is an ordinary change.
+  const ticket = ctx.gate.enter(stateName === 'disabled' ? 'exclusive' : 'change', label, candidates);
+  const partition = await findNodePartition(ctx, target.host, candidates, target.partition);
+  await ticket.ready([partition]);
+  if (stateName === 'enabled') await ctx.haHooks?.beforeEnable(target.host, partition);
+  const r = await ctx.clusters.call(partition, 'ccModifyNode', { host: target.host, stateName, vmTypes: ctx.store.read().vmTypes });
+  if (stateName === 'enabled') await ctx.haHooks?.afterEnable(target.host, partition);
+  ctx.logger.info({ partition, host: target.host, previousState: r.previousState, stateName }, 'node state changed');
+  return {
+    serviceStatuses: [serviceStatusItem(nodeServiceStatus(r.node))],
+    previousState: r.previousState,
+    node: nodeItem(r.node),
+    resourceMatrix: matrixItems(r.matrix),
   };
+}
+
+function modifyNode(action: 'EnableService' | 'DisableService', stateName: NodeState) {
+  return (input: ModifyServiceInput, ctx: ActionContext): Promise<XmlObject> => changeNodeState(ctx, input, stateName, `${action} of node ${input.host}`);
 }
 
 export const enableService = defineAction({ namespace: EUCA_NAMESPACE, parse: parseModifyService, run: modifyNode('EnableService', 'enabled') });

@@ -3,6 +3,10 @@
  * Records are written before the CC call so nothing the admin is told about is lost to a CLC crash.
  * A change (clc/core/gate.ts): it enters the gate of every candidate zone on receipt and reads their
  * capacity only once granted, so a pending DisableService or drain is never raced.
+ *
+ * With a ClientToken (the AWS SDKs always send one) it is idempotent, as EC2 is (clc/core/runTokens.ts):
+ * the token is written with the instance records, a repeat answers with the original reservation
+ * and launches nothing, and requests carrying one token run one at a time (ctx.keyLocks).
  */
 import { z } from 'zod';
 import type { FerryError } from '../../../shared/errors/registry.js';
@@ -11,8 +15,11 @@ import type { VmType } from '../../../shared/model/vmTypes.js';
 import { translateCcFailure } from '../../clusters/ccFaults.js';
 import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions } from '../../clusters/fanOut.js';
-import { viewOfCcInstance } from '../../core/instanceView.js';
+import { liveInstances, mergeInstances, viewOfCcInstance, viewOfRecord, type InstanceView } from '../../core/instanceView.js';
 import { chooseZone, type ZoneCapacity } from '../../core/placement.js';
+import {
+  CLIENT_TOKEN_PATTERN, forgetExpiredRunTokens, judgeRunToken, runTokenKey, type RunRequest, type RunTokenRecord,
+} from '../../core/runTokens.js';
 import type { InstanceRecord } from '../../state/clcStore.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, intParam, parseActionParams } from '../actionParams.js';
@@ -37,6 +44,7 @@ const schema = z.strictObject({
   MinCount: count.optional(),
   MaxCount: count.optional(),
   Placement: z.strictObject({ AvailabilityZone: z.string().min(1).optional() }).optional(),
+  ClientToken: z.string().refine((s) => CLIENT_TOKEN_PATTERN.test(s), 'expected 1 to 64 printable ASCII characters').optional(),
 })
   // MaxCount defaults to MinCount, so `MinCount=3` alone asks for exactly three.
   .transform((p) => ({
@@ -45,6 +53,7 @@ const schema = z.strictObject({
     minCount: p.MinCount ?? 1,
     maxCount: p.MaxCount ?? p.MinCount ?? 1,
     zone: p.Placement?.AvailabilityZone,
+    clientToken: p.ClientToken,
   }))
   .refine((p) => p.minCount <= p.maxCount, {
     path: ['MinCount'],
@@ -104,17 +113,61 @@ function allocateIds(ctx: ActionContext, n: number): { reservationId: string; in
   return { reservationId, instanceIds };
 }
 
-async function forget(ctx: ActionContext, ids: readonly string[]): Promise<void> {
+/** Drops the records of a launch that did not happen, and its token, so the token can be retried. */
+async function forget(ctx: ActionContext, ids: readonly string[], tokenKey: string | undefined): Promise<void> {
   try {
     await ctx.store.update((d) => {
       for (const id of ids) delete d.instances[id];
+      if (tokenKey !== undefined) delete d.runTokens[tokenKey];
     });
   } catch (e) {
     ctx.logger.error({ err: e, instanceIds: ids }, 'could not drop the records of a launch that did not happen; they stay as requested');
   }
 }
 
+/** What a token is bound to: the request as asked (the zone as given, not the one chosen). */
+function runRequestOf(input: RunInstancesInput): RunRequest {
+  return {
+    imageId: input.imageId, instanceType: input.instanceType, minCount: input.minCount, maxCount: input.maxCount,
+    ...(input.zone !== undefined ? { zone: input.zone } : {}),
+  };
+}
+
 async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObject> {
+  const token = input.clientToken;
+  if (token === undefined) return launch(input, ctx);
+  const key = runTokenKey(ctx.principal.accountId, token);
+  return ctx.keyLocks.run(key, async () => {
+    const verdict = judgeRunToken(ctx.store.read().runTokens[key], runRequestOf(input), ctx.clock.now());
+    if (verdict.kind === 'mismatch') throw ClcErrors.make('IdempotentParameterMismatch', { token: showKey(token), detail: verdict.differences.join('; ') });
+    if (verdict.kind === 'repeat') return repeatAnswer(verdict.record, ctx);
+    return launch(input, ctx, key);
+  });
+}
+
+/**
+ * The answer to a repeated token: the original reservation as it stands now (a read, so no gate).
+ * Instances the CC does not report yet are shown pending; those it stopped reporting, terminated.
+ */
+async function repeatAnswer(record: RunTokenRecord, ctx: ActionContext): Promise<XmlObject> {
+  const fan = await askPartitions(ctx.clusters, [record.partition], 'ccDescribeInstances', {}, ctx.logger);
+  const failure = fan.unavailable.get(record.partition);
+  if (failure) throw failure;
+  const { live, incomplete } = liveInstances(fan.answers);
+  const merged = mergeInstances(ctx.store.read().instances, live, incomplete);
+  const byId = new Map(merged.views.map((v) => [v.instanceId, v]));
+  const records = ctx.store.read().instances;
+  const views = record.instanceIds.flatMap((id): InstanceView[] => {
+    const v = byId.get(id);
+    if (v) return [v];
+    const r = records[id];
+    return r ? [{ ...viewOfRecord(r), state: r.phase === 'requested' || merged.unknown.has(id) ? 'pending' : 'terminated' }] : [];
+  });
+  ctx.logger.info({ reservationId: record.reservationId, clientToken: record.token }, 'RunInstances repeated with its client token: answered with the original reservation');
+  return { reservationId: record.reservationId, ownerId: record.ownerId, groupSet: [], instancesSet: views.map(instanceItem) };
+}
+
+async function launch(input: RunInstancesInput, ctx: ActionContext, tokenKey?: string): Promise<XmlObject> {
   const vmType = resolveVmType(ctx, input.instanceType);
   const candidates = input.zone !== undefined ? [requireZone(ctx.clusters, input.zone)] : partitionNames(ctx.clusters);
   const ticket = ctx.gate.enter('change', `RunInstances of ${input.maxCount} ${vmType.name}`, candidates);
@@ -126,10 +179,17 @@ async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObj
   const { reservationId, instanceIds } = allocateIds(ctx, input.maxCount);
   const records: InstanceRecord[] = instanceIds.map((instanceId, launchIndex) => ({
     instanceId, reservationId, ownerId, imageId: input.imageId, vmType: vmType.name, partition: zone,
-    launchTime, launchIndex, phase: 'requested',
+    launchTime, launchIndex, phase: 'requested', ...(input.clientToken !== undefined ? { clientToken: input.clientToken } : {}),
   }));
   await ctx.store.update((d) => {
     for (const r of records) d.instances[r.instanceId] = r;
+    if (tokenKey !== undefined && input.clientToken !== undefined) {
+      // The token is durable with the records it launched: a repeat after a CLC crash still finds it.
+      forgetExpiredRunTokens(d.runTokens, launchTime);
+      d.runTokens[tokenKey] = {
+        token: input.clientToken, ownerId, request: runRequestOf(input), reservationId, partition: zone, instanceIds: [...instanceIds], createdAt: launchTime,
+      };
+    }
   });
 
   // Host HA's fenced hosts are avoided even if their NC came back enabled before HA disabled it again.
@@ -144,7 +204,7 @@ async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObj
     const err = translateCcFailure(e, zone, 'ccRunInstances');
     // The CC refused (all-or-nothing) or never got the request: nothing started. After a timeout
     // it may have: the records stay `requested` and appear once the CC reports the instances.
-    if (err.fields.delivered === 'yes' || err.fields.delivered === 'no') await forget(ctx, instanceIds);
+    if (err.fields.delivered === 'yes' || err.fields.delivered === 'no') await forget(ctx, instanceIds, tokenKey);
     throw err;
   }
 
@@ -156,6 +216,8 @@ async function run(input: RunInstancesInput, ctx: ActionContext): Promise<XmlObj
         if (r && startedIds.has(id)) r.phase = 'launched';
         else delete d.instances[id];
       }
+      const t = tokenKey !== undefined ? d.runTokens[tokenKey] : undefined;
+      if (t) t.instanceIds = t.instanceIds.filter((id) => startedIds.has(id));
     });
   } catch (e) {
     // Safe to acknowledge anyway: the `requested` records are durable and the CC reports the instances.

@@ -1,7 +1,7 @@
 /** Nodes and services in Eucalyptus's shapes (DescribeServices' serviceStatuses, DescribeNodes' nodeSet). */
 import type { FerryError } from '../../../shared/errors/registry.js';
 import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
-import { nodeServiceState, serviceFullName, type ServiceState, type ServiceType } from '../../core/services.js';
+import { nodeServiceState, serviceFullName, serviceUuid, type ServiceState, type ServiceType } from '../../core/services.js';
 import type { XmlObject } from '../xmlResponse.js';
 import { isoTime } from './instanceItems.js';
 
@@ -9,28 +9,72 @@ export interface ServiceStatus {
   readonly type: ServiceType;
   readonly partition: string;
   readonly name: string;
+  /** The machine the service runs on: a node's address, the CC endpoint's host, the CLC's own host. */
+  readonly host: string;
+  /** Where the service is reached; absent when the CLC does not know (a node: only its CC knows the NC port). */
   readonly uri?: string;
   readonly state: ServiceState;
   readonly details: readonly string[];
+  /** A node's last contact with its CC (epoch ms, 0 if none), for the events ShowEvents asks for. */
+  readonly lastSeen?: number;
 }
+
+/** What Eucalyptus's ServiceId says for a service without a uri. */
+export const NO_URI = 'none';
+
+/**
+ * Eucalyptus 4 stamps every service with its topology epoch, which moves when the set of enabled
+ * services changes. Ferry keeps no topology epoch: every service reports 0.
+ */
+export const LOCAL_EPOCH = 0;
 
 export function nodeServiceStatus(node: CcNode): ServiceStatus {
   const s = nodeServiceState(node);
-  return { type: 'node', partition: node.partition, name: node.host, state: s.state, details: s.details };
+  return { type: 'node', partition: node.partition, name: node.host, host: node.host, state: s.state, details: s.details, lastSeen: node.lastSeen };
 }
 
 export function clusterServiceStatus(partition: string, endpoint: string, failure: FerryError | undefined): ServiceStatus {
   return {
-    type: 'cluster', partition, name: partition, uri: endpoint,
+    type: 'cluster', partition, name: partition, host: new URL(endpoint).hostname, uri: endpoint,
     state: failure ? 'NOTREADY' : 'ENABLED', details: failure ? [failure.message] : [],
   };
 }
 
-export function serviceStatusItem(s: ServiceStatus): XmlObject {
+export interface ServiceStatusOptions {
+  /** ShowEvents: list what the CLC knows of why a service is not ENABLED, as observed at `at` (epoch ms). */
+  readonly events?: { readonly at: number };
+}
+
+/** Eucalyptus's fault severities for what a service's state says: out of service, or set aside on purpose. */
+function severityOf(state: ServiceState): string {
+  return state === 'NOTREADY' ? 'ERROR' : 'INFO';
+}
+
+function statusDetails(s: ServiceStatus, fullName: string, at: number): XmlObject[] {
+  if (s.state === 'ENABLED') return [];
+  const heard = s.lastSeen === undefined ? '' : s.lastSeen > 0 ? `; last heard from at ${isoTime(s.lastSeen)}` : '; never heard from';
+  return s.details.map((d) => {
+    const message = s.state === 'NOTREADY' ? `${d}${heard}` : d;
+    return {
+      severity: severityOf(s.state), uuid: serviceUuid(`${fullName}#${message}`), message,
+      serviceFullName: fullName, serviceName: s.name, serviceHost: s.host, stackTrace: '', timestamp: isoTime(at),
+    };
+  });
+}
+
+/** Eucalyptus 4's ServiceStatusType: the service id, state, epoch, details, events and (no) service accounts. */
+export function serviceStatusItem(s: ServiceStatus, opts: ServiceStatusOptions = {}): XmlObject {
+  const fullName = serviceFullName(s.partition, s.type, s.name);
   return {
-    serviceId: { partition: s.partition, name: s.name, type: s.type, fullName: serviceFullName(s.partition, s.type, s.name), uri: s.uri },
+    serviceId: {
+      uuid: serviceUuid(fullName), partition: s.partition, name: s.name, type: s.type, fullName,
+      uris: s.uri === undefined ? [] : [s.uri], uri: s.uri ?? NO_URI, host: s.host,
+    },
     localState: s.state,
+    localEpoch: LOCAL_EPOCH,
     details: s.details,
+    statusDetails: opts.events ? statusDetails(s, fullName, opts.events.at) : [],
+    serviceAccounts: [],
   };
 }
 

@@ -28,6 +28,7 @@ import type { ClcState } from '../../state/clcStore.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
 import { fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
+import { KeyedMutex } from '../../core/keyedMutex.js';
 
 /** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
 export interface RepairPolicies {
@@ -88,12 +89,13 @@ const live = (i: NcInstance): boolean => i.state !== 'terminated' && i.state !==
 export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const policies = opts.policies ?? storedRepairPolicies(opts.store);
   const log = opts.logger;
+  const keyLocks = new KeyedMutex();
 
   /** A request's context for HA: its own gate tickets, left by `done`. */
   const context = (): { ctx: ActionContext; gate: RequestGate } => {
     const gate = openRequestGate(opts.gate);
     const ctx: ActionContext = {
-      clusters: gatedClusters(opts.clusters, gate), gate, store: opts.store, clock: opts.clock, logger: log, ids: randomHex8, principal: HA_PRINCIPAL, origin: DEFAULT_CLC_ORIGIN,
+      clusters: gatedClusters(opts.clusters, gate), gate, store: opts.store, clock: opts.clock, logger: log, ids: randomHex8, principal: HA_PRINCIPAL, origin: DEFAULT_CLC_ORIGIN, keyLocks,
     };
     return { ctx, gate };
   };
