@@ -92,7 +92,7 @@ export type Boto3Step =
 /** Runs the steps in one boto3 client (one Python process); one result per step. */
 export function boto3(env: NodeJS.ProcessEnv, endpoint: string, steps: readonly Boto3Step[]): Promise<Boto3Result[]> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(PYTHON, [BOTO3_STEPS, endpoint], { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(PYTHON, [BOTO3_STEPS, endpoint], { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'], timeout: 170_000 });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
