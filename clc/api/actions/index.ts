@@ -6,6 +6,7 @@ import { describeInstances } from './describeInstances.js';
 import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
 import { describeServices } from './describeServices.js';
+import { describeTags } from './describeTags.js';
 import { configureHAForCluster, configureHAForHost } from './haConfigure.js';
 import { configureHAForInstance } from './haInstance.js';
 import { describeHAEvents, describeHostHA, listHostHAConfigurations } from './haDescribe.js';
@@ -22,6 +23,7 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeInstances: describeInstances,
   TerminateInstances: terminateInstances,
   DescribeAvailabilityZones: describeAvailabilityZones,
+  DescribeTags: describeTags,
   DescribeServices: describeServices,
   DescribeNodes: describeNodes,
   EnableService: enableService,
