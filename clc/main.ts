@@ -23,6 +23,7 @@ import { HelpShown, parseClcConfig } from './config.js';
 import { BMC_STORE_FILE, BMC_STORE_OPTIONS } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { openClcStore } from './state/clcStore.js';
+import { ensurePagingKey } from './state/pagingKey.js';
 
 async function main(): Promise<void> {
   let config;
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
   const security = wireSecurityOf(config, 'clc', config.host);
   warnIfPlaintext(security, logger, 'ferry-clc');
   const store = await openClcStore(config.stateDir);
+  // Made before serving, so no read request has to write clc.json for it.
+  await ensurePagingKey(store);
   const origin = `http://${config.host}:${config.port}`;
   const url = `${origin}${CLC_PATH}`;
   let authenticator: Authenticator = acceptUnsigned;

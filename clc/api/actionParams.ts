@@ -30,10 +30,35 @@ export function intParam(min: number, max: number) {
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 }
 
+const INSTANCE_ID = /^i-[0-9a-f]{8}$/;
+const malformedInstanceId = coded('InvalidInstanceID.Malformed', 'malformed instance id');
+
 /** Instance ids: EC2 form; Eucalyptus 3 printed them in upper case, so case is normalised. */
 export const instanceIdParam = z.string()
   .transform((s) => s.toLowerCase())
-  .refine((s) => /^i-[0-9a-f]{8}$/.test(s), coded('InvalidInstanceID.Malformed', 'malformed instance id'));
+  .refine((s) => INSTANCE_ID.test(s), malformedInstanceId);
+
+/**
+ * Eucalyptus's `verbose` in an id list (`euca-describe-instances verbose`, euserv-describe-node-
+ * controllers): every resource of every account. Any case; read as lower case.
+ */
+export const VERBOSE = 'verbose';
+
+/** An instance id, or VERBOSE. */
+export const instanceIdOrVerboseParam = z.string()
+  .transform((s) => s.toLowerCase())
+  .refine((s) => s === VERBOSE || INSTANCE_ID.test(s), malformedInstanceId);
+
+/**
+ * EC2's filters, `Filter.N.Name` and `Filter.N.Value.M`: a name `isName` accepts (else
+ * InvalidParameterValue listing `known`), and at least one value.
+ */
+export function filterListParam<N extends string>(isName: (name: string) => name is N, known: string) {
+  return paramList(z.strictObject({
+    Name: z.string().refine(isName, coded('InvalidParameterValue', `The filter is invalid; known filters: ${known}`)),
+    Value: paramList(z.string()),
+  })).transform((fs) => fs.map((f) => ({ name: f.Name as N, values: f.Value })));
+}
 
 /** Migration ids: `mig-` and 8 hex digits; case is normalised as for instance ids. */
 export const migrationIdParam = z.string()

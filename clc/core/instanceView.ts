@@ -89,7 +89,10 @@ export function viewOfRecord(r: InstanceRecord): InstanceView {
   };
 }
 
-export function compareViews(a: InstanceView, b: InstanceView): number {
+/** What places an instance in DescribeInstances' order (and in a page cursor). */
+export type InstanceOrderKey = Pick<InstanceView, 'launchTime' | 'reservationId' | 'launchIndex' | 'instanceId'>;
+
+export function compareViews(a: InstanceOrderKey, b: InstanceOrderKey): number {
   return a.launchTime - b.launchTime
     || a.reservationId.localeCompare(b.reservationId)
     || a.launchIndex - b.launchIndex

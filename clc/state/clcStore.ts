@@ -1,7 +1,8 @@
 /**
  * What only the CLC knows, kept durably in `<state-dir>/clc.json` (kind 'ferry-clc', version 1): the
- * VM type table, one record per instance it launched, RunInstances' client tokens of the last day, and
- * host HA's records, configuration and event log (clc/ha/haState.ts). Live state is not kept here: the CCs report it and the NCs are its source
+ * VM type table, one record per instance it launched, RunInstances' client tokens of the last day,
+ * host HA's records, configuration and event log (clc/ha/haState.ts), and the key that signs page
+ * tokens. Live state is not kept here: the CCs report it and the NCs are its source
  * of truth.
  */
 import { join } from 'node:path';
@@ -50,6 +51,11 @@ export const clcStateSchema = z.object({
   ha: haSectionSchema.default(emptyHaSection),
   /** RunInstances' ClientTokens by runTokenKey (clc/core/runTokens.ts); absent in stores written before them. */
   runTokens: z.record(z.string(), runTokenRecordSchema).default(() => ({})),
+  /**
+   * The HMAC key of NextTokens (clc/state/pagingKey.ts), 32 bytes in hex, kept so a restart does not
+   * break a client's walk through pages. Absent in stores written before paging; made at start.
+   */
+  pagingKey: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 export type ClcState = z.infer<typeof clcStateSchema>;
 

@@ -4,6 +4,7 @@ import { parseDescribeAvailabilityZones } from '../../clc/api/actions/describeAv
 import { parseDescribeInstances } from '../../clc/api/actions/describeInstances.js';
 import { parseDescribeNodes } from '../../clc/api/actions/describeNodes.js';
 import { parseDescribeServices } from '../../clc/api/actions/describeServices.js';
+import { parseDescribeTags } from '../../clc/api/actions/describeTags.js';
 import { parseModifyService } from '../../clc/api/actions/modifyService.js';
 import { parseModifyServiceByName } from '../../clc/api/actions/modifyServiceByName.js';
 import { MAX_INSTANCES_PER_REQUEST, parseRunInstances } from '../../clc/api/actions/runInstances.js';
@@ -55,21 +56,55 @@ describe('RunInstances', () => {
 });
 
 describe('DescribeInstances', () => {
+  const none = { instanceIds: [], filters: [], paging: {} };
   const rows: Row[] = [
-    ['nothing', '', { ok: { instanceIds: [], filters: [] } }],
+    ['nothing', '', { ok: none }],
     ['ids, deduplicated and lower-cased', 'InstanceId.1=i-0000000a&InstanceId.2=I-0000000A&InstanceId.3=i-0000000b',
-      { ok: { instanceIds: ['i-0000000a', 'i-0000000b'], filters: [] } }],
+      { ok: { ...none, instanceIds: ['i-0000000a', 'i-0000000b'] } }],
     ['filters', 'Filter.1.Name=node&Filter.1.Value.1=127.0.12.11&Filter.2.Name=instance-state-name&Filter.2.Value.1=running&Filter.2.Value.2=pending',
-      { ok: { instanceIds: [], filters: [{ name: 'node', values: ['127.0.12.11'] }, { name: 'instance-state-name', values: ['running', 'pending'] }] } }],
+      { ok: { ...none, filters: [{ name: 'node', values: ['127.0.12.11'] }, { name: 'instance-state-name', values: ['running', 'pending'] }] } }],
+    ['tag filters', 'Filter.1.Name=tag:euca:node&Filter.1.Value.1=127.0.12.11&Filter.2.Name=tag-key&Filter.2.Value.1=euca:*&Filter.3.Name=tag-value&Filter.3.Value.1=x',
+      { ok: { ...none, filters: [{ name: 'tag:euca:node', values: ['127.0.12.11'] }, { name: 'tag-key', values: ['euca:*'] }, { name: 'tag-value', values: ['x'] }] } }],
+    ['verbose alone names no instance', 'InstanceId.1=verbose', { ok: none }],
+    ['verbose in any case, beside ids that still restrict', 'InstanceId.1=i-0000000a&InstanceId.2=VERBOSE&InstanceId.3=Verbose',
+      { ok: { ...none, instanceIds: ['i-0000000a'] } }],
+    ['paging', 'MaxResults=5&NextToken=abc', { ok: { ...none, paging: { maxResults: 5, nextToken: 'abc' } } }],
+    ['the largest page', 'MaxResults=1000', { ok: { ...none, paging: { maxResults: 1000 } } }],
+    ['an empty NextToken is the first page', 'NextToken=', { ok: none }],
+    ['verbose with MaxResults (verbose is no id)', 'InstanceId.1=verbose&MaxResults=10', { ok: { ...none, paging: { maxResults: 10 } } }],
+    ['MaxResults below 5', 'MaxResults=4', { code: 'InvalidParameterValue', message: /MaxResults.*at least 5/ }],
+    ['MaxResults above 1000', 'MaxResults=1001', { code: 'InvalidParameterValue', message: /MaxResults.*at most 1000/ }],
+    ['MaxResults not a number', 'MaxResults=ten', { code: 'InvalidParameterValue', message: /MaxResults/ }],
+    ['MaxResults with ids', 'InstanceId.1=i-0000000a&MaxResults=5', { code: 'InvalidParameterCombination', message: /instancesSet.*maxResults/ }],
     ['malformed id', 'InstanceId.1=i-xyz', { code: 'InvalidInstanceID.Malformed', message: /i-xyz/ }],
+    ['malformed id beside verbose', 'InstanceId.1=verbose&InstanceId.2=verbosely', { code: 'InvalidInstanceID.Malformed', message: /verbosely/ }],
     ['id too long', 'InstanceId.1=i-0123456789', { code: 'InvalidInstanceID.Malformed' }],
-    ['unknown filter', 'Filter.1.Name=tag:Name&Filter.1.Value.1=x', { code: 'InvalidParameterValue', message: /Filter.1.Name/ }],
+    ['unknown filter', 'Filter.1.Name=tag-name&Filter.1.Value.1=x', { code: 'InvalidParameterValue', message: /Filter.1.Name.*tag:<key>/ }],
+    ['tag: without a key', 'Filter.1.Name=tag:&Filter.1.Value.1=x', { code: 'InvalidParameterValue', message: /Filter.1.Name/ }],
     ['filter without values', 'Filter.1.Name=node', { code: 'MissingParameter', message: /Filter.1.Value.1/ }],
     ['filter without name', 'Filter.1.Value.1=x', { code: 'MissingParameter', message: /Filter.1.Name/ }],
     ['InstanceId not numbered', 'InstanceId=i-00000001', { code: 'InvalidParameterValue', message: /InstanceId/ }],
-    ['unknown parameter', 'MaxResults=5', { code: 'UnknownParameter', message: /MaxResults/ }],
+    ['unknown parameter', 'MaxItems=5', { code: 'UnknownParameter', message: /MaxItems/ }],
   ];
   it.each(rows)('%s', (_n, q, o) => check(parseDescribeInstances, q, o));
+});
+
+describe('DescribeTags', () => {
+  const none = { filters: [], paging: {} };
+  const rows: Row[] = [
+    ['nothing', '', { ok: none }],
+    ['every filter', 'Filter.1.Name=key&Filter.1.Value.1=euca:node&Filter.2.Name=value&Filter.2.Value.1=127.*&Filter.3.Name=resource-id&Filter.3.Value.1=i-0000000a'
+      + '&Filter.4.Name=resource-type&Filter.4.Value.1=instance&Filter.5.Name=tag:euca:node&Filter.5.Value.1=*',
+    { ok: { ...none, filters: [
+      { name: 'key', values: ['euca:node'] }, { name: 'value', values: ['127.*'] }, { name: 'resource-id', values: ['i-0000000a'] },
+      { name: 'resource-type', values: ['instance'] }, { name: 'tag:euca:node', values: ['*'] },
+    ] } }],
+    ['paging', 'MaxResults=1000&NextToken=t', { ok: { ...none, paging: { maxResults: 1000, nextToken: 't' } } }],
+    ['MaxResults below 5', 'MaxResults=0', { code: 'InvalidParameterValue', message: /MaxResults/ }],
+    ['unknown filter', 'Filter.1.Name=instance-id&Filter.1.Value.1=x', { code: 'InvalidParameterValue', message: /known filters: key, value, resource-id, resource-type, tag:<key>/ }],
+    ['unknown parameter', 'ResourceId.1=i-0000000a', { code: 'UnknownParameter', message: /ResourceId/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseDescribeTags, q, o));
 });
 
 describe('TerminateInstances', () => {

@@ -155,7 +155,7 @@ describe('DescribeInstances and TerminateInstances', () => {
   });
 
   it('unknown filter', async () => {
-    await refused({ Action: 'DescribeInstances', 'Filter.1.Name': 'tag:Name', 'Filter.1.Value.1': 'web' }, 'InvalidParameterValue');
+    await refused({ Action: 'DescribeInstances', 'Filter.1.Name': 'vpc-id', 'Filter.1.Value.1': 'vpc-1' }, 'InvalidParameterValue');
   });
 
   it('terminate in a partition whose CC is unreachable (503): none terminated', async () => {
@@ -210,5 +210,70 @@ describe('describes of unknown partitions', () => {
     [{ Action: 'DescribeServices', ByPartition: 'cluster09' }],
   ])('%j', async (params) => {
     await refused(params, 'InvalidAvailabilityZone');
+  });
+});
+
+describe('paging (DescribeInstances, DescribeTags)', () => {
+  /** A real token: the first of two pages of six instances (its key is made here, before the snapshots). */
+  async function firstPageToken(action = 'DescribeInstances', extra: Record<string, string> = {}): Promise<string> {
+    for (let i = 0; i < 6; i++) await launchOne();
+    const r = await query(h.app, { Action: action, MaxResults: '5', ...extra });
+    expect(r.status).toBe(200);
+    const token = r.doc[`${action}Response`].nextToken as string;
+    expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+    return token;
+  }
+
+  async function refusedToken(params: Record<string, string>, why: RegExp): Promise<void> {
+    const calls = h.clusters.calls.length;
+    const r = await refused(params, 'InvalidPaginationToken');
+    expect(r.doc.Response.Errors.Error.Message).toMatch(why);
+    // Read before the CCs are asked: a bad token costs nothing.
+    expect(h.clusters.calls.length).toBe(calls);
+  }
+
+  it('MaxResults out of EC2\'s 5..1000', async () => {
+    await refused({ Action: 'DescribeInstances', MaxResults: '4' }, 'InvalidParameterValue');
+    await refused({ Action: 'DescribeTags', MaxResults: '1001' }, 'InvalidParameterValue');
+    expect(h.clusters.calls).toEqual([]);
+  });
+
+  it('MaxResults with InstanceId.N', async () => {
+    const id = await launchOne();
+    await refused({ Action: 'DescribeInstances', 'InstanceId.1': id, MaxResults: '5' }, 'InvalidParameterCombination');
+  });
+
+  it.each([['DescribeInstances', 'bm90IGEgdG9rZW4'], ['DescribeTags', `eyJ2IjoxfQ.${'A'.repeat(43)}`]])(
+    '%s with a token before any was issued (%s); no key is made for it', async (Action, NextToken) => {
+      await refusedToken({ Action, NextToken }, /not issued by this cloud/);
+      expect(h.store.read().pagingKey).toBeUndefined();
+    },
+  );
+
+  it('a token that is not one', async () => {
+    await firstPageToken();
+    await refusedToken({ Action: 'DescribeInstances', NextToken: 'bm90IGEgdG9rZW4' }, /not a token/);
+  });
+
+  it('an altered token', async () => {
+    const token = await firstPageToken();
+    const altered = `${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`;
+    await refusedToken({ Action: 'DescribeInstances', MaxResults: '5', NextToken: altered }, /altered/);
+  });
+
+  it('a token sent with other filters', async () => {
+    const token = await firstPageToken();
+    await refusedToken({ Action: 'DescribeInstances', MaxResults: '5', NextToken: token, 'Filter.1.Name': 'instance-state-name', 'Filter.1.Value.1': 'pending' }, /other filters/);
+  });
+
+  it('a token sent to another action', async () => {
+    const token = await firstPageToken('DescribeTags');
+    await refusedToken({ Action: 'DescribeInstances', NextToken: token }, /DescribeTags, not DescribeInstances/);
+  });
+
+  it('an expired token', async () => {
+    const token = await firstPageToken();
+    h.clock.advance(24 * 3600 * 1000 + 1);
+    await refusedToken({ Action: 'DescribeInstances', MaxResults: '5', NextToken: token }, /expired/);
   });
 });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { instanceFilterPredicate, INSTANCE_FILTER_NAMES, wildcardMatcher, type InstanceFilter } from '../../clc/core/instanceFilters.js';
 import type { InstanceView } from '../../clc/core/instanceView.js';
+import { filterTableTests, type FilterRow } from './filterTable.js';
 
 const base: InstanceView = {
   instanceId: 'i-0000000a', reservationId: 'r-0000000a', ownerId: '000000000000', imageId: 'emi-0000000a',
@@ -10,7 +11,7 @@ const base: InstanceView = {
 };
 const other: InstanceView = {
   ...base, instanceId: 'i-0000000b', reservationId: 'r-0000000b', imageId: 'emi-0000000b', instanceType: 'c1.medium',
-  state: 'pending', partition: 'cluster02', host: '127.0.12.21', migration: { state: 'migrating' },
+  state: 'pending', partition: 'cluster02', host: '127.0.12.21', migration: { state: 'migrating', source: '127.0.12.21', destination: '127.0.12.22' },
 };
 const gone: InstanceView = { ...base, instanceId: 'i-0000000c', state: 'terminated', host: undefined, reported: false };
 const all = [base, other, gone];
@@ -18,7 +19,7 @@ const all = [base, other, gone];
 const select = (filters: InstanceFilter[]) => all.filter(instanceFilterPredicate(filters)).map((v) => v.instanceId);
 
 describe('instance filters', () => {
-  const rows: [string, InstanceFilter[], string[]][] = [
+  const rows: FilterRow<InstanceFilter>[] = [
     ['no filter', [], ['i-0000000a', 'i-0000000b', 'i-0000000c']],
     ['instance-state-name', [{ name: 'instance-state-name', values: ['running'] }], ['i-0000000a']],
     ['values are OR-ed', [{ name: 'instance-state-name', values: ['running', 'pending'] }], ['i-0000000a', 'i-0000000b']],
@@ -34,15 +35,15 @@ describe('instance filters', () => {
     ['wildcard *', [{ name: 'instance-type', values: ['m1.*'] }], ['i-0000000a', 'i-0000000c']],
     ['wildcard ?', [{ name: 'instance-id', values: ['i-0000000?'] }], ['i-0000000a', 'i-0000000b', 'i-0000000c']],
     ['no partial match', [{ name: 'instance-type', values: ['m1'] }], []],
+    ['tag-key: any tag key', [{ name: 'tag-key', values: ['euca:node'] }], ['i-0000000a', 'i-0000000b']],
+    ['tag-key with a wildcard', [{ name: 'tag-key', values: ['euca:node:migration:*'] }], ['i-0000000b']],
+    ['tag-value: any tag value', [{ name: 'tag-value', values: ['127.0.12.22'] }], ['i-0000000b']],
+    ['tag:<key>: that tag\'s value', [{ name: 'tag:euca:node', values: ['127.0.12.11'] }], ['i-0000000a']],
+    ['tag:<key> of a migration tag', [{ name: 'tag:euca:node:migration:destination', values: ['127.0.12.2?'] }], ['i-0000000b']],
+    ['tag:<key> takes no wildcard in the key', [{ name: 'tag:euca:*', values: ['*'] }], []],
+    ['tag:<key> of a key no instance has', [{ name: 'tag:Name', values: ['*'] }], []],
   ];
-  it.each(rows)('%s', (_n, filters, expected) => {
-    expect(select(filters)).toEqual(expected);
-  });
-
-  it('every filter name has a row above', () => {
-    const used = new Set(rows.flatMap(([, f]) => f.map((x) => x.name)));
-    expect([...INSTANCE_FILTER_NAMES].filter((n) => !used.has(n))).toEqual([]);
-  });
+  filterTableTests(rows, select, INSTANCE_FILTER_NAMES);
 });
 
 describe('wildcardMatcher', () => {

@@ -13,12 +13,12 @@ import { harness, parseXml } from './harness.js';
 const actionName = fc.oneof(fc.constantFrom(...Object.keys(ACTIONS)), fc.string({ maxLength: 12 }));
 const keys = fc.oneof(
   fc.constantFrom('ImageId', 'InstanceType', 'MinCount', 'MaxCount', 'Placement.AvailabilityZone', 'InstanceId.1', 'InstanceId.2',
-    'Filter.1.Name', 'Filter.1.Value.1', 'ZoneName.1', 'Type', 'Host', 'ServiceId', 'Partition', 'ByServiceType', 'ByState', 'ByPartition', 'Version'),
+    'Filter.1.Name', 'Filter.1.Value.1', 'MaxResults', 'NextToken', 'ZoneName.1', 'Type', 'Host', 'ServiceId', 'Partition', 'ByServiceType', 'ByState', 'ByPartition', 'Version'),
   fc.string({ maxLength: 10 }),
 );
 const values = fc.oneof(
   fc.constantFrom('emi-00000001', 'i-00000001', 'm1.small', 'cluster01', 'cluster09', 'verbose', 'node', 'NODE', '127.0.12.11', '0', '1', '3', '-1',
-    'instance-state-name', 'node', 'running', 'arn:euca:eucalyptus:cluster01:node:127.0.12.11/', '2013-02-01'),
+    'instance-state-name', 'node', 'running', 'tag:euca:node', 'tag-key', 'key', '5', '1000', 'arn:euca:eucalyptus:cluster01:node:127.0.12.11/', '2013-02-01'),
   fc.string({ maxLength: 12, unit: 'binary' }),
 );
 const pairs = fc.tuple(actionName, fc.array(fc.tuple(keys, values), { maxLength: 6 }));

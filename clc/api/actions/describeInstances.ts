@@ -1,28 +1,37 @@
-/** DescribeInstances: the CCs' live instances joined with the CLC's records, grouped by reservation. */
+/**
+ * DescribeInstances: the CCs' live instances joined with the CLC's records, grouped by reservation,
+ * paged as EC2 pages (MaxResults / NextToken, in the order of compareViews).
+ */
 import { z } from 'zod';
-import { askAllPartitions } from '../../clusters/fanOut.js';
-import { instanceFilterPredicate, INSTANCE_FILTER_NAMES, isInstanceFilterName, type InstanceFilter } from '../../core/instanceFilters.js';
-import { liveInstances, mergeInstances, type InstanceView } from '../../core/instanceView.js';
+import { instanceFilterPredicate, INSTANCE_FILTER_NAMES, isInstanceFilterName, TAG_FILTER_PREFIX } from '../../core/instanceFilters.js';
+import type { InstanceView } from '../../core/instanceView.js';
+import { INSTANCE_PAGE_ORDER } from '../../core/pageOrders.js';
+import { canonicalFilters, selectionDigest, type PageScope } from '../../core/paging.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { coded, instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
+import { coded, filterListParam, instanceIdOrVerboseParam, paramList, parseActionParams, VERBOSE } from '../actionParams.js';
+import { cursorOf, pagingInputOf, pagingParams, servePage } from '../paging.js';
 import type { ParamMap } from '../queryParams.js';
 import { reservationItems } from '../render/instanceItems.js';
 import { unavailableItems } from '../render/serviceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { dedupe, requireInstances } from './instanceLookup.js';
+import { dedupe, requireInstances, visibleInstances } from './instanceLookup.js';
 
-const filterSchema = z.strictObject({
-  Name: z.string().refine(isInstanceFilterName, coded('InvalidParameterValue', `The filter is invalid; known filters: ${INSTANCE_FILTER_NAMES.join(', ')}`)),
-  Value: paramList(z.string()),
-});
+const ACTION = 'DescribeInstances';
 
 const schema = z.strictObject({
-  InstanceId: paramList(instanceIdParam).optional(),
-  Filter: paramList(filterSchema).optional(),
+  InstanceId: paramList(instanceIdOrVerboseParam).optional(),
+  Filter: filterListParam(isInstanceFilterName, [...INSTANCE_FILTER_NAMES, `${TAG_FILTER_PREFIX}<key>`].join(', ')).optional(),
+  ...pagingParams,
 }).transform((p) => ({
-  instanceIds: dedupe(p.InstanceId ?? []),
-  filters: (p.Filter ?? []).map((f): InstanceFilter => ({ name: f.Name as InstanceFilter['name'], values: f.Value })),
-}));
+  // `verbose` asks for every account's instances, which DescribeInstances shows anyway: it names no instance.
+  instanceIds: dedupe((p.InstanceId ?? []).filter((id) => id !== VERBOSE)),
+  filters: p.Filter ?? [],
+  paging: pagingInputOf(p),
+})).refine((p) => p.instanceIds.length === 0 || p.paging.maxResults === undefined, {
+  path: ['MaxResults'],
+  // EC2's words for it.
+  ...coded('InvalidParameterCombination', 'The parameter instancesSet cannot be used with the parameter maxResults'),
+});
 
 export type DescribeInstancesInput = Readonly<z.infer<typeof schema>>;
 
@@ -30,17 +39,24 @@ export function parseDescribeInstances(params: ParamMap): DescribeInstancesInput
   return parseActionParams(schema, params);
 }
 
+/** A token is good only for a request selecting the same instances. */
+function scopeOf(input: DescribeInstancesInput): PageScope {
+  return { action: ACTION, selection: selectionDigest({ ids: [...input.instanceIds].sort(), filters: canonicalFilters(input.filters) }) };
+}
+
 async function run(input: DescribeInstancesInput, ctx: ActionContext): Promise<XmlObject> {
-  const fan = await askAllPartitions(ctx.clusters, 'ccDescribeInstances', {}, ctx.logger);
-  const { live, incomplete } = liveInstances(fan.answers);
-  const merged = mergeInstances(ctx.store.read().instances, live, incomplete);
+  const now = ctx.clock.now();
+  const scope = scopeOf(input);
+  const cursor = cursorOf(ctx.store.read(), scope, INSTANCE_PAGE_ORDER, input.paging, now);
+  const { merged, unavailable } = await visibleInstances(ctx);
   let views: readonly InstanceView[] = merged.views;
   if (input.instanceIds.length > 0) {
-    const wanted = new Set(requireInstances(input.instanceIds, merged, fan.unavailable).map((v) => v.instanceId));
+    const wanted = new Set(requireInstances(input.instanceIds, merged, unavailable).map((v) => v.instanceId));
     views = views.filter((v) => wanted.has(v.instanceId));
   }
   views = views.filter(instanceFilterPredicate(input.filters));
-  return { reservationSet: reservationItems(views), unavailablePartitionSet: unavailableItems(fan.unavailable) };
+  const page = await servePage(ctx.store, scope, INSTANCE_PAGE_ORDER, views, cursor, input.paging, now);
+  return { reservationSet: reservationItems(page.items), nextToken: page.nextToken, unavailablePartitionSet: unavailableItems(unavailable) };
 }
 
 export const describeInstances = defineAction({ namespace: EC2_NAMESPACE, acceptsDryRun: true, parse: parseDescribeInstances, run });

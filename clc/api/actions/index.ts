@@ -7,6 +7,7 @@ import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
 import { describeRegions } from './describeRegions.js';
 import { describeServices } from './describeServices.js';
+import { describeTags } from './describeTags.js';
 import { configureHAForCluster, configureHAForHost } from './haConfigure.js';
 import { configureHAForInstance } from './haInstance.js';
 import { describeHAEvents, describeHostHA, listHostHAConfigurations } from './haDescribe.js';
@@ -25,6 +26,7 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   TerminateInstances: terminateInstances,
   DescribeAvailabilityZones: describeAvailabilityZones,
   DescribeRegions: describeRegions,
+  DescribeTags: describeTags,
   DescribeServices: describeServices,
   DescribeNodes: describeNodes,
   EnableService: enableService,

@@ -1,7 +1,25 @@
-/** Resolving the instance ids a request names, shared by DescribeInstances and TerminateInstances. */
+/**
+ * The instances a request sees: every visible one (DescribeInstances, DescribeTags), and resolving
+ * the ids a request names (DescribeInstances, TerminateInstances).
+ */
 import type { FerryError } from '../../../shared/errors/registry.js';
-import type { InstanceView, MergedInstances } from '../../core/instanceView.js';
+import { askAllPartitions } from '../../clusters/fanOut.js';
+import { liveInstances, mergeInstances, type InstanceView, type MergedInstances } from '../../core/instanceView.js';
+import type { ActionContext } from '../action.js';
 import { ClcErrors } from '../errors.js';
+
+export interface VisibleInstances {
+  readonly merged: MergedInstances;
+  /** Partitions whose CC did not answer, with why. */
+  readonly unavailable: ReadonlyMap<string, FerryError>;
+}
+
+/** Every instance of the partitions that answer, the CCs' reports joined with the CLC's records. */
+export async function visibleInstances(ctx: ActionContext): Promise<VisibleInstances> {
+  const fan = await askAllPartitions(ctx.clusters, 'ccDescribeInstances', {}, ctx.logger);
+  const { live, incomplete } = liveInstances(fan.answers);
+  return { merged: mergeInstances(ctx.store.read().instances, live, incomplete), unavailable: fan.unavailable };
+}
 
 /**
  * The views of `ids`, in order. Every id is checked before anything is returned: unknown ids are

@@ -1,0 +1,62 @@
+/**
+ * EC2 paging at the API edge: the MaxResults / NextToken parameters, the cursor a NextToken carries
+ * (or InvalidPaginationToken), and the page with the NextToken of the rest. The token logic is
+ * clc/core/paging.ts; the key is clc.json's (clc/state/pagingKey.ts).
+ */
+import { z } from 'zod';
+import type { Store } from '../../shared/store/store.js';
+import { issuePageToken, MAX_PAGE_SIZE, MIN_PAGE_SIZE, readPageToken, takePage, type PageOrder, type PageScope } from '../core/paging.js';
+import type { ClcState } from '../state/clcStore.js';
+import { ensurePagingKey, pagingKeyOf } from '../state/pagingKey.js';
+import { intParam } from './actionParams.js';
+import { ClcErrors } from './errors.js';
+
+/** The parameters, to spread into an action's schema. */
+export const pagingParams = {
+  MaxResults: intParam(MIN_PAGE_SIZE, MAX_PAGE_SIZE).optional(),
+  NextToken: z.string().optional(),
+};
+
+export interface PagingInput {
+  /** Without it, every item from the cursor on, and no NextToken. */
+  readonly maxResults?: number;
+  readonly nextToken?: string;
+}
+
+/** An empty NextToken is the first page, as EC2 takes it (scripts often start their loop with ''). */
+export function pagingInputOf(p: { readonly MaxResults?: number | undefined; readonly NextToken?: string | undefined }): PagingInput {
+  return {
+    ...(p.MaxResults !== undefined ? { maxResults: p.MaxResults } : {}),
+    ...(p.NextToken !== undefined && p.NextToken !== '' ? { nextToken: p.NextToken } : {}),
+  };
+}
+
+/**
+ * Where the request's NextToken says to go on (undefined: from the start). Read before anything is
+ * asked of the CCs, so a bad token costs nothing; it never makes a key.
+ */
+export function cursorOf<K>(state: ClcState, scope: PageScope, order: Pick<PageOrder<unknown, K>, 'readKey'>, paging: PagingInput, now: number): K | undefined {
+  if (paging.nextToken === undefined) return undefined;
+  const key = pagingKeyOf(state);
+  const reading = key === undefined
+    ? { ok: false as const, reason: 'it was not issued by this cloud' }
+    : readPageToken(key, paging.nextToken, scope, (json) => order.readKey(json), now);
+  if (!reading.ok) throw ClcErrors.make('InvalidPaginationToken', { detail: reading.reason });
+  return reading.cursor;
+}
+
+export interface ServedPage<T> {
+  readonly items: readonly T[];
+  /** Present only when more items follow the page. */
+  readonly nextToken?: string;
+}
+
+/** The page of `sorted` after `cursor`, with a NextToken for the rest. */
+export async function servePage<T, K>(
+  store: Store<ClcState>, scope: PageScope, order: PageOrder<T, K>, sorted: readonly T[], cursor: K | undefined, paging: PagingInput, now: number,
+): Promise<ServedPage<T>> {
+  const page = takePage(sorted, order, cursor, paging.maxResults);
+  if (page.next === undefined) return { items: page.items };
+  const key = await ensurePagingKey(store);
+  return { items: page.items, nextToken: issuePageToken(key, scope, order.writeKey(page.next), now) };
+}
