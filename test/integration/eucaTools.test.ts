@@ -20,8 +20,8 @@ import {
 import { get, list, text, type ToolDict } from '../clients/listDelimitedXml.js';
 import { RequestbuilderSession, ToolServerError, type Credentials, type ToolResponse } from '../clients/requestbuilder.js';
 
-// 256 MiB guests over 400 Mbit/s: a few seconds per migration, long enough to watch one in flight.
-const cloud = new TestCloud(44, 3, { simArgs: ['--bandwidth-mbps', '400'] });
+// 256 MiB guests over 400 Mbit/s, barely dirtied: ~6 s per migration, long enough to watch one in flight.
+const cloud = new TestCloud(44, 3, { simArgs: ['--bandwidth-mbps', '400', '--dirty-rate-mibps', '4'], ccArgs: ['--poll-interval-ms', '1000'] });
 const [n1, n2, n3] = cloud.nodeHosts as [string, string, string];
 const ORIGIN = new URL(cloud.url).origin;
 const EMI = 'emi-0a1b2c3d';

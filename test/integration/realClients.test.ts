@@ -283,6 +283,14 @@ describe('where instances run: the euca:node tag, tag filters and DescribeTags',
     for (const i of instancesOf(r)) expect((i.Tags ?? []).map((t: any) => t.Key)).not.toContain('euca:node:migration:destination');
   });
 
+  it('a terminated instance carries no euca:node (Eucalyptus 4 clears it at teardown)', async () => {
+    // VmInstances.java:880-882 (eucalyptus/eucalyptus 95e0cef, clc/modules/cluster-manager): clearServiceTag
+    // deletes euca:node once the instance is torn down, so euserv-describe-node-controllers lists only live ones.
+    const r = await ok(call('describe_instances', { Filters: [{ Name: 'instance-state-name', Values: ['terminated'] }] }));
+    expect(instancesOf(r).length, 'the waiter tests above terminated some').toBeGreaterThan(0);
+    for (const i of instancesOf(r)) expect(i.Tags ?? [], i.InstanceId).toEqual([]);
+  });
+
   it('filters on tag:euca:node, tag-key, instance-id and availability-zone', async () => {
     const on = await runningOn();
     const steps = hosts.map((h) => call('describe_instances', { Filters: [{ Name: 'tag:euca:node', Values: [h] }] }));
@@ -405,7 +413,8 @@ describe('paging: MaxResults / NextToken, the paginators and the CLI', () => {
     expect(sorted(idsOf(paged.json))).toEqual(everyId);
     const head = await cli('describe-instances', '--page-size', '5', '--max-items', '3');
     expect(head.code, head.stderr).toBe(0);
-    expect(idsOf(head.json)).toHaveLength(3);
+    // --max-items counts the paginator's result key, Reservations (a page may split one, as EC2's do).
+    expect(head.json.Reservations).toHaveLength(3);
     expect(head.json.NextToken).toBeTruthy();
     const rest = await cli('describe-instances', '--page-size', '5', '--starting-token', head.json.NextToken);
     expect(rest.code, rest.stderr).toBe(0);
