@@ -29,6 +29,8 @@ export interface InstanceView {
   readonly migration: MigrationView;
   /** True when a CC reports it now; false for a record no node reports any more (shown terminated). */
   readonly reported: boolean;
+  /** The ClientToken it was launched with (EC2's clientToken), when one was given. */
+  readonly clientToken?: string;
 }
 
 export interface MergedInstances {
@@ -54,7 +56,7 @@ export function isMigrating(v: InstanceView): boolean {
 }
 
 /** The view of an instance as its CC reports it. */
-export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceView {
+export function viewOfCcInstance(i: CcInstance, launchIndex: number, clientToken?: string): InstanceView {
   return {
     instanceId: i.instanceId,
     reservationId: i.reservationId,
@@ -68,6 +70,7 @@ export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceVi
     launchIndex,
     migration: migrationOf(i),
     reported: true,
+    ...(clientToken !== undefined ? { clientToken } : {}),
   };
 }
 
@@ -86,6 +89,7 @@ export function viewOfRecord(r: InstanceRecord): InstanceView {
     launchIndex: r.launchIndex,
     migration: { state: 'none' },
     reported: false,
+    ...(r.clientToken !== undefined ? { clientToken: r.clientToken } : {}),
   };
 }
 
@@ -133,7 +137,10 @@ export function mergeInstances(
 ): MergedInstances {
   const views = new Map<string, InstanceView>();
   for (const list of live.values()) {
-    for (const i of list) views.set(i.instanceId, viewOfCcInstance(i, records[i.instanceId]?.launchIndex ?? 0));
+    for (const i of list) {
+      const r = records[i.instanceId];
+      views.set(i.instanceId, viewOfCcInstance(i, r?.launchIndex ?? 0, r?.clientToken));
+    }
   }
   const unknown = new Map<string, string>();
   for (const r of Object.values(records)) {

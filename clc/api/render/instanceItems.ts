@@ -32,6 +32,7 @@ export function instanceItem(v: InstanceView): XmlObject {
     launchTime: isoTime(v.launchTime),
     placement: { availabilityZone: v.partition, groupName: '', tenancy: 'default' },
     monitoring: { state: 'disabled' },
+    clientToken: v.clientToken,
     // Eucalyptus 4's system tags (where it runs, where it moves), which its admin tools read.
     tagSet: tagSetItems(instanceTags(v)),
     // Eucalyptus/Ferry extras, after EC2's fields so EC2 clients read the rest unchanged.
