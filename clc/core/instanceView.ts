@@ -6,6 +6,11 @@ import type { InstanceState, MigrationState } from '../../shared/protocol/common
 import type { CcInstance } from '../../shared/protocol/ccProtocol.js';
 import type { InstanceRecord } from '../state/clcStore.js';
 
+/** EC2's instance state codes. */
+export const INSTANCE_STATE_CODES: Readonly<Record<InstanceState, number>> = Object.freeze({
+  pending: 0, running: 16, 'shutting-down': 32, terminated: 48, stopped: 80,
+});
+
 export interface MigrationView {
   readonly state: MigrationState;
   /** While the instance is in an unfinished migration plan: the hosts it moves between. */

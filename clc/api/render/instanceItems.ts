@@ -1,14 +1,9 @@
 /** Instances in EC2's XML shape (instancesSet items, reservationSet), with Ferry's extras appended. */
 import type { InstanceState } from '../../../shared/protocol/common.js';
 import { instanceTags } from '../../core/instanceTags.js';
-import type { InstanceView } from '../../core/instanceView.js';
+import { INSTANCE_STATE_CODES, type InstanceView } from '../../core/instanceView.js';
 import type { XmlObject } from '../xmlResponse.js';
 import { tagSetItems } from './tagItems.js';
-
-/** EC2's instance state codes. */
-export const INSTANCE_STATE_CODES: Readonly<Record<InstanceState, number>> = Object.freeze({
-  pending: 0, running: 16, 'shutting-down': 32, terminated: 48, stopped: 80,
-});
 
 export function instanceStateXml(state: InstanceState): XmlObject {
   return { code: INSTANCE_STATE_CODES[state], name: state };
