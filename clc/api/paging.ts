@@ -8,7 +8,7 @@ import type { Store } from '../../shared/store/store.js';
 import { issuePageToken, MAX_PAGE_SIZE, MIN_PAGE_SIZE, readPageToken, takePage, type PageOrder, type PageScope } from '../core/paging.js';
 import type { ClcState } from '../state/clcStore.js';
 import { ensurePagingKey, pagingKeyOf } from '../state/pagingKey.js';
-import { intParam } from './actionParams.js';
+import { coded, intParam } from './actionParams.js';
 import { ClcErrors } from './errors.js';
 
 /** The parameters, to spread into an action's schema. */
@@ -21,6 +21,16 @@ export interface PagingInput {
   /** Without it, every item from the cursor on, and no NextToken. */
   readonly maxResults?: number;
   readonly nextToken?: string;
+}
+
+/** EC2's rule for the instance describes: ids or pages, not both (its own words for it). */
+export const NOT_IDS_AND_PAGES = {
+  path: ['MaxResults'],
+  ...coded('InvalidParameterCombination', 'The parameter instancesSet cannot be used with the parameter maxResults'),
+};
+
+export function idsOrPages(p: { readonly instanceIds: readonly string[]; readonly paging: PagingInput }): boolean {
+  return p.instanceIds.length === 0 || p.paging.maxResults === undefined;
 }
 
 /** An empty NextToken is the first page, as EC2 takes it (scripts often start their loop with ''). */

@@ -15,6 +15,7 @@ export const INSTANCE_FILTERS = Object.freeze({
   'reservation-id': (v: InstanceView) => [v.reservationId],
   'node': (v: InstanceView) => (v.host === undefined ? [] : [v.host]),
   'migration-state': (v: InstanceView) => [v.migration.state],
+  'client-token': (v: InstanceView) => (v.clientToken === undefined ? [] : [v.clientToken]),
   // EC2's: any of the instance's tags (Eucalyptus's system tags, clc/core/instanceTags.ts).
   'tag-key': (v: InstanceView) => instanceTags(v).map((t) => t.key),
   'tag-value': (v: InstanceView) => instanceTags(v).map((t) => t.value),

@@ -6,6 +6,11 @@ import type { InstanceState, MigrationState } from '../../shared/protocol/common
 import type { CcInstance } from '../../shared/protocol/ccProtocol.js';
 import type { InstanceRecord } from '../state/clcStore.js';
 
+/** EC2's instance state codes. */
+export const INSTANCE_STATE_CODES: Readonly<Record<InstanceState, number>> = Object.freeze({
+  pending: 0, running: 16, 'shutting-down': 32, terminated: 48, stopped: 80,
+});
+
 export interface MigrationView {
   readonly state: MigrationState;
   /** While the instance is in an unfinished migration plan: the hosts it moves between. */
@@ -29,6 +34,8 @@ export interface InstanceView {
   readonly migration: MigrationView;
   /** True when a CC reports it now; false for a record no node reports any more (shown terminated). */
   readonly reported: boolean;
+  /** The ClientToken it was launched with (EC2's clientToken), when one was given. */
+  readonly clientToken?: string;
 }
 
 export interface MergedInstances {
@@ -54,7 +61,7 @@ export function isMigrating(v: InstanceView): boolean {
 }
 
 /** The view of an instance as its CC reports it. */
-export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceView {
+export function viewOfCcInstance(i: CcInstance, launchIndex: number, clientToken?: string): InstanceView {
   return {
     instanceId: i.instanceId,
     reservationId: i.reservationId,
@@ -68,6 +75,7 @@ export function viewOfCcInstance(i: CcInstance, launchIndex: number): InstanceVi
     launchIndex,
     migration: migrationOf(i),
     reported: true,
+    ...(clientToken !== undefined ? { clientToken } : {}),
   };
 }
 
@@ -86,6 +94,7 @@ export function viewOfRecord(r: InstanceRecord): InstanceView {
     launchIndex: r.launchIndex,
     migration: { state: 'none' },
     reported: false,
+    ...(r.clientToken !== undefined ? { clientToken: r.clientToken } : {}),
   };
 }
 
@@ -133,7 +142,10 @@ export function mergeInstances(
 ): MergedInstances {
   const views = new Map<string, InstanceView>();
   for (const list of live.values()) {
-    for (const i of list) views.set(i.instanceId, viewOfCcInstance(i, records[i.instanceId]?.launchIndex ?? 0));
+    for (const i of list) {
+      const r = records[i.instanceId];
+      views.set(i.instanceId, viewOfCcInstance(i, r?.launchIndex ?? 0, r?.clientToken));
+    }
   }
   const unknown = new Map<string, string>();
   for (const r of Object.values(records)) {

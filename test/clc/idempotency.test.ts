@@ -30,17 +30,26 @@ function reservationOf(r: QueryReply): { reservationId: string; ids: string[] } 
   return { reservationId: res.reservationId as string, ids: items(res.instancesSet).map((i) => i.instanceId as string) };
 }
 
+/** The raw RunInstancesResponse too, for fields reservationOf leaves out. */
+function withRaw(r: QueryReply): { reservationId: string; ids: string[]; raw: any } {
+  return { ...reservationOf(r), raw: r.doc.RunInstancesResponse };
+}
+
 describe('RunInstances with a ClientToken', () => {
   it('answers a repeat with the original reservation and launches nothing', async () => {
     const h = await harness();
     const first = reservationOf(await query(h.app, { ...RUN, ClientToken: 'tok-1' }));
     expect(first.ids).toHaveLength(2);
     const store = JSON.stringify(h.store.read().instances);
-    const again = reservationOf(await query(h.app, { ...RUN, ClientToken: 'tok-1' }));
-    expect(again).toEqual(first);
+    const again = withRaw(await query(h.app, { ...RUN, ClientToken: 'tok-1' }));
+    expect({ reservationId: again.reservationId, ids: again.ids }).toEqual(first);
     expect(runCalls(h)).toBe(1);
     expect(JSON.stringify(h.store.read().instances)).toBe(store);
     expect(Object.values(h.store.read().instances).map((r) => r.clientToken)).toEqual(['tok-1', 'tok-1']);
+    const described = await query(h.app, { Action: 'DescribeInstances', 'Filter.1.Name': 'client-token', 'Filter.1.Value.1': 'tok-1' });
+    const shown = items(described.doc.DescribeInstancesResponse.reservationSet).flatMap((r) => items(r.instancesSet));
+    expect(shown.map((i) => [i.instanceId, i.clientToken])).toEqual(first.ids.map((id) => [id, 'tok-1']));
+    expect(items(again.raw.instancesSet).map((i) => i.clientToken)).toEqual(['tok-1', 'tok-1']);
   });
 
   it('shows the reservation as it stands now: running, then terminated', async () => {

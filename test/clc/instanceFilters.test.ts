@@ -13,7 +13,7 @@ const other: InstanceView = {
   ...base, instanceId: 'i-0000000b', reservationId: 'r-0000000b', imageId: 'emi-0000000b', instanceType: 'c1.medium',
   state: 'pending', partition: 'cluster02', host: '127.0.12.21', migration: { state: 'migrating', source: '127.0.12.21', destination: '127.0.12.22' },
 };
-const gone: InstanceView = { ...base, instanceId: 'i-0000000c', state: 'terminated', host: undefined, reported: false };
+const gone: InstanceView = { ...base, instanceId: 'i-0000000c', state: 'terminated', host: undefined, reported: false, clientToken: 'tok-c' };
 const all = [base, other, gone];
 
 const select = (filters: InstanceFilter[]) => all.filter(instanceFilterPredicate(filters)).map((v) => v.instanceId);
@@ -32,6 +32,7 @@ describe('instance filters', () => {
     ['node: an instance on no node never matches', [{ name: 'node', values: ['*'] }], ['i-0000000a', 'i-0000000b']],
     ['node exact', [{ name: 'node', values: ['127.0.12.21'] }], ['i-0000000b']],
     ['migration-state', [{ name: 'migration-state', values: ['migrating'] }], ['i-0000000b']],
+    ['client-token: only instances launched with one', [{ name: 'client-token', values: ['*'] }], ['i-0000000c']],
     ['wildcard *', [{ name: 'instance-type', values: ['m1.*'] }], ['i-0000000a', 'i-0000000c']],
     ['wildcard ?', [{ name: 'instance-id', values: ['i-0000000?'] }], ['i-0000000a', 'i-0000000b', 'i-0000000c']],
     ['no partial match', [{ name: 'instance-type', values: ['m1'] }], []],

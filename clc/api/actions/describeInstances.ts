@@ -8,8 +8,8 @@ import type { InstanceView } from '../../core/instanceView.js';
 import { INSTANCE_PAGE_ORDER } from '../../core/pageOrders.js';
 import { canonicalFilters, selectionDigest, type PageScope } from '../../core/paging.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { coded, filterListParam, instanceIdOrVerboseParam, paramList, parseActionParams, VERBOSE } from '../actionParams.js';
-import { cursorOf, pagingInputOf, pagingParams, servePage } from '../paging.js';
+import { filterListParam, instanceIdOrVerboseParam, paramList, parseActionParams, VERBOSE } from '../actionParams.js';
+import { cursorOf, idsOrPages, NOT_IDS_AND_PAGES, pagingInputOf, pagingParams, servePage } from '../paging.js';
 import type { ParamMap } from '../queryParams.js';
 import { reservationItems } from '../render/instanceItems.js';
 import { unavailableItems } from '../render/serviceItems.js';
@@ -27,11 +27,7 @@ const schema = z.strictObject({
   instanceIds: dedupe((p.InstanceId ?? []).filter((id) => id !== VERBOSE)),
   filters: p.Filter ?? [],
   paging: pagingInputOf(p),
-})).refine((p) => p.instanceIds.length === 0 || p.paging.maxResults === undefined, {
-  path: ['MaxResults'],
-  // EC2's words for it.
-  ...coded('InvalidParameterCombination', 'The parameter instancesSet cannot be used with the parameter maxResults'),
-});
+})).refine(idsOrPages, NOT_IDS_AND_PAGES);
 
 export type DescribeInstancesInput = Readonly<z.infer<typeof schema>>;
 

@@ -5,9 +5,9 @@
  * region that does not exist is InvalidParameterValue, as EC2 answers.
  */
 import { z } from 'zod';
-import { wildcardMatcher } from '../../core/instanceFilters.js';
+import { filterPredicate } from '../../core/instanceFilters.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { boolParam, coded, paramList, parseActionParams } from '../actionParams.js';
+import { boolParam, coded, filterListParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { REGION_NAME } from './describeAvailabilityZones.js';
@@ -27,21 +27,12 @@ const REGION_FILTERS = Object.freeze({
   'opt-in-status': () => ['opt-in-not-required'],
 } satisfies Record<string, (r: Region) => readonly string[]>);
 type RegionFilterName = keyof typeof REGION_FILTERS;
-const REGION_FILTER_NAMES = Object.keys(REGION_FILTERS);
-
-const filterSchema = z.strictObject({
-  Name: z.string().refine((n) => REGION_FILTER_NAMES.includes(n), coded('InvalidParameterValue', `The filter is invalid; known filters: ${REGION_FILTER_NAMES.join(', ')}`)),
-  Value: paramList(z.string()),
-}).transform((f) => ({ name: f.Name as RegionFilterName, matchers: f.Value.map(wildcardMatcher) }));
-
-/** EC2 filter semantics: values of one filter OR-ed, filters AND-ed. */
-function matches(r: Region, filters: readonly { name: RegionFilterName; matchers: readonly ((s: string) => boolean)[] }[]): boolean {
-  return filters.every((f) => REGION_FILTERS[f.name](r).some((v) => f.matchers.some((m) => m(v))));
-}
+const REGION_FILTER_NAMES = Object.keys(REGION_FILTERS) as RegionFilterName[];
+const isRegionFilterName = (n: string): n is RegionFilterName => (REGION_FILTER_NAMES as string[]).includes(n);
 
 const schema = z.strictObject({
   RegionName: paramList(z.string().min(1)).optional(),
-  Filter: paramList(filterSchema).optional(),
+  Filter: filterListParam(isRegionFilterName, REGION_FILTER_NAMES.join(', ')).optional(),
   // Newer SDKs send it to list regions not enabled for the account; there is only one, always enabled.
   AllRegions: boolParam.optional(),
 }).transform((p) => ({ regionNames: [...new Set(p.RegionName ?? [])], filters: p.Filter ?? [] }))
@@ -58,7 +49,7 @@ export function parseDescribeRegions(params: ParamMap): DescribeRegionsInput {
 
 function run(input: DescribeRegionsInput, ctx: ActionContext): Promise<XmlObject> {
   const region: Region = { regionName: REGION_NAME, regionEndpoint: `${ctx.origin}${REGION_ENDPOINT_PATH}` };
-  const shown = [region].filter((r) => matches(r, input.filters));
+  const shown = [region].filter(filterPredicate(input.filters.map((f) => ({ offered: REGION_FILTERS[f.name], values: f.values }))));
   return Promise.resolve({
     regionInfo: shown.map((r) => ({ regionName: r.regionName, regionEndpoint: r.regionEndpoint, optInStatus: 'opt-in-not-required' })),
   });

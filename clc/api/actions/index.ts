@@ -3,6 +3,7 @@ import type { Action } from '../action.js';
 import { cancelMigration } from './cancelMigration.js';
 import { describeAvailabilityZones } from './describeAvailabilityZones.js';
 import { describeInstances } from './describeInstances.js';
+import { describeInstanceStatus } from './describeInstanceStatus.js';
 import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
 import { describeRegions } from './describeRegions.js';
@@ -23,6 +24,7 @@ import { terminateInstances } from './terminateInstances.js';
 export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   RunInstances: runInstances,
   DescribeInstances: describeInstances,
+  DescribeInstanceStatus: describeInstanceStatus,
   TerminateInstances: terminateInstances,
   DescribeAvailabilityZones: describeAvailabilityZones,
   DescribeRegions: describeRegions,

@@ -228,7 +228,7 @@ async function launch(input: RunInstancesInput, ctx: ActionContext, tokenKey?: s
     reservationId,
     ownerId,
     groupSet: [],
-    instancesSet: started.instances.map((i) => instanceItem(viewOfCcInstance(i, indexOf.get(i.instanceId) ?? 0))),
+    instancesSet: started.instances.map((i) => instanceItem(viewOfCcInstance(i, indexOf.get(i.instanceId) ?? 0, input.clientToken))),
   };
 }
 

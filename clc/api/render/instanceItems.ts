@@ -1,14 +1,9 @@
 /** Instances in EC2's XML shape (instancesSet items, reservationSet), with Ferry's extras appended. */
 import type { InstanceState } from '../../../shared/protocol/common.js';
 import { instanceTags } from '../../core/instanceTags.js';
-import type { InstanceView } from '../../core/instanceView.js';
+import { INSTANCE_STATE_CODES, type InstanceView } from '../../core/instanceView.js';
 import type { XmlObject } from '../xmlResponse.js';
 import { tagSetItems } from './tagItems.js';
-
-/** EC2's instance state codes. */
-export const INSTANCE_STATE_CODES: Readonly<Record<InstanceState, number>> = Object.freeze({
-  pending: 0, running: 16, 'shutting-down': 32, terminated: 48, stopped: 80,
-});
 
 export function instanceStateXml(state: InstanceState): XmlObject {
   return { code: INSTANCE_STATE_CODES[state], name: state };
@@ -32,6 +27,7 @@ export function instanceItem(v: InstanceView): XmlObject {
     launchTime: isoTime(v.launchTime),
     placement: { availabilityZone: v.partition, groupName: '', tenancy: 'default' },
     monitoring: { state: 'disabled' },
+    clientToken: v.clientToken,
     // Eucalyptus 4's system tags (where it runs, where it moves), which its admin tools read.
     tagSet: tagSetItems(instanceTags(v)),
     // Eucalyptus/Ferry extras, after EC2's fields so EC2 clients read the rest unchanged.
