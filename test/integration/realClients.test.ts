@@ -233,15 +233,12 @@ describe('DryRun', () => {
 });
 
 describe('waiters and terminate', () => {
-  it('boto3: instance_exists and instance_running after a launch; instance_terminated after TerminateInstances', async () => {
+  it('boto3: instance_exists, instance_running, instance_status_ok and system_status_ok after a launch; instance_terminated after TerminateInstances', async () => {
     const launched = await ok(call('run_instances', { ImageId: EMI, MinCount: 2, MaxCount: 2 }));
     const ids = launched.Instances.map((i: any) => i.InstanceId as string);
-    const [exists, running] = await boto3(env, EUCALYPTUS, [
-      { wait: 'instance_exists', args: { InstanceIds: ids }, config: WAIT_FAST },
-      { wait: 'instance_running', args: { InstanceIds: ids }, config: WAIT_FAST },
-    ]);
-    expect(exists?.waited, JSON.stringify(exists)).toBe(true);
-    expect(running?.waited, JSON.stringify(running)).toBe(true);
+    const waits = await boto3(env, EUCALYPTUS, ['instance_exists', 'instance_running', 'instance_status_ok', 'system_status_ok']
+      .map((wait) => ({ wait, args: { InstanceIds: ids }, config: WAIT_FAST })));
+    for (const w of waits) expect(w.waited, JSON.stringify(w)).toBe(true);
     const [terminate, terminated, after] = await boto3(env, EUCALYPTUS, [
       call('terminate_instances', { InstanceIds: ids }),
       { wait: 'instance_terminated', args: { InstanceIds: ids }, config: WAIT_FAST },
@@ -369,6 +366,17 @@ describe('paging: MaxResults / NextToken, the paginators and the CLI', () => {
     for (const p of tp) expect(p.Tags.length).toBeLessThanOrEqual(5);
     const key = (t: any): string => `${t.ResourceId} ${t.Key}`;
     expect(sorted(tp.flatMap((p: any) => p.Tags.map(key)))).toEqual(sorted(allTags?.response.Tags.map(key)));
+  });
+
+  it('DescribeInstanceStatus: boto3\'s paginator (PageSize 5) and the CLI list every running instance exactly once', async () => {
+    const running = sorted((await runningOn()).keys());
+    const pages = await ok({ paginate: 'describe_instance_status', config: { PageSize: 5 } });
+    expect(pages.length).toBeGreaterThan(1);
+    expect(sorted(pages.flatMap((p: any) => p.InstanceStatuses.map((st: any) => st.InstanceId)))).toEqual(running);
+    for (const p of pages) for (const st of p.InstanceStatuses) expect([st.SystemStatus.Status, st.InstanceStatus.Status]).toEqual(['ok', 'ok']);
+    const viaCli = await cli('describe-instance-status', '--page-size', '5');
+    expect(viaCli.code, viaCli.stderr).toBe(0);
+    expect(sorted(viaCli.json.InstanceStatuses.map((st: any) => st.InstanceId))).toEqual(running);
   });
 
   it('MaxResults and NextToken by hand, with and without a filter', async () => {
