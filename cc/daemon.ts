@@ -44,6 +44,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   // The migration CA is read at start, like the tier identity: a missing file stops the CC here.
   const credentials = security.kind === 'mtls' && config.tlsDir !== undefined ? caCredentialIssuer(loadMigrationCa(config.tlsDir), clock) : undefined;
   const service = new CcService({
+    ncUri: (host) => `${ncEndpoint(config, host)}${NC_PATH}`,
     keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs, migration: migrationSettingsOf(config),
     ...(credentials ? { credentials } : {}),
     // A CC always serves under a CLC, which sends the fenced hosts every HA pass (ccSetFencedHosts).

@@ -38,6 +38,8 @@ export interface CcServiceOptions {
   readonly policy: SchedulePolicy;
   /** Timeout of one call to an NC. */
   readonly ncTimeoutMs: number;
+  /** The URL the CC calls a node's NC at, reported with the node (DescribeServices shows it). */
+  readonly ncUri?: (host: string) => string;
   /** Per-migration credentials for prepare and commit (mutual-TLS clouds). */
   readonly credentials?: CredentialIssuer;
   /** Live-migration limits, timeouts and endpoint (defaults: migration/settings.ts). */
@@ -73,7 +75,8 @@ export class CcService {
   readonly ops: TypedImpl<typeof SERVED_OPS> = {
     ccDescribeNodes: async () => {
       const view = await this.freshView();
-      return { partition: view.partition, nodes: listNodes(view) };
+      const uriOf = this.opts.ncUri;
+      return { partition: view.partition, nodes: uriOf ? listNodes(view).map((n) => ({ ...n, uri: uriOf(n.host) })) : listNodes(view) };
     },
     ccDescribeResources: async (req) => {
       const view = await this.freshView();

@@ -16,8 +16,13 @@ export interface Tag {
   readonly value: string;
 }
 
-/** The instance's tags, by key (code-unit order, the order DescribeTags pages in). */
+/**
+ * The instance's tags, by key (code-unit order, the order DescribeTags pages in). A terminated
+ * instance has none: Eucalyptus clears them at teardown (VmInstances' clearNodeTag), and a
+ * tombstone its node still reports runs nowhere.
+ */
 export function instanceTags(v: InstanceView): readonly Tag[] {
+  if (v.state === 'terminated') return [];
   const tags: Tag[] = [];
   if (v.host !== undefined) tags.push({ key: NODE_TAG, value: v.host });
   if (isMigrating(v)) {

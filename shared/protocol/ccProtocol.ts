@@ -22,6 +22,8 @@ export const ccNodeSchema = z.object({
   capacity: resourcesSchema,
   used: resourcesSchema,
   instances: z.array(ncInstanceSchema),
+  /** Where the CC calls the NC (scheme, host, port and path): DescribeServices' uri. Absent from a CC that does not say. */
+  uri: z.string().optional(),
 });
 export type CcNode = z.infer<typeof ccNodeSchema>;
 

@@ -225,6 +225,7 @@ export class FakeClusters implements Clusters {
       host: n.host, partition: n.partition, nodeState: n.nodeState, reachable: n.reachable, healthy: true,
       lastSeen: 1_000, capacity: n.capacity, used: this.used(n),
       instances: structuredClone(n.instances).map(({ host: _h, partition: _p, migrationSource: _s, migrationDestination: _d, ...i }) => i),
+      uri: `https://${n.host}:8775/axis2/services/EucalyptusNC`,
     };
   }
 

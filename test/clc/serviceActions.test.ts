@@ -48,12 +48,12 @@ describe('DescribeServices as euserv-describe-services asks and reads it', () =>
     // --expert: SERVICE arn state epoch uri accounts.
     expect(services.map((s) => [s.serviceId.fullName, s.localState.toLowerCase(), s.localEpoch, s.serviceId.uri, s.serviceAccounts])).toEqual([
       ['arn:euca:eucalyptus:eucalyptus:eucalyptus:clc/', 'enabled', '0', `${DEFAULT_CLC_ORIGIN}${CLC_PATH}`, []],
-      ['arn:euca:eucalyptus:cluster01:cluster:cluster01/', 'enabled', '0', 'http://127.0.12.200:8774', []],
-      ['arn:euca:eucalyptus:cluster01:node:127.0.12.11/', 'enabled', '0', 'none', []],
-      ['arn:euca:eucalyptus:cluster01:node:127.0.12.12/', 'disabled', '0', 'none', []],
-      ['arn:euca:eucalyptus:cluster01:node:127.0.12.13/', 'notready', '0', 'none', []],
-      ['arn:euca:eucalyptus:cluster02:cluster:cluster02/', 'enabled', '0', 'http://127.0.12.201:8774', []],
-      ['arn:euca:eucalyptus:cluster02:node:127.0.12.21/', 'enabled', '0', 'none', []],
+      ['arn:euca:eucalyptus:cluster01:cluster:cluster01/', 'enabled', '0', 'http://127.0.12.200:8774/axis2/services/EucalyptusCC', []],
+      ['arn:euca:eucalyptus:cluster01:node:127.0.12.11/', 'enabled', '0', 'https://127.0.12.11:8775/axis2/services/EucalyptusNC', []],
+      ['arn:euca:eucalyptus:cluster01:node:127.0.12.12/', 'disabled', '0', 'https://127.0.12.12:8775/axis2/services/EucalyptusNC', []],
+      ['arn:euca:eucalyptus:cluster01:node:127.0.12.13/', 'notready', '0', 'https://127.0.12.13:8775/axis2/services/EucalyptusNC', []],
+      ['arn:euca:eucalyptus:cluster02:cluster:cluster02/', 'enabled', '0', 'http://127.0.12.201:8774/axis2/services/EucalyptusCC', []],
+      ['arn:euca:eucalyptus:cluster02:node:127.0.12.21/', 'enabled', '0', 'https://127.0.12.21:8775/axis2/services/EucalyptusNC', []],
     ]);
     // --group-by-host and --group-by-zone key on the service id's host and partition.
     expect(services.map((s) => `${s.serviceId.host} ${s.serviceId.partition} ${s.serviceId.type} ${s.serviceId.name}`)).toEqual([
@@ -66,7 +66,9 @@ describe('DescribeServices as euserv-describe-services asks and reads it', () =>
       '127.0.12.21 cluster02 node 127.0.12.21',
     ]);
     expect(services.map((s) => s.serviceId.uris)).toEqual([
-      [`${DEFAULT_CLC_ORIGIN}${CLC_PATH}`], ['http://127.0.12.200:8774'], [], [], [], ['http://127.0.12.201:8774'], [],
+      [`${DEFAULT_CLC_ORIGIN}${CLC_PATH}`], ['http://127.0.12.200:8774/axis2/services/EucalyptusCC'],
+      ...['11', '12', '13'].map((n) => [`https://127.0.12.${n}:8775/axis2/services/EucalyptusNC`]),
+      ['http://127.0.12.201:8774/axis2/services/EucalyptusCC'], ['https://127.0.12.21:8775/axis2/services/EucalyptusNC'],
     ]);
     expect(services.every((s) => Array.isArray(s.statusDetails) && s.statusDetails.length === 0)).toBe(true);
   });

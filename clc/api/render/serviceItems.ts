@@ -1,4 +1,5 @@
 /** Nodes and services in Eucalyptus's shapes (DescribeServices' serviceStatuses, DescribeNodes' nodeSet). */
+import { CC_PATH } from '../../../shared/wire/transport.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
 import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
 import { nodeServiceState, serviceFullName, serviceUuid, type ServiceState, type ServiceType } from '../../core/services.js';
@@ -30,12 +31,15 @@ export const LOCAL_EPOCH = 0;
 
 export function nodeServiceStatus(node: CcNode): ServiceStatus {
   const s = nodeServiceState(node);
-  return { type: 'node', partition: node.partition, name: node.host, host: node.host, state: s.state, details: s.details, lastSeen: node.lastSeen };
+  return {
+    type: 'node', partition: node.partition, name: node.host, host: node.host, state: s.state, details: s.details, lastSeen: node.lastSeen,
+    ...(node.uri !== undefined ? { uri: node.uri } : {}),
+  };
 }
 
 export function clusterServiceStatus(partition: string, endpoint: string, failure: FerryError | undefined): ServiceStatus {
   return {
-    type: 'cluster', partition, name: partition, host: new URL(endpoint).hostname, uri: endpoint,
+    type: 'cluster', partition, name: partition, host: new URL(endpoint).hostname, uri: `${endpoint}${CC_PATH}`,
     state: failure ? 'NOTREADY' : 'ENABLED', details: failure ? [failure.message] : [],
   };
 }
