@@ -352,14 +352,12 @@ describe('Eucalyptus 4 admin tools: euserv-describe-node-controllers and euserv-
     const tool = admin(ini());
     const { rows } = await tool.describeNodeControllers();
     expect(rows.filter((r) => r[0] === 'NODE')).toEqual([n1, n2, n3].map((h) => ['NODE', 'cluster01', h, 'enabled', '']));
-    expect(await nodeControllerView(tool)).toEqual(await hypervisorView());
-    for (const s of tool.session.history) {
-      expect(s.params.Version).toBe(s.params.Action === 'DescribeServices' ? 'eucalyptus' : '2014-10-01');
-    }
+    // The two requests the tool sends, each to its own service (read before the next call adds to the history).
     expect(tool.session.history.map((s) => s.params)).toEqual([
       { ListAll: 'true', Action: 'DescribeServices', Version: 'eucalyptus' },
       { 'InstanceId.1': 'verbose', Action: 'DescribeInstances', Version: '2014-10-01' },
     ]);
+    expect(await nodeControllerView(tool)).toEqual(await hypervisorView());
   });
 
   it('-i INSTANCE: the instance moves, shown MIGRATING-TO its destination under its source while it does', async () => {
