@@ -98,14 +98,19 @@ export function viewOfRecord(r: InstanceRecord): InstanceView {
   };
 }
 
+/** Plain code-unit order: the same in every process whatever its locale, as page cursors need. */
+export function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** What places an instance in DescribeInstances' order (and in a page cursor). */
 export type InstanceOrderKey = Pick<InstanceView, 'launchTime' | 'reservationId' | 'launchIndex' | 'instanceId'>;
 
 export function compareViews(a: InstanceOrderKey, b: InstanceOrderKey): number {
   return a.launchTime - b.launchTime
-    || a.reservationId.localeCompare(b.reservationId)
+    || byCodeUnits(a.reservationId, b.reservationId)
     || a.launchIndex - b.launchIndex
-    || a.instanceId.localeCompare(b.instanceId);
+    || byCodeUnits(a.instanceId, b.instanceId);
 }
 
 /** What a partition's CC answered to ccDescribeInstances. */

@@ -5,7 +5,7 @@
  */
 import { filterPredicate, isTagKeyFilterName, tagKeyOf, type TagKeyFilterName } from './instanceFilters.js';
 import { instanceTags, type Tag } from './instanceTags.js';
-import type { InstanceView } from './instanceView.js';
+import { byCodeUnits, type InstanceView } from './instanceView.js';
 
 export const INSTANCE_RESOURCE_TYPE = 'instance';
 
@@ -47,13 +47,8 @@ function offeredBy(name: TagFilterName): (t: TagInContext) => readonly string[] 
   return (t) => t.siblings.filter((s) => s.key === key).map((s) => s.value);
 }
 
-/** Code-unit order, so the order does not depend on the process's locale. */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 export function compareResourceTags(a: Pick<ResourceTag, 'resourceId' | 'key'>, b: Pick<ResourceTag, 'resourceId' | 'key'>): number {
-  return compareStrings(a.resourceId, b.resourceId) || compareStrings(a.key, b.key);
+  return byCodeUnits(a.resourceId, b.resourceId) || byCodeUnits(a.key, b.key);
 }
 
 /** The instances' tags that every filter accepts, in (resource id, key) order. */

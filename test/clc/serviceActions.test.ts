@@ -11,7 +11,7 @@ import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
 import { signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
 import { FakeClusters } from './fakeClusters.js';
 import { errorCode, eventually, harness, items, query, START, type Harness } from './harness.js';
-import { readLikeRequestbuilder, type RbValue } from './requestbuilderXml.js';
+import { parseListDelimitedXml, type ToolValue } from '../clients/listDelimitedXml.js';
 
 /** euserv-describe-services' LIST_TAGS: how it reads DescribeServices answers. */
 const DESCRIBE_LIST_TAGS = ['serviceAccounts', 'serviceStatuses', 'statusDetails', 'uris'];
@@ -30,7 +30,9 @@ type Rb = { [name: string]: any };
 async function describeLikeTool(h: Harness, params: Record<string, string>): Promise<Rb[]> {
   const r = await query(h.app, params);
   expect(r.status, r.text).toBe(200);
-  return ((await readLikeRequestbuilder(r.text, DESCRIBE_LIST_TAGS)).serviceStatuses ?? []) as Rb[];
+  // The tools strip the root element: its one value is the response body.
+  const body = Object.values(await parseListDelimitedXml(r.text, DESCRIBE_LIST_TAGS))[0] as Rb;
+  return (body.serviceStatuses ?? []) as Rb[];
 }
 
 /** Rows as `type partition name state`, from the parsed answer. */
@@ -91,7 +93,7 @@ describe('DescribeServices as euserv-describe-services asks and reads it', () =>
     const services = await describeLikeTool(h, { Action: 'DescribeServices', ListAll: 'true' });
     const nodes = services.filter((s) => s.serviceId.type === 'node').map((s) => {
       // The tool joins `details` as key=value pairs: it must read as a map, never as text.
-      const details = (s.details ?? {}) as Record<string, RbValue>;
+      const details = (s.details ?? {}) as Record<string, ToolValue>;
       expect(typeof details).toBe('object');
       return [s.serviceId.name, s.serviceId.partition, s.serviceId.host, s.localState.toLowerCase(), Object.entries(details).map(([k, v]) => `${k}=${String(v)}`).join(', ')];
     });
