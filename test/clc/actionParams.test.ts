@@ -118,10 +118,15 @@ describe('TerminateInstances', () => {
 
 describe('DescribeAvailabilityZones', () => {
   const rows: Row[] = [
-    ['nothing', '', { ok: { verbose: false, zones: [] } }],
-    ['verbose', 'ZoneName.1=verbose', { ok: { verbose: true, zones: [] } }],
-    ['VERBOSE and a zone', 'ZoneName.1=VERBOSE&ZoneName.2=cluster01', { ok: { verbose: true, zones: ['cluster01'] } }],
-    ['unknown parameter', 'Filter.1.Name=x&Filter.1.Value.1=y', { code: 'UnknownParameter' }],
+    ['nothing', '', { ok: { verbose: false, zones: [], filters: [] } }],
+    ['verbose', 'ZoneName.1=verbose', { ok: { verbose: true, zones: [], filters: [] } }],
+    ['VERBOSE and a zone', 'ZoneName.1=VERBOSE&ZoneName.2=cluster01', { ok: { verbose: true, zones: ['cluster01'], filters: [] } }],
+    ['a zone id is its name', 'ZoneId.1=cluster02&ZoneName.1=cluster02', { ok: { verbose: false, zones: ['cluster02'], filters: [] } }],
+    ['AllAvailabilityZones', 'AllAvailabilityZones=true', { ok: { verbose: false, zones: [], filters: [] } }],
+    ['a filter', 'Filter.1.Name=state&Filter.1.Value.1=available', { ok: { verbose: false, zones: [], filters: [{ name: 'state', values: ['available'] }] } }],
+    ['unknown filter', 'Filter.1.Name=x&Filter.1.Value.1=y', { code: 'InvalidParameterValue' }],
+    ['bad AllAvailabilityZones', 'AllAvailabilityZones=all', { code: 'InvalidParameterValue' }],
+    ['unknown parameter', 'ZoneNames.1=x', { code: 'UnknownParameter' }],
   ];
   it.each(rows)('%s', (_n, q, o) => check(parseDescribeAvailabilityZones, q, o));
 });

@@ -221,6 +221,31 @@ describe('DescribeAvailabilityZones', () => {
     expect(items(down.messageSet)[0].message).toContain('unreachable');
     expect(zones.filter((z) => String(z.zoneName).startsWith('|-'))).toHaveLength(18);
   });
+
+  it.each([
+    [{ 'Filter.1.Name': 'state', 'Filter.1.Value.1': 'unavailable' }, ['cluster02']],
+    [{ 'Filter.1.Name': 'message', 'Filter.1.Value.1': '*unreachable*' }, ['cluster02']],
+    [{ 'Filter.1.Name': 'zone-name', 'Filter.1.Value.1': 'cluster0?', 'Filter.2.Name': 'state', 'Filter.2.Value.1': 'available' }, ['cluster01']],
+    [{ 'Filter.1.Name': 'region-name', 'Filter.1.Value.1': 'us-east-1' }, []],
+    [{ 'ZoneId.1': 'cluster01', AllAvailabilityZones: 'true' }, ['cluster01']],
+  ])('EC2\'s parameters as the SDKs send them: %j shows %j', async (params, zones) => {
+    const h = await harness();
+    h.clusters.down.add('cluster02');
+    const r = await query(h.app, { Action: 'DescribeAvailabilityZones', ...params });
+    expect(r.status, r.text).toBe(200);
+    const shown = items(r.doc.DescribeAvailabilityZonesResponse.availabilityZoneInfo);
+    expect(shown.map((z) => z.zoneName)).toEqual(zones);
+    for (const z of shown) expect(z).toMatchObject({ zoneId: z.zoneName, zoneType: 'availability-zone', optInStatus: 'opt-in-not-required' });
+  });
+
+  it('filters leave a shown zone\'s verbose rows after it, and drop a hidden zone\'s', async () => {
+    const h = await harness();
+    const r = await query(h.app, { Action: 'DescribeAvailabilityZones', 'ZoneName.1': 'verbose', 'Filter.1.Name': 'zone-name', 'Filter.1.Value.1': 'cluster02' });
+    const names = items(r.doc.DescribeAvailabilityZonesResponse.availabilityZoneInfo).map((z) => String(z.zoneName));
+    expect(names[0]).toBe('cluster02');
+    expect(names.slice(1).every((n) => n.startsWith('|-'))).toBe(true);
+    expect(names).toHaveLength(1 + 18);
+  });
 });
 
 describe('DescribeServices and DescribeNodes', () => {
