@@ -40,7 +40,8 @@ export const ClcErrors = defineErrors({
   // Identifiers.
   'InvalidAMIID.Malformed': client(400, 'Invalid id: "{value}" (expecting "emi-" followed by 8 hex digits)'),
   'InvalidInstanceID.Malformed': client(400, 'Invalid id: "{value}" (expecting "i-" followed by 8 hex digits)'),
-  'InvalidInstanceID.NotFound': client(400, "The instance IDs '{ids}' do not exist"),
+  /** EC2's words: "The instance ID 'i-…' does not exist" (IDs … do, for several); `instanceNotFound` builds it. */
+  'InvalidInstanceID.NotFound': client(400, "The instance {idsDo} not exist"),
   InvalidAvailabilityZone: client(400, 'The availability zone (partition) {zone} does not exist; known: {known}'),
   'InvalidHost.NotFound': client(400, 'No node {host} is registered in {scope}'),
   InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),

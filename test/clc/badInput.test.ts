@@ -144,7 +144,9 @@ describe('DescribeInstances and TerminateInstances', () => {
 
   it('unknown instance id (describe)', async () => {
     const r = await refused({ Action: 'DescribeInstances', 'InstanceId.1': 'i-0000dead' }, 'InvalidInstanceID.NotFound');
-    expect(r.doc.Response.Errors.Error.Message).toContain('i-0000dead');
+    expect(r.doc.Response.Errors.Error.Message).toBe("The instance ID 'i-0000dead' does not exist");
+    const two = await refused({ Action: 'DescribeInstances', 'InstanceId.1': 'i-0000dead', 'InstanceId.2': 'i-0000beef' }, 'InvalidInstanceID.NotFound');
+    expect(two.doc.Response.Errors.Error.Message).toBe("The instance IDs 'i-0000dead, i-0000beef' do not exist");
   });
 
   it('unknown instance id (terminate): the known one is not terminated either', async () => {

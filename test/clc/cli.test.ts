@@ -103,7 +103,7 @@ describe('euca-run-instances, euca-describe-instances, euca-terminate-instances'
     const r = await cli('terminateInstances', ['i-0000dead']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe("InvalidInstanceID.NotFound: The instance IDs 'i-0000dead' do not exist\n");
+    expect(r.stderr).toBe("InvalidInstanceID.NotFound: The instance ID 'i-0000dead' does not exist\n");
     expect(h.clusters.mutatingCalls()).toEqual([]);
   });
 

@@ -79,10 +79,10 @@ describe('instances in EC2 shape', () => {
 
 describe('renderError', () => {
   it('is EC2\'s <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>', async () => {
-    const err = ClcErrors.make('InvalidInstanceID.NotFound', { ids: 'i-00000009' });
+    const err = ClcErrors.make('InvalidInstanceID.NotFound', { ids: 'i-00000009', idsDo: "ID 'i-00000009' does" });
     const doc = await parseXml(renderError(err, 'req-3'));
     expect(doc).toEqual({
-      Response: { Errors: { Error: { Code: 'InvalidInstanceID.NotFound', Message: "The instance IDs 'i-00000009' do not exist" } }, RequestID: 'req-3' },
+      Response: { Errors: { Error: { Code: 'InvalidInstanceID.NotFound', Message: "The instance ID 'i-00000009' does not exist" } }, RequestID: 'req-3' },
     });
   });
 

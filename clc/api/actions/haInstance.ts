@@ -8,10 +8,10 @@ import { z } from 'zod';
 import { autoRepairSchema } from '../../ha/repairPolicy.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, instanceIdParam, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
 import type { ParamMap } from '../queryParams.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { operatorOf, requireHa } from './haCommon.js';
+import { instanceNotFound } from './instanceLookup.js';
 
 const LEVELS = [...autoRepairSchema.options, 'inherit'] as const;
 
@@ -35,7 +35,7 @@ export const configureHAForInstance = defineAction({
   async run(p: Input, ctx: ActionContext): Promise<XmlObject> {
     const ha = requireHa(ctx);
     const record = ctx.store.read().instances[p.instanceId];
-    if (!record) throw ClcErrors.make('InvalidInstanceID.NotFound', { ids: p.instanceId });
+    if (!record) throw instanceNotFound([p.instanceId]);
     const v = await ha.configureInstance({ instanceId: p.instanceId, partition: record.partition, autoRepair: p.autoRepair, by: operatorOf(ctx) });
     ctx.logger.info({ instanceId: v.instanceId, autoRepair: v.autoRepair ?? 'inherit', effective: v.effective }, 'instance auto-repair configured');
     return { instanceId: v.instanceId, partition: v.partition, autoRepair: v.autoRepair ?? 'inherit', clusterAutoRepair: v.clusterAutoRepair ?? 'inherit', effectiveAutoRepair: v.effective };

@@ -31,7 +31,7 @@ export function requireInstances(
 ): InstanceView[] {
   const byId = new Map(merged.views.map((v) => [v.instanceId, v]));
   const missing = ids.filter((id) => !byId.has(id) && !merged.unknown.has(id));
-  if (missing.length > 0) throw ClcErrors.make('InvalidInstanceID.NotFound', { ids: missing.join(', ') });
+  if (missing.length > 0) throw instanceNotFound(missing);
   const unreachable = ids.filter((id) => merged.unknown.has(id));
   if (unreachable.length > 0) {
     const partitions = [...new Set(unreachable.map((id) => merged.unknown.get(id) as string))];
@@ -42,6 +42,12 @@ export function requireInstances(
     });
   }
   return ids.map((id) => byId.get(id) as InstanceView);
+}
+
+/** InvalidInstanceID.NotFound naming every id, in EC2's words. */
+export function instanceNotFound(ids: readonly string[]): FerryError {
+  const idsDo = ids.length === 1 ? `ID '${ids[0] ?? ''}' does` : `IDs '${ids.join(', ')}' do`;
+  return ClcErrors.make('InvalidInstanceID.NotFound', { ids: ids.join(', '), idsDo });
 }
 
 export function dedupe(ids: readonly string[]): string[] {
