@@ -41,6 +41,8 @@ export const ClcErrors = defineErrors({
   'InvalidAMIID.Malformed': client(400, 'Invalid id: "{value}" (expecting "emi-" followed by 8 hex digits)'),
   'InvalidInstanceID.Malformed': client(400, 'Invalid id: "{value}" (expecting "i-" followed by 8 hex digits)'),
   'InvalidInstanceID.NotFound': client(400, "The instance IDs '{ids}' do not exist"),
+  /** EC2's DescribeInstanceTypes answer (and words) for names the VM type table does not have. */
+  InvalidInstanceType: client(400, 'The following supplied instance types do not exist: [{types}]; this cloud has {known}'),
   InvalidAvailabilityZone: client(400, 'The availability zone (partition) {zone} does not exist; known: {known}'),
   'InvalidHost.NotFound': client(400, 'No node {host} is registered in {scope}'),
   InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),
