@@ -4,6 +4,7 @@
  * DescribeAvailabilityZones verbose, a zone that does not answer, paging, and every bad input's code.
  */
 import { describe, expect, it } from 'vitest';
+import { verboseFigures } from '../helpers/verboseZones.js';
 import { errorCode, harness, items, launchRunning, query, type Harness, type QueryReply } from './harness.js';
 
 const ACTION = 'DescribeInstanceTypes';
@@ -24,14 +25,7 @@ const infoNames = (body: any): string[] => items(body.instanceTypeSet).map((t) =
 /** `type zone` → `available/max`, as DescribeAvailabilityZones verbose prints them. */
 async function verboseMatrix(h: Harness): Promise<Map<string, string>> {
   const r = await query(h.app, { Action: 'DescribeAvailabilityZones', 'ZoneName.1': 'verbose' });
-  const out = new Map<string, string>();
-  let zone = '';
-  for (const z of items(r.doc.DescribeAvailabilityZonesResponse.availabilityZoneInfo)) {
-    const name = z.zoneName as string;
-    if (!name.startsWith('|- ')) zone = name;
-    else if (name !== '|- vm types') out.set(`${name.slice(3)} ${zone}`, (/^(\d+) \/ (\d+)/.exec(z.zoneState) ?? []).slice(1).map(Number).join('/'));
-  }
-  return out;
+  return verboseFigures(items(r.doc.DescribeAvailabilityZonesResponse.availabilityZoneInfo));
 }
 
 describe('both shapes in one answer', () => {
