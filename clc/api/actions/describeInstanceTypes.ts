@@ -9,8 +9,8 @@
  * Every answer carries both element sets, for the same types (the same page), because neither
  * client can be told by its parameters alone: euca2ools without --show-capacity sends only
  * InstanceType.N, as boto3 may, and Ferry answers every Version alike. Each reader takes its own
- * set and ignores the other's (requestbuilder keeps unknown elements unread; botocore parses only
- * its output shape's members), so any parameter combines with any other.
+ * set and ignores the other's (euca2ools reads only instanceTypeDetails of what requestbuilder
+ * parses; botocore parses only its output shape's members), so any parameter combines with any other.
  */
 import { z } from 'zod';
 import { partitionNames } from '../../clusters/clusters.js';
