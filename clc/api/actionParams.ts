@@ -51,12 +51,19 @@ export const instanceIdOrVerboseParam = z.string()
 
 /**
  * EC2's filters, `Filter.N.Name` and `Filter.N.Value.M`: a name `isName` accepts (else
- * InvalidParameterValue listing `known`), and at least one value.
+ * InvalidParameterValue listing `known`), and at least one value; with `invalidValue`, each value
+ * it finds no reason against (else InvalidParameterValue naming `Filter.N.Value.M` and the reason).
  */
-export function filterListParam<N extends string>(isName: (name: string) => name is N, known: string) {
+export function filterListParam<N extends string>(isName: (name: string) => name is N, known: string, invalidValue?: (name: N, value: string) => string | undefined) {
   return paramList(z.strictObject({
     Name: z.string().refine(isName, coded('InvalidParameterValue', `The filter is invalid; known filters: ${known}`)),
     Value: paramList(z.string()),
+  }).superRefine((f, issues) => {
+    if (invalidValue === undefined || !isName(f.Name) || !Array.isArray(f.Value)) return;
+    f.Value.forEach((v, i) => {
+      const why = invalidValue(f.Name as N, v);
+      if (why !== undefined) issues.addIssue({ code: 'custom', path: ['Value', i], message: why });
+    });
   })).transform((fs) => fs.map((f) => ({ name: f.Name as N, values: f.Value })));
 }
 

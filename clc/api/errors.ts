@@ -42,6 +42,8 @@ export const ClcErrors = defineErrors({
   'InvalidInstanceID.Malformed': client(400, 'Invalid id: "{value}" (expecting "i-" followed by 8 hex digits)'),
   /** EC2's words: "The instance ID 'i-…' does not exist" (IDs … do, for several); `instanceNotFound` builds it. */
   'InvalidInstanceID.NotFound': client(400, "The instance {idsDo} not exist"),
+  /** EC2's DescribeInstanceTypes answer (and words) for names the VM type table does not have. */
+  InvalidInstanceType: client(400, 'The following supplied instance types do not exist: [{types}]; this cloud has {known}'),
   InvalidAvailabilityZone: client(400, 'The availability zone (partition) {zone} does not exist; known: {known}'),
   'InvalidHost.NotFound': client(400, 'No node {host} is registered in {scope}'),
   InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),

@@ -11,11 +11,16 @@ import { ensurePagingKey, pagingKeyOf } from '../state/pagingKey.js';
 import { coded, intParam } from './actionParams.js';
 import { ClcErrors } from './errors.js';
 
-/** The parameters, to spread into an action's schema. */
-export const pagingParams = {
-  MaxResults: intParam(MIN_PAGE_SIZE, MAX_PAGE_SIZE).optional(),
-  NextToken: z.string().optional(),
-};
+/** The parameters with EC2's MaxResults range for the action, to spread into its schema. */
+export function pagingParamsUpTo(maxPageSize: number) {
+  return {
+    MaxResults: intParam(MIN_PAGE_SIZE, maxPageSize).optional(),
+    NextToken: z.string().optional(),
+  };
+}
+
+/** The parameters of the actions whose MaxResults goes to 1000 (DescribeInstances, DescribeTags, ...). */
+export const pagingParams = pagingParamsUpTo(MAX_PAGE_SIZE);
 
 export interface PagingInput {
   /** Without it, every item from the cursor on, and no NextToken. */

@@ -47,6 +47,17 @@ export type ServiceReading = z.infer<typeof serviceSchema>;
 const matrixSchema = z.object({ vmType: z.string(), available: num, max: num, cores: num, memoryMiB: num, diskGiB: num });
 export type MatrixReading = z.infer<typeof matrixSchema>;
 
+/** Eucalyptus 4's VmTypeDetails, as euca-describe-instance-types reads it (values kept as the text sent). */
+const vmTypeDetailsSchema = z.object({
+  name: z.string(),
+  cpu: text,
+  memory: text,
+  disk: text,
+  networkInterfaces: text,
+  availability: itemsOf(z.object({ zoneName: z.string(), available: num, max: num })),
+});
+export type VmTypeDetailsReading = z.infer<typeof vmTypeDetailsSchema>;
+
 const stateSchema = z.object({ code: num, name: z.string() });
 
 const instanceSchema = z.object({
@@ -166,6 +177,7 @@ export const RESPONSES = {
   }),
   DescribeMigrations: z.object({ migrationSet: itemsOf(migrationSchema), unavailablePartitionSet: unavailableSchema }),
   CancelMigration: migrationSchema,
+  DescribeInstanceTypes: z.object({ instanceTypeDetails: itemsOf(vmTypeDetailsSchema), unavailablePartitionSet: unavailableSchema }),
   DescribeAvailabilityZones: z.object({
     availabilityZoneInfo: itemsOf(z.object({ zoneName: z.string(), zoneState: text, messageSet: itemsOf(z.object({ message: text })) })),
   }),

@@ -66,6 +66,20 @@ function escapeRe(c: string): string {
   return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
+/** One filter of a request: its name, and the values (patterns) asked for. */
+export interface NamedFilter<N extends string> {
+  readonly name: N;
+  readonly values: readonly string[];
+}
+
+/** A filter table's names, and the guard that a name from a request is one of them. */
+export function filterNamesOf<T extends object>(table: T): { readonly names: readonly (keyof T & string)[]; readonly isName: (name: string) => name is keyof T & string } {
+  return Object.freeze({
+    names: Object.freeze(Object.keys(table) as (keyof T & string)[]),
+    isName: (name: string): name is keyof T & string => Object.prototype.hasOwnProperty.call(table, name),
+  });
+}
+
 /** One filter over `T`: what an item offers for it, and the values (patterns) asked for. */
 export interface OfferedFilter<T> {
   readonly offered: (item: T) => readonly string[];

@@ -4,6 +4,7 @@
  * wildcards here). A value a filter cannot take (a state that is no Eucalyptus state, a boolean that
  * is not true/false) is reported by `invalidValue` so the edge refuses it instead of matching nothing. Pure.
  */
+import { filterNamesOf, type NamedFilter } from './instanceFilters.js';
 import { EUCA_STATES, isEucaState, type ServiceState, type ServiceType } from './services.js';
 
 /** What a filter looks at: a service as DescribeServices lists it. */
@@ -52,16 +53,9 @@ export const SERVICE_FILTERS = Object.freeze({
 } satisfies Record<string, FilterSpec>);
 
 export type ServiceFilterName = keyof typeof SERVICE_FILTERS;
-export const SERVICE_FILTER_NAMES = Object.freeze(Object.keys(SERVICE_FILTERS) as ServiceFilterName[]);
+export const { names: SERVICE_FILTER_NAMES, isName: isServiceFilterName } = filterNamesOf(SERVICE_FILTERS);
 
-export function isServiceFilterName(name: string): name is ServiceFilterName {
-  return Object.prototype.hasOwnProperty.call(SERVICE_FILTERS, name);
-}
-
-export interface ServiceFilter {
-  readonly name: ServiceFilterName;
-  readonly values: readonly string[];
-}
+export type ServiceFilter = NamedFilter<ServiceFilterName>;
 
 /** Why `value` cannot be given to filter `name`, or undefined. */
 export function invalidFilterValue(name: ServiceFilterName, value: string): string | undefined {

@@ -9,14 +9,14 @@ import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions, type FanOut } from '../../clusters/fanOut.js';
 import type { CcResponse } from '../../../shared/protocol/ccProtocol.js';
 import {
-  invalidFilterValue, isServiceFilterName, SERVICE_FILTER_NAMES, serviceFilterPredicate, type ServiceFilter,
+  invalidFilterValue, isServiceFilterName, SERVICE_FILTER_NAMES, serviceFilterPredicate,
 } from '../../core/serviceFilters.js';
 import {
   CLC_SERVICE_NAME, CLC_SERVICE_PARTITION, EUCA_STATES, isEucaState, SERVICE_TYPES, serviceFullName,
   type EucaState, type ServiceType,
 } from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { boolParam, coded, paramList, parseActionParams } from '../actionParams.js';
+import { boolParam, coded, filterListParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { clusterServiceStatus, nodeServiceStatus, serviceStatusItem, type ServiceStatus } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
@@ -34,24 +34,13 @@ const stateParam = z.string()
   .transform((s) => s.toUpperCase())
   .refine((s): s is EucaState => isEucaState(s), `expected a service state: ${EUCA_STATES.join(', ')}`);
 
-const filterSchema = z.strictObject({
-  Name: z.string().refine(isServiceFilterName, coded('InvalidParameterValue', `The filter is invalid; known filters: ${SERVICE_FILTER_NAMES.join(', ')}`)),
-  Value: paramList(z.string()),
-}).superRefine((f, issues) => {
-  if (!isServiceFilterName(f.Name)) return;
-  f.Value.forEach((v, i) => {
-    const why = invalidFilterValue(f.Name as ServiceFilter['name'], v);
-    if (why !== undefined) issues.addIssue({ code: 'custom', path: ['Value', i], message: why });
-  });
-});
-
 const schema = z.strictObject({
   ByServiceType: serviceTypeParam.optional(),
   ByPartition: z.string().min(1).optional(),
   ByHost: z.string().min(1).optional(),
   ByState: stateParam.optional(),
   ServiceName: paramList(z.string()).optional(),
-  Filter: paramList(filterSchema).optional(),
+  Filter: filterListParam(isServiceFilterName, SERVICE_FILTER_NAMES.join(', '), invalidFilterValue).optional(),
   // Eucalyptus lists only some services without these; Ferry always lists them all.
   ListAll: boolParam.optional(),
   ListInternal: boolParam.optional(),
@@ -65,7 +54,7 @@ const schema = z.strictObject({
   host: p.ByHost,
   state: p.ByState as EucaState | undefined,
   names: p.ServiceName ?? [],
-  filters: (p.Filter ?? []).map((f): ServiceFilter => ({ name: f.Name as ServiceFilter['name'], values: f.Value })),
+  filters: p.Filter ?? [],
   showEvents: p.ShowEvents === true || p.ShowEventStacks === true,
 }));
 

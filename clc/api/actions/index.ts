@@ -3,6 +3,7 @@ import type { Action } from '../action.js';
 import { cancelMigration } from './cancelMigration.js';
 import { describeAvailabilityZones } from './describeAvailabilityZones.js';
 import { describeInstances } from './describeInstances.js';
+import { describeInstanceTypes } from './describeInstanceTypes.js';
 import { describeInstanceStatus } from './describeInstanceStatus.js';
 import { describeMigrations } from './describeMigrations.js';
 import { describeNodes } from './describeNodes.js';
@@ -29,6 +30,7 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeAvailabilityZones: describeAvailabilityZones,
   DescribeRegions: describeRegions,
   DescribeTags: describeTags,
+  DescribeInstanceTypes: describeInstanceTypes,
   DescribeServices: describeServices,
   DescribeNodes: describeNodes,
   EnableService: enableService,
