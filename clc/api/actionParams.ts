@@ -79,6 +79,8 @@ export const boolParam = z.string()
   .transform((s) => s === 'true');
 
 function showValue(v: unknown): string {
+  // Absent: a coded check on a parameter the request left out (an omitted Tag.N.Key) shows it empty, as EC2 does.
+  if (v === undefined) return '';
   return typeof v === 'string' ? showKey(v) : '(a list or group of parameters)';
 }
 

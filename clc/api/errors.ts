@@ -44,6 +44,8 @@ export const ClcErrors = defineErrors({
   'InvalidInstanceID.NotFound': client(400, "The instance {idsDo} not exist"),
   /** EC2's DescribeInstanceTypes answer (and words) for names the VM type table does not have. */
   InvalidInstanceType: client(400, 'The following supplied instance types do not exist: [{types}]; this cloud has {known}'),
+  /** CreateTags / DeleteTags naming no EC2 id, or another resource's: Ferry has only instances to tag. */
+  InvalidID: client(400, "The ID '{value}' is not valid: {detail}"),
   InvalidAvailabilityZone: client(400, 'The availability zone (partition) {zone} does not exist; known: {known}'),
   'InvalidHost.NotFound': client(400, 'No node {host} is registered in {scope}'),
   InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),
@@ -63,6 +65,8 @@ export const ClcErrors = defineErrors({
   IncorrectHostHAState: conflict('Host {host} is {state}: {detail}', false),
   /** DisableHAForHost of a host being fenced: its power-off cannot be un-issued; possible once FENCED. */
   HostFenceInProgress: conflict('Host {host} is {state}: a power-off in flight cannot be un-issued, so HA stays on for it; wait for FENCED (or ConfirmHostFenced if its BMC is dead), then DisableHAForHost', true),
+  /** CreateTags or a TagSpecification would leave an instance with more user tags than EC2 allows. */
+  TagLimitExceeded: client(400, 'The maximum number of Tags for a resource has been reached: {detail}'),
   // Capacity and availability: temporary, so a retry can help.
   InsufficientInstanceCapacity: server(503, 'There is not enough capacity for {minCount} {vmType} instance(s) in {scope}: {detail}'),
   /** partial=false and not every instance fits (or partial and none does); nothing was reserved. */

@@ -5,6 +5,8 @@
 import type { InstanceState, MigrationState } from '../../shared/protocol/common.js';
 import type { CcInstance } from '../../shared/protocol/ccProtocol.js';
 import type { InstanceRecord } from '../state/clcStore.js';
+import { byCodeUnits } from './codeUnits.js';
+import type { Tag } from './userTags.js';
 
 /** EC2's instance state codes. */
 export const INSTANCE_STATE_CODES: Readonly<Record<InstanceState, number>> = Object.freeze({
@@ -36,6 +38,8 @@ export interface InstanceView {
   readonly reported: boolean;
   /** The ClientToken it was launched with (EC2's clientToken), when one was given. */
   readonly clientToken?: string;
+  /** Its user tags (CreateTags, RunInstances' TagSpecification), in key order; absent when none. */
+  readonly userTags?: readonly Tag[];
 }
 
 export interface MergedInstances {
@@ -60,8 +64,19 @@ export function isMigrating(v: InstanceView): boolean {
   return v.migration.state !== 'none' || v.migration.destination !== undefined;
 }
 
-/** The view of an instance as its CC reports it. */
-export function viewOfCcInstance(i: CcInstance, launchIndex: number, clientToken?: string): InstanceView {
+/** What only the CLC's record of an instance says about it. */
+export type RecordedFacts = Pick<InstanceRecord, 'launchIndex' | 'clientToken' | 'userTags'>;
+
+/** What the record adds to a view: the client token and user tags when there are any. */
+function recordedExtras(r: RecordedFacts | undefined): Pick<InstanceView, 'clientToken' | 'userTags'> {
+  return {
+    ...(r?.clientToken !== undefined ? { clientToken: r.clientToken } : {}),
+    ...(r?.userTags !== undefined && r.userTags.length > 0 ? { userTags: r.userTags } : {}),
+  };
+}
+
+/** The view of an instance as its CC reports it, with what its record (if any) adds. */
+export function viewOfCcInstance(i: CcInstance, recorded: RecordedFacts | undefined): InstanceView {
   return {
     instanceId: i.instanceId,
     reservationId: i.reservationId,
@@ -72,10 +87,10 @@ export function viewOfCcInstance(i: CcInstance, launchIndex: number, clientToken
     partition: i.partition,
     host: i.host,
     launchTime: i.launchTime,
-    launchIndex,
+    launchIndex: recorded?.launchIndex ?? 0,
     migration: migrationOf(i),
     reported: true,
-    ...(clientToken !== undefined ? { clientToken } : {}),
+    ...recordedExtras(recorded),
   };
 }
 
@@ -94,14 +109,11 @@ export function viewOfRecord(r: InstanceRecord): InstanceView {
     launchIndex: r.launchIndex,
     migration: { state: 'none' },
     reported: false,
-    ...(r.clientToken !== undefined ? { clientToken: r.clientToken } : {}),
+    ...recordedExtras(r),
   };
 }
 
-/** Plain code-unit order: the same in every process whatever its locale, as page cursors need. */
-export function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+export { byCodeUnits } from './codeUnits.js';
 
 /** What places an instance in DescribeInstances' order (and in a page cursor). */
 export type InstanceOrderKey = Pick<InstanceView, 'launchTime' | 'reservationId' | 'launchIndex' | 'instanceId'>;
@@ -149,7 +161,7 @@ export function mergeInstances(
   for (const list of live.values()) {
     for (const i of list) {
       const r = records[i.instanceId];
-      views.set(i.instanceId, viewOfCcInstance(i, r?.launchIndex ?? 0, r?.clientToken));
+      views.set(i.instanceId, viewOfCcInstance(i, r));
     }
   }
   const unknown = new Map<string, string>();

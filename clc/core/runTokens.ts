@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { instanceIdSchema, partitionSchema, reservationIdSchema } from '../../shared/protocol/common.js';
+import { tagSchema, type Tag } from './userTags.js';
 
 /** EC2 keeps a token at least 24 hours; so does Ferry, counted from the first request. */
 export const RUN_TOKEN_RETENTION_MS = 24 * 60 * 60_000;
@@ -25,6 +26,11 @@ export const runRequestSchema = z.object({
   maxCount: z.number().int(),
   /** Placement.AvailabilityZone as given; absent when the CLC chose. */
   zone: z.string().optional(),
+  /**
+   * The instances' TagSpecification tags, in key order; absent when none (and in records written
+   * before tags, which so bind a token to "no tags").
+   */
+  tags: z.array(tagSchema).optional(),
 });
 export type RunRequest = z.infer<typeof runRequestSchema>;
 
@@ -54,15 +60,26 @@ export type RunTokenVerdict =
   /** Used with other parameters: refuse, naming what differs. */
   | { readonly kind: 'mismatch'; readonly differences: readonly string[] };
 
-const SHOWN: Readonly<Record<keyof RunRequest, string>> = {
-  imageId: 'ImageId', instanceType: 'InstanceType', minCount: 'MinCount', maxCount: 'MaxCount', zone: 'Placement.AvailabilityZone',
-};
+const NONE = '(none)';
+
+/** Tags as the request named them, each key and value quoted so no two lists read alike. */
+function showTags(tags: readonly Tag[] | undefined): string {
+  return tags === undefined || tags.length === 0 ? NONE : tags.map((t) => `${JSON.stringify(t.key)}=${JSON.stringify(t.value)}`).join(' ');
+}
+
+/** Each bound parameter by its AWS name, as shown in a mismatch; equal shown forms are equal parameters. */
+const BOUND: readonly (readonly [string, (r: RunRequest) => string])[] = [
+  ['ImageId', (r) => r.imageId],
+  ['InstanceType', (r) => r.instanceType],
+  ['MinCount', (r) => String(r.minCount)],
+  ['MaxCount', (r) => String(r.maxCount)],
+  ['Placement.AvailabilityZone', (r) => r.zone ?? NONE],
+  ['TagSpecification', (r) => showTags(r.tags)],
+];
 
 /** Which parameters of `now` differ from the token's first request, by their AWS names. */
 export function requestDifferences(first: RunRequest, now: RunRequest): string[] {
-  return (Object.keys(SHOWN) as (keyof RunRequest)[])
-    .filter((k) => first[k] !== now[k])
-    .map((k) => `${SHOWN[k]} ${String(first[k] ?? '(none)')} then ${String(now[k] ?? '(none)')}`);
+  return BOUND.flatMap(([name, show]) => (show(first) === show(now) ? [] : [`${name} ${show(first)} then ${show(now)}`]));
 }
 
 export function isLive(record: RunTokenRecord, now: number): boolean {

@@ -1,6 +1,6 @@
 /**
  * What only the CLC knows, kept durably in `<state-dir>/clc.json` (kind 'ferry-clc', version 1): the
- * VM type table, one record per instance it launched, RunInstances' client tokens of the last day,
+ * VM type table, one record per instance it launched (with its user tags), RunInstances' client tokens of the last day,
  * host HA's records, configuration and event log (clc/ha/haState.ts), and the key that signs page
  * tokens. Live state is not kept here: the CCs report it and the NCs are its source
  * of truth.
@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { runTokenRecordSchema } from '../core/runTokens.js';
+import { tagSchema } from '../core/userTags.js';
 import { emptyHaSection, haSectionSchema } from '../ha/haState.js';
 import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { instanceIdSchema, partitionSchema, reservationIdSchema, vmTypeSchema } from '../../shared/protocol/common.js';
@@ -41,6 +42,11 @@ export const instanceRecordSchema = z.object({
   terminatedAt: z.number().optional(),
   /** The ClientToken RunInstances was called with (EC2's clientToken and client-token filter). */
   clientToken: z.string().optional(),
+  /**
+   * Its user tags (CreateTags, RunInstances' TagSpecification), in key order; a list, not a map, so
+   * any key (`__proto__` included) is plain data. Absent when none, and in records written before them.
+   */
+  userTags: z.array(tagSchema).optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 

@@ -5,6 +5,7 @@ import { parseDescribeInstances } from '../../clc/api/actions/describeInstances.
 import { parseDescribeNodes } from '../../clc/api/actions/describeNodes.js';
 import { parseDescribeServices } from '../../clc/api/actions/describeServices.js';
 import { parseDescribeTags } from '../../clc/api/actions/describeTags.js';
+import { parseCreateTags, parseDeleteTags } from '../../clc/api/actions/instanceTagging.js';
 import { parseModifyService } from '../../clc/api/actions/modifyService.js';
 import { parseModifyServiceByName } from '../../clc/api/actions/modifyServiceByName.js';
 import { MAX_INSTANCES_PER_REQUEST, parseRunInstances } from '../../clc/api/actions/runInstances.js';
@@ -34,12 +35,12 @@ function check(parse: (p: ParamMap) => unknown, q: string, outcome: Outcome): vo
 
 describe('RunInstances', () => {
   const rows: Row[] = [
-    ['defaults', 'ImageId=emi-0a1b2c3d', { ok: { imageId: 'emi-0a1b2c3d', instanceType: 'm1.small', minCount: 1, maxCount: 1, zone: undefined } }],
-    ['Eucalyptus upper-case image id', 'ImageId=emi-0A1B2C3D', { ok: { imageId: 'emi-0A1B2C3D', instanceType: 'm1.small', minCount: 1, maxCount: 1, zone: undefined } }],
+    ['defaults', 'ImageId=emi-0a1b2c3d', { ok: { imageId: 'emi-0a1b2c3d', instanceType: 'm1.small', minCount: 1, maxCount: 1, zone: undefined, tags: [] } }],
+    ['Eucalyptus upper-case image id', 'ImageId=emi-0A1B2C3D', { ok: { imageId: 'emi-0A1B2C3D', instanceType: 'm1.small', minCount: 1, maxCount: 1, zone: undefined, tags: [] } }],
     ['all given', 'ImageId=emi-00000001&InstanceType=c1.medium&MinCount=2&MaxCount=5&Placement.AvailabilityZone=cluster02',
-      { ok: { imageId: 'emi-00000001', instanceType: 'c1.medium', minCount: 2, maxCount: 5, zone: 'cluster02' } }],
-    ['MaxCount defaults to MinCount', 'ImageId=emi-00000001&MinCount=3', { ok: { imageId: 'emi-00000001', instanceType: 'm1.small', minCount: 3, maxCount: 3, zone: undefined } }],
-    ['MinCount defaults to 1', 'ImageId=emi-00000001&MaxCount=4', { ok: { imageId: 'emi-00000001', instanceType: 'm1.small', minCount: 1, maxCount: 4, zone: undefined } }],
+      { ok: { imageId: 'emi-00000001', instanceType: 'c1.medium', minCount: 2, maxCount: 5, zone: 'cluster02', tags: [] } }],
+    ['MaxCount defaults to MinCount', 'ImageId=emi-00000001&MinCount=3', { ok: { imageId: 'emi-00000001', instanceType: 'm1.small', minCount: 3, maxCount: 3, zone: undefined, tags: [] } }],
+    ['MinCount defaults to 1', 'ImageId=emi-00000001&MaxCount=4', { ok: { imageId: 'emi-00000001', instanceType: 'm1.small', minCount: 1, maxCount: 4, zone: undefined, tags: [] } }],
     ['missing ImageId', 'MinCount=1', { code: 'MissingParameter', message: /ImageId/ }],
     ['malformed ImageId', 'ImageId=ami-12', { code: 'InvalidAMIID.Malformed', message: /ami-12/ }],
     ['ImageId given as a list', 'ImageId.1=emi-00000001', { code: 'InvalidParameterValue', message: /ImageId/ }],
@@ -51,6 +52,12 @@ describe('RunInstances', () => {
     ['empty zone', 'ImageId=emi-00000001&Placement.AvailabilityZone=', { code: 'InvalidParameterValue', message: /Placement.AvailabilityZone/ }],
     ['unknown Placement member', 'ImageId=emi-00000001&Placement.Tenancy=dedicated', { code: 'UnknownParameter', message: /Placement.Tenancy/ }],
     ['unknown parameter', 'ImageId=emi-00000001&KeyName=k', { code: 'UnknownParameter', message: /KeyName/ }],
+    ['TagSpecification: the instances\' tags in key order', 'ImageId=emi-00000001&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=b&TagSpecification.1.Tag.1.Value=2&TagSpecification.1.Tag.2.Key=a',
+      { ok: { imageId: 'emi-00000001', instanceType: 'm1.small', minCount: 1, maxCount: 1, zone: undefined, tags: [{ key: 'a', value: '' }, { key: 'b', value: '2' }] } }],
+    ['TagSpecification of a volume', 'ImageId=emi-00000001&TagSpecification.1.ResourceType=volume&TagSpecification.1.Tag.1.Key=a',
+      { code: 'InvalidParameterValue', message: /TagSpecification\.1\.ResourceType.*'volume' is not a valid taggable resource type/ }],
+    ['TagSpecification with an empty key', 'ImageId=emi-00000001&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=',
+      { code: 'InvalidParameterValue', message: /TagSpecification\.1\.Tag\.1\.Key/ }],
   ];
   it.each(rows)('%s', (_n, q, o) => check(parseRunInstances, q, o));
 });
@@ -114,6 +121,40 @@ describe('TerminateInstances', () => {
     ['malformed id', 'InstanceId.1=i-00000001&InstanceId.2=bogus', { code: 'InvalidInstanceID.Malformed', message: /bogus/ }],
   ];
   it.each(rows)('%s', (_n, q, o) => check(parseTerminateInstances, q, o));
+});
+
+describe('CreateTags', () => {
+  const rows: Row[] = [
+    ['ids (any case, once each) and tags in key order; a key alone is the empty value', 'ResourceId.1=I-0000000A&ResourceId.2=i-0000000a&Tag.1.Key=b&Tag.1.Value=x&Tag.2.Key=a',
+      { ok: { instanceIds: ['i-0000000a'], tags: [{ key: 'a', value: '' }, { key: 'b', value: 'x' }] } }],
+    ['an empty value given', 'ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.1.Value=', { ok: { instanceIds: ['i-0000000a'], tags: [{ key: 'a', value: '' }] } }],
+    ['no ids', 'Tag.1.Key=a', { code: 'MissingParameter', message: /ResourceId\.1/ }],
+    ['no tags', 'ResourceId.1=i-0000000a', { code: 'InvalidParameterValue', message: /one or more tags/ }],
+    ['a malformed instance id', 'ResourceId.1=i-0000000a&ResourceId.2=i-12&Tag.1.Key=a', { code: 'InvalidInstanceID.Malformed', message: /i-12/ }],
+    ['a volume id', 'ResourceId.1=vol-0000000a&Tag.1.Key=a', { code: 'InvalidID', message: /vol-0000000a.*instances only/ }],
+    ['no EC2 id', 'ResourceId.1=web01&Tag.1.Key=a', { code: 'InvalidID', message: /web01.*not an EC2 resource id/ }],
+    ['a key of 128 characters', `ResourceId.1=i-0000000a&Tag.1.Key=${'k'.repeat(128)}`, { ok: { instanceIds: ['i-0000000a'], tags: [{ key: 'k'.repeat(128), value: '' }] } }],
+    ['a key of 129 characters', `ResourceId.1=i-0000000a&Tag.1.Key=${'k'.repeat(129)}`, { code: 'InvalidParameterValue', message: /Tag\.1\.Key.*128 characters/ }],
+    ['a value of 257 characters', `ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.1.Value=${'v'.repeat(257)}`, { code: 'InvalidParameterValue', message: /Tag\.1\.Value.*256 characters/ }],
+    ['a key missing', 'ResourceId.1=i-0000000a&Tag.1.Value=v', { code: 'InvalidParameterValue', message: /^Value \(\) for parameter Tag\.1\.Key is invalid\. Tag key cannot be null or empty/ }],
+    ['a reserved key', 'ResourceId.1=i-0000000a&Tag.1.Key=euca:node', { code: 'InvalidParameterValue', message: /reserved/ }],
+    ['a key twice', 'ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.2.Key=b&Tag.3.Key=a', { code: 'InvalidParameterValue', message: /Tag\.3\.Key.*Duplicate tag key 'a'/ }],
+    ['Tag as a plain value', 'ResourceId.1=i-0000000a&Tag=a', { code: 'InvalidParameterValue', message: /numbered list/ }],
+    ['an unknown member', 'ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.1.Name=b', { code: 'UnknownParameter', message: /Tag\.1\.Name/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseCreateTags, q, o));
+});
+
+describe('DeleteTags', () => {
+  const rows: Row[] = [
+    ['no tags: every user tag', 'ResourceId.1=i-0000000a', { ok: { instanceIds: ['i-0000000a'], selectors: undefined } }],
+    ['a key alone, key=value and key= stay apart', 'ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.2.Key=b&Tag.2.Value=x&Tag.3.Key=c&Tag.3.Value=',
+      { ok: { instanceIds: ['i-0000000a'], selectors: [{ key: 'a' }, { key: 'b', value: 'x' }, { key: 'c', value: '' }] } }],
+    ['an aws: key', 'ResourceId.1=i-0000000a&Tag.1.Key=aws:x', { code: 'InvalidParameterValue', message: /reserved/ }],
+    ['an empty key', 'ResourceId.1=i-0000000a&Tag.1.Key=', { code: 'InvalidParameterValue', message: /empty/ }],
+    ['no ids', '', { code: 'MissingParameter', message: /ResourceId\.1/ }],
+  ];
+  it.each(rows)('%s', (_n, q, o) => check(parseDeleteTags, q, o));
 });
 
 describe('DescribeAvailabilityZones', () => {

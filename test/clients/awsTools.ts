@@ -77,6 +77,10 @@ export interface Boto3Error {
 export interface Boto3Result {
   readonly response?: any;
   readonly pages?: any[];
+  /** A resource action's result, resources given as their identifiers ({ id } for an Instance). */
+  readonly resources?: any;
+  /** A resource attribute, after load(). */
+  readonly value?: any;
   readonly waited?: boolean;
   readonly waiterError?: { readonly reason: string; readonly lastResponse: any };
   readonly error?: Boto3Error;
@@ -87,7 +91,11 @@ export interface Boto3Result {
 export type Boto3Step =
   | { readonly call: string; readonly args?: Record<string, unknown> }
   | { readonly paginate: string; readonly args?: Record<string, unknown>; readonly config?: Record<string, unknown> }
-  | { readonly wait: string; readonly args?: Record<string, unknown>; readonly config?: Record<string, unknown> };
+  | { readonly wait: string; readonly args?: Record<string, unknown>; readonly config?: Record<string, unknown> }
+  /** boto3.resource('ec2')'s action, or with `on` the action of one resource (['Instance', id]). */
+  | { readonly resource: string; readonly on?: readonly [string, string]; readonly args?: Record<string, unknown> }
+  /** One resource's attribute after load() (Instance.tags). */
+  | { readonly attribute: string; readonly on: readonly [string, string] };
 
 /** Runs the steps in one boto3 client (one Python process); one result per step. */
 export function boto3(env: NodeJS.ProcessEnv, endpoint: string, steps: readonly Boto3Step[]): Promise<Boto3Result[]> {
@@ -117,7 +125,7 @@ export function boto3(env: NodeJS.ProcessEnv, endpoint: string, steps: readonly 
 export async function boto3Ok(env: NodeJS.ProcessEnv, endpoint: string, step: Boto3Step): Promise<any> {
   const [r] = await boto3(env, endpoint, [step]);
   if (r === undefined || r.error !== undefined || r.waiterError !== undefined) throw new Error(`boto3 ${JSON.stringify(step)} failed: ${JSON.stringify(r)}`);
-  return r.response ?? r.pages ?? r.waited;
+  return r.response ?? r.pages ?? r.resources ?? r.value ?? r.waited;
 }
 
 export interface CliResult {

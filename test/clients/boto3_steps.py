@@ -14,8 +14,13 @@ stdin is a JSON list of steps, stdout one JSON list with a result per step:
   {"call": OP, "args": {...}}                         -> {"response": {...}} | {"error": {...}}
   {"paginate": OP, "args": {...}, "config": {...}}    -> {"pages": [...]} | {"error": {...}}
   {"wait": WAITER, "args": {...}, "config": {...}}    -> {"waited": true} | {"waiterError": ...}
+  {"resource": ACTION, "args": {...}}                 -> {"resources": ...}  boto3.resource('ec2')'s action
+  {"resource": ACTION, "on": [TYPE, ID], "args": {}}  -> {"resources": ...}  e.g. Instance(ID).create_tags
+  {"attribute": NAME, "on": [TYPE, ID]}               -> {"value": ...}      e.g. Instance(ID).tags, loaded
+A resource in a result is given as its identifiers ({"id": ...}; a Tag: resource_id, key, value).
 Each result also has "attempts": [{"status", "code", "authorization", "amzDate", "clientToken"}]
-and "seconds".
+and "seconds". The resource interface gets its client from the same defaults (only endpoint_url),
+observed the same way.
 """
 import json
 import sys
@@ -41,7 +46,30 @@ def error_of(exc):
     }
 
 
-def run_step(client, step, attempts):
+def plain(value):
+    """A resource object as its identifiers; lists element by element; anything else as it is."""
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    meta = getattr(value, 'meta', None)
+    if meta is not None and hasattr(meta, 'identifiers'):
+        return {name: getattr(value, name) for name in meta.identifiers}
+    return value
+
+
+def resource_target(resources, step):
+    if 'on' not in step:
+        return resources()
+    kind, ident = step['on']
+    return getattr(resources(), kind)(ident)
+
+
+def run_step(client, resources, step, attempts):
+    if 'resource' in step:
+        return {'resources': plain(getattr(resource_target(resources, step), step['resource'])(**step.get('args', {})))}
+    if 'attribute' in step:
+        target = resource_target(resources, step)
+        target.load()
+        return {'value': plain(getattr(target, step['attribute']))}
     if 'call' in step:
         response = getattr(client, step['call'])(**step.get('args', {}))
         return {'response': response}
@@ -86,15 +114,25 @@ def main():
             attempts[-1]['status'] = None
             attempts[-1]['code'] = type(exception).__name__
 
-    client.meta.events.register('before-send.ec2', before_send)
-    client.meta.events.register('response-received.ec2', response_received)
+    def observe(c):
+        c.meta.events.register('before-send.ec2', before_send)
+        c.meta.events.register('response-received.ec2', response_received)
+
+    observe(client)
+    resource = []
+
+    def resources():
+        if not resource:
+            resource.append(boto3.resource('ec2', endpoint_url=endpoint))
+            observe(resource[0].meta.client)
+        return resource[0]
 
     results = []
     for step in steps:
         attempts.clear()
         started = time.monotonic()
         try:
-            result = run_step(client, step, attempts)
+            result = run_step(client, resources, step, attempts)
         except botocore.exceptions.ClientError as exc:
             result = {'error': error_of(exc)}
         except Exception as exc:  # what botocore raised instead of an EC2 error (unparsable answer, ...)

@@ -30,7 +30,7 @@
  */
 import type { ToolDict, ToolValue } from './listDelimitedXml.js';
 import { get, list, text } from './listDelimitedXml.js';
-import type { ParamInput, RequestbuilderSession, ToolResponse, ToolService } from './requestbuilder.js';
+import { EMPTY, type ParamInput, type RequestbuilderSession, type ToolResponse, type ToolService } from './requestbuilder.js';
 
 export const EUCA2OOLS_USER_AGENT = 'euca2ools/3.4.1 (CPython 2.7.5; Linux 3.10.0-862.el7.x86_64; x86_64) requestbuilder/0.7.1 requests/2.6.0';
 export const EUCALYPTUS_ADMIN_USER_AGENT = 'eucalyptus-admin/4.4.5 (CPython 2.7.5; Linux 3.10.0-862.el7.x86_64; x86_64) requestbuilder/0.7.1 requests/2.6.0';
@@ -100,6 +100,22 @@ export class Euca2ools {
     return this.session.send(this.ec2, 'TerminateInstances', { InstanceId: instanceIds }, ['instancesSet']);
   }
 
+  /**
+   * euca-create-tags RESOURCE ... --tag KEY[=VALUE] ... (createtags.py:30-39): ResourceId.N and Tag.N,
+   * each --tag read by binary_tag_def.
+   */
+  createTags(resourceIds: readonly string[], tags: readonly string[]): Promise<ToolResponse> {
+    return this.session.send(this.ec2, 'CreateTags', { ResourceId: resourceIds, Tag: tags.map(binaryTagDef) });
+  }
+
+  /**
+   * euca-delete-tags RESOURCE ... --tag KEY[=[VALUE]] ... (deletetags.py:30-44): as create, each --tag
+   * read by ternary_tag_def, so `KEY` alone sends no Value (whatever the value) and `KEY=` an empty one.
+   */
+  deleteTags(resourceIds: readonly string[], tags: readonly string[]): Promise<ToolResponse> {
+    return this.session.send(this.ec2, 'DeleteTags', { ResourceId: resourceIds, Tag: tags.map(ternaryTagDef) });
+  }
+
   /** euca-describe-tags [--filter N=V ...] (describetags.py:31-37). */
   describeTags(filters: CliFilters = []): Promise<ToolResponse> {
     return this.session.send(this.ec2, 'DescribeTags', { Filter: processFilters(filters) }, ['tagSet']);
@@ -117,6 +133,39 @@ export function instanceRows(result: ToolDict): string[][] {
     }
   }
   return rows;
+}
+
+/**
+ * binary_tag_def (EU euca2ools/commands/argtypes.py:249-266): `KEY=VALUE`; `KEY=` and `KEY` give
+ * Value EMPTY (sent empty). An empty argument or one without a key is argparse's error: the tool
+ * stops before sending anything.
+ */
+export function binaryTagDef(arg: string): { Key: string; Value: string | typeof EMPTY } {
+  if (arg === '') throw new Error('argument --tag: tag must be non-empty');
+  const eq = arg.indexOf('=');
+  if (eq < 0) return { Key: arg, Value: EMPTY };
+  if (eq === 0) throw new Error(`argument --tag: tag "${arg}" must include a key`);
+  return { Key: arg.slice(0, eq), Value: arg.slice(eq + 1) || EMPTY };
+}
+
+/** ternary_tag_def (argtypes.py:269-281): `KEY=VALUE`; `KEY=` gives Value EMPTY; `KEY` alone no Value at all. */
+export function ternaryTagDef(arg: string): { Key: string; Value?: string | typeof EMPTY } {
+  const eq = arg.indexOf('=');
+  if (eq < 0) return { Key: arg };
+  return { Key: arg.slice(0, eq), Value: arg.slice(eq + 1) || EMPTY };
+}
+
+/** RESOURCE_TYPE_MAP.lookup (EU commands/ec2/__init__.py:516-551), for the prefixes these tests name. */
+const RESOURCE_TYPES = new Map([['i', 'instance'], ['emi', 'image'], ['vol', 'volume'], ['sg', 'security-group']]);
+
+/**
+ * euca-create-tags' print_result (createtags.py:41-45): it prints what it was asked, not the answer:
+ * a TAG row (print_resource_tag, __init__.py:78-81) per resource and tag, EMPTY printing as ''.
+ */
+export function createdTagRows(resourceIds: readonly string[], tags: readonly string[]): string[][] {
+  return resourceIds.flatMap((id) => tags.map(binaryTagDef).map((t) => [
+    'TAG', RESOURCE_TYPES.get(id.slice(0, id.indexOf('-'))) ?? '', id, t.Key, t.Value === EMPTY ? '' : t.Value,
+  ]));
 }
 
 const SERVICE_FILTERS = new Map([

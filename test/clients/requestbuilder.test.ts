@@ -5,8 +5,9 @@
  * rest on checked ground.
  */
 import { describe, expect, it } from 'vitest';
+import { binaryTagDef, ternaryTagDef } from './eucaCommands.js';
 import { get, list, parseListDelimitedXml, XmlParseError } from './listDelimitedXml.js';
-import { flattenParams, hmacV4Signature, pythonUrlencode } from './requestbuilder.js';
+import { EMPTY, flattenParams, hmacV4Signature, pythonUrlencode, type ParamInput } from './requestbuilder.js';
 
 describe('flatten_params', () => {
   it.each([
@@ -21,8 +22,29 @@ describe('flatten_params', () => {
     ['booleans as true/false, even false', { ListAll: false, ShowEvents: true }, { ListAll: 'false', ShowEvents: 'true' }],
     ['None, empty strings and empty lists left out, 0 kept', { A: undefined, B: null, C: '', D: [], E: 0 }, { E: '0' }],
     ['a dotted key as it is', { 'Placement.AvailabilityZone': 'cluster01' }, { 'Placement.AvailabilityZone': 'cluster01' }],
+    ['EMPTY sent as an empty value, where \'\' is left out (__init__.py:44-47)', { Tag: [{ Key: 'a', Value: EMPTY }, { Key: 'b', Value: '' }] } as ParamInput,
+      { 'Tag.1.Key': 'a', 'Tag.1.Value': '', 'Tag.2.Key': 'b' }],
   ])('%s', (_name, input, expected) => {
     expect(Object.fromEntries(flattenParams(input))).toEqual(expected);
+  });
+});
+
+describe('euca2ools\' --tag arguments (argtypes.py docstrings), flattened', () => {
+  it.each([
+    ['create KEY=VALUE', binaryTagDef('k=v'), { 'Tag.1.Key': 'k', 'Tag.1.Value': 'v' }],
+    ['create KEY=', binaryTagDef('k='), { 'Tag.1.Key': 'k', 'Tag.1.Value': '' }],
+    ['create KEY', binaryTagDef('k'), { 'Tag.1.Key': 'k', 'Tag.1.Value': '' }],
+    ['create KEY=a=b (split at the first =)', binaryTagDef('k=a=b'), { 'Tag.1.Key': 'k', 'Tag.1.Value': 'a=b' }],
+    ['delete KEY=VALUE', ternaryTagDef('k=v'), { 'Tag.1.Key': 'k', 'Tag.1.Value': 'v' }],
+    ['delete KEY=', ternaryTagDef('k='), { 'Tag.1.Key': 'k', 'Tag.1.Value': '' }],
+    ['delete KEY', ternaryTagDef('k'), { 'Tag.1.Key': 'k' }],
+  ])('%s', (_name, tag, expected) => {
+    expect(Object.fromEntries(flattenParams({ Tag: [tag] } as ParamInput))).toEqual(expected);
+  });
+
+  it('create refuses an empty tag and one without a key, as argparse would', () => {
+    expect(() => binaryTagDef('')).toThrow(/non-empty/);
+    expect(() => binaryTagDef('=v')).toThrow(/must include a key/);
   });
 });
 

@@ -7,7 +7,8 @@
  * - Parameters (AWSQueryRequest.flatten_params, RB request.py:294-370): dicts become `Parent.Key`,
  *   lists `Name.1`, `Name.2`...; a bool is sent as `true`/`false` (:341, so a store_true option the
  *   user did not give is sent as `false`, see eucaCommands.ts); a value that is None, '' or [] is
- *   left out, 0 is kept (:347, :365). Action and Version are added after flattening (:263-264).
+ *   left out, 0 is kept (:347, :365), and EMPTY is sent as an empty value (:349-350; euca2ools' tag
+ *   arguments use it). Action and Version are added after flattening (:263-264).
  * - POST (every service class here has METHOD = 'POST'): the flattened parameters become the form
  *   body (RB request.py:274-276), which python-requests encodes with urllib.urlencode: quote_plus,
  *   so a space is `+` and only letters, digits and `_.-` stay as they are (Python 2's always-safe
@@ -54,8 +55,14 @@ export interface ToolService {
   readonly region?: string;
 }
 
+/**
+ * requestbuilder's EMPTY (RB __init__.py:44-47): a parameter sent with an empty value, where an empty
+ * string is left out (flatten_params sends str(EMPTY), which is '', RB request.py:347-350).
+ */
+export const EMPTY: unique symbol = Symbol('requestbuilder.EMPTY');
+
 /** A value a command puts in its params before flatten_params. */
-export type ParamInput = string | number | boolean | null | undefined | readonly ParamInput[] | { readonly [k: string]: ParamInput };
+export type ParamInput = string | number | boolean | null | undefined | typeof EMPTY | readonly ParamInput[] | { readonly [k: string]: ParamInput };
 
 /** flatten_params: the pairs to send, in order. */
 export function flattenParams(args: ParamInput, prefix?: string): [string, string][] {
@@ -65,6 +72,7 @@ export function flattenParams(args: ParamInput, prefix?: string): [string, strin
     else if (typeof v === 'boolean') out.push([key, String(v)]);
     else if (typeof v === 'number') out.push([key, String(v)]);
     else if (typeof v === 'string' && v !== '') out.push([key, v]);
+    else if (v === EMPTY) out.push([key, '']);
   };
   if (Array.isArray(args)) (args as readonly ParamInput[]).forEach((v, i) => add(prefix === undefined ? String(i + 1) : `${prefix}.${i + 1}`, v));
   else if (args !== null && typeof args === 'object') {

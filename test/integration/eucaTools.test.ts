@@ -14,7 +14,7 @@ import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, describeNodes, placeOn, runningCopies, setNodeState } from '../helpers/cloudApi.js';
 import { sourceCredentials } from '../clients/awsTools.js';
 import {
-  adminBootstrap, adminEc2, EUCA2OOLS_USER_AGENT, EUCALYPTUS_ADMIN_USER_AGENT, euca2oolsEc2, EucalyptusAdmin, Euca2ools,
+  adminBootstrap, adminEc2, createdTagRows, EUCA2OOLS_USER_AGENT, EUCALYPTUS_ADMIN_USER_AGENT, euca2oolsEc2, EucalyptusAdmin, Euca2ools,
   expertServiceRows, instanceRows, serviceRows,
 } from '../clients/eucaCommands.js';
 import { get, list, text, type ToolDict } from '../clients/listDelimitedXml.js';
@@ -192,6 +192,67 @@ describe('euca2ools 3.x', () => {
     expect(tagRows(await tool.describeTags([['key', 'euca:node']])).sort()).toEqual(expected.sort());
     const [someId] = [...where.keys()];
     expect(tagRows(await tool.describeTags([['resource-id', someId as string]]))).toEqual([expected.find((r) => r[2] === someId)]);
+  });
+
+  it('euca-create-tags and euca-delete-tags send what the tools send; the tags show in euca-describe-instances and euca-describe-tags', async () => {
+    const tool = euca2ools(ini());
+    const where = await runningCopies(cloud);
+    const [a, b] = [...where.keys()].sort() as [string, string];
+    const tagRows = (r: ToolResponse): string[][] => list(r.result.tagSet)
+      .map((t) => ['TAG', text(get(t, 'resourceType')) ?? '', text(get(t, 'resourceId')) ?? '', text(get(t, 'key')) ?? '', text(get(t, 'value')) ?? '']);
+    const userRows = async (id: string): Promise<string[][]> => tagRows(await tool.describeTags([['resource-id', id]])).filter((r) => !r[3]?.startsWith('euca:'));
+
+    // euca-create-tags A B --tag Owner=alice --tag Role --tag Note=
+    const tags = ['Owner=alice', 'Role', 'Note='];
+    const created = await tool.createTags([a, b], tags);
+    expect(created.sent[0]?.params).toEqual({
+      'ResourceId.1': a, 'ResourceId.2': b, 'Tag.1.Key': 'Owner', 'Tag.1.Value': 'alice', 'Tag.2.Key': 'Role', 'Tag.2.Value': '',
+      'Tag.3.Key': 'Note', 'Tag.3.Value': '', Action: 'CreateTags', Version: '2015-10-01',
+    });
+    expect(created.sent[0]?.headers.Authorization).toContain(`/localhost/ec2/aws4_request, SignedHeaders=${SIGNED}, `);
+    expect(text(created.result.return)).toBe('true');
+    expect(createdTagRows([a, b], tags)).toEqual([a, b].flatMap((id) => [['TAG', 'instance', id, 'Owner', 'alice'], ['TAG', 'instance', id, 'Role', ''], ['TAG', 'instance', id, 'Note', '']]));
+
+    // euca-describe-instances A: the TAG rows print_instance prints, user tags beside euca:node.
+    const described = instanceRows((await tool.describeInstances([a])).result).filter((r) => r[0] === 'TAG');
+    expect(described).toEqual([
+      ['TAG', 'instance', a, 'Note', ''], ['TAG', 'instance', a, 'Owner', 'alice'], ['TAG', 'instance', a, 'Role', ''], ['TAG', 'instance', a, 'euca:node', where.get(a)?.[0]],
+    ]);
+    const byOwner = instanceRows((await tool.describeInstances([], [['tag:Owner', 'alice']])).result).filter((r) => r[0] === 'INSTANCE').map((r) => r[1]);
+    expect(byOwner.sort()).toEqual([a, b]);
+    expect(tagRows(await tool.describeTags([['key', 'Owner']])).sort()).toEqual([['TAG', 'instance', a, 'Owner', 'alice'], ['TAG', 'instance', b, 'Owner', 'alice']]);
+
+    // euca-delete-tags A --tag Owner=bob --tag Role --tag Note=: a value that differs keeps the tag; no value, any; `=`, an empty one.
+    const deleted = await tool.deleteTags([a], ['Owner=bob', 'Role', 'Note=']);
+    expect(deleted.sent[0]?.params).toEqual({
+      'ResourceId.1': a, 'Tag.1.Key': 'Owner', 'Tag.1.Value': 'bob', 'Tag.2.Key': 'Role', 'Tag.3.Key': 'Note', 'Tag.3.Value': '', Action: 'DeleteTags', Version: '2015-10-01',
+    });
+    expect(text(deleted.result.return)).toBe('true');
+    expect(await userRows(a)).toEqual([['TAG', 'instance', a, 'Owner', 'alice']]);
+    expect(await userRows(b)).toHaveLength(3);
+    await tool.deleteTags([a, b], ['Owner', 'Role', 'Note']);
+    expect([...(await userRows(a)), ...(await userRows(b))]).toEqual([]);
+    expect(tagRows(await tool.describeTags([['resource-id', a]]))).toEqual([['TAG', 'instance', a, 'euca:node', where.get(a)?.[0]]]);
+  });
+
+  it('euca-create-tags / euca-delete-tags errors read as `error (CODE): message` and change no tag', async () => {
+    const tool = euca2ools(ini());
+    const [a] = [...(await runningCopies(cloud)).keys()].sort() as [string];
+    await tool.createTags([a], ['Keep=me']);
+    const tagsNow = async () => JSON.stringify((await adminCall(cloud, { Action: 'DescribeTags' })).tagSet);
+    const before = await tagsNow();
+    await changesNothing(async () => {
+      const volume = await toolError(tool.createTags([a, 'vol-0a1b2c3d'], ['Owner=alice']));
+      expect(volume.message).toMatch(/^error \(InvalidID\): The ID 'vol-0a1b2c3d' is not valid: Ferry tags instances only/);
+      const reserved = await toolError(tool.createTags([a], ['euca:node=127.0.44.99']));
+      expect(reserved.code).toBe('InvalidParameterValue');
+      const system = await toolError(tool.deleteTags([a], ['euca:node']));
+      expect(system.code).toBe('InvalidParameterValue');
+      const unknown = await toolError(tool.deleteTags([a, 'i-00000000'], ['Keep']));
+      expect(unknown.message).toMatch(/^error \(InvalidInstanceID\.NotFound\): .*i-00000000/);
+    });
+    expect(await tagsNow()).toBe(before);
+    await tool.deleteTags([a], ['Keep']);
   });
 
   it('euca-terminate-instances prints INSTANCE id previous current, and the instance goes', async () => {

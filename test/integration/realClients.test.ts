@@ -5,9 +5,11 @@
  * nothing else configured. botocore's own idempotency tokens, paginators, waiters and retries do
  * the work (test/clients/boto3_steps.py only watches its HTTP attempts). Every bad input gets its
  * coded error and changes nothing: the CLC's instance records and the hypervisors' domains are
- * compared before and after. euca2ools and the Eucalyptus 4 admin tools: eucaTools.test.ts.
+ * compared before and after (and, for tags, the CLC's clc.json). euca2ools and the Eucalyptus 4
+ * admin tools: eucaTools.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, describeNodes, hypervisorDomains, runningCopies } from '../helpers/cloudApi.js';
@@ -285,7 +287,8 @@ describe('where instances run: the euca:node tag, tag filters and DescribeTags',
     // deletes euca:node once the instance is torn down, so euserv-describe-node-controllers lists only live ones.
     const r = await ok(call('describe_instances', { Filters: [{ Name: 'instance-state-name', Values: ['terminated'] }] }));
     expect(instancesOf(r).length, 'the waiter tests above terminated some').toBeGreaterThan(0);
-    for (const i of instancesOf(r)) expect(i.Tags ?? [], i.InstanceId).toEqual([]);
+    // System tags only: a terminated instance keeps its user tags while it is listed, as in EC2.
+    for (const i of instancesOf(r)) expect((i.Tags ?? []).filter((t: any) => t.Key.startsWith('euca:')), i.InstanceId).toEqual([]);
   });
 
   it('filters on tag:euca:node, tag-key, instance-id and availability-zone', async () => {
@@ -506,4 +509,157 @@ describe('botocore\'s retries after an honest 503 (the CC is down)', () => {
     expect(again.ReservationId).toBe(launched.ReservationId);
     expect((await holdings()).domains).toEqual(sorted([...before.domains, launched.Instances[0].InstanceId]));
   }, 120_000);
+});
+
+describe('user tags: CreateTags, DeleteTags and RunInstances\' TagSpecification', () => {
+  const OWNER = `owner-${process.pid}`;
+  const tagMap = (tags: any[] | undefined): Record<string, string> => Object.fromEntries((tags ?? []).map((t: any) => [t.Key, t.Value]));
+  const userTags = (tags: any[] | undefined): Record<string, string> => Object.fromEntries(Object.entries(tagMap(tags)).filter(([k]) => !k.startsWith('euca:')));
+  /** What clc.json holds of instances and client tokens: a refused request must not change it. */
+  const clcJson = (): unknown => {
+    const data = JSON.parse(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')).data;
+    return { instances: data.instances, runTokens: data.runTokens };
+  };
+  async function refusedChangingNothing(body: () => Promise<void>): Promise<void> {
+    const before = clcJson();
+    await changesNothing(body);
+    expect(clcJson()).toEqual(before);
+  }
+  let tagged: string[];
+
+  it('boto3 create_instances(TagSpecifications=...) launches tagged instances, and describe_instances finds exactly them by tag:Owner', async () => {
+    const [created] = await boto3(env, EUCALYPTUS, [{
+      resource: 'create_instances',
+      args: { ImageId: EMI, MinCount: 2, MaxCount: 2, TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: 'Owner', Value: OWNER }, { Key: 'Project', Value: 'ferry' }] }] },
+    }]);
+    expect(created?.error, JSON.stringify(created?.error)).toBeUndefined();
+    expect(created?.attempts[0]?.clientToken).toMatch(/^[0-9a-f-]{36}$/);
+    tagged = sorted(created?.resources.map((r: any) => r.id as string));
+    expect(tagged).toHaveLength(2);
+    await ok({ wait: 'instance_running', args: { InstanceIds: tagged }, config: WAIT_FAST });
+    const on = await runningOn();
+    const [byOwner, attribute] = await boto3(env, EUCALYPTUS, [
+      call('describe_instances', { Filters: [{ Name: 'tag:Owner', Values: [OWNER] }] }),
+      { attribute: 'tags', on: ['Instance', tagged[0] as string] },
+    ]);
+    expect(sorted(idsOf(byOwner?.response)), JSON.stringify(byOwner?.error)).toEqual(tagged);
+    for (const i of instancesOf(byOwner?.response)) {
+      expect(tagMap(i.Tags)).toEqual({ Owner: OWNER, Project: 'ferry', 'euca:node': on.get(i.InstanceId) });
+    }
+    expect(tagMap(attribute?.value), JSON.stringify(attribute)).toEqual({ Owner: OWNER, Project: 'ferry', 'euca:node': on.get(tagged[0] as string) });
+    // The client's run_instances answers with the tags too.
+    const direct = await ok(call('run_instances', { ImageId: EMI, MinCount: 1, MaxCount: 1, TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: 'Owner', Value: `${OWNER}-direct` }] }] }));
+    expect(userTags(direct.Instances[0].Tags)).toEqual({ Owner: `${OWNER}-direct` });
+  }, 120_000);
+
+  it('boto3 create_tags, Instance.create_tags and delete_tags (a key, key=value, every user tag); euca:node stays', async () => {
+    const [a, b] = tagged as [string, string];
+    const host = (await runningOn()).get(a);
+    const resourceTags = (id: string) => call('describe_tags', { Filters: [{ Name: 'resource-id', Values: [id] }] });
+    const [create, viaResource, afterCreate] = await boto3(env, EUCALYPTUS, [
+      call('create_tags', { Resources: [a], Tags: [{ Key: 'Role', Value: 'db' }, { Key: 'Owner', Value: 'bob' }, { Key: 'Flag' }] }),
+      { resource: 'create_tags', on: ['Instance', b], args: { Tags: [{ Key: 'Role', Value: 'web' }] } },
+      resourceTags(a),
+    ]);
+    expect(create?.error, JSON.stringify(create?.error)).toBeUndefined();
+    expect(viaResource?.resources, JSON.stringify(viaResource)).toEqual([{ resource_id: b, key: 'Role', value: 'web' }]);
+    expect(afterCreate?.response.Tags).toEqual([
+      { ResourceId: a, ResourceType: 'instance', Key: 'Flag', Value: '' },
+      { ResourceId: a, ResourceType: 'instance', Key: 'Owner', Value: 'bob' },
+      { ResourceId: a, ResourceType: 'instance', Key: 'Project', Value: 'ferry' },
+      { ResourceId: a, ResourceType: 'instance', Key: 'Role', Value: 'db' },
+      { ResourceId: a, ResourceType: 'instance', Key: 'euca:node', Value: host },
+    ]);
+    const [otherValue, byKey, emptyOnly, everything, left] = await boto3(env, EUCALYPTUS, [
+      call('delete_tags', { Resources: [a], Tags: [{ Key: 'Owner', Value: OWNER }] }),
+      call('delete_tags', { Resources: [a], Tags: [{ Key: 'Role' }] }),
+      call('delete_tags', { Resources: [a], Tags: [{ Key: 'Flag', Value: '' }, { Key: 'Project', Value: '' }] }),
+      resourceTags(a),
+      call('describe_instances', { InstanceIds: [b] }),
+    ]);
+    for (const r of [otherValue, byKey, emptyOnly]) expect(r?.error, JSON.stringify(r?.error)).toBeUndefined();
+    expect(everything?.response.Tags.map((t: any) => `${t.Key}=${t.Value}`)).toEqual(['Owner=bob', 'Project=ferry', `euca:node=${host}`]);
+    expect(userTags(instancesOf(left?.response)[0]?.Tags)).toEqual({ Owner: OWNER, Project: 'ferry', Role: 'web' });
+    const [all, none] = await boto3(env, EUCALYPTUS, [call('delete_tags', { Resources: [a] }), resourceTags(a)]);
+    expect(all?.error, JSON.stringify(all?.error)).toBeUndefined();
+    expect(none?.response.Tags).toEqual([{ ResourceId: a, ResourceType: 'instance', Key: 'euca:node', Value: host }]);
+    await ok(call('create_tags', { Resources: [a], Tags: [{ Key: 'Owner', Value: OWNER }] }));
+  }, 120_000);
+
+  it('the describe_tags paginator (PageSize 5) and the CLI walk user and system tags, each exactly once', async () => {
+    const [pages, all] = await boto3(env, EUCALYPTUS, [{ paginate: 'describe_tags', config: { PageSize: 5 } }, call('describe_tags')]);
+    const key = (t: any): string => `${t.ResourceId} ${t.Key}=${t.Value}`;
+    const every = (all?.response.Tags ?? []).map(key);
+    expect(every.filter((k: string) => !k.includes(' euca:')).length).toBeGreaterThanOrEqual(5);
+    expect(every.filter((k: string) => k.includes(' euca:node=')).length).toBeGreaterThan(5);
+    expect(pages?.pages?.length).toBeGreaterThan(2);
+    const walked = (pages?.pages ?? []).flatMap((p: any) => p.Tags.map(key));
+    expect(walked).toEqual(every);
+    const viaCli = await cli('describe-tags', '--page-size', '5');
+    expect(viaCli.code, viaCli.stderr).toBe(0);
+    expect(viaCli.json.Tags.map(key)).toEqual(every);
+  });
+
+  it('aws ec2 create-tags, describe-instances --filters Name=tag:..., delete-tags, and run-instances --tag-specifications', async () => {
+    const [a, b] = tagged as [string, string];
+    const env_ = `env-${process.pid}`;
+    const created = await cli('create-tags', '--resources', a, b, '--tags', `Key=Env,Value=${env_}`, 'Key=Empty');
+    expect(created.code, created.stderr).toBe(0);
+    const found = await cli('describe-instances', '--filters', `Name=tag:Env,Values=${env_}`);
+    expect(found.code, found.stderr).toBe(0);
+    expect(sorted(idsOf(found.json))).toEqual([a, b]);
+    for (const i of instancesOf(found.json)) expect(userTags(i.Tags)).toMatchObject({ Env: env_, Empty: '' });
+    const deleted = await cli('delete-tags', '--resources', a, '--tags', 'Key=Env', 'Key=Empty');
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const after = await cli('describe-instances', '--filters', `Name=tag-value,Values=${env_}`);
+    expect(idsOf(after.json)).toEqual([b]);
+    const launched = await cli('run-instances', '--image-id', EMI, '--count', '1', '--tag-specifications', `ResourceType=instance,Tags=[{Key=Owner,Value=${OWNER}-cli}]`);
+    expect(launched.code, launched.stderr).toBe(0);
+    expect(userTags(launched.json.Instances[0].Tags)).toEqual({ Owner: `${OWNER}-cli` });
+    const byTag = await cli('describe-tags', '--filters', 'Name=key,Values=Owner', `Name=value,Values=${OWNER}-cli`);
+    expect(byTag.json.Tags.map((t: any) => t.ResourceId)).toEqual([launched.json.Instances[0].InstanceId]);
+  }, 120_000);
+
+  it('a repeated ClientToken binds the tags: the same tags repeat the reservation, other tags are IdempotentParameterMismatch', async () => {
+    const token = `ferry-tags-${process.pid}`;
+    const spec = (value: string) => [{ ResourceType: 'instance', Tags: [{ Key: 'Owner', Value: value }] }];
+    const first = await ok(call('run_instances', { ImageId: EMI, MinCount: 1, MaxCount: 1, ClientToken: token, TagSpecifications: spec(OWNER) }));
+    const again = await ok(call('run_instances', { ImageId: EMI, MinCount: 1, MaxCount: 1, ClientToken: token, TagSpecifications: spec(OWNER) }));
+    expect(again.ReservationId).toBe(first.ReservationId);
+    await refusedChangingNothing(async () => {
+      const [other, none] = await boto3(env, EUCALYPTUS, [
+        call('run_instances', { ImageId: EMI, MinCount: 1, MaxCount: 1, ClientToken: token, TagSpecifications: spec('mallory') }),
+        call('run_instances', { ImageId: EMI, MinCount: 1, MaxCount: 1, ClientToken: token }),
+      ]);
+      expectCoded(other, 'IdempotentParameterMismatch', 400);
+      expectCoded(none, 'IdempotentParameterMismatch', 400);
+    });
+  });
+
+  it.each([
+    ['a volume id (Ferry tags instances only)', () => call('create_tags', { Resources: ['vol-0a1b2c3d'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidID'],
+    ['an id that is no EC2 id', () => call('create_tags', { Resources: ['web01'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidID'],
+    ['a malformed instance id', () => call('create_tags', { Resources: ['i-xyz'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidInstanceID.Malformed'],
+    ['an unknown instance beside a known one', () => call('create_tags', { Resources: [tagged[0], 'i-00000000'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidInstanceID.NotFound'],
+    ['no tags (Tags=[] sends none)', () => call('create_tags', { Resources: [tagged[0]], Tags: [] }), 'InvalidParameterValue'],
+    ['an aws: key', () => call('create_tags', { Resources: [tagged[0]], Tags: [{ Key: 'aws:cloudformation:stack-name', Value: 's' }] }), 'InvalidParameterValue'],
+    ['a euca: key', () => call('create_tags', { Resources: [tagged[0]], Tags: [{ Key: 'euca:node', Value: '127.0.43.99' }] }), 'InvalidParameterValue'],
+    ['deleting euca:node', () => call('delete_tags', { Resources: [tagged[0]], Tags: [{ Key: 'euca:node' }] }), 'InvalidParameterValue'],
+    ['a 129-character key', () => call('create_tags', { Resources: [tagged[0]], Tags: [{ Key: 'k'.repeat(129), Value: 'v' }] }), 'InvalidParameterValue'],
+    ['a 257-character value', () => call('create_tags', { Resources: [tagged[0]], Tags: [{ Key: 'k', Value: 'v'.repeat(257) }] }), 'InvalidParameterValue'],
+    ['51 tags', () => call('create_tags', { Resources: [tagged[0]], Tags: Array.from({ length: 51 }, (_, k) => ({ Key: `k${k}`, Value: '' })) }), 'TagLimitExceeded'],
+    ['a TagSpecification of a volume', () => call('run_instances', { ImageId: EMI, MinCount: 1, MaxCount: 1, TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: 'a', Value: 'b' }] }] }), 'InvalidParameterValue'],
+    ['DryRun', () => call('create_tags', { Resources: [tagged[0]], Tags: [{ Key: 'a', Value: 'b' }], DryRun: true }), 'DryRunOperation'],
+  ])('%s is a coded error and changes nothing', async (_name, step, code) => {
+    await refusedChangingNothing(async () => expectCoded(await one(step()), code, code === 'DryRunOperation' ? 412 : 400));
+  });
+
+  it('the CLI prints the coded error and changes nothing', async () => {
+    await refusedChangingNothing(async () => {
+      const r = await cli('create-tags', '--resources', tagged[0] as string, '--tags', 'Key=aws:x,Value=y');
+      expect(r.code).toBe(254);
+      expect(r.stderr).toContain('InvalidParameterValue');
+      expect(r.stderr).toContain("Tag keys starting with 'aws:' are reserved");
+    });
+  });
 });

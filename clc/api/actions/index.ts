@@ -16,6 +16,7 @@ import { describeHAEvents, describeHostHA, listHostHAConfigurations } from './ha
 import { confirmHostFenced, fenceHost } from './haFence.js';
 import { resumeHA, suspendHA } from './haSuspend.js';
 import { disableHAForCluster, disableHAForHost, enableHAForCluster, enableHAForHost } from './haSwitch.js';
+import { createTags, deleteTags } from './instanceTagging.js';
 import { migrateInstances } from './migrateInstances.js';
 import { disableService, enableService } from './modifyService.js';
 import { modifyServiceByName } from './modifyServiceByName.js';
@@ -31,6 +32,8 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeRegions: describeRegions,
   DescribeTags: describeTags,
   DescribeInstanceTypes: describeInstanceTypes,
+  CreateTags: createTags,
+  DeleteTags: deleteTags,
   DescribeServices: describeServices,
   DescribeNodes: describeNodes,
   EnableService: enableService,

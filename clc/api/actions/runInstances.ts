@@ -7,6 +7,8 @@
  * With a ClientToken (the AWS SDKs always send one) it is idempotent, as EC2 is (clc/core/runTokens.ts):
  * the token is written with the instance records, a repeat answers with the original reservation
  * and launches nothing, and requests carrying one token run one at a time (ctx.keyLocks).
+ *
+ * TagSpecification's instance tags are stored on the records (clc/core/userTags.ts) and bound to the token.
  */
 import { z } from 'zod';
 import type { FerryError } from '../../../shared/errors/registry.js';
@@ -27,6 +29,7 @@ import { ClcErrors } from '../errors.js';
 import { showKey, type ParamMap } from '../queryParams.js';
 import { instanceItem } from '../render/instanceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { tagSpecificationsParam } from '../tagParams.js';
 import { requireZone } from './zones.js';
 
 /**
@@ -45,6 +48,7 @@ const schema = z.strictObject({
   MaxCount: count.optional(),
   Placement: z.strictObject({ AvailabilityZone: z.string().min(1).optional() }).optional(),
   ClientToken: z.string().refine((s) => CLIENT_TOKEN_PATTERN.test(s), 'expected 1 to 64 printable ASCII characters').optional(),
+  TagSpecification: tagSpecificationsParam.optional(),
 })
   // MaxCount defaults to MinCount, so `MinCount=3` alone asks for exactly three.
   .transform((p) => ({
@@ -54,6 +58,8 @@ const schema = z.strictObject({
     maxCount: p.MaxCount ?? p.MinCount ?? 1,
     zone: p.Placement?.AvailabilityZone,
     clientToken: p.ClientToken,
+    /** The instances' user tags, in key order. */
+    tags: p.TagSpecification ?? [],
   }))
   .refine((p) => p.minCount <= p.maxCount, {
     path: ['MinCount'],
@@ -130,6 +136,7 @@ function runRequestOf(input: RunInstancesInput): RunRequest {
   return {
     imageId: input.imageId, instanceType: input.instanceType, minCount: input.minCount, maxCount: input.maxCount,
     ...(input.zone !== undefined ? { zone: input.zone } : {}),
+    ...(input.tags.length > 0 ? { tags: [...input.tags] } : {}),
   };
 }
 
@@ -177,9 +184,11 @@ async function launch(input: RunInstancesInput, ctx: ActionContext, tokenKey?: s
   const launchTime = ctx.clock.now();
   const ownerId = ctx.principal.accountId;
   const { reservationId, instanceIds } = allocateIds(ctx, input.maxCount);
+  // The tags go in with the records, before the CC is asked: an instance is never visible untagged.
   const records: InstanceRecord[] = instanceIds.map((instanceId, launchIndex) => ({
     instanceId, reservationId, ownerId, imageId: input.imageId, vmType: vmType.name, partition: zone,
     launchTime, launchIndex, phase: 'requested', ...(input.clientToken !== undefined ? { clientToken: input.clientToken } : {}),
+    ...(input.tags.length > 0 ? { userTags: [...input.tags] } : {}),
   }));
   await ctx.store.update((d) => {
     for (const r of records) d.instances[r.instanceId] = r;
@@ -223,12 +232,12 @@ async function launch(input: RunInstancesInput, ctx: ActionContext, tokenKey?: s
     // Safe to acknowledge anyway: the `requested` records are durable and the CC reports the instances.
     ctx.logger.error({ err: e, reservationId }, 'could not mark launched instances; their records stay as requested');
   }
-  const indexOf = new Map(instanceIds.map((id, i) => [id, i]));
+  const recordOf = new Map(records.map((r) => [r.instanceId, r]));
   return {
     reservationId,
     ownerId,
     groupSet: [],
-    instancesSet: started.instances.map((i) => instanceItem(viewOfCcInstance(i, indexOf.get(i.instanceId) ?? 0, input.clientToken))),
+    instancesSet: started.instances.map((i) => instanceItem(viewOfCcInstance(i, recordOf.get(i.instanceId)))),
   };
 }
 
