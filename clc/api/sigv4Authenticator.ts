@@ -15,6 +15,15 @@ import type { Authenticator, Principal, QueryRequestView } from './auth.js';
 import { ClcErrors } from './errors.js';
 import type { IdentityDirectory } from './identities.js';
 
+/**
+ * The credential scope's service: what the tools this API serves sign with — `ec2` (the AWS SDKs and
+ * CLI, euca2ools, Ferry's CLI and the admin tools' EC2 calls) and `bootstrap` (the Eucalyptus 4
+ * admin tools' service-management calls). A signature scoped to another service was made for
+ * another API and is refused. The region is not checked: a Eucalyptus cloud is one region, and its
+ * tools sign with whatever region their configuration names, or a made-up `undefined-<pid>`.
+ */
+export const SIGNED_SERVICES: ReadonlySet<string> = new Set(['ec2', 'bootstrap']);
+
 /** AWS's own bound: a request signed more than 5 minutes before or after the server's clock is refused. */
 export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 
@@ -38,6 +47,10 @@ export function sigv4Authenticator(opts: SigV4AuthenticatorOptions): Authenticat
     const identity = opts.identities.find(parsed.accessKeyId);
     if (!identity) throw ClcErrors.make('AuthFailure', { detail: 'the access key id is not known to this cloud' });
     if (!signatureMatches(req, parsed, identity.secretKey)) throw ClcErrors.make('SignatureDoesNotMatch');
+    if (!SIGNED_SERVICES.has(parsed.scope.service)) {
+      // AWS's code and words for a signature scoped to another service.
+      throw ClcErrors.withMessage('SignatureDoesNotMatch', `Credential should be scoped to correct service: ${[...SIGNED_SERVICES].map((x) => `'${x}'`).join(' or ')}, not '${parsed.scope.service.replace(/[^\w-]/g, '?')}'`);
+    }
     const fresh = freshness(parsed, now, skewMs);
     if (fresh !== 'fresh') {
       const detail = `signed at ${new Date(parsed.signedAt).toISOString()}, ${fresh === 'future' ? 'ahead of' : 'too long before'} the cloud controller's clock (${new Date(now).toISOString()}); at most ${skewMs / 1000}s of skew is allowed`;

@@ -4,7 +4,7 @@
  * call, the store holds no instance). Signing times are the harness's ManualClock's.
  */
 import { describe, expect, it } from 'vitest';
-import { presignUrl, signQuery } from '../../shared/auth/sign.js';
+import { presignUrl, signQuery, signRequest } from '../../shared/auth/sign.js';
 import type { Identity } from '../../clc/api/identities.js';
 import { sendRaw, serveApp, signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
 import { capturingLogger, errorCode, harness, items, START, type Harness, type QueryReply } from './harness.js';
@@ -44,6 +44,19 @@ describe('SigV4 on the admin API', () => {
     expect(r.status, r.text).toBe(200);
   });
 
+  it.each([['us-east-1', 'ec2'], ['undefined-4242', 'ec2'], ['localhost', 'bootstrap'], ['eucalyptus', 'bootstrap']])(
+    'takes any region (here %s) and the services the tools sign with (%s)', async (region, service) => {
+      const h = await signedHarness();
+      const r = await sendRaw(h.app, (url) => {
+        const body = new URLSearchParams({ Version: '2013-02-01', Action: 'DescribeRegions' }).toString();
+        const { host: _host, ...headers } = signRequest({ method: 'POST', url: new URL(url), headers: { 'content-type': 'application/x-www-form-urlencoded' }, body },
+          { accessKey: TEST_ADMIN.accessKey, secretKey: TEST_ADMIN.secretKey, now: START, region, service });
+        return { headers, body };
+      });
+      expect(r.status, r.text).toBe(200);
+    },
+  );
+
   it('accepts a signature exactly at the edge of the allowed skew, either way', async () => {
     const h = await signedHarness();
     expect((await signedQuery(h.app, { Action: 'DescribeInstances' }, TEST_ADMIN, START - SKEW_MS)).status).toBe(200);
@@ -73,6 +86,13 @@ describe('SigV4 on the admin API', () => {
       return { headers: { ...s.headers, authorization: (s.headers.authorization ?? '').replace(';host;', ';') }, body: s.body };
     }), 400, 'IncompleteSignature'],
     ['a non-admin on an admin-only action', (h) => signedQuery(h.app, DISABLE, TEST_USER, START), 403, 'UnauthorizedOperation'],
+    ['correctly signed, but scoped to another service (s3)', (h) => sendRaw(h.app, (url) => {
+      const body = new URLSearchParams({ Version: '2013-02-01', ...RUN }).toString();
+      const headers = signRequest({ method: 'POST', url: new URL(url), headers: { 'content-type': 'application/x-www-form-urlencoded' }, body },
+        { accessKey: TEST_ADMIN.accessKey, secretKey: TEST_ADMIN.secretKey, now: START, service: 's3' });
+      const { host: _host, ...rest } = headers;
+      return { headers: rest, body };
+    }), 403, 'SignatureDoesNotMatch'],
     ['a non-admin starting a migration', (h) => signedQuery(h.app, { Action: 'MigrateInstances', SourceHost: '127.0.12.11' }, TEST_USER, START), 403, 'UnauthorizedOperation'],
   ];
 
