@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import tls from 'node:tls';
+import { expect } from 'vitest';
 
 export interface LimitedDaemon {
   readonly pid: number;
@@ -89,4 +90,23 @@ export async function flood(o: FloodOptions): Promise<HeldConnection[]> {
   });
   for (let i = 0; i < o.count; i += 100) await Promise.all(Array.from({ length: Math.min(100, o.count - i) }, (_, k) => one(i + k)));
   return out;
+}
+
+/**
+ * Awaits the close of every held connection (events, no timer of the test's own) and checks that
+ * those the server answered with 408 lived at least the header timeout and far less than Node's
+ * default (60 s plus a 30 s check), with room for a loaded machine. Returns how many got the 408.
+ */
+export async function expectClosedByHeaderTimeout(held: readonly HeldConnection[], headersTimeoutMs: number): Promise<{ timedOut: number; closed: number }> {
+  const closes = await Promise.all(held.map((h) => h.closed));
+  let timedOut = 0;
+  closes.forEach((c, i) => {
+    if (!c.received.startsWith('HTTP/1.1 408')) return;
+    timedOut++;
+    const lifetime = c.at - (held[i]?.openedAt ?? 0);
+    expect(lifetime).toBeGreaterThanOrEqual(headersTimeoutMs - 50);
+    expect(lifetime).toBeLessThan(headersTimeoutMs + 10_000);
+  });
+  expect(timedOut).toBeGreaterThan(0);
+  return { timedOut, closed: closes.length };
 }
