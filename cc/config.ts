@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { randomHex8 } from '../shared/model/ids.js';
@@ -54,7 +55,12 @@ export const ccConfigSchema = z.object({
   tlsDir: tlsDirFlag,
   /** Plaintext on purpose; exactly one of the two is required. */
   insecurePlaintext: insecurePlaintextFlag,
-}).superRefine(checkWireSecurityFlags);
+  /** The wire server's header and request timeouts and pending-connection caps (shared/net/connectionGuard.ts). */
+  ...connectionLimitShape,
+}).superRefine((r, ctx) => {
+  checkWireSecurityFlags(r, ctx);
+  checkConnectionLimits(r, ctx);
+});
 
 export type CcConfig = Readonly<z.infer<typeof ccConfigSchema>>;
 
@@ -80,6 +86,7 @@ const FIELDS = [
   ['migrationUriTemplate', '--migration-uri-template <t>', 'FERRY_CC_MIGRATION_URI_TEMPLATE', 'destination hypervisor migration endpoint, {host} replaced (https://{host}:16514 with --tls-dir, else http://{host}:16509)'],
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CC_TLS_DIR', 'ferry-init directory (ca.pem, cc-HOST.pem/.key, migration-ca.pem/.key): mutual TLS with the CLC and NCs (this or --insecure-plaintext is required)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)'],
+  ...connectionLimitFields('FERRY_CC'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

@@ -7,6 +7,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
+import { connectionLimitsOf } from '../shared/config/connectionFlags.js';
+import { guardConnections, httpServerOptions, httpsServerOptions } from '../shared/net/connectionGuard.js';
+import { RefusalLog, wireRefusalReporter } from '../shared/refusalLog.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, schemeOf, serverTlsOptions, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { NC_PATH } from '../shared/wire/transport.js';
@@ -50,9 +53,13 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     // A CC always serves under a CLC, which sends the fenced hosts every HA pass (ccSetFencedHosts).
     awaitFencedHosts: true,
   });
+  const refusals = new RefusalLog({ logger, clock });
+  const onRefused = wireRefusalReporter(refusals);
+  const limits = connectionLimitsOf(config);
   const server = security.kind === 'mtls'
-    ? https.createServer(serverTlsOptions(security.identity), createCcApp({ service, logger, allowedRoles: CC_ALLOWED_ROLES }))
-    : http.createServer(createCcApp({ service, logger }));
+    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ service, logger, allowedRoles: CC_ALLOWED_ROLES, onRefused }))
+    : http.createServer(httpServerOptions(limits), createCcApp({ service, logger, onRefused }));
+  const guard = guardConnections(server, { limits, refusals });
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -62,8 +69,10 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
   // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
   service.runner.start();
-  const { limits, timeouts } = migrationSettingsOf(config);
-  logger.info({ partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, security: security.kind, migration: { limits, timeouts } }, 'cc started');
+  const { limits: migrationLimits, timeouts } = migrationSettingsOf(config);
+  logger.info({
+    partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, security: security.kind, migration: { limits: migrationLimits, timeouts }, connections: guard.describe(),
+  }, 'cc started');
 
   return {
     url: `${schemeOf(security)}://${config.host}:${port}`,
@@ -75,6 +84,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
       await keeper.stop();
       await cache.flush();
       transport.close();
+      refusals.close();
     },
   };
 }

@@ -3,7 +3,7 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
 import type { AllowedRoles } from '../shared/wire/peerAuth.js';
-import { mountWireService } from '../shared/wire/server.js';
+import { mountWireService, type WireServiceOptions } from '../shared/wire/server.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { SERVED_OPS, type CcService } from './service.js';
 
@@ -12,6 +12,8 @@ export interface CcAppOptions {
   readonly logger: Logger;
   /** Largest request body accepted, bytes (the wire default, 1 MiB, when absent). */
   readonly maxBodyBytes?: number;
+  /** Told of every refused call (wireRefusalReporter: logged, aggregated per code and caller). */
+  readonly onRefused?: WireServiceOptions['onRefused'];
   /** mTLS only: who may call what (CC_ALLOWED_ROLES); absent on plaintext. */
   readonly allowedRoles?: AllowedRoles;
 }
@@ -28,6 +30,7 @@ export function createCcApp(opts: CcAppOptions): Express {
     path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.service.ops), logger: opts.logger,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.allowedRoles ? { allowedRoles: opts.allowedRoles } : {}),
+    ...(opts.onRefused ? { onRefused: opts.onRefused } : {}),
   });
   return app;
 }

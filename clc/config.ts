@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { flagNames, HelpShown, intFlag, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerScheme, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { partitionSchema } from '../shared/protocol/common.js';
@@ -57,8 +58,11 @@ export const clcConfigSchema = z.object({
   haTickMs: intFlag(2_000, 50, 600_000),
   /** Host HA: the per-host BMC settings file (mode 600); absent: <state-dir>/bmc.json. */
   bmcStore: z.string().min(1).optional(),
+  /** The admin API's header and request timeouts and pending-connection caps (shared/net/connectionGuard.ts). */
+  ...connectionLimitShape,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
+  checkConnectionLimits(r, ctx);
   for (const p of r.clusters ?? []) {
     const problem = peerUrlProblem(r, p.endpoint);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['clusters'], message: `${p.name}: ${problem}` });
@@ -85,6 +89,7 @@ const FIELDS = [
   ['haTickMs', '--ha-tick-ms <ms>', 'FERRY_CLC_HA_TICK_MS', 'host HA: interval of the HA runner\'s checks and timers (2000)'],
   ['bmcStore', '--bmc-store <file>', 'FERRY_CLC_BMC_STORE', 'host HA: per-host BMC (fence agent) settings, mode 600 (<state-dir>/bmc.json)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
+  ...connectionLimitFields('FERRY_CLC'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

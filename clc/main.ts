@@ -4,10 +4,13 @@
  * HTTP on loopback, signed with SigV4: it is the user's endpoint, not a link between tiers.
  * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
-import type { Server } from 'node:http';
+import http from 'node:http';
 import { join } from 'node:path';
 import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
+import { connectionLimitsOf } from '../shared/config/connectionFlags.js';
+import { guardConnections, httpServerOptions } from '../shared/net/connectionGuard.js';
+import { RefusalLog } from '../shared/refusalLog.js';
 import { openFileStore } from '../shared/store/store.js';
 import { createLogger } from '../shared/log.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
@@ -55,20 +58,29 @@ async function main(): Promise<void> {
   const { gate, ha, haControl } = await startClcCore({
     store, bmc, clusters, clock: systemClock, logger, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
   });
+  const refusals = new RefusalLog({ logger, clock: systemClock });
   const app = buildClcApp({
-    clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin,
+    clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin, refusals,
   });
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+  const limits = connectionLimitsOf(config);
+  const server = http.createServer(httpServerOptions(limits), app);
+  const guard = guardConnections(server, { limits, refusals });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
-  logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind }, 'clc started');
+  logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind, connections: guard.describe() }, 'clc started');
   process.stdout.write(`clc listening on ${url}\n`);
 
   const stop = (signal: string): void => {
     logger.info({ signal }, 'clc stopping');
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
+    refusals.close();
     void ha.stop().then(() => closed).finally(() => {
       transport.close();
       process.exit(0);

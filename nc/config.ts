@@ -6,7 +6,9 @@ import { Command, CommanderError } from 'commander';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { checkConnectionLimits, connectionLimitFlags, connectionLimitsOf, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { intFlag } from '../shared/config/flagTable.js';
+import type { ConnectionLimits } from '../shared/net/connectionGuard.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 
 export const DEFAULT_NC_PORT = 8775;
@@ -42,7 +44,13 @@ export interface NcConfig {
   readonly insecurePlaintext?: true;
   /** The cluster's shared storage root (the simulated hypervisors' --storage-dir): neighbours' activity checks read it. */
   readonly storageDir?: string;
+  /** The server's header and request timeouts and pending-connection caps. */
+  readonly connections: ConnectionLimits;
 }
+
+/** The connection-limit flags, as every serving daemon names them (shared/config/connectionFlags.ts). */
+const CONN = connectionLimitFlags('FERRY_NC');
+const bare = (flag: string): string => flag.split(' ')[0] ?? flag;
 
 /** Flag (and env) name per schema field, so errors name what the operator typed. */
 const FIELDS = {
@@ -60,6 +68,10 @@ const FIELDS = {
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
   insecurePlaintext: ['--insecure-plaintext', 'FERRY_NC_INSECURE_PLAINTEXT'],
   storageDir: ['--storage-dir', 'FERRY_NC_STORAGE_DIR'],
+  headersTimeoutMs: [bare(CONN.headersTimeoutMs.flag), CONN.headersTimeoutMs.env],
+  requestTimeoutMs: [bare(CONN.requestTimeoutMs.flag), CONN.requestTimeoutMs.env],
+  maxPendingConnections: [bare(CONN.maxPendingConnections.flag), CONN.maxPendingConnections.env],
+  maxPendingPerPeer: [bare(CONN.maxPendingPerPeer.flag), CONN.maxPendingPerPeer.env],
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -93,7 +105,9 @@ const rawSchema = z.object({
   tlsDir: tlsDirFlag,
   insecurePlaintext: insecurePlaintextFlag,
   storageDir: z.string().min(1, 'must name a directory').optional(),
+  ...connectionLimitShape,
 }).superRefine((r, ctx) => {
+  checkConnectionLimits(r, ctx);
   if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
   if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
   checkWireSecurityFlags(r, ctx);
@@ -117,6 +131,7 @@ const rawSchema = z.object({
   ...(r.tlsDir !== undefined ? { tlsDir: r.tlsDir } : {}),
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
   ...(r.storageDir !== undefined ? { storageDir: resolve(r.storageDir) } : {}),
+  connections: connectionLimitsOf(r),
 }));
 
 function command(): Command {
@@ -130,6 +145,8 @@ function command(): Command {
     simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
     libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>',
+    headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
+    maxPendingConnections: CONN.maxPendingConnections.flag, maxPendingPerPeer: CONN.maxPendingPerPeer.flag,
   };
   const help: Record<Field, string> = {
     host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
@@ -142,6 +159,8 @@ function command(): Command {
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',
     storageDir: 'shared storage root, for host HA activity checks of neighbours (optional)',
+    headersTimeoutMs: CONN.headersTimeoutMs.help, requestTimeoutMs: CONN.requestTimeoutMs.help,
+    maxPendingConnections: CONN.maxPendingConnections.help, maxPendingPerPeer: CONN.maxPendingPerPeer.help,
   };
   for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `${help[field]} [env ${FIELDS[field][1]}]`);
   return cmd;
@@ -161,5 +180,5 @@ export function parseNcConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
   for (const field of Object.keys(FIELDS) as Field[]) raw[field] = opts[field] ?? env[FIELDS[field][1]];
   const names = Object.fromEntries(Object.entries(FIELDS).map(([k, [flag, envName]]) => [k, `${flag} (${envName})`]));
   const compiled = compileConfig(rawSchema, raw, names);
-  return Object.freeze({ ...compiled, hypervisor: Object.freeze({ ...compiled.hypervisor }) });
+  return Object.freeze({ ...compiled, hypervisor: Object.freeze({ ...compiled.hypervisor }), connections: Object.freeze({ ...compiled.connections }) });
 }

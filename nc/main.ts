@@ -12,6 +12,8 @@ import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import { createLogger, type Logger } from '../shared/log.js';
+import { guardConnections, httpServerOptions, httpsServerOptions } from '../shared/net/connectionGuard.js';
+import { RefusalLog, wireRefusalReporter } from '../shared/refusalLog.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, schemeOf, serverTlsOptions, warnIfPlaintext, wireSecurityOf, type WireSecurity } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
@@ -70,10 +72,16 @@ async function main(): Promise<void> {
   await controller.start();
 
   const storage = config.storageDir !== undefined ? { sharedStorage: fsSharedStorage(config.storageDir) } : {};
+  const refusals = new RefusalLog({ logger, clock: systemClock });
+  const onRefused = wireRefusalReporter(refusals);
+  const limits = config.connections;
   const server = security.kind === 'mtls'
-    ? https.createServer(serverTlsOptions(security.identity), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, allowedRoles: NC_ALLOWED_ROLES, ...storage }))
-    : http.createServer(createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, ...storage }));
+    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) },
+      createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, allowedRoles: NC_ALLOWED_ROLES, onRefused, ...storage }))
+    : http.createServer(httpServerOptions(limits), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, onRefused, ...storage }));
+  const guard = guardConnections(server, { limits, refusals });
   await listen(server, config.port, config.host);
+  logger.info({ connections: guard.describe() }, 'nc serving');
   process.stdout.write(`nc listening on ${schemeOf(security)}://${config.host}:${config.port}\n`);
 
   let stopping = false;
@@ -81,6 +89,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    refusals.close();
     const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     cut.unref();
     server.close(() => {

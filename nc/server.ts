@@ -4,7 +4,7 @@ import type { Logger } from '../shared/log.js';
 import { NC_OPS } from '../shared/protocol/ncProtocol.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
 import { allowAll, type AllowedRoles } from '../shared/wire/peerAuth.js';
-import { mountWireService } from '../shared/wire/server.js';
+import { mountWireService, type WireServiceOptions } from '../shared/wire/server.js';
 import { NC_PATH, type WireHandlers } from '../shared/wire/transport.js';
 import { checkActivity, type SharedStorageView } from './ha/activityCheck.js';
 import type { NodeController } from './nodeController.js';
@@ -13,6 +13,8 @@ export interface NcAppOptions {
   readonly controller: NodeController;
   readonly logger: Logger;
   readonly maxBodyBytes?: number;
+  /** Told of every refused call (wireRefusalReporter: logged, aggregated per code and caller). */
+  readonly onRefused?: WireServiceOptions['onRefused'];
   /** mTLS only: who may call what (NC_ALLOWED_ROLES); absent on plaintext. */
   readonly allowedRoles?: AllowedRoles;
   /** The cluster's shared storage, for neighbours' activity checks (host HA); absent: always `unknown`. */
@@ -51,6 +53,7 @@ export function createNcApp(o: NcAppOptions): Express {
     path: NC_PATH, handlers, logger: o.logger,
     ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}),
     ...(o.allowedRoles ? { allowedRoles: o.allowedRoles } : {}),
+    ...(o.onRefused ? { onRefused: o.onRefused } : {}),
   });
   return app;
 }

@@ -4,7 +4,7 @@
  * that outlive it) and by integration tests (children stopped by PID in afterAll).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, mkdirSync } from 'node:fs';
+import { openSync, closeSync, fchmodSync, fstatSync, readFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { ProcessSpec } from './cloudLayout.js';
 
@@ -33,9 +33,20 @@ function logTail(file: string, lines = 15): string {
   }
 }
 
+/** Daemon logs may name hosts, keys' ids and refused callers: owner and group only. */
+export const LOG_FILE_MODE = 0o640;
+export const LOG_DIR_MODE = 0o750;
+
+/** Opens `file` for appending, created LOG_FILE_MODE; one an older version left wider is narrowed (never widened). */
+export function openLogFile(file: string): number {
+  mkdirSync(dirname(file), { recursive: true, mode: LOG_DIR_MODE });
+  const fd = openSync(file, 'a', LOG_FILE_MODE);
+  fchmodSync(fd, fstatSync(fd).mode & LOG_FILE_MODE);
+  return fd;
+}
+
 export async function spawnDaemon(spec: ProcessSpec, o: SpawnOptions): Promise<RunningDaemon> {
-  mkdirSync(dirname(o.logFile), { recursive: true });
-  const fd = openSync(o.logFile, 'a');
+  const fd = openLogFile(o.logFile);
   const startOffset = readFileSync(o.logFile).length;
   const child = spawn(process.execPath, [resolve(o.root, spec.entry), ...spec.args], {
     cwd: o.root,

@@ -11,6 +11,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
 import { randomHex8, type IdSource } from '../../shared/model/ids.js';
+import { RefusalLog } from '../../shared/refusalLog.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import { KeyedMutex } from '../core/keyedMutex.js';
@@ -58,6 +59,8 @@ export interface ClcApiOptions {
   readonly haHooks?: HaNodeHooks;
   /** Where clients reach this CLC, scheme, host and port (`http://127.0.0.1:8773`, the default). */
   readonly origin?: string;
+  /** Where refused requests are logged, aggregated per code and peer; one on `logger` and `clock` when absent. */
+  readonly refusals?: RefusalLog;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -82,6 +85,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
   const keyLocks = new KeyedMutex();
   const logger = opts.logger;
   const gate = opts.gate ?? new PartitionGate({ clock: opts.clock, logger });
+  const refusals = opts.refusals ?? new RefusalLog({ logger, clock: opts.clock });
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', false);
@@ -120,7 +124,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
       logger.debug({ action: envelope.action, requestId, ms: opts.clock.now() - started }, 'request served');
     } catch (e) {
-      sendError(res, toClcError(e, logger), requestId, logger);
+      sendError(res, toClcError(e), requestId, refusals);
     } finally {
       // After the reply is written: what waited for this request now sees what it changed.
       requestGate.leaveAll();
@@ -133,10 +137,10 @@ export function buildClcApp(opts: ClcApiOptions): Express {
   app.use((req: Request, res: Response) => {
     const q = req.originalUrl.indexOf('?');
     const path = showKey(q < 0 ? req.originalUrl : req.originalUrl.slice(0, q));
-    sendError(res, ClcErrors.make('UnknownEndpoint', { path, paths: CLC_PATHS.join(', ') }), requestIds(), logger);
+    sendError(res, ClcErrors.make('UnknownEndpoint', { path, paths: CLC_PATHS.join(', ') }), requestIds(), refusals);
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    sendError(res, toClcError(err, logger), (res.locals.requestId as string | undefined) ?? requestIds(), logger);
+    sendError(res, toClcError(err), (res.locals.requestId as string | undefined) ?? requestIds(), refusals);
   });
   return app;
 }

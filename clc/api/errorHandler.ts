@@ -1,29 +1,41 @@
 /** The one path by which failures reach the admin: anything thrown becomes a coded EC2 error document. */
 import type { Response } from 'express';
-import type { Logger } from 'pino';
 import { FerryError } from '../../shared/errors/registry.js';
+import { refusalLevelOf, type RefusalLog } from '../../shared/refusalLog.js';
 import { ClcErrors } from './errors.js';
 import { renderError } from './xmlResponse.js';
 
-/** Turns anything thrown into an admin-API error, logging what is our own failure. */
-export function toClcError(e: unknown, logger: Logger): FerryError {
+/**
+ * Turns anything thrown into an admin-API error. What is our own failure becomes InternalError
+ * with the original as its `cause`, which sendError logs.
+ */
+export function toClcError(e: unknown): FerryError {
   if (e instanceof FerryError) {
     if (ClcErrors.has(e.code)) return e;
     // Another surface's coded error (the store's, say): keep its words, answer with our code for its kind.
     return ClcErrors.make(e.retryable ? 'ServiceUnavailable' : 'InternalError', { detail: `${e.code}: ${e.message}` });
   }
-  const b = e as { type?: unknown; limit?: unknown; status?: unknown } | null;
+  const b = e as { type?: unknown; limit?: unknown; status?: unknown; expose?: unknown; message?: unknown } | null;
   if (b?.type === 'entity.too.large') return ClcErrors.make('RequestEntityTooLarge', { limit: Number(b.limit) });
   if (b?.type === 'encoding.unsupported') return ClcErrors.make('Unsupported', { detail: 'that content encoding' });
-  if (typeof b?.type === 'string' && typeof b.status === 'number' && b.status < 500) {
-    return ClcErrors.make('MalformedQueryString', { detail: `the request body could not be read (${b.type})` });
+  // body-parser's own errors carry a type; the decompressor's (a gzip body that is not gzip) only expose: true.
+  if ((typeof b?.type === 'string' || b?.expose === true) && typeof b.status === 'number' && b.status < 500) {
+    const what = typeof b.type === 'string' ? b.type : String(b.message);
+    return ClcErrors.make('MalformedQueryString', { detail: `the request body could not be read (${what})` });
   }
-  logger.error({ err: e }, 'unhandled error in the admin API');
-  return ClcErrors.make('InternalError', { detail: 'see the CLC log' });
+  const internal = ClcErrors.make('InternalError', { detail: 'see the CLC log' });
+  internal.cause = e;
+  return internal;
 }
 
-export function sendError(res: Response, err: FerryError, requestId: string, logger: Logger): void {
-  const level = err.clientFault ? 'debug' : 'warn';
-  logger[level]({ code: err.code, status: err.status, requestId, detail: err.message }, 'request failed');
+/**
+ * Answers with `err`'s error document and logs it once through `refusals`: per code and peer, the
+ * first of a minute in full (with the cause's stack for an InternalError), the rest counted.
+ */
+export function sendError(res: Response, err: FerryError, requestId: string, refusals: RefusalLog): void {
+  refusals.record({
+    level: refusalLevelOf(err), code: err.code, peer: res.req.socket.remoteAddress ?? 'unknown', msg: 'request failed',
+    fields: { status: err.status, requestId, detail: err.message, ...(err.cause !== undefined ? { err: err.cause } : {}) },
+  });
   res.status(err.status).type('text/xml').send(renderError(err, requestId));
 }

@@ -21,6 +21,8 @@ export interface WireServiceOptions {
    * no role check (plaintext, where there is no certificate to check).
    */
   readonly allowedRoles?: AllowedRoles;
+  /** Told of every refused call before its <Fault> is sent (shared/refusalLog.ts logs them, aggregated); absent: not logged. */
+  readonly onRefused?: (err: FerryError, req: Request) => void;
 }
 
 export function sendFault(res: Response, err: FerryError): void {
@@ -41,11 +43,15 @@ export function toFerryError(e: unknown, logger: Logger): FerryError {
 
 export function mountWireService(app: Express, opts: WireServiceOptions): void {
   const limit = opts.maxBodyBytes ?? 1024 * 1024;
+  const refuse = (req: Request, res: Response, err: FerryError): void => {
+    opts.onRefused?.(err, req);
+    sendFault(res, err);
+  };
   app.post(
     opts.path,
     (req: Request, res: Response, next: NextFunction) => {
       if (!req.is(['text/xml', 'application/xml'])) {
-        sendFault(res, WireErrors.make('UnsupportedMediaType'));
+        refuse(req, res, WireErrors.make('UnsupportedMediaType'));
         return;
       }
       next();
@@ -62,11 +68,11 @@ export function mountWireService(app: Express, opts: WireServiceOptions): void {
         const result = await handler(body, { peer: req.socket.remoteAddress ?? 'unknown' });
         res.status(200).type('text/xml').send(encodeMessage(`${operation}Response`, result));
       } catch (e) {
-        sendFault(res, toFerryError(e, opts.logger));
+        refuse(req, res, toFerryError(e, opts.logger));
       }
     },
   );
-  app.use(opts.path, (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    sendFault(res, toFerryError(err, opts.logger));
+  app.use(opts.path, (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    refuse(req, res, toFerryError(err, opts.logger));
   });
 }

@@ -25,6 +25,7 @@ describe('CC configuration', () => {
       migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
       migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000,
       insecurePlaintext: true,
+      headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });

@@ -77,6 +77,12 @@ describe('envelope', () => {
     expectRefusal({ status: res.status, text: res.text, doc: await parseXml(res.text) }, snap, 'Unsupported', 400);
   });
 
+  it('a gzip body that is not gzip: a client error, not an InternalError', async () => {
+    const snap = before();
+    const res = await request(h.app).post(CLC_PATH).type('form').set('content-encoding', 'gzip').send('Action=DescribeInstances');
+    expectRefusal({ status: res.status, text: res.text, doc: await parseXml(res.text) }, snap, 'MalformedQueryString', 400);
+  });
+
   it('an HTTP method other than GET and POST', async () => {
     const snap = before();
     const res = await request(h.app).put(`${CLC_PATH}?Action=DescribeInstances`);

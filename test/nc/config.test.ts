@@ -21,6 +21,7 @@ describe('NC configuration', () => {
     expect(c).toEqual({
       host: '127.0.10.1', port: 8775, stateDir: '/tmp/nc', maxBodyBytes: 1024 * 1024,
       hypervisor: { kind: 'sim', url: 'http://127.0.10.1:16509' }, insecurePlaintext: true,
+      connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPending: 1024, maxPendingPerPeer: 256 },
     });
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.hypervisor)).toBe(true);
