@@ -6,6 +6,7 @@
  * once ready; SIGTERM/SIGINT close cleanly.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { isFerryError } from '../../../shared/errors/registry.js';
 import { createLogger, type Logger } from '../../../shared/log.js';
 import { CONFIG_FIELDS, compileSimHvConfig, SimHvConfigError, type ConfigField, type ConfigKey, type RawSimHvConfig } from './config.js';
 import { startSimHvDaemon } from './daemon.js';
@@ -63,6 +64,8 @@ async function main(): Promise<void> {
     daemon = await startSimHvDaemon(config, log);
   } catch (e) {
     log.fatal({ err: e }, 'simhv could not start');
+    // One plain line for the operator: a coded error (an unusable control socket, say) says what to fix.
+    process.stderr.write(`simhv: could not start: ${isFerryError(e) ? `${e.code}: ` : ''}${(e as Error)?.message ?? String(e)}\n`);
     process.exit(1);
   }
   if (daemon.plaintextUrl !== undefined) warnPlaintext(log, daemon.plaintextUrl);

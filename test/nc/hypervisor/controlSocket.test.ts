@@ -5,7 +5,7 @@
  * test/integration/simhvAccess.test.ts (real processes, another user).
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,8 @@ import { SimDriver } from '../../../nc/hypervisor/sim/simDriver.js';
 import { codeOf } from '../../helpers/codeOf.js';
 
 const base = mkdtempSync(join(tmpdir(), 'simhv-sock-'));
+const isRoot = process.getuid?.() === 0;
+const STRANGER = 65534;
 const servers: Server[] = [];
 let n = 0;
 
@@ -89,6 +91,16 @@ describe('listenOnControlSocket', () => {
     expect(lstatSync(path).isSocket()).toBe(true);
   });
 
+  it.runIf(isRoot)('leaves a stale socket of another user alone and does not start', async () => {
+    const path = join(freshDir(), 'simhv.sock');
+    await staleSocket(path);
+    chownSync(path, STRANGER, STRANGER);
+    const err = await listenOnControlSocket(server(), path).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'HypervisorSocketUnusable' });
+    expect((err as Error).message).toContain(`a socket of uid ${STRANGER} is there`);
+    expect(lstatSync(path).uid).toBe(STRANGER);
+  });
+
   it('refuses a path that holds something else, and leaves it as it is', async () => {
     const path = join(freshDir(), 'simhv.sock');
     writeFileSync(path, 'not a socket');
@@ -111,6 +123,25 @@ describe('listenOnControlSocket', () => {
     const path = join(freshDir(0o1777), 'simhv.sock');
     await listenOnControlSocket(server(), path);
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('SimDriver', () => {
+  it.runIf(isRoot)('will not talk to a socket another user put at the path (it could be handed credentials)', async () => {
+    const path = join(freshDir(), 'simhv.sock');
+    let requests = 0;
+    const impostor = createHttpServer((_req, res) => {
+      requests++;
+      res.end('{"domains":[]}');
+    });
+    servers.push(impostor);
+    await new Promise<void>((r) => impostor.listen(path, r));
+    chownSync(path, STRANGER, STRANGER);
+    const driver = new SimDriver({ socketPath: path });
+    const err = await driver.prepareIncoming({ id: 'i-1', imageId: 'emi-1', resources: { cores: 1, memoryMiB: 1, diskGiB: 1 } }, 'm-1').catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'HypervisorUnavailable' });
+    expect((err as Error).message).toContain(`belongs to uid ${STRANGER}`);
+    expect(requests).toBe(0);
   });
 });
 

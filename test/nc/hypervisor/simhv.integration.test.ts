@@ -228,5 +228,21 @@ describe('simhv daemons (two real processes)', () => {
     const { code, stderr } = await runBuilt(script, ['--host', '10.0.0.1', '--state-dir', '/tmp/x', '--storage-dir', '/tmp/y']);
     expect(code).toBe(2);
     expect(stderr).toContain('--host (SIMHV_HOST)');
+    // A plaintext port is opened only on purpose.
+    const port = await runBuilt(script, ['--host', '127.0.9.1', '--port', '16509', '--state-dir', '/tmp/x', '--storage-dir', '/tmp/y']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port (SIMHV_PORT): needs --insecure-plaintext');
+  });
+
+  it('exits 1 with HypervisorSocketUnusable when another daemon listens on its socket, which keeps serving', async () => {
+    await freshDirs();
+    const h1 = await startHost(1);
+    await h1.driver.create(spec('i-00000006'));
+    const second = await runBuilt(script, [
+      '--host', '127.0.9.2', '--socket', h1.socket, '--tls-port', '0', '--state-dir', join(tmp, 'state2'), '--storage-dir', join(tmp, 'shared'),
+    ]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('HypervisorSocketUnusable');
+    expect((await h1.driver.list()).map((d) => d.id)).toEqual(['i-00000006']);
   });
 });
