@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { intFlag } from '../shared/config/flagTable.js';
-import { defaultSocketPath } from './hypervisor/sim/config.js';
+import { defaultSocketPath, MAX_SOCKET_PATH_BYTES } from './hypervisor/sim/config.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 
 export const DEFAULT_NC_PORT = 8775;
@@ -84,7 +84,9 @@ const rawSchema = z.object({
   port: intFlag(DEFAULT_NC_PORT, 1, 65535),
   stateDir: required('a directory for nc.json'),
   hypervisor: z.enum(['sim', 'libvirt'], { error: 'must be one of: sim, libvirt' }).default('sim'),
-  simSocket: z.string().min(1, 'must name a Unix socket').optional(),
+  simSocket: z.string().min(1, 'must name a Unix socket')
+    .refine((p) => Buffer.byteLength(resolve(p)) <= MAX_SOCKET_PATH_BYTES, `must be at most ${MAX_SOCKET_PATH_BYTES} bytes once made absolute (the limit of a Unix socket's path)`)
+    .optional(),
   // Gone: the simulated hypervisor no longer serves its control API over TCP. Named, so old scripts learn why.
   simUrl: z.undefined({ error: 'was removed: the simulated hypervisor\'s control API is an owner-only Unix socket now; give --sim-socket PATH (its --socket)' }),
   libvirtUri: z.string().regex(/^[a-z][a-z0-9+]*:\/\//, 'must be a libvirt URI such as qemu:///system').optional(),
@@ -103,6 +105,7 @@ const rawSchema = z.object({
 }).superRefine((r, ctx) => {
   if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
   if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
+  if (r.hypervisor !== 'sim' && r.simSocket !== undefined) ctx.addIssue({ code: 'custom', path: ['simSocket'], message: 'is for --hypervisor sim' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
   const ccUrlProblem = r.ccUrl === undefined ? undefined : peerUrlProblem(r, r.ccUrl);

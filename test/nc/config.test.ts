@@ -54,6 +54,8 @@ describe('NC configuration', () => {
     ['a tiny guest memory cap', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-guest-memory-cap', '8'], '--libvirt-guest-memory-cap (FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP): must be at least 16'],
     ['the removed sim URL', [...BASE, '--sim-url', 'http://127.0.10.1:16509'], '--sim-url (FERRY_NC_SIM_URL): was removed: the simulated hypervisor\'s control API is an owner-only Unix socket now; give --sim-socket'],
     ['an empty sim socket', [...BASE, '--sim-socket', ''], '--sim-socket (FERRY_NC_SIM_SOCKET): must name a Unix socket'],
+    ['a sim socket path too long for a Unix socket', [...BASE, '--sim-socket', `/run/${'x'.repeat(110)}.sock`], '--sim-socket (FERRY_NC_SIM_SOCKET): must be at most 107 bytes'],
+    ['a sim socket for libvirt', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--sim-socket', '/run/s.sock'], '--sim-socket (FERRY_NC_SIM_SOCKET): is for --hypervisor sim'],
     ['a tiny body limit', [...BASE, '--max-body-bytes', '10'], '--max-body-bytes (FERRY_NC_MAX_BODY_BYTES): must be at least 1024'],
     ['an unknown flag', [...BASE, '--colour'], "unknown option '--colour'"],
   ])('names the field for %s', (_n, argv, message) => {

@@ -24,6 +24,7 @@ import { httpMigrationDialer } from './httpMigrationDialer.js';
 
 const MAX_WAIT_MS = 60_000;
 const SSE_KEEPALIVE_MS = 15_000;
+
 export interface SimHvApp {
   readonly app: express.Express;
   /** Ends open event streams and long polls (they would hold the server open). */
@@ -164,24 +165,27 @@ export async function startSimHvDaemon(config: SimHvConfig, log: Logger, clock: 
   // Event streams and migration long polls are long-lived by design.
   control.requestTimeout = 0;
   const servers: http.Server[] = [];
+  let tlsServer: http.Server;
+  let plainServer: http.Server | undefined;
   try {
     await listenOnControlSocket(control, config.socketPath);
     servers.push(control);
-    servers.push(await listen(createMigrationTlsServer(host, log), config.host, config.tlsPort));
-    if (config.plaintextPort !== undefined) servers.push(await listen(createPlaintextMigrationServer(host, log), config.host, config.plaintextPort));
+    servers.push((tlsServer = await listen(createMigrationTlsServer(host, log), config.host, config.tlsPort)));
+    if (config.plaintextPort !== undefined) {
+      servers.push((plainServer = await listen(createPlaintextMigrationServer(host, log), config.host, config.plaintextPort)));
+    }
   } catch (e) {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     await host.close();
     throw e;
   }
   host.start();
-  const [, tlsServer, plainServer] = servers;
-  const urlOf = (scheme: string, s: http.Server | undefined) => s && `${scheme}://${config.host}:${(s.address() as AddressInfo).port}`;
+  const urlOf = (scheme: string, s: http.Server) => `${scheme}://${config.host}:${(s.address() as AddressInfo).port}`;
   let closing: Promise<void> | undefined;
   return {
     socketPath: config.socketPath,
-    tlsUrl: urlOf('https', tlsServer) ?? '',
-    plaintextUrl: urlOf('http', plainServer),
+    tlsUrl: urlOf('https', tlsServer),
+    plaintextUrl: plainServer && urlOf('http', plainServer),
     host,
     close() {
       closing ??= (async () => {
