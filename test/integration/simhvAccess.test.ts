@@ -50,6 +50,8 @@ const ATTACKS: readonly Attack[] = [
     name: 'prepare an incoming migration (holding capacity)', method: 'POST', host: 'destination', path: () => '/v1/incoming',
     body: (id) => ({ spec: { ...ROGUE, id }, migrationId: ROGUE_MIGRATION }),
   },
+  { name: 'abort an incoming migration', method: 'DELETE', host: 'destination', path: (id) => `/v1/incoming/${id}/${ROGUE_MIGRATION}` },
+  { name: 'abort an outgoing migration', method: 'DELETE', host: 'source', path: (id) => `/v1/domains/${id}/migrations/${ROGUE_MIGRATION}` },
 ];
 
 /** What the cloud holds, seen by the hypervisors (as their owner), the NCs (as their CC) and the CLC. */
