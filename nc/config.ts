@@ -9,15 +9,19 @@ import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compi
 import { checkConnectionLimits, connectionLimitFlags, connectionLimitsOf, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { intFlag } from '../shared/config/flagTable.js';
 import type { ConnectionLimits } from '../shared/net/connectionGuard.js';
+import { defaultSocketPath, MAX_SOCKET_PATH_BYTES } from './hypervisor/sim/config.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 
 export const DEFAULT_NC_PORT = 8775;
-export const DEFAULT_SIM_PORT = 16509;
 const MiB = 1024 * 1024;
 
 /** Which hypervisor adapter, with what it needs. */
 export type HypervisorConfig =
-  | { readonly kind: 'sim'; readonly url: string }
+  | {
+    readonly kind: 'sim';
+    /** The simulated hypervisor's control socket (only its owner may open it; the NC runs as that user). */
+    readonly socket: string;
+  }
   | {
     readonly kind: 'libvirt';
     /** This host's libvirtd, e.g. qemu:///system (docs/libvirt.md). */
@@ -58,6 +62,7 @@ const FIELDS = {
   port: ['--port', 'FERRY_NC_PORT'],
   stateDir: ['--state-dir', 'FERRY_NC_STATE_DIR'],
   hypervisor: ['--hypervisor', 'FERRY_NC_HYPERVISOR'],
+  simSocket: ['--sim-socket', 'FERRY_NC_SIM_SOCKET'],
   simUrl: ['--sim-url', 'FERRY_NC_SIM_URL'],
   libvirtUri: ['--libvirt-uri', 'FERRY_NC_LIBVIRT_URI'],
   libvirtTlsDir: ['--libvirt-tls-dir', 'FERRY_NC_LIBVIRT_TLS_DIR'],
@@ -91,7 +96,11 @@ const rawSchema = z.object({
   port: intFlag(DEFAULT_NC_PORT, 1, 65535),
   stateDir: required('a directory for nc.json'),
   hypervisor: z.enum(['sim', 'libvirt'], { error: 'must be one of: sim, libvirt' }).default('sim'),
-  simUrl: httpUrl.optional(),
+  simSocket: z.string().min(1, 'must name a Unix socket')
+    .refine((p) => Buffer.byteLength(resolve(p)) <= MAX_SOCKET_PATH_BYTES, `must be at most ${MAX_SOCKET_PATH_BYTES} bytes once made absolute (the limit of a Unix socket's path)`)
+    .optional(),
+  // Gone: the simulated hypervisor no longer serves its control API over TCP. Named, so old scripts learn why.
+  simUrl: z.undefined({ error: 'was removed: the simulated hypervisor\'s control API is an owner-only Unix socket now; give --sim-socket PATH (its --socket)' }),
   libvirtUri: z.string().regex(/^[a-z][a-z0-9+]*:\/\//, 'must be a libvirt URI such as qemu:///system').optional(),
   libvirtTlsDir: z.string().min(1, 'must name a directory').optional(),
   libvirtGuestMemoryCap: z.string().regex(/^\d+$/, 'must be a whole number of MiB').optional()
@@ -110,6 +119,7 @@ const rawSchema = z.object({
   checkConnectionLimits(r, ctx);
   if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
   if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
+  if (r.hypervisor !== 'sim' && r.simSocket !== undefined) ctx.addIssue({ code: 'custom', path: ['simSocket'], message: 'is for --hypervisor sim' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
   const ccUrlProblem = r.ccUrl === undefined ? undefined : peerUrlProblem(r, r.ccUrl);
@@ -126,7 +136,7 @@ const rawSchema = z.object({
       ...(r.libvirtGuestMemoryCap !== undefined ? { guestMemoryCapMiB: r.libvirtGuestMemoryCap } : {}),
       ...(r.libvirtMigrationBandwidth !== undefined ? { migrationBandwidthMiBs: r.libvirtMigrationBandwidth } : {}),
     }
-    : { kind: 'sim', url: r.simUrl ?? `http://${r.host}:${DEFAULT_SIM_PORT}` },
+    : { kind: 'sim', socket: resolve(r.simSocket ?? defaultSocketPath(r.host)) },
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
   ...(r.tlsDir !== undefined ? { tlsDir: r.tlsDir } : {}),
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
@@ -142,7 +152,7 @@ function command(): Command {
     .configureOutput({ writeErr: () => undefined });
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
-    simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
+    simSocket: '--sim-socket <path>', simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
     libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>',
     headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
@@ -150,7 +160,8 @@ function command(): Command {
   };
   const help: Record<Field, string> = {
     host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
-    stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim or libvirt (sim)', simUrl: 'simulated hypervisor daemon URL (http://HOST:16509)',
+    stateDir: 'directory for nc.json (required)', hypervisor: 'hypervisor driver: sim or libvirt (sim)', simSocket: 'the simulated hypervisor\'s control socket (/run/ferry/simhv-HOST.sock)',
+    simUrl: 'removed: use --sim-socket',
     libvirtUri: 'libvirtd of this host, e.g. qemu:///system (with --hypervisor libvirt)',
     libvirtTlsDir: 'libvirtd\'s migrate_tls_x509_cert_dir, for per-migration TLS files',
     libvirtGuestMemoryCap: 'largest RAM a guest really gets, MiB (test labs; accounting keeps the VM type)',

@@ -14,8 +14,8 @@ export interface DriverContext {
 export function createDriver(config: HypervisorConfig, ctx: DriverContext): HypervisorDriver {
   switch (config.kind) {
     case 'sim':
-      ctx.logger.info({ url: config.url }, 'using the simulated hypervisor');
-      return new SimDriver({ baseUrl: config.url });
+      ctx.logger.info({ socket: config.socket }, 'using the simulated hypervisor');
+      return new SimDriver({ socketPath: config.socket });
     case 'libvirt':
       ctx.logger.info({ uri: config.uri, migrationTlsDir: config.migrationTlsDir }, 'using libvirt');
       return new LibvirtDriver({

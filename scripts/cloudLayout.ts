@@ -40,6 +40,7 @@ export interface CloudLayoutOptions {
   readonly hypervisorArgs?: (host: string) => readonly string[];
 }
 
+/** simhv: its plaintext migration port, open only in a plaintext cloud (its control API is a Unix socket). */
 export const PORTS = Object.freeze({ clc: 8773, cc: 8774, nc: 8775, simhv: 16509 });
 
 /** Names the cloud in every certificate subject (O=Ferry cloud ferry). */
@@ -59,6 +60,22 @@ export function ccUrl(o: CloudLayoutOptions): string {
 /** One NC's wire endpoint, as the CC dials it. */
 export function ncUrl(o: CloudLayoutOptions, host: string): string {
   return `${schemeOf(o)}://${host}:${PORTS.nc}`;
+}
+
+/**
+ * Where host `host`'s simhv serves its control API: an owner-only Unix socket in its state dir, which
+ * its NC (the same user) is given. Nothing else can drive the hypervisor.
+ */
+export function simSocketOf(o: Pick<CloudLayoutOptions, 'baseDir'>, host: string): string {
+  return join(o.baseDir, 'hosts', host, 'simhv', 'simhv.sock');
+}
+
+/**
+ * simhv's migration flags: under mutual TLS none (every migration carries its credential, on the
+ * TLS port); a plaintext cloud's hosts take credential-less streams on the plaintext port.
+ */
+function simSecurityArgs(o: CloudLayoutOptions): string[] {
+  return o.insecurePlaintext === true ? ['--insecure-plaintext', '--port', String(PORTS.simhv)] : [];
 }
 
 /** --tls-dir <baseDir>/certs, or the explicit opt-out. */
@@ -90,7 +107,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       specs.push({
         name: `simhv-${host}`,
         entry: 'dist/nc/hypervisor/sim/main.js',
-        args: ['--host', host, '--port', String(PORTS.simhv), '--state-dir', join(o.baseDir, 'hosts', host, 'simhv'),
+        args: ['--host', host, '--socket', simSocketOf(o, host), ...simSecurityArgs(o), '--state-dir', join(o.baseDir, 'hosts', host, 'simhv'),
           '--storage-dir', join(o.baseDir, 'storage'), ...(o.simArgs ?? [])],
         ready: 'simhv listening on',
       });
@@ -99,7 +116,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       name: `nc-${host}`,
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
-        ...(o.hypervisorArgs?.(host) ?? ['--sim-url', `http://${host}:${PORTS.simhv}`]),
+        ...(o.hypervisorArgs?.(host) ?? ['--sim-socket', simSocketOf(o, host)]),
         '--cc-url', ccUrl(o), '--storage-dir', join(o.baseDir, 'storage'), ...security, ...(o.ncArgs ?? [])],
       ready: listening('nc'),
     });

@@ -33,6 +33,8 @@ export const HypervisorErrors = defineErrors({
   HypervisorRequestTooLarge: client(413, 'request body exceeds {limit}'),
   HypervisorUnknownEndpoint: client(404, 'no endpoint {method} {path}'),
   HypervisorInternalError: server(500, 'hypervisor internal error: {detail}', false),
+  /** The simulated hypervisor cannot open its owner-only control socket safely; it does not start. */
+  HypervisorSocketUnusable: server(500, 'control socket {path} cannot be used: {detail}', false),
 });
 
 export type HypervisorErrorCode = keyof typeof HypervisorErrors.table & string;

@@ -23,7 +23,7 @@ export class CloudObserver {
    */
   async hosts(order: readonly string[] = this.cloud.nodeHosts): Promise<HostObservation[]> {
     const domains = new Map<string, Awaited<ReturnType<typeof hypervisorDomains>>>();
-    for (const host of order) domains.set(host, await hypervisorDomains(host));
+    for (const host of order) domains.set(host, await hypervisorDomains(this.cloud, host));
     const ncs = await Promise.all(order.map((host) => this.nc.call(this.cloud.ncUrl(host), 'ncDescribeResource', {}, { timeoutMs: 5000 }).catch(() => undefined)));
     return order.map((host, k) => ({ host, domains: domains.get(host) ?? [], nc: ncs[k] }));
   }

@@ -10,7 +10,7 @@ import xml2js from 'xml2js';
 import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
 import { signQuery } from '../../shared/auth/sign.js';
 import {
-  ccUrl, certsDirOf, cloudLayout, clcUrl, ensureCloudPki, ncUrl, type CloudLayoutOptions, type ProcessSpec,
+  ccUrl, certsDirOf, cloudLayout, clcUrl, ensureCloudPki, ncUrl, simSocketOf, type CloudLayoutOptions, type ProcessSpec,
 } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import type { PeerRole } from '../../shared/pki/spec.js';
@@ -54,6 +54,11 @@ export class TestCloud {
 
   ncUrl(host: string): string {
     return ncUrl(this.layout, host);
+  }
+
+  /** Host `host`'s simhv control socket (owner-only: this test process runs as its owner). */
+  simSocket(host: string): string {
+    return simSocketOf(this.layout, host);
   }
 
   /**

@@ -3,7 +3,7 @@
  * API calls that must succeed, node placement, and where each VM is according to the simhv daemons
  * (the ground truth). Shared by the migration and chaos tests.
  */
-import { PORTS } from '../../scripts/cloudLayout.js';
+import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
 import type { TestCloud } from './cloud.js';
 
 /** xml2js (explicitArray false) gives one item as an object, several as an array, none as ''. */
@@ -39,17 +39,21 @@ export interface HvDomain {
   readonly resources: { readonly cores: number; readonly memoryMiB: number; readonly diskGiB: number };
 }
 
-/** One host's domains, as its simhv daemon lists them. */
-export async function hypervisorDomains(host: string): Promise<HvDomain[]> {
-  const res = await fetch(`http://${host}:${PORTS.simhv}/v1/domains`);
-  return ((await res.json()) as { domains: HvDomain[] }).domains;
+/** One host's domains, as its simhv daemon lists them (over its control socket, as the test's owner). */
+export async function hypervisorDomains(cloud: TestCloud, host: string): Promise<HvDomain[]> {
+  const driver = new SimDriver({ socketPath: cloud.simSocket(host) });
+  try {
+    return await driver.list();
+  } finally {
+    await driver.close();
+  }
 }
 
 /** Where each instance runs according to the hypervisors, running copies only. */
 export async function runningCopies(cloud: TestCloud): Promise<Map<string, string[]>> {
   const where = new Map<string, string[]>();
   for (const host of cloud.nodeHosts) {
-    for (const d of await hypervisorDomains(host)) if (d.state === 'running') where.set(d.id, [...(where.get(d.id) ?? []), host]);
+    for (const d of await hypervisorDomains(cloud, host)) if (d.state === 'running') where.set(d.id, [...(where.get(d.id) ?? []), host]);
   }
   return where;
 }

@@ -63,7 +63,7 @@ async function verboseMatrix(): Promise<Map<string, string>> {
 async function holdings(): Promise<string> {
   const r = await adminCall(cloud, { Action: 'DescribeInstances' });
   const records = arr<any>(r.reservationSet?.item).flatMap((rv) => arr<any>(rv.instancesSet?.item)).map((i) => `${i.instanceId} ${i.instanceState.name}`);
-  const domains = (await Promise.all(cloud.nodeHosts.map((h) => hypervisorDomains(h)))).flat().map((d) => `${d.id} ${d.state}`);
+  const domains = (await Promise.all(cloud.nodeHosts.map((h) => hypervisorDomains(cloud, h)))).flat().map((d) => `${d.id} ${d.state}`);
   return JSON.stringify([records.sort(), domains.sort()]);
 }
 

@@ -59,7 +59,7 @@ async function expectEachRunningOnce(ids: readonly string[]): Promise<Map<string
   return at;
 }
 
-/** Files under `dir` (not under `skip`) whose text contains `needle`, relative to `dir`. */
+/** Regular files under `dir` (not under `skip`; sockets have no text) whose text contains `needle`, relative to `dir`. */
 function filesContaining(dir: string, needle: string, skip: string): string[] {
   const hits: string[] = [];
   const walk = (d: string): void => {
@@ -67,7 +67,7 @@ function filesContaining(dir: string, needle: string, skip: string): string[] {
       const path = join(d, name);
       if (statSync(path).isDirectory()) {
         if (relative(dir, path) !== skip) walk(path);
-      } else if (statSync(path).size < 64 * 1024 * 1024 && readFileSync(path, 'latin1').includes(needle)) {
+      } else if (statSync(path).isFile() && statSync(path).size < 64 * 1024 * 1024 && readFileSync(path, 'latin1').includes(needle)) {
         hits.push(relative(dir, path));
       }
     }

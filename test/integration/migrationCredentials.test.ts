@@ -34,12 +34,12 @@ let dst: SimDriver;
 async function startHost(host: string): Promise<SimDriver> {
   const proc = await spawnBuilt({
     script: builtEntry('nc/hypervisor/sim/main.ts'),
-    args: ['--host', host, '--port', '16509', '--tls-port', String(TLS_PORT), '--state-dir', join(base, host),
+    args: ['--host', host, '--socket', join(base, `${host}.sock`), '--tls-port', String(TLS_PORT), '--state-dir', join(base, host),
       '--storage-dir', join(base, 'storage'), '--time-scale', '0.02', '--write-interval-ms', '100'],
-    readyLine: /^simhv listening on (http:\/\/\S+)$/,
+    readyLine: /^simhv listening on unix:(.+)$/,
   });
   procs.push(proc);
-  const driver = new SimDriver({ baseUrl: proc.ready, eventRetryMs: 100 });
+  const driver = new SimDriver({ socketPath: proc.ready, eventRetryMs: 100 });
   drivers.push(driver);
   return driver;
 }
@@ -77,6 +77,7 @@ function openStream(
   });
 }
 
+/** A stream on libvirt's plaintext port, which a host run without --insecure-plaintext does not open. */
 function plaintextStream(): Promise<StreamAnswer> {
   return new Promise((resolve) => {
     const req = plainRequest({ host: D, port: 16509, path: `/v1/incoming/${ITEM.instanceId}/${KEY}/stream`, method: 'POST' }, (res) => {
@@ -135,8 +136,18 @@ describe('per-migration credentials between two real simhv hosts', () => {
     expect(before).toMatchObject({ state: 'paused' });
   });
 
-  it('refuses a plaintext stream for a migration prepared for TLS', async () => {
-    expect(await plaintextStream()).toMatchObject({ status: 403, code: 'MigrationCredentialRejected', reason: 'no-certificate' });
+  it('has no plaintext port for a stream to reach (a host run without --insecure-plaintext)', async () => {
+    expect(await plaintextStream()).toEqual({ socketError: expect.stringContaining('ECONNREFUSED') });
+    expect(await destinationState()).toMatchObject({ state: 'paused' });
+  });
+
+  it('refuses to prepare or start a migration without a credential, and nothing changes', async () => {
+    const other = { ...SPEC, id: 'i-0000f00d' };
+    expect(await dst.prepareIncoming(other, `${ITEM.migrationId}-${other.id}`).catch((e: { code: string }) => e.code)).toBe('MigrationCredentialInvalid');
+    expect(await dst.info(other.id)).toBeUndefined();
+    await expect(src.migrateOut(ITEM.instanceId, { migrationId: KEY, destinationUri: `http://${D}:16509` }))
+      .rejects.toMatchObject({ code: 'MigrationCredentialInvalid' });
+    expect((await src.info(ITEM.instanceId))?.state).toBe('running');
   });
 
   it('a server name with no TLS migration prepared gets no handshake; a path other than the server name\'s is not prepared', async () => {

@@ -44,7 +44,7 @@ interface Holdings { readonly records: string[]; readonly domains: string[] }
 async function holdings(): Promise<Holdings> {
   const r = await adminCall(cloud, { Action: 'DescribeInstances' });
   const records = arr<any>(r.reservationSet?.item).flatMap((rv) => arr<any>(rv.instancesSet?.item)).map((i) => i.instanceId as string);
-  const domains = (await Promise.all(hosts.map((h) => hypervisorDomains(h)))).flat().map((d) => d.id);
+  const domains = (await Promise.all(hosts.map((h) => hypervisorDomains(cloud, h)))).flat().map((d) => d.id);
   return { records: sorted(records), domains: sorted(domains) };
 }
 

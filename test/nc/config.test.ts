@@ -16,11 +16,11 @@ function problems(argv: string[], env: NodeJS.ProcessEnv = {}): string[] {
 }
 
 describe('NC configuration', () => {
-  it('fills defaults and derives the sim URL from the host', () => {
+  it('fills defaults and derives the sim socket from the host', () => {
     const c = parseNcConfig(BASE, {});
     expect(c).toEqual({
       host: '127.0.10.1', port: 8775, stateDir: '/tmp/nc', maxBodyBytes: 1024 * 1024,
-      hypervisor: { kind: 'sim', url: 'http://127.0.10.1:16509' }, insecurePlaintext: true,
+      hypervisor: { kind: 'sim', socket: '/run/ferry/simhv-127.0.10.1.sock' }, insecurePlaintext: true,
       connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPending: 1024, maxPendingPerPeer: 256 },
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -28,8 +28,9 @@ describe('NC configuration', () => {
   });
 
   it('falls back to FERRY_NC_* and lets flags win', () => {
-    const env = { FERRY_NC_HOST: '127.0.10.2', FERRY_NC_STATE_DIR: '/s', FERRY_NC_PORT: '9000', FERRY_NC_SIM_URL: 'http://127.0.10.2:1', FERRY_NC_TLS_DIR: '/c' };
-    expect(parseNcConfig([], env)).toMatchObject({ host: '127.0.10.2', port: 9000, stateDir: '/s', hypervisor: { url: 'http://127.0.10.2:1' }, tlsDir: '/c' });
+    const env = { FERRY_NC_HOST: '127.0.10.2', FERRY_NC_STATE_DIR: '/s', FERRY_NC_PORT: '9000', FERRY_NC_SIM_SOCKET: '/var/run/h2.sock', FERRY_NC_TLS_DIR: '/c' };
+    expect(parseNcConfig([], env)).toMatchObject({ host: '127.0.10.2', port: 9000, stateDir: '/s', hypervisor: { socket: '/var/run/h2.sock' }, tlsDir: '/c' });
+    expect(parseNcConfig(['--sim-socket', '/tmp/x/simhv.sock'], env).hypervisor).toEqual({ kind: 'sim', socket: '/tmp/x/simhv.sock' });
     expect(parseNcConfig(['--port', '9001'], env).port).toBe(9001);
   });
 
@@ -52,7 +53,10 @@ describe('NC configuration', () => {
     ['a bad libvirt URI', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', '/system'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): must be a libvirt URI'],
     ['a zero migration bandwidth', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-migration-bandwidth', '0'], '--libvirt-migration-bandwidth (FERRY_NC_LIBVIRT_MIGRATION_BANDWIDTH): must be at least 1'],
     ['a tiny guest memory cap', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-guest-memory-cap', '8'], '--libvirt-guest-memory-cap (FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP): must be at least 16'],
-    ['a bad sim URL', [...BASE, '--sim-url', 'ftp://x'], '--sim-url (FERRY_NC_SIM_URL): must be an http'],
+    ['the removed sim URL', [...BASE, '--sim-url', 'http://127.0.10.1:16509'], '--sim-url (FERRY_NC_SIM_URL): was removed: the simulated hypervisor\'s control API is an owner-only Unix socket now; give --sim-socket'],
+    ['an empty sim socket', [...BASE, '--sim-socket', ''], '--sim-socket (FERRY_NC_SIM_SOCKET): must name a Unix socket'],
+    ['a sim socket path too long for a Unix socket', [...BASE, '--sim-socket', `/run/${'x'.repeat(110)}.sock`], '--sim-socket (FERRY_NC_SIM_SOCKET): must be at most 107 bytes'],
+    ['a sim socket for libvirt', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--sim-socket', '/run/s.sock'], '--sim-socket (FERRY_NC_SIM_SOCKET): is for --hypervisor sim'],
     ['a tiny body limit', [...BASE, '--max-body-bytes', '10'], '--max-body-bytes (FERRY_NC_MAX_BODY_BYTES): must be at least 1024'],
     ['an unknown flag', [...BASE, '--colour'], "unknown option '--colour'"],
   ])('names the field for %s', (_n, argv, message) => {

@@ -23,7 +23,9 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const H1 = '127.0.10.21';
 const H2 = '127.0.10.22';
 const ncUrl = (h: string) => `http://${h}:8775`;
+/** Where the destination's plaintext migration port listens (a plaintext cloud's hosts run --insecure-plaintext). */
 const simUrl = (h: string) => `http://${h}:16509`;
+const simSocket = (h: string) => join(base, h, 'simhv.sock');
 /** A small guest takes ~2.8 s of model time to move at the sim's defaults; × 0.6 ≈ 1.7 s of wall time. */
 const TIME_SCALE = '0.6';
 
@@ -31,19 +33,20 @@ let base: string;
 const running = new Map<string, RunningDaemon>();
 const transport = new HttpWireTransport({ path: NC_PATH, defaultTimeoutMs: 15_000 });
 const nc = new TypedClient(transport, NC_OPS);
-const sims = { [H1]: new SimDriver({ baseUrl: simUrl(H1) }), [H2]: new SimDriver({ baseUrl: simUrl(H2) }) };
+let sims: Record<typeof H1 | typeof H2, SimDriver>;
 
 function simSpec(h: string): ProcessSpec {
   return {
     name: `simhv-${h}`, entry: 'dist/nc/hypervisor/sim/main.js', ready: 'simhv listening on',
-    args: ['--host', h, '--port', '16509', '--state-dir', join(base, h, 'simhv'), '--storage-dir', join(base, 'storage'), '--time-scale', TIME_SCALE],
+    args: ['--host', h, '--socket', simSocket(h), '--insecure-plaintext', '--port', '16509', '--state-dir', join(base, h, 'simhv'),
+      '--storage-dir', join(base, 'storage'), '--time-scale', TIME_SCALE],
   };
 }
 
 function ncSpec(h: string): ProcessSpec {
   return {
     name: `nc-${h}`, entry: 'dist/nc/main.js', ready: `nc listening on ${ncUrl(h)}`,
-    args: ['--host', h, '--state-dir', join(base, h, 'nc'), '--sim-url', simUrl(h), '--cc-url', 'http://127.0.10.29:8774', '--insecure-plaintext'],
+    args: ['--host', h, '--state-dir', join(base, h, 'nc'), '--sim-socket', simSocket(h), '--cc-url', 'http://127.0.10.29:8774', '--insecure-plaintext'],
   };
 }
 
@@ -120,6 +123,7 @@ beforeAll(async () => {
     if (!existsSync(join(ROOT, f))) throw new Error(`${f} is missing: run npx tsc -p tsconfig.json first`);
   }
   base = mkdtempSync(join(tmpdir(), 'ferry-nc-mig-'));
+  sims = { [H1]: new SimDriver({ socketPath: simSocket(H1) }), [H2]: new SimDriver({ socketPath: simSocket(H2) }) };
   for (const h of [H1, H2]) await start(simSpec(h));
   for (const h of [H1, H2]) await start(ncSpec(h));
 });

@@ -32,14 +32,14 @@ let nc: TypedClient<typeof NC_OPS>;
 function simSpec(): ProcessSpec {
   return {
     name: 'simhv', entry: 'dist/nc/hypervisor/sim/main.js', ready: 'simhv listening on',
-    args: ['--host', HOST, '--port', '16509', '--state-dir', join(base, 'simhv'), '--storage-dir', join(base, 'storage')],
+    args: ['--host', HOST, '--socket', join(base, 'simhv.sock'), '--state-dir', join(base, 'simhv'), '--storage-dir', join(base, 'storage')],
   };
 }
 
 function ncSpec(): ProcessSpec {
   return {
     name: 'nc', entry: 'dist/nc/main.js', ready: `nc listening on ${NC_URL}`,
-    args: ['--host', HOST, '--state-dir', join(base, 'nc'), '--sim-url', `http://${HOST}:16509`, '--tls-dir', certsDirOf({ baseDir: base })],
+    args: ['--host', HOST, '--state-dir', join(base, 'nc'), '--sim-socket', join(base, 'simhv.sock'), '--tls-dir', certsDirOf({ baseDir: base })],
   };
 }
 

@@ -29,7 +29,7 @@ describe('NC start-up', () => {
     const stateDir = join(dir, 'nc');
     mkdirSync(stateDir);
     writeFileSync(join(stateDir, 'nc.json'), contents);
-    const r = runNc(['--host', HOST, '--state-dir', stateDir, '--sim-url', `http://${HOST}:1`, '--insecure-plaintext']);
+    const r = runNc(['--host', HOST, '--state-dir', stateDir, '--sim-socket', join(stateDir, 'no-simhv.sock'), '--insecure-plaintext']);
     expect(r.status).not.toBe(0);
     expect(r.status).not.toBeNull();
     expect(r.stderr).toContain(code);
@@ -47,14 +47,14 @@ describe('NC start-up', () => {
 
   it('exits 2 without --tls-dir or --insecure-plaintext, naming both and ferry-init, before touching its state dir', () => {
     const stateDir = join(dir, 'nc');
-    const r = runNc(['--host', HOST, '--state-dir', stateDir, '--sim-url', `http://${HOST}:1`]);
+    const r = runNc(['--host', HOST, '--state-dir', stateDir, '--sim-socket', join(stateDir, 'no-simhv.sock')]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/--tls-dir \(FERRY_NC_TLS_DIR\): required unless --insecure-plaintext is given: run ferry-init/);
     expect(existsSync(stateDir)).toBe(false);
   });
 
   it('stops with TlsFileMissing when --tls-dir lacks nc-HOST.pem: never a fallback to plaintext', () => {
-    const r = runNc(['--host', HOST, '--state-dir', join(dir, 'nc'), '--sim-url', `http://${HOST}:1`, '--tls-dir', join(dir, 'no-certs')]);
+    const r = runNc(['--host', HOST, '--state-dir', join(dir, 'nc'), '--sim-socket', join(dir, 'no-simhv.sock'), '--tls-dir', join(dir, 'no-certs')]);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('TlsFileMissing');
     expect(r.stdout).not.toContain('nc listening');

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ccUrl, certsDirOf, cloudLayout, ensureCloudPki, ncUrl, type CloudLayoutOptions } from '../../scripts/cloudLayout.js';
+import { ccUrl, certsDirOf, cloudLayout, ensureCloudPki, ncUrl, simSocketOf, type CloudLayoutOptions } from '../../scripts/cloudLayout.js';
 import { loadTlsIdentity } from '../../shared/pki/tlsIdentity.js';
 
 const base = mkdtempSync(join(tmpdir(), 'ferry-layout-'));
@@ -42,6 +42,18 @@ describe('cloudLayout', () => {
     expect(specs.find((s) => s.name === 'cc')?.ready).toBe('cc listening on https://');
   });
 
+  it('gives each simhv an owner-only control socket in its state dir, and its NC that socket; no plaintext port', () => {
+    for (const host of layout.nodeHosts) {
+      const sim = specs.find((s) => s.name === `simhv-${host}`);
+      const nc = specs.find((s) => s.name === `nc-${host}`);
+      expect(simSocketOf(layout, host)).toBe(join(base, 'hosts', host, 'simhv', 'simhv.sock'));
+      expect(flag(sim?.args ?? [], '--socket')).toBe(simSocketOf(layout, host));
+      expect(flag(nc?.args ?? [], '--sim-socket')).toBe(simSocketOf(layout, host));
+      expect(sim?.args).not.toContain('--port');
+      expect(sim?.args).not.toContain('--insecure-plaintext');
+    }
+  });
+
   it('insecurePlaintext: true passes --insecure-plaintext and http:// instead, and creates no PKI', () => {
     const plain = { ...layout, baseDir: join(base, 'plain'), insecurePlaintext: true };
     const plainTiers = cloudLayout(plain).filter((s) => !s.name.startsWith('simhv-'));
@@ -50,6 +62,12 @@ describe('cloudLayout', () => {
       expect(s.args, s.name).not.toContain('--tls-dir');
     }
     expect(flag(plainTiers.find((s) => s.name === 'clc')?.args ?? [], '--clusters')).toBe('cluster01=http://127.0.22.254:8774');
+    // Its hypervisors take credential-less migration streams on libvirt's plaintext port; control stays on the socket.
+    for (const sim of cloudLayout(plain).filter((s) => s.name.startsWith('simhv-'))) {
+      expect(sim.args).toContain('--insecure-plaintext');
+      expect(flag(sim.args, '--port')).toBe('16509');
+      expect(flag(sim.args, '--socket')).toMatch(/simhv\.sock$/);
+    }
     expect(ensureCloudPki(plain)).toBeUndefined();
     expect(() => statSync(certsDirOf(plain))).toThrow();
   });

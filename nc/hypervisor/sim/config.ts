@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { insecurePlaintextFlag } from '../../../shared/config/wireSecurityFlags.js';
 import type { Resources } from '../../../shared/model/resources.js';
 import { MIGRATION_DEFAULTS, type MigrationTuning } from './migrationModel.js';
 import { LOOPBACK_V4 } from './protocol.js';
@@ -12,8 +13,18 @@ import { LOOPBACK_V4 } from './protocol.js';
 export interface SimHvConfig {
   /** Loopback address the daemon binds; also the host's name on shared storage. */
   readonly host: string;
-  /** 0 picks a free port (the ready line prints the real one). */
-  readonly port: number;
+  /**
+   * The control API's Unix socket (mode 0600: only its owner, root on a real host, may connect), as
+   * libvirtd's /var/run/libvirt/libvirt-sock. The NC drives the host through it; nothing else does.
+   */
+  readonly socketPath: string;
+  /**
+   * --insecure-plaintext: migrations without per-migration credentials are allowed, and their streams
+   * arrive on the plaintext TCP port. Without it every migration needs its credential (TLS port only).
+   */
+  readonly insecurePlaintext: boolean;
+  /** The plaintext migration port, only with insecurePlaintext; 0 picks a free one. */
+  readonly plaintextPort: number | undefined;
   /** Port of the mutually authenticated migration listener (per-migration credentials); 0 picks one. */
   readonly tlsPort: number;
   readonly stateDir: string;
@@ -29,13 +40,28 @@ export interface ConfigField {
   readonly env: string;
   readonly help: string;
   readonly default?: string;
+  /** A bare flag (no value); its variable is true, false, 1 or 0. */
+  readonly boolean?: true;
 }
+
+/** libvirt keeps its socket in /var/run/libvirt; one simhv per address, so one socket per host. */
+export const defaultSocketPath = (host: string): string => `/run/ferry/simhv-${host}.sock`;
+
+/** sockaddr_un's sun_path holds 108 bytes with the terminating NUL. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+const PLAINTEXT_PORT = 16509;
 
 /** Every setting, in --help order. Keys are the raw config's field names. */
 export const CONFIG_FIELDS = {
   host: { flag: '--host', env: 'SIMHV_HOST', help: 'address to bind, in 127.0.0.0/8 (required)' },
-  port: { flag: '--port', env: 'SIMHV_PORT', help: 'TCP port (libvirt uses 16509); 0 picks one', default: '16509' },
+  socket: { flag: '--socket', env: 'SIMHV_SOCKET', help: `control socket, mode 0600 (default ${defaultSocketPath('HOST')})` },
   tlsPort: { flag: '--tls-port', env: 'SIMHV_TLS_PORT', help: 'TLS migration port (libvirt uses 16514); 0 picks one', default: '16514' },
+  insecurePlaintext: {
+    flag: '--insecure-plaintext', env: 'SIMHV_INSECURE_PLAINTEXT', boolean: true,
+    help: 'allow migrations without per-migration credentials, their streams in plaintext on --port (on purpose; logged as a warning)',
+  },
+  port: { flag: '--port', env: 'SIMHV_PORT', help: `plaintext migration port, only with --insecure-plaintext (default ${PLAINTEXT_PORT}, libvirt's TCP port); 0 picks one` },
   stateDir: { flag: '--state-dir', env: 'SIMHV_STATE_DIR', help: 'directory of this host\'s simhv.json (required)' },
   storageDir: { flag: '--storage-dir', env: 'SIMHV_STORAGE_DIR', help: 'shared storage root, the same for all hosts (required)' },
   cores: { flag: '--cores', env: 'SIMHV_CORES', help: 'host cores', default: '8' },
@@ -50,7 +76,7 @@ export const CONFIG_FIELDS = {
 } as const satisfies Record<string, ConfigField>;
 
 export type ConfigKey = keyof typeof CONFIG_FIELDS;
-export type RawSimHvConfig = Partial<Record<ConfigKey, string | number | undefined>>;
+export type RawSimHvConfig = Partial<Record<ConfigKey, string | number | boolean | undefined>>;
 
 export interface ConfigIssue {
   readonly field: ConfigKey;
@@ -71,9 +97,15 @@ const num = (inner: z.ZodNumber) =>
   z.union([z.number(), z.string().trim().min(1, 'is empty').transform(Number)]).pipe(inner);
 const int = (min: number, max: number) => num(z.number().int().min(min).max(max));
 
+/** Given or not ('' when not): a plaintext port or socket path is only filled in once the other fields are known. */
+const optional = <T extends z.ZodType>(inner: T) => z.union([z.literal(''), inner]);
+
 const Schema = z.object({
   host: z.string().regex(LOOPBACK_V4, 'must be an IPv4 address in 127.0.0.0/8'),
-  port: int(0, 65535),
+  socket: optional(z.string().refine((p) => Buffer.byteLength(resolve(p)) <= MAX_SOCKET_PATH_BYTES,
+    `must be at most ${MAX_SOCKET_PATH_BYTES} bytes once made absolute (the limit of a Unix socket's path)`)),
+  insecurePlaintext: z.union([z.literal(''), insecurePlaintextFlag]).transform((v) => v === true),
+  port: optional(int(0, 65535)),
   tlsPort: int(0, 65535),
   stateDir: z.string().min(1, 'is required'),
   storageDir: z.string().min(1, 'is required'),
@@ -86,6 +118,11 @@ const Schema = z.object({
   maxIterations: int(1, 1000),
   writeIntervalMs: int(10, 3_600_000),
   timeScale: num(z.number().gt(0).max(1000)),
+}).superRefine((c, ctx) => {
+  // Silently ignoring it would leave an operator believing streams arrive there.
+  if (c.port !== '' && !c.insecurePlaintext) {
+    ctx.addIssue({ code: 'custom', path: ['port'], message: 'needs --insecure-plaintext: without it there is no plaintext port (migrations arrive on --tls-port)' });
+  }
 });
 
 export function compileSimHvConfig(raw: RawSimHvConfig): SimHvConfig {
@@ -104,7 +141,9 @@ export function compileSimHvConfig(raw: RawSimHvConfig): SimHvConfig {
   const c = parsed.data;
   return deepFreeze({
     host: c.host,
-    port: c.port,
+    socketPath: resolve(c.socket === '' ? defaultSocketPath(c.host) : c.socket),
+    insecurePlaintext: c.insecurePlaintext,
+    plaintextPort: c.insecurePlaintext ? (c.port === '' ? PLAINTEXT_PORT : c.port) : undefined,
     tlsPort: c.tlsPort,
     stateDir: resolve(c.stateDir),
     storageDir: resolve(c.storageDir),

@@ -1,29 +1,27 @@
 /**
- * The sim daemon's HTTP surface (driver-private JSON protocol, not Ferry's wire protocol). Requests
- * are validated once here; every error leaves through one handler as `{ error: { code, message,
- * fields } }` with the registry's status.
+ * The sim daemon's control API (driver-private JSON protocol, not Ferry's wire protocol), served on
+ * the owner-only Unix socket (controlSocket.ts) and nowhere else: every request that creates,
+ * destroys, prepares or migrates a domain comes from a process that could open it (the NC). The
+ * TCP ports serve incoming migration streams only (migrationListeners.ts). Requests are validated
+ * once here; every error leaves through one handler (httpEdge.ts).
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
-import http, { type Server } from 'node:http';
-import https from 'node:https';
-import { createSecureContext, type TLSSocket } from 'node:tls';
+import express, { type Response } from 'express';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
 import type { Logger } from '../../../shared/log.js';
-import type { z } from 'zod';
 import { HypervisorErrors } from '../errors.js';
 import { sleepOn } from '../clockSleep.js';
-import { toCodedResponse } from './errorBody.js';
-import { receiveIncomingStream } from './incomingStreamRoute.js';
-import { PLAINTEXT_PEER, type StreamPeer } from './migrationChannel.js';
-import { describeIssues, DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, SAFE_ID } from './protocol.js';
+import { listenOnControlSocket } from './controlSocket.js';
+import { body, JSON_LIMIT, listen, param, useCodedErrors } from './httpEdge.js';
+import { createMigrationTlsServer, createPlaintextMigrationServer } from './migrationListeners.js';
+import { DomainSpecSchema, MigrateRequest, PrepareIncomingRequest } from './protocol.js';
 import { SimHost } from './simHost.js';
 import type { SimHvConfig } from './config.js';
 import { fsDiskIo } from './diskIo.js';
 import { openSimHvFileStore } from './hostStore.js';
 import { httpMigrationDialer } from './httpMigrationDialer.js';
 
-export const JSON_LIMIT = '64kb';
 const MAX_WAIT_MS = 60_000;
 const SSE_KEEPALIVE_MS = 15_000;
 
@@ -72,10 +70,6 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   app.delete('/v1/incoming/:id/:migrationId', async (req, res) => {
     await host.abortIncoming(param(req, 'id'), param(req, 'migrationId'));
     res.status(204).end();
-  });
-
-  app.post('/v1/incoming/:id/:migrationId/stream', async (req, res) => {
-    await receiveIncomingStream(host, param(req, 'id'), param(req, 'migrationId'), req, res, log, PLAINTEXT_PEER);
   });
 
   // Starts (or joins) a migration and answers 202 at once; the outcome is collected by long poll,
@@ -142,123 +136,64 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   };
 }
 
-/** Unknown endpoints and every error leave as `{ error: { code, message, fields } }` with the registry's status. */
-function useCodedErrors(app: express.Express, log: Logger): void {
-  app.use((req, _res, next) => {
-    next(HypervisorErrors.make('HypervisorUnknownEndpoint', { method: req.method, path: req.path }));
-  });
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const { status, body: errorBody } = toCodedResponse(fromBodyParser(err));
-    if (status >= 500) log.error({ err }, 'request failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.status(status).json(errorBody);
-  });
-}
-
-/**
- * The migration listener (libvirt's TLS port): serves only incoming streams, over TLS with the
- * certificate of the migration named by the client (SNI = domain id), and hands the client's
- * certificate to the host's peer check. No migration prepared with a credential: no handshake.
- */
-export function createMigrationTlsServer(host: SimHost, log: Logger): https.Server {
-  const app = express();
-  app.disable('x-powered-by');
-  app.post('/v1/incoming/:id/:migrationId/stream', async (req, res) => {
-    const socket = req.socket as TLSSocket;
-    const peer: StreamPeer = { kind: 'tls', cert: socket.getPeerX509Certificate() };
-    await receiveIncomingStream(host, param(req, 'id'), param(req, 'migrationId'), req, res, log, peer);
-  });
-  useCodedErrors(app, log);
-  const server = https.createServer({
-    // The client's certificate is checked by checkMigrationPeer (coded refusals), not in the handshake.
-    requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2',
-    SNICallback: (name, done) => {
-      const c = SAFE_ID.test(name) ? host.incomingCredential(name) : undefined;
-      if (!c) {
-        log.warn({ serverName: name }, 'refused a TLS migration handshake: no migration prepared for it');
-        done(new Error(`no TLS migration prepared for ${name}`));
-        return;
-      }
-      done(null, createSecureContext({ key: c.keyPem, cert: c.certPem, ca: c.caPem, minVersion: 'TLSv1.2' }));
-    },
-  }, app);
-  return server;
-}
-
-/** Listens on host:port; resolves with the server once bound. */
-export function listen(server: Server, host: string, port: number): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    server.listen(port, host);
-    server.once('listening', () => resolve(server));
-    server.once('error', reject);
-    // Migration streams and event streams are long-lived by design; per-request timeouts would cut them.
-    server.requestTimeout = 0;
-  });
-}
-
-function param(req: Request, name: string): string {
-  const v = req.params[name];
-  if (typeof v !== 'string' || !SAFE_ID.test(v)) {
-    throw HypervisorErrors.make('HypervisorBadRequest', { detail: `${name}: must be 1-128 of [A-Za-z0-9._-]` });
-  }
-  return v;
-}
-
-function body<S extends z.ZodType>(schema: S, req: Request): z.infer<S> {
-  const parsed = schema.safeParse(req.body);
-  if (!parsed.success) throw HypervisorErrors.make('HypervisorBadRequest', { detail: describeIssues(parsed.error) });
-  return parsed.data;
-}
-
-/** body-parser's errors carry a `type`; turn them into our codes. */
-function fromBodyParser(err: unknown): unknown {
-  const type = (err as { type?: unknown })?.type;
-  if (type === 'entity.too.large') return HypervisorErrors.make('HypervisorRequestTooLarge', { limit: JSON_LIMIT });
-  if (type === 'entity.parse.failed') return HypervisorErrors.make('HypervisorBadRequest', { detail: 'body is not valid JSON' });
-  if (typeof type === 'string') return HypervisorErrors.make('HypervisorBadRequest', { detail: (err as Error).message });
-  return err;
-}
-
 export interface RunningSimHv {
-  /** http://HOST:PORT, with the bound port. */
-  readonly url: string;
+  /** The control API's Unix socket (mode 0600). */
+  readonly socketPath: string;
   /** https://HOST:TLSPORT: where TLS migrations (per-migration credentials) come in. */
   readonly tlsUrl: string;
+  /** http://HOST:PORT where plaintext migrations come in: with --insecure-plaintext only. */
+  readonly plaintextUrl: string | undefined;
   readonly host: SimHost;
   close(): Promise<void>;
 }
 
-/** Wires a real daemon: durable store in stateDir, files on shared storage, HTTP migration streams. */
+/**
+ * Wires a real daemon: durable store in stateDir, files on shared storage, the control API on its
+ * socket, migration streams on the TLS port (and the plaintext one when the host is insecure on purpose).
+ */
 export async function startSimHvDaemon(config: SimHvConfig, log: Logger, clock: Clock = systemClock): Promise<RunningSimHv> {
   const store = await openSimHvFileStore(config.stateDir);
   const host = await SimHost.open(
     {
       host: config.host, capacity: config.capacity, storageDir: config.storageDir, migration: config.migration,
-      writeIntervalMs: config.writeIntervalMs, timeScale: config.timeScale,
+      writeIntervalMs: config.writeIntervalMs, timeScale: config.timeScale, requireMigrationCredentials: !config.insecurePlaintext,
     },
     { clock, store, disk: fsDiskIo(), dialer: httpMigrationDialer({ clock }), log },
   );
   const { app, closeStreams } = createSimHvApp(host, clock, log);
-  const server = await listen(http.createServer(app), config.host, config.port);
-  const tlsServer = await listen(createMigrationTlsServer(host, log), config.host, config.tlsPort);
+  const control = http.createServer(app);
+  // Event streams and migration long polls are long-lived by design.
+  control.requestTimeout = 0;
+  const servers: http.Server[] = [];
+  let tlsServer: http.Server;
+  let plainServer: http.Server | undefined;
+  try {
+    await listenOnControlSocket(control, config.socketPath);
+    servers.push(control);
+    servers.push((tlsServer = await listen(createMigrationTlsServer(host, log), config.host, config.tlsPort)));
+    if (config.plaintextPort !== undefined) {
+      servers.push((plainServer = await listen(createPlaintextMigrationServer(host, log), config.host, config.plaintextPort)));
+    }
+  } catch (e) {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    await host.close();
+    throw e;
+  }
   host.start();
-  const { port } = server.address() as AddressInfo;
-  const tlsPort = (tlsServer.address() as AddressInfo).port;
+  const urlOf = (scheme: string, s: http.Server) => `${scheme}://${config.host}:${(s.address() as AddressInfo).port}`;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${config.host}:${port}`,
-    tlsUrl: `https://${config.host}:${tlsPort}`,
+    socketPath: config.socketPath,
+    tlsUrl: urlOf('https', tlsServer),
+    plaintextUrl: plainServer && urlOf('http', plainServer),
     host,
     close() {
       closing ??= (async () => {
-        const stopped = Promise.all([server, tlsServer].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+        // Closing the control server also removes its socket file.
+        const stopped = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
         closeStreams();
         await host.close();
-        server.closeAllConnections();
-        tlsServer.closeAllConnections();
+        for (const s of servers) s.closeAllConnections();
         await stopped;
       })();
       return closing;

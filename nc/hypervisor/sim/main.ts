@@ -1,12 +1,14 @@
 /**
  * `simhv`: the simulated hypervisor daemon, one per simulated host (the role libvirtd plays).
  * Flags fall back to SIMHV_* environment variables; bad configuration exits 2 naming the field.
- * Prints `simhv TLS migrations on https://HOST:TLSPORT`, then `simhv listening on http://HOST:PORT`
- * on stdout once ready; SIGTERM/SIGINT close cleanly.
+ * Prints `simhv TLS migrations on https://HOST:TLSPORT` (and, with --insecure-plaintext,
+ * `simhv plaintext migrations on http://HOST:PORT`), then `simhv listening on unix:SOCKET` on stdout
+ * once ready; SIGTERM/SIGINT close cleanly.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { createLogger } from '../../../shared/log.js';
-import { CONFIG_FIELDS, compileSimHvConfig, SimHvConfigError, type ConfigKey, type RawSimHvConfig } from './config.js';
+import { isFerryError } from '../../../shared/errors/registry.js';
+import { createLogger, type Logger } from '../../../shared/log.js';
+import { CONFIG_FIELDS, compileSimHvConfig, SimHvConfigError, type ConfigField, type ConfigKey, type RawSimHvConfig } from './config.js';
 import { startSimHvDaemon } from './daemon.js';
 
 function parseFlags(argv: string[]): RawSimHvConfig {
@@ -14,18 +16,29 @@ function parseFlags(argv: string[]): RawSimHvConfig {
     .description('Simulated hypervisor daemon for Ferry (one per simulated host)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  for (const [key, f] of Object.entries(CONFIG_FIELDS)) {
-    const dflt = 'default' in f ? ` (default ${f.default})` : '';
+  for (const [key, f] of Object.entries(CONFIG_FIELDS) as [ConfigKey, ConfigField][]) {
+    const dflt = f.default !== undefined ? ` (default ${f.default})` : '';
+    // A bare flag's variable is read below: commander would take SIMHV_INSECURE_PLAINTEXT=0 for true.
+    const opt = f.boolean ? new Option(f.flag, `${f.help} [env: ${f.env}]`) : new Option(`${f.flag} <value>`, `${f.help}${dflt}`).env(f.env);
     // attributeName keeps our field names (commander would turn --memory-mib into memoryMib).
-    const opt = new Option(`${f.flag} <value>`, `${f.help}${dflt}`).env(f.env);
     opt.attributeName = () => key;
     program.addOption(opt);
   }
   program.parse(argv);
-  const opts = program.opts<Record<string, string | undefined>>();
+  const opts = program.opts<Record<string, string | boolean | undefined>>();
   const raw: RawSimHvConfig = {};
-  for (const key of Object.keys(CONFIG_FIELDS) as ConfigKey[]) raw[key] = opts[key];
+  for (const [key, f] of Object.entries(CONFIG_FIELDS) as [ConfigKey, ConfigField][]) {
+    raw[key] = f.boolean && opts[key] !== true ? process.env[f.env] : opts[key];
+  }
   return raw;
+}
+
+/** Loud on purpose, as the tiers' --insecure-plaintext: this host takes migrations nobody vouched for. */
+function warnPlaintext(log: Logger, url: string): void {
+  const line = `simhv: WARNING: migrations WITHOUT per-migration credentials are accepted in PLAINTEXT on ${url} (--insecure-plaintext given). `
+    + 'Any local process can push a guest into a migration this host prepared. Run the cloud with --tls-dir instead.';
+  log.warn({ security: 'plaintext' }, line);
+  process.stderr.write(`${'!'.repeat(78)}\n${line}\n${'!'.repeat(78)}\n`);
 }
 
 async function main(): Promise<void> {
@@ -51,10 +64,14 @@ async function main(): Promise<void> {
     daemon = await startSimHvDaemon(config, log);
   } catch (e) {
     log.fatal({ err: e }, 'simhv could not start');
+    // One plain line for the operator: a coded error (an unusable control socket, say) says what to fix.
+    process.stderr.write(`simhv: could not start: ${isFerryError(e) ? `${e.code}: ` : ''}${(e as Error)?.message ?? String(e)}\n`);
     process.exit(1);
   }
-  process.stdout.write(`simhv TLS migrations on ${daemon.tlsUrl}\nsimhv listening on ${daemon.url}\n`);
-  log.info({ url: daemon.url, capacity: config.capacity, stateDir: config.stateDir, storageDir: config.storageDir }, 'ready');
+  if (daemon.plaintextUrl !== undefined) warnPlaintext(log, daemon.plaintextUrl);
+  const plaintextLine = daemon.plaintextUrl === undefined ? '' : `simhv plaintext migrations on ${daemon.plaintextUrl}\n`;
+  process.stdout.write(`simhv TLS migrations on ${daemon.tlsUrl}\n${plaintextLine}simhv listening on unix:${daemon.socketPath}\n`);
+  log.info({ socket: daemon.socketPath, tlsUrl: daemon.tlsUrl, capacity: config.capacity, stateDir: config.stateDir, storageDir: config.storageDir }, 'ready');
 
   const shutdown = (signal: string): void => {
     log.info({ signal }, 'shutting down');

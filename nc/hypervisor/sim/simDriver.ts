@@ -1,8 +1,12 @@
 /**
- * HypervisorDriver over the sim daemon's HTTP protocol. Every failure is translated here, at the
- * adapter boundary: no answer (refused, reset, timeout) → HypervisorUnavailable; a coded error body
- * → that code; anything else the daemon says outside the protocol → HypervisorProtocolError.
+ * HypervisorDriver over the sim daemon's HTTP protocol, on its owner-only Unix socket (as a libvirt
+ * NC talks to libvirtd's local socket). Every failure is translated here, at the adapter boundary:
+ * no answer (refused, reset, timeout, no permission, a socket of a stranger) → HypervisorUnavailable;
+ * a coded error body → that code; anything else the daemon says outside the protocol →
+ * HypervisorProtocolError.
  */
+import { lstat } from 'node:fs/promises';
+import { request, type IncomingMessage } from 'node:http';
 import { systemClock, type Clock } from '../../../shared/clock.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
 import type {
@@ -11,6 +15,7 @@ import type {
 import { HypervisorErrors } from '../errors.js';
 import { sleepOn } from '../clockSleep.js';
 import { EventHub } from '../eventHub.js';
+import { trustedOwner } from './controlSocket.js';
 import { fromErrorText, fromPayload } from './errorBody.js';
 import {
   describeIssues, DomainInfoSchema, DomainListSchema, HostInfoSchema, HypervisorEventSchema, MigrationStatusSchema,
@@ -18,8 +23,8 @@ import {
 import type { z } from 'zod';
 
 export interface SimDriverOptions {
-  /** The daemon's base URL, e.g. http://127.0.1.1:16509. */
-  readonly baseUrl: string;
+  /** The daemon's control socket (its --socket), e.g. /run/ferry/simhv-127.0.1.1.sock. */
+  readonly socketPath: string;
   /** Per-request timeout (not the migration's: that is collected by long polls). */
   readonly requestTimeoutMs?: number;
   /** How long each migration long poll waits on the daemon. */
@@ -30,6 +35,8 @@ export interface SimDriverOptions {
 }
 
 export class SimDriver implements HypervisorDriver {
+  private readonly socketPath: string;
+  /** How errors name the daemon: unix:<path>. */
   private readonly base: string;
   private readonly timeoutMs: number;
   private readonly pollMs: number;
@@ -42,7 +49,8 @@ export class SimDriver implements HypervisorDriver {
   private connectedOnce: Promise<void>;
 
   constructor(opts: SimDriverOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.socketPath = opts.socketPath;
+    this.base = `unix:${opts.socketPath}`;
     this.timeoutMs = opts.requestTimeoutMs ?? 5_000;
     this.pollMs = opts.migrationPollMs ?? 20_000;
     this.retryMs = opts.eventRetryMs ?? 1_000;
@@ -136,10 +144,14 @@ export class SimDriver implements HypervisorDriver {
     const signal = this.closing.signal;
     while (!signal.aborted && this.events.size > 0) {
       try {
-        const res = await fetch(`${this.base}/v1/events`, { headers: { accept: 'text/event-stream' }, signal });
-        if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+        await this.checkSocket();
+        const res = await this.open('GET', '/v1/events', { accept: 'text/event-stream' }, undefined, signal);
+        if (res.statusCode !== 200) {
+          res.resume();
+          throw new Error(`HTTP ${res.statusCode}`);
+        }
         this.eventsConnected?.();
-        await this.readEvents(res.body);
+        await this.readEvents(res);
       } catch {
         // Dropped or refused: retry below. Consumers re-read state with list(); events are hints.
       }
@@ -148,17 +160,12 @@ export class SimDriver implements HypervisorDriver {
     }
   }
 
-  private async readEvents(body: ReadableStream<Uint8Array>): Promise<void> {
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
+  private async readEvents(res: IncomingMessage): Promise<void> {
+    res.setEncoding('utf8');
     let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done || this.events.size === 0) {
-        await reader.cancel().catch(() => undefined);
-        return;
-      }
-      buf += decoder.decode(value, { stream: true });
+    for await (const chunk of res as AsyncIterable<string>) {
+      if (this.events.size === 0) break;
+      buf += chunk;
       for (let end = buf.indexOf('\n\n'); end >= 0; end = buf.indexOf('\n\n')) {
         const block = buf.slice(0, end);
         buf = buf.slice(end + 2);
@@ -172,13 +179,32 @@ export class SimDriver implements HypervisorDriver {
         }
       }
     }
+    res.destroy();
+  }
+
+  /**
+   * The socket must be one its owner (this user or root) made: in a directory someone else can write
+   * to, a stranger's socket could stand in for the daemon and be handed migration credentials.
+   */
+  private async checkSocket(): Promise<void> {
+    const s = await lstat(this.socketPath);
+    if (!s.isSocket()) throw new Error(`${this.socketPath} is not a socket`);
+    if (!trustedOwner(s.uid)) throw new Error(`${this.socketPath} belongs to uid ${s.uid}, not to this user or root: not talking to it`);
+  }
+
+  /** One HTTP request on the socket; resolves with the response once its head arrived. */
+  private open(method: string, path: string, headers: Record<string, string>, payload: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = request({ socketPath: this.socketPath, method, path, headers, signal }, resolve);
+      req.on('error', reject);
+      req.end(payload);
+    });
   }
 
   /** One request; every way it can fail becomes a HypervisorErrors code. */
   private async call<S extends z.ZodType>(
     method: string, path: string, schema?: S, body?: unknown, timeoutMs = this.timeoutMs,
   ): Promise<z.infer<S>> {
-    const url = `${this.base}${path}`;
     // An own controller and timer, not AbortSignal.any([AbortSignal.timeout()]): Node holds the
     // sources of a combined signal weakly, and after a GC the timeout was seen never to fire.
     const abort = new AbortController();
@@ -189,14 +215,12 @@ export class SimDriver implements HypervisorDriver {
     let status: number;
     let text: string;
     try {
-      const res = await fetch(url, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: abort.signal,
-      });
-      status = res.status;
-      text = await res.text();
+      await this.checkSocket();
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers: Record<string, string> = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
+      const res = await this.open(method, path, headers, payload, abort.signal);
+      status = res.statusCode ?? 0;
+      text = await readText(res);
     } catch (e) {
       throw HypervisorErrors.make('HypervisorUnavailable', { uri: this.base, detail: describeFetchError(abort.signal.reason ?? e, timeoutMs) });
     } finally {
@@ -223,9 +247,17 @@ function enc(s: string): string {
   return encodeURIComponent(s);
 }
 
+async function readText(res: IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const chunk of res as AsyncIterable<string>) text += chunk;
+  return text;
+}
+
 function describeFetchError(e: unknown, timeoutMs: number): string {
-  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const err = e as { name?: string; message?: string; code?: string };
   if (err?.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
   if (err?.name === 'AbortError') return 'driver closed';
-  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+  // EACCES: this process may not open the socket (it must run as the daemon's owner); ENOENT: no daemon.
+  return err?.code ? `${err.code}: ${err.message ?? ''}` : err?.message ?? String(e);
 }

@@ -42,6 +42,11 @@ export interface SimHostConfig {
   readonly writeIntervalMs: number;
   /** Wall time per unit of model time for migrations. */
   readonly timeScale: number;
+  /**
+   * Every migration, in and out, must carry its per-migration credential (a daemon not started
+   * with --insecure-plaintext). Joining a running migration needs none: it was checked when it began.
+   */
+  readonly requireMigrationCredentials?: boolean;
 }
 
 export interface SimHostDeps {
@@ -197,6 +202,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<DomainInfo> {
     return this.queue.run(() => {
       this.assertOpen();
+      if (!credential) this.assertCredentialOptional(spec.id, migrationId);
       const guard = credential ? guardOf(credential, 'destination', spec.id, migrationId) : undefined;
       const r = this.records.get(spec.id);
       if (r && !isIncoming(r)) throw this.conflict(r, 'prepare an incoming migration');
@@ -345,7 +351,8 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       const { migrationId } = target;
       // A bad or missing credential is refused before the domain changes (the dialer checks it again).
       if (target.credential) guardOf(target.credential, 'source', id, migrationId);
-      else if (target.destinationUri.startsWith('https:')) {
+      else this.assertCredentialOptional(id, migrationId);
+      if (!target.credential && target.destinationUri.startsWith('https:')) {
         throw this.err('MigrationCredentialInvalid', { id, migrationId, detail: 'an https:// destination needs this migration\'s credential' });
       }
       this.records.set(id, { ...r, activity: { kind: 'outgoing-precopy', migrationId } });
@@ -461,6 +468,13 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
 
   private infoOf(r: DomainRecord): DomainInfo {
     return toDomainInfo(r, this.pathOf(r.spec.id));
+  }
+
+  private assertCredentialOptional(id: string, migrationId: string): void {
+    if (this.config.requireMigrationCredentials !== true) return;
+    throw this.err('MigrationCredentialInvalid', {
+      id, migrationId, detail: 'this hypervisor takes migrations only with their per-migration credential (it was not started with --insecure-plaintext)',
+    });
   }
 
   private assertOpen(): void {

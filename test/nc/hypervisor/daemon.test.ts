@@ -1,12 +1,15 @@
 /**
- * The daemon's HTTP edge in process (supertest over the real express app and a SimHost with
- * in-memory store and files): bad input gets a coded error and changes nothing.
+ * The daemon's HTTP edges in process (supertest over the real express apps and a SimHost with
+ * in-memory store and files): bad input gets a coded error and changes nothing; the plaintext
+ * migration port serves incoming streams and nothing else; a host that requires credentials refuses
+ * migrations without one.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { ManualClock } from '../../../shared/clock.js';
 import { silentLogger } from '../../../shared/log.js';
 import { createSimHvApp } from '../../../nc/hypervisor/sim/daemon.js';
+import { createPlaintextMigrationServer } from '../../../nc/hypervisor/sim/migrationListeners.js';
 import { MemoryDiskIo } from '../../../nc/hypervisor/sim/diskIo.js';
 import { openSimHvMemoryStore } from '../../../nc/hypervisor/sim/hostStore.js';
 import { InProcessNetwork } from '../../../nc/hypervisor/sim/migrationChannel.js';
@@ -18,13 +21,21 @@ const spec = { id: 'i-00000001', imageId: 'emi-1', resources: { cores: 1, memory
 let app: express.Express;
 let host: SimHost;
 
-beforeEach(async () => {
+async function openHost(requireMigrationCredentials: boolean): Promise<SimHost> {
   const clock = new ManualClock(0);
-  host = await SimHost.open(
-    { host: '127.0.9.21', capacity: { cores: 2, memoryMiB: 1024, diskGiB: 100 }, storageDir: '/shared', migration: MIGRATION_DEFAULTS, writeIntervalMs: 1000, timeScale: 1 },
+  const h = await SimHost.open(
+    {
+      host: '127.0.9.21', capacity: { cores: 2, memoryMiB: 1024, diskGiB: 100 }, storageDir: '/shared', migration: MIGRATION_DEFAULTS,
+      writeIntervalMs: 1000, timeScale: 1, requireMigrationCredentials,
+    },
     { clock, store: await openSimHvMemoryStore(), disk: new MemoryDiskIo(clock), dialer: new InProcessNetwork() },
   );
-  app = createSimHvApp(host, clock, silentLogger()).app;
+  app = createSimHvApp(h, clock, silentLogger()).app;
+  return h;
+}
+
+beforeEach(async () => {
+  host = await openHost(false);
 });
 
 async function domainsNow(): Promise<string[]> {
@@ -53,7 +64,8 @@ describe('sim daemon HTTP edge', () => {
     ['an unknown endpoint', () => request(app).get('/v2/nothing'), 404, 'HypervisorUnknownEndpoint'],
     ['migrating an unknown domain', () => request(app).post('/v1/domains/i-0000dead/migrations').send({ migrationId: 'm-1', destinationUri: 'http://127.0.9.22:1' }), 404, 'DomainNotFound'],
     ['a destination off loopback', () => request(app).post(`/v1/domains/${spec.id}/migrations`).send({ migrationId: 'm-1', destinationUri: 'http://10.1.2.3:16509' }), 400, 'HypervisorBadRequest'],
-    ['a stream for a migration never prepared', () => request(app).post(`/v1/incoming/${spec.id}/m-1/stream`).set('content-type', 'application/octet-stream').send(Buffer.alloc(0)), 409, 'IncomingNotPrepared'],
+    // Streams come in on the migration ports only: the control socket has no stream endpoint.
+    ['a migration stream', () => request(app).post(`/v1/incoming/${spec.id}/m-1/stream`).set('content-type', 'application/octet-stream').send(Buffer.alloc(0)), 404, 'HypervisorUnknownEndpoint'],
   ])('answers %s with a coded error and changes nothing', async (_name, send, status, code) => {
     const res = await send().expect(status);
     expect(res.body.error).toMatchObject({ code });
@@ -77,6 +89,58 @@ describe('sim daemon HTTP edge', () => {
     const prepared = await request(app).post('/v1/incoming').send({ spec, migrationId: 'm-1' }).expect(200);
     expect(prepared.body.state).toBe('paused');
     await request(app).delete(`/v1/incoming/${spec.id}/m-1`).expect(204);
+    expect(await domainsNow()).toEqual([]);
+  });
+});
+
+describe('the plaintext migration port (--insecure-plaintext)', () => {
+  it.each<[string, (r: request.Agent) => request.Test]>([
+    ['define a domain', (r) => r.post('/v1/domains').send(spec)],
+    ['destroy a domain', (r) => r.delete(`/v1/domains/${spec.id}`)],
+    ['prepare an incoming domain', (r) => r.post('/v1/incoming').send({ spec, migrationId: 'm-1' })],
+    ['send a domain away', (r) => r.post(`/v1/domains/${spec.id}/migrations`).send({ migrationId: 'm-1', destinationUri: 'http://127.0.9.22:16509' })],
+    ['list domains', (r) => r.get('/v1/domains')],
+  ])('cannot %s: HypervisorUnknownEndpoint, nothing changes', async (_name, send) => {
+    await request(app).post('/v1/domains').send(spec).expect(200);
+    const res = await send(request.agent(createPlaintextMigrationServer(host, silentLogger()))).expect(404);
+    expect(res.body.error.code).toBe('HypervisorUnknownEndpoint');
+    expect(await domainsNow()).toEqual([spec.id]);
+    expect(host.get(spec.id)?.state).toBe('running');
+  });
+
+  it('answers a stream for a migration never prepared with IncomingNotPrepared', async () => {
+    const res = await request(createPlaintextMigrationServer(host, silentLogger()))
+      .post(`/v1/incoming/${spec.id}/m-1/stream`).set('content-type', 'application/octet-stream').send(Buffer.alloc(0)).expect(409);
+    expect(res.body.error.code).toBe('IncomingNotPrepared');
+    expect(await domainsNow()).toEqual([]);
+  });
+});
+
+describe('a host that requires per-migration credentials (no --insecure-plaintext)', () => {
+  beforeEach(async () => {
+    host = await openHost(true);
+  });
+
+  it('refuses to prepare an incoming domain without a credential, holding nothing', async () => {
+    const res = await request(app).post('/v1/incoming').send({ spec, migrationId: 'm-1' }).expect(400);
+    expect(res.body.error).toMatchObject({ code: 'MigrationCredentialInvalid', fields: { id: spec.id, migrationId: 'm-1' } });
+    expect(await domainsNow()).toEqual([]);
+    expect(host.free()).toEqual({ cores: 2, memoryMiB: 1024, diskGiB: 100 });
+  });
+
+  it('refuses to send a domain away without a credential, to any destination; it keeps running', async () => {
+    await request(app).post('/v1/domains').send(spec).expect(200);
+    for (const destinationUri of ['http://127.0.9.22:16509', 'https://127.0.9.22:16514']) {
+      const res = await request(app).post(`/v1/domains/${spec.id}/migrations`).send({ migrationId: 'm-1', destinationUri }).expect(400);
+      expect(res.body.error.code).toBe('MigrationCredentialInvalid');
+    }
+    expect(host.get(spec.id)).toMatchObject({ state: 'running' });
+    expect(host.migrationStatus(spec.id, 'm-1')).toEqual({ state: 'unknown' });
+  });
+
+  it('still defines and destroys domains for its owner', async () => {
+    await request(app).post('/v1/domains').send(spec).expect(200);
+    await request(app).delete(`/v1/domains/${spec.id}`).expect(204);
     expect(await domainsNow()).toEqual([]);
   });
 });

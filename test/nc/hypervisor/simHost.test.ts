@@ -13,6 +13,7 @@ import { MIGRATION_DEFAULTS, planMigration } from '../../../nc/hypervisor/sim/mi
 import { SimHost, type SimHostConfig } from '../../../nc/hypervisor/sim/simHost.js';
 import { InProcessDriver } from '../../../nc/hypervisor/sim/inProcessDriver.js';
 import { codeOf } from '../../helpers/codeOf.js';
+import { credentialPair, makeMigrationCa } from '../../helpers/migrationPki.js';
 
 const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -321,5 +322,40 @@ describe('SimHost live migration (in process)', () => {
     expect(await codeOf(d.create({ ...spec('i-1'), resources: { cores: 0, memoryMiB: 1, diskGiB: 1 } }))).toBe('HypervisorBadRequest');
     expect(await d.list()).toEqual([]);
     expect((await d.connect()).hypervisor).toBe('sim');
+  });
+});
+
+describe('SimHost credential policy', () => {
+  const ca = makeMigrationCa('policy');
+  const item = { migrationId: 'mig-0000a11c', instanceId: 'i-0000a11c', source: '127.0.9.31', destination: '127.0.9.32' };
+  const key = `${item.migrationId}-${item.instanceId}`;
+  const s = spec(item.instanceId);
+
+  it('a host that requires credentials still lets a restarted NC join a migration it began with one', async () => {
+    const w = world();
+    const a = (await host(w, item.source, { requireMigrationCredentials: true })).h;
+    // The in-process network carries no TLS: an unguarded destination stands in for the far end.
+    const b = (await host(w, item.destination)).h;
+    await a.create(s);
+    await b.prepareIncoming(s, key);
+    const target = { migrationId: key, destinationUri: `sim://${item.destination}` };
+    const first = await a.beginMigration(s.id, { ...target, credential: credentialPair(ca, item).source });
+    const joined = await a.beginMigration(s.id, target);
+    expect(joined).toBe(first);
+    await drive(w.clock, first.done);
+    expect(b.get(s.id)?.state).toBe('running');
+    // A new migration without one is refused before anything changes.
+    await a.create(spec('i-0000b0b0'));
+    expect(await codeOf(a.beginMigration('i-0000b0b0', { migrationId: 'm-x', destinationUri: `sim://${item.destination}` }))).toBe('MigrationCredentialInvalid');
+    expect(a.get('i-0000b0b0')?.state).toBe('running');
+    expect(a.migrationStatus('i-0000b0b0', 'm-x')).toEqual({ state: 'unknown' });
+  });
+
+  it('refuses a plaintext stream for a domain prepared with a credential (no downgrade), leaving it prepared', async () => {
+    const w = world();
+    const b = (await host(w, item.destination)).h;
+    await b.prepareIncoming(s, key, credentialPair(ca, item).destination);
+    await expect(b.acceptIncoming(s.id, key)).rejects.toMatchObject({ code: 'MigrationCredentialRejected', fields: { reason: 'no-certificate' } });
+    expect(b.get(s.id)?.state).toBe('paused');
   });
 });

@@ -1,10 +1,12 @@
 /**
  * Two real sim daemons (separate processes on 127.0.9.1 and 127.0.9.2, temp state dirs, one shared
- * temp storage dir) driven through SimDriver: real HTTP, real files, real kill -9.
+ * temp storage dir) driven through SimDriver on their control sockets: real HTTP, real files, real
+ * kill -9. They run with --insecure-plaintext, so migrations between them need no credential and
+ * stream over the plaintext port (the TLS path is test/integration/migrationCredentials.test.ts).
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DomainSpec, HypervisorEvent } from '../../../nc/hypervisor/driver.js';
@@ -31,20 +33,35 @@ async function freshDirs(): Promise<void> {
   tmp = await mkdtemp(join(tmpdir(), 'simhv-it-'));
 }
 
-async function startHost(n: number, extra: string[] = []): Promise<{ proc: SpawnedProcess; url: string; driver: SimDriver }> {
+/** Host n: its control socket in the temp dir, its plaintext migration port at 127.0.9.n:16509 (`url`). */
+async function startHost(n: number, extra: string[] = []): Promise<{ proc: SpawnedProcess; url: string; socket: string; driver: SimDriver }> {
   const proc = await spawnBuilt({
     script,
     args: [
-      '--host', `127.0.9.${n}`, '--port', '0',
+      '--host', `127.0.9.${n}`, '--socket', join(tmp, `simhv${n}.sock`), '--insecure-plaintext', '--port', '16509', '--tls-port', '0',
       '--state-dir', join(tmp, `state${n}`), '--storage-dir', join(tmp, 'shared'),
       '--memory-mib', '4096', '--time-scale', '0.01', '--write-interval-ms', '100', ...extra,
     ],
-    readyLine: /^simhv listening on (http:\/\/\S+)$/,
+    readyLine: /^simhv listening on unix:(.+)$/,
   });
   procs.push(proc);
-  const driver = new SimDriver({ baseUrl: proc.ready, eventRetryMs: 100 });
+  const driver = new SimDriver({ socketPath: proc.ready, eventRetryMs: 100 });
   drivers.push(driver);
-  return { proc, url: proc.ready, driver };
+  return { proc, url: `http://127.0.9.${n}:16509`, socket: proc.ready, driver };
+}
+
+/** One raw request on a Unix socket: status and parsed body. */
+function rawRequest(socketPath: string, method: string, path: string, text?: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method, path, headers: text === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
+      let out = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (out += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: out ? JSON.parse(out) : undefined }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
 }
 
 function spec(id: string, memoryMiB = 512): DomainSpec {
@@ -167,14 +184,18 @@ describe('simhv daemons (two real processes)', () => {
     expect((await h1.driver.info(s.id))?.state).toBe('running');
     expect(await h2.driver.list()).toEqual([]);
 
-    const res = await fetch(`${h1.url}/v1/domains`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id": "i-1",' });
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('HypervisorBadRequest');
+    const res = await rawRequest(h1.socket, 'POST', '/v1/domains', '{"id": "i-1",');
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'HypervisorBadRequest' } } });
+    // The plaintext migration port takes incoming streams and nothing else.
+    const viaPort = await fetch(`${h1.url}/v1/domains`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec('i-00000005')) });
+    expect(viaPort.status).toBe(404);
+    expect(((await viaPort.json()) as { error: { code: string } }).error.code).toBe('HypervisorUnknownEndpoint');
     expect((await h1.driver.list()).map((d) => d.id)).toEqual([s.id]);
   });
 
   it('the driver translates refused connections and off-protocol answers', async () => {
-    const dead = new SimDriver({ baseUrl: 'http://127.0.9.4:9', requestTimeoutMs: 2_000 });
+    await freshDirs();
+    const dead = new SimDriver({ socketPath: join(tmp, 'nobody-here.sock'), requestTimeoutMs: 2_000 });
     drivers.push(dead);
     expect(await codeOf(dead.connect())).toBe('HypervisorUnavailable');
 
@@ -182,10 +203,9 @@ describe('simhv daemons (two real processes)', () => {
       res.writeHead(500, { 'content-type': 'text/html' });
       res.end('<h1>oops</h1>');
     });
-    await new Promise<void>((r) => junk.listen(0, '127.0.9.5', r));
+    await new Promise<void>((r) => junk.listen(join(tmp, 'junk.sock'), r));
     try {
-      const port = (junk.address() as { port: number }).port;
-      const d = new SimDriver({ baseUrl: `http://127.0.9.5:${port}` });
+      const d = new SimDriver({ socketPath: join(tmp, 'junk.sock') });
       drivers.push(d);
       expect(await codeOf(d.list())).toBe('HypervisorProtocolError');
     } finally {
@@ -193,10 +213,9 @@ describe('simhv daemons (two real processes)', () => {
     }
 
     const silent: Server = createServer(() => undefined); // accepts, never answers
-    await new Promise<void>((r) => silent.listen(0, '127.0.9.6', r));
+    await new Promise<void>((r) => silent.listen(join(tmp, 'silent.sock'), r));
     try {
-      const port = (silent.address() as { port: number }).port;
-      const d = new SimDriver({ baseUrl: `http://127.0.9.6:${port}`, requestTimeoutMs: 300 });
+      const d = new SimDriver({ socketPath: join(tmp, 'silent.sock'), requestTimeoutMs: 300 });
       drivers.push(d);
       expect(await codeOf(d.connect())).toBe('HypervisorUnavailable');
     } finally {
@@ -209,5 +228,21 @@ describe('simhv daemons (two real processes)', () => {
     const { code, stderr } = await runBuilt(script, ['--host', '10.0.0.1', '--state-dir', '/tmp/x', '--storage-dir', '/tmp/y']);
     expect(code).toBe(2);
     expect(stderr).toContain('--host (SIMHV_HOST)');
+    // A plaintext port is opened only on purpose.
+    const port = await runBuilt(script, ['--host', '127.0.9.1', '--port', '16509', '--state-dir', '/tmp/x', '--storage-dir', '/tmp/y']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port (SIMHV_PORT): needs --insecure-plaintext');
+  });
+
+  it('exits 1 with HypervisorSocketUnusable when another daemon listens on its socket, which keeps serving', async () => {
+    await freshDirs();
+    const h1 = await startHost(1);
+    await h1.driver.create(spec('i-00000006'));
+    const second = await runBuilt(script, [
+      '--host', '127.0.9.2', '--socket', h1.socket, '--tls-port', '0', '--state-dir', join(tmp, 'state2'), '--storage-dir', join(tmp, 'shared'),
+    ]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('HypervisorSocketUnusable');
+    expect((await h1.driver.list()).map((d) => d.id)).toEqual(['i-00000006']);
   });
 });
