@@ -19,6 +19,12 @@ export const ccNodeSchema = z.object({
   healthy: z.boolean(),
   /** Epoch ms of the last successful contact, 0 if none. */
   lastSeen: z.number(),
+  /**
+   * True: the CC has no current word from this NC for this answer (unreachable, or its refresh not
+   * answered within the CC's bound), so state, resources and instances are its last report, as of
+   * lastSeen. Describes never wait for such a node. Absent from CCs before it (there, !reachable).
+   */
+  stale: z.boolean().optional(),
   capacity: resourcesSchema,
   used: resourcesSchema,
   instances: z.array(ncInstanceSchema),
