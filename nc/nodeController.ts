@@ -25,6 +25,7 @@ import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from '
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
+import { firstLookVerdict } from './storeOrigin.js';
 import {
   decideTerminate, DEFAULT_TOMBSTONES, markShuttingDown, markTerminated, pruneTombstones,
   type TerminateAnswer, type TombstonePolicy,
@@ -196,9 +197,15 @@ export class NodeController {
 
   private async modifyNow(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     const previousState = this.store.nodeState;
-    if (previousState !== stateName) {
-      await this.persist((d) => { d.nodeState = stateName; });
+    // Only an administrator's enable ends the time out of service that a lost store began.
+    const endsLostStore = stateName === 'enabled' && this.store.lostStore !== undefined;
+    if (previousState !== stateName || endsLostStore) {
+      await this.persist((d) => {
+        d.nodeState = stateName;
+        if (endsLostStore) delete d.lostStore;
+      });
       this.o.logger.info({ from: previousState, to: stateName }, 'node state');
+      if (endsLostStore) this.o.logger.warn('enabled by an administrator after its store was lost: back in service');
       this.tell('node');
     }
     return { previousState, node: await this.describeNow() };
@@ -212,9 +219,21 @@ export class NodeController {
     const domains = await this.link.call('list', (d) => d.list());
     const now = this.o.clock.now();
     this.domains.replace(domains);
-    const result = reconcile(this.store.instances, domains, now, new Set(Object.keys(this.store.incoming)));
+    if (this.store.firstStartUnchecked === true) await this.judgeFirstStart(domains, now);
+    const lost = this.store.lostStore;
+    const result = reconcile(this.store.instances, domains, now, { incomingIds: new Set(Object.keys(this.store.incoming)), adoptOrphans: lost !== undefined });
     for (const note of result.notes) this.logNote(note);
-    if (result.changed) await this.persist((d) => { d.instances = structuredClone(result.instances); });
+    const adopted = result.notes.flatMap((n) => (n.kind === 'adopted-orphan' ? [n.id] : []));
+    if (result.changed) {
+      await this.persist((d) => {
+        d.instances = structuredClone(result.instances);
+        if (d.lostStore && adopted.length > 0) d.lostStore.adopted = [...new Set([...d.lostStore.adopted, ...adopted])].sort();
+      });
+    }
+    if (lost !== undefined) {
+      this.o.logger.warn({ lostStore: this.store.lostStore, adopted }, 'out of service since its store (nc.json) was lost: stays disabled until an administrator enables it');
+      if (adopted.length > 0) this.tell('node');
+    }
     for (const effect of result.effects) {
       try {
         await this.link.call('destroy', (d) => d.destroy(effect.id));
@@ -232,6 +251,28 @@ export class NodeController {
       this.o.logger.info({ instanceId: effect.id }, 're-adoption finished a termination');
     }
     await this.migrations.reconcile('start');
+  }
+
+  /**
+   * The first look at the hypervisor of a store created without an identity file: domains there mean
+   * the whole state directory was lost (storeOrigin.ts), so the node leaves service before it takes
+   * anything new; none confirm a first start. Either way the question is settled for good.
+   */
+  private async judgeFirstStart(domains: readonly DomainInfo[], now: number): Promise<void> {
+    const lost = firstLookVerdict(domains, now);
+    await this.persist((d) => {
+      delete d.firstStartUnchecked;
+      if (lost) {
+        d.nodeState = 'disabled';
+        d.lostStore = lost;
+      }
+    });
+    if (lost) {
+      this.o.logger.warn({ evidence: lost.evidence }, 'nc.json was lost (this is not a first start): disabled until an administrator enables it; re-adopting the domains');
+      this.tell('node');
+    } else {
+      this.o.logger.info('first start: the hypervisor holds no domain');
+    }
   }
 
   // --- helpers ---
@@ -286,6 +327,7 @@ export class NodeController {
       case 'termination-completed': log.info({ instanceId: note.id }, 'completed a half-done termination'); break;
       case 'terminated-domain-present': log.warn({ instanceId: note.id }, 'a terminated instance has a domain again; destroying it'); break;
       case 'orphan-domain': log.warn({ domain: note.id, state: note.state }, 'domain without an instance record (store lost?); keeping it and counting its resources'); break;
+      case 'adopted-orphan': log.warn({ instanceId: note.id, state: note.state }, 're-adopted a domain after the store was lost: its record is recreated (reservation, owner and VM type name unknown here)'); break;
     }
   }
 }

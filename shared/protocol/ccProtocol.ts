@@ -1,6 +1,6 @@
 /** CLC → CC operations (served at CC_PATH on port 8774). */
 import { z } from 'zod';
-import { ncInstanceSchema } from './ncProtocol.js';
+import { lostStoreSchema, ncInstanceSchema } from './ncProtocol.js';
 import {
   ccNodeEventRequestSchema, ccNodeEventResponseSchema, migrationIdSchema, planSchema,
 } from './migrationProtocol.js';
@@ -30,6 +30,8 @@ export const ccNodeSchema = z.object({
   instances: z.array(ncInstanceSchema),
   /** Where the CC calls the NC (scheme, host, port and path): DescribeServices' uri. Absent from a CC that does not say. */
   uri: z.string().optional(),
+  /** The NC's word that it lost its store and stays disabled until enabled (ncProtocol.ts); absent otherwise. */
+  lostStore: lostStoreSchema.optional(),
 });
 export type CcNode = z.infer<typeof ccNodeSchema>;
 
