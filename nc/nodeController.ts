@@ -121,7 +121,10 @@ export class NodeController {
   private async describeNow(): Promise<NcNode> {
     if (this.link.healthy) {
       try {
-        this.domains.replace(await this.link.call('list', (d) => d.list()));
+        const domains = await this.link.call('list', (d) => d.list());
+        this.domains.replace(domains);
+        // Level-based: after a lost store, a domain that turns up later (a migration that ended here) is adopted too.
+        if (this.store.lostStore !== undefined) await this.adoptOrphans(domains);
         // Level-based: arrivals, half-done cleanups and lost migration calls are picked up here too.
         await this.migrations.reconcile('poll');
       } catch (e) {
@@ -251,6 +254,22 @@ export class NodeController {
       this.o.logger.info({ instanceId: effect.id }, 're-adoption finished a termination');
     }
     await this.migrations.reconcile('start');
+  }
+
+  /** After a lost store: records for the domains that have none (reconcile.ts adoptOrphans), nothing else. */
+  private async adoptOrphans(domains: readonly DomainInfo[]): Promise<void> {
+    const result = reconcile(this.store.instances, domains, this.o.clock.now(), { incomingIds: new Set(Object.keys(this.store.incoming)), adoptOrphans: true });
+    const adopted = result.notes.flatMap((n) => (n.kind === 'adopted-orphan' ? [n.id] : []));
+    if (adopted.length === 0) return;
+    await this.persist((d) => {
+      for (const id of adopted) {
+        const rec = result.instances[id];
+        if (rec) d.instances[id] = structuredClone(rec);
+      }
+      if (d.lostStore) d.lostStore.adopted = [...new Set([...d.lostStore.adopted, ...adopted])].sort();
+    });
+    for (const id of adopted) this.o.logger.warn({ instanceId: id }, 're-adopted a domain after the store was lost: its record is recreated (reservation, owner and VM type name unknown here)');
+    this.tell('node');
   }
 
   /**
