@@ -51,6 +51,15 @@ export interface NodeControllerOptions {
   readonly requireMigrationCredentials?: boolean;
 }
 
+function adoptedIds(notes: readonly ReconcileNote[]): string[] {
+  return notes.flatMap((n) => (n.kind === 'adopted-orphan' ? [n.id] : []));
+}
+
+/** The lost store's list of re-adopted instances grows by `ids` (sorted, each once). */
+function noteAdopted(d: NcSnapshot, ids: readonly string[]): void {
+  if (d.lostStore && ids.length > 0) d.lostStore.adopted = [...new Set([...d.lostStore.adopted, ...ids])].sort();
+}
+
 export class NodeController {
   private readonly mailbox = new Mailbox();
   private readonly link: HypervisorLink;
@@ -226,11 +235,11 @@ export class NodeController {
     const lost = this.store.lostStore;
     const result = reconcile(this.store.instances, domains, now, { incomingIds: new Set(Object.keys(this.store.incoming)), adoptOrphans: lost !== undefined });
     for (const note of result.notes) this.logNote(note);
-    const adopted = result.notes.flatMap((n) => (n.kind === 'adopted-orphan' ? [n.id] : []));
+    const adopted = adoptedIds(result.notes);
     if (result.changed) {
       await this.persist((d) => {
         d.instances = structuredClone(result.instances);
-        if (d.lostStore && adopted.length > 0) d.lostStore.adopted = [...new Set([...d.lostStore.adopted, ...adopted])].sort();
+        noteAdopted(d, adopted);
       });
     }
     if (lost !== undefined) {
@@ -259,16 +268,16 @@ export class NodeController {
   /** After a lost store: records for the domains that have none (reconcile.ts adoptOrphans), nothing else. */
   private async adoptOrphans(domains: readonly DomainInfo[]): Promise<void> {
     const result = reconcile(this.store.instances, domains, this.o.clock.now(), { incomingIds: new Set(Object.keys(this.store.incoming)), adoptOrphans: true });
-    const adopted = result.notes.flatMap((n) => (n.kind === 'adopted-orphan' ? [n.id] : []));
+    const adopted = adoptedIds(result.notes);
     if (adopted.length === 0) return;
     await this.persist((d) => {
       for (const id of adopted) {
         const rec = result.instances[id];
         if (rec) d.instances[id] = structuredClone(rec);
       }
-      if (d.lostStore) d.lostStore.adopted = [...new Set([...d.lostStore.adopted, ...adopted])].sort();
+      noteAdopted(d, adopted);
     });
-    for (const id of adopted) this.o.logger.warn({ instanceId: id }, 're-adopted a domain after the store was lost: its record is recreated (reservation, owner and VM type name unknown here)');
+    for (const note of result.notes) if (note.kind === 'adopted-orphan') this.logNote(note);
     this.tell('node');
   }
 

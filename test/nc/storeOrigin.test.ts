@@ -131,6 +131,21 @@ describe('the NodeController after a lost store', () => {
     expect(h.store.read().lostStore).toBeUndefined();
   });
 
+  it('while the store is lost, also adopts a domain that turns up later (a migration that ended here), at the next poll', async () => {
+    const lostStore = storeOrigin(false, IDENTITY, NOW);
+    if (lostStore.kind !== 'lost') throw new Error('fixture');
+    const h = await withDomains(async (s) => { await s.update((d) => Object.assign(d, initialSnapshot(lostStore))); }, []);
+    expect((await h.controller.describe()).lostStore?.adopted).toEqual([]);
+    h.driver.domains.set('i-00000007', domain('i-00000007'));
+    const node = await h.controller.describe();
+    expect(node.instances.map((i) => [i.instanceId, i.adopted])).toEqual([['i-00000007', true]]);
+    expect(node.lostStore?.adopted).toEqual(['i-00000007']);
+    // Once enabled, the NC is back to its ordinary rule: a domain without a record is left alone.
+    await h.controller.modify('enabled');
+    h.driver.domains.set('i-00000008', domain('i-00000008'));
+    expect((await h.controller.describe()).instances.map((i) => i.instanceId)).toEqual(['i-00000007']);
+  });
+
   it('takes domains at the first look of a store created without an identity for a lost store', async () => {
     const h = await withDomains(async (s) => { await s.update((d) => Object.assign(d, initialSnapshot({ kind: 'created' }))); }, ['running']);
     expect(h.store.read()).toMatchObject({ nodeState: 'disabled', lostStore: { adopted: [I1], evidence: expect.stringContaining('not a first start') } });
