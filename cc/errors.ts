@@ -21,6 +21,8 @@ export const CcErrors = defineErrors({
   NodeDisabled: client(409, 'node {host} is disabled and takes no new instances'),
   NodeFull: client(409, 'node {host} has no room: {detail}'),
   NodeUnhealthy: server(503, 'node {host} cannot use its hypervisor: {detail}'),
+  /** The NC could not write its state (a full or read-only disk): it acknowledged nothing; the NC's own code and message. */
+  StateWriteFailed: server(503, 'node {host} could not persist its state: {detail}'),
   /** Any other coded refusal from an NC, carried through with the NC's code and message. */
   NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),
   NodeProtocolError: server(502, 'node {host} answered {operation} outside the NC contract: {detail}'),

@@ -79,6 +79,9 @@ function translateRemoteFault(code: string, message: string, host: string, opera
       return CcErrors.withMessage('InstanceExists', message, { host });
     case 'HypervisorUnavailable':
       return CcErrors.make('NodeUnhealthy', { host, detail: message });
+    // Its own code all the way to the administrator: the fix is on that node's disk.
+    case 'StateWriteFailed':
+      return CcErrors.withMessage('StateWriteFailed', message, { host });
     case 'InstanceNotRunning':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':

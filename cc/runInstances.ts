@@ -43,9 +43,12 @@ function isRefusal(e: FerryError): boolean {
   return e.code === 'NodeDisabled' || e.code === 'NodeFull' || e.code === 'NodeUnhealthy';
 }
 
-/** Answers after which the NC may or may not have started it (timeout, garbled reply). */
+/**
+ * Answers after which the NC may or may not have started it (timeout, garbled reply; a state write
+ * that failed after the domain was created leaves it for the NC's re-adoption to settle).
+ */
 function isUncertain(e: FerryError): boolean {
-  return e.code === 'NodeUnreachable' || e.code === 'NodeProtocolError' || e.code === 'NodeFault';
+  return e.code === 'NodeUnreachable' || e.code === 'NodeProtocolError' || e.code === 'NodeFault' || e.code === 'StateWriteFailed';
 }
 
 /**

@@ -26,6 +26,13 @@ import type { ViewKeeper } from './viewKeeper.js';
 export const FRESH_MS = 1000;
 /** A client is waiting on these refreshes, so they get at most this long. */
 export const DESCRIBE_TIMEOUT_CAP_MS = 1000;
+/**
+ * A read (describe) waits for a node's refresh at most this long after the refresh went out; then it
+ * answers with the node's last known state, marked stale, and the refresh carries on. Many times what
+ * an NC takes to answer on loopback (milliseconds): a stopped, hung or swamped NC misses it, and a
+ * node missing it keeps its state (stale is not NOTREADY), so a busy machine does not flip services.
+ */
+export const READ_GRACE_MS = 500;
 
 /** Everything the CC serves at CC_PATH. */
 export const SERVED_OPS = CC_OPS;
@@ -67,30 +74,40 @@ export class CcService {
     });
     this.migrations = new MigrationOps({
       keeper, nodes, clock, logger, settings, placement: this.placement, runner: this.runner,
-      freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs, ncTimeoutMs: opts.ncTimeoutMs,
+      freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs, readGraceMs: READ_GRACE_MS, ncTimeoutMs: opts.ncTimeoutMs,
     });
   }
 
   /** The handlers typedHandlers(SERVED_OPS, …) serves. */
   readonly ops: TypedImpl<typeof SERVED_OPS> = {
     ccDescribeNodes: async () => {
-      const view = await this.freshView();
+      const { view, stale } = await this.readView();
       const uriOf = this.opts.ncUri;
-      return { partition: view.partition, nodes: uriOf ? listNodes(view).map((n) => ({ ...n, uri: uriOf(n.host) })) : listNodes(view) };
+      return {
+        partition: view.partition,
+        nodes: listNodes(view).map((n) => ({ ...n, ...(uriOf ? { uri: uriOf(n.host) } : {}), stale: stale.has(n.host) })),
+      };
     },
+    // Stale nodes count with their last known state (unreachable ones, as ever, do not): a RunInstances
+    // that trusts this matrix is placed by ccRunInstances, which waits for fresh data first.
     ccDescribeResources: async (req) => {
-      const view = await this.freshView();
+      const { view } = await this.readView();
       return { partition: view.partition, matrix: matrixOf(view, req.vmTypes) };
     },
     ccDescribeInstances: async () => {
-      const view = await this.freshView();
-      return { partition: view.partition, instances: listInstances(view), complete: listNodes(view).every((n) => n.reachable) };
+      const { view, stale } = await this.readView();
+      return { partition: view.partition, instances: listInstances(view), complete: stale.size === 0 };
     },
     ccRunInstances: async (req) => ({
-      instances: await this.placement.run(() => runInstances({
-        keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
-        refreshTimeoutMs: this.quickTimeoutMs,
-      }, req)),
+      instances: await this.placement.run(async () => {
+        // A change: placement waits for data at most FRESH_MS old from every node it may place on.
+        const never = new Set([...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...this.opts.keeper.fencedHosts()]);
+        await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs, this.opts.keeper.hosts().filter((h) => !never.has(h)));
+        return runInstances({
+          keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
+          refreshTimeoutMs: this.quickTimeoutMs,
+        }, req);
+      }),
     }),
     ccTerminateInstances: (req) => this.terminate(req),
     ccModifyNode: (req) => this.modifyNode(req),
@@ -106,9 +123,13 @@ export class CcService {
     ccNodeEvent: (req) => this.migrations.nodeEvent(req),
   };
 
-  private async freshView(): Promise<ClusterView> {
-    await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs);
-    return this.opts.keeper.get();
+  /**
+   * What the describes answer from: refreshed where nodes answer within READ_GRACE_MS, never waiting
+   * on a node that does not (viewKeeper.refreshForRead); `stale` names the nodes shown as last known.
+   */
+  private async readView(): Promise<{ view: ClusterView; stale: ReadonlySet<string> }> {
+    const stale = await this.opts.keeper.refreshForRead(FRESH_MS, READ_GRACE_MS, this.quickTimeoutMs);
+    return { view: this.opts.keeper.get(), stale };
   }
 
   private async terminate(req: CcRequest<'ccTerminateInstances'>): Promise<CcResponse<'ccTerminateInstances'>> {

@@ -77,6 +77,7 @@ export function applyReport(view: ClusterView, host: string, report: NcNode, now
     node: {
       host, partition: view.partition, nodeState: report.nodeState, reachable: true, healthy: report.healthy,
       lastSeen: now, capacity: report.capacity, used: report.used, instances: report.instances,
+      ...(report.lostStore !== undefined ? { lostStore: report.lostStore } : {}),
     },
     plans: report.plans ?? [],
     incoming: report.incoming ?? [],

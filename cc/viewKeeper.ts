@@ -25,6 +25,8 @@ export interface ViewKeeperOptions {
 interface InFlight {
   readonly epoch: number;
   readonly promise: Promise<void>;
+  /** When it was sent (the keeper's clock): a read waits for it until startedAt + its grace. */
+  readonly startedAt: number;
 }
 
 const NONE_FENCED: ReadonlySet<string> = new Set();
@@ -136,7 +138,7 @@ export class ViewKeeper {
     ).finally(() => {
       if (this.inFlight.get(host)?.promise === promise) this.inFlight.delete(host);
     });
-    this.inFlight.set(host, { epoch, promise });
+    this.inFlight.set(host, { epoch, promise, startedAt: this.opts.clock.now() });
     return promise;
   }
 
@@ -154,6 +156,46 @@ export class ViewKeeper {
       return e !== undefined && isStale(e, now, maxAgeMs);
     });
     await this.refreshHosts(stale, timeoutMs);
+  }
+
+  /**
+   * A read's refresh (the describes): asks again every node whose data is at least maxAgeMs old, but
+   * waits only for nodes that answer. A node whose last contact failed is not waited for (its refresh
+   * goes on in the background); any other is waited for until graceMs after its refresh was sent (a
+   * poll already under way counts from when it went out), so one stopped NC costs a read at most the
+   * grace, once. A node never heard from since the CC started is waited for until its first refresh
+   * ends. Returns the hosts the answer has no current word from (not reachable, or still silent):
+   * their data is their last known state, and the caller marks them stale.
+   */
+  async refreshForRead(maxAgeMs: number, graceMs: number, timeoutMs: number): Promise<ReadonlySet<string>> {
+    const now = this.opts.clock.now();
+    const silent = new Set<string>();
+    const timers: TimerHandle[] = [];
+    const waits: Promise<void>[] = [];
+    for (const e of this.view.entries) {
+      if (!isStale(e, now, maxAgeMs)) continue;
+      const host = e.node.host;
+      const refreshed = this.refresh(host, timeoutMs);
+      if (e.checkedAt === null) {
+        waits.push(refreshed);
+        continue;
+      }
+      if (!e.node.reachable) continue;
+      const left = (this.inFlight.get(host)?.startedAt ?? now) + graceMs - now;
+      silent.add(host);
+      const answered = refreshed.then(() => { silent.delete(host); });
+      if (left <= 0) continue;
+      waits.push(new Promise<void>((resolve) => {
+        timers.push(this.opts.clock.setTimer(left, resolve));
+        void answered.then(resolve, resolve);
+      }));
+    }
+    try {
+      await Promise.all(waits);
+    } finally {
+      for (const t of timers) t.cancel();
+    }
+    return new Set(this.view.entries.filter((e) => !e.node.reachable || silent.has(e.node.host)).map((e) => e.node.host));
   }
 
   /** An NC said its hypervisor is unavailable: stop scheduling there until a poll says otherwise. */

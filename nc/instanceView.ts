@@ -57,5 +57,6 @@ export function instanceView(rec: InstanceRecord, observed: Observed): NcInstanc
     hypervisorState: observed,
     launchTime: rec.launchTime,
     migrationState: rec.migrationState,
+    ...(rec.adopted === true ? { adopted: true } : {}),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * Entry point: one NC per hypervisor host. Compiles its configuration, opens its store (a corrupt
- * store stops it with the store's coded error: never a silent reset), re-adopts the hypervisor's
- * domains, serves NC_OPS, and prints `nc listening on https://HOST:PORT` (http:// with
- * --insecure-plaintext) when ready.
+ * store stops it with the store's coded error: never a silent reset; a missing one after the node
+ * has run is a lost store, which comes up disabled: storeOrigin.ts), re-adopts the hypervisor's
+ * domains, serves NC_OPS, tells its CC it is up, and prints `nc listening on https://HOST:PORT`
+ * (http:// with --insecure-plaintext) when ready.
  */
 import './threadpool.js'; // first: sizes libuv's pool before anything uses it
 import http from 'node:http';
@@ -20,7 +21,7 @@ import { CC_PATH } from '../shared/wire/transport.js';
 import { DEFAULT_NOTIFY_TIMEOUT_MS, NO_CC_NOTIFIER, WireCcNotifier, type CcNotifier } from './ccNotifier.js';
 import { parseNcConfig, type NcConfig } from './config.js';
 import { createDriver } from './driverFactory.js';
-import { openNcStore } from './ncStore.js';
+import { openNcStoreAtStart, type NcStoreAtStart } from './storeOrigin.js';
 import { NodeController } from './nodeController.js';
 import { fsSharedStorage } from './ha/activityCheck.js';
 import { createNcApp, NC_ALLOWED_ROLES } from './server.js';
@@ -57,12 +58,33 @@ function ccNotifier(config: NcConfig, security: WireSecurity, logger: Logger): {
   return { notifier: new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger }), close: () => transport.close() };
 }
 
+/** One line on how this start found its store; a lost store is a warning an operator must act on. */
+function logStoreOrigin(start: NcStoreAtStart, config: NcConfig, logger: Logger): void {
+  const { origin, identity } = start;
+  if (identity !== undefined && identity.host !== config.host) {
+    logger.warn({ identityHost: identity.host }, `this state directory belonged to an NC started as ${identity.host}`);
+  }
+  switch (origin.kind) {
+    case 'found': break;
+    case 'created': logger.info({ stateDir: config.stateDir }, 'no nc.json and no identity file: a first start unless the hypervisor holds domains'); break;
+    case 'lost':
+      logger.warn({ stateDir: config.stateDir, evidence: origin.lostStore.evidence },
+        'nc.json was lost: starting DISABLED and re-adopting the hypervisor\'s domains; an administrator returns the node with EnableService');
+      break;
+  }
+}
+
 async function main(): Promise<void> {
   const config = compile();
   const logger = createLogger('nc').child({ host: config.host });
   const security = wireSecurityOf(config, 'nc', config.host);
   warnIfPlaintext(security, logger, 'ferry-nc');
-  const store = await openNcStore(config.stateDir);
+  const start = await openNcStoreAtStart({
+    stateDir: config.stateDir, host: config.host, now: systemClock.now(),
+    hooks: { onLeftoverTemps: (files) => logger.warn({ files }, 'removed temp files of interrupted writes beside nc.json') },
+  });
+  logStoreOrigin(start, config, logger);
+  const { store } = start;
   const driver = createDriver(config.hypervisor, { logger, host: config.host });
   const cc = ccNotifier(config, security, logger);
   const controller = new NodeController({
@@ -82,6 +104,8 @@ async function main(): Promise<void> {
   const guard = guardConnections(server, { limits, refusals });
   await listen(server, config.port, config.host);
   logger.info({ connections: guard.describe() }, 'nc serving');
+  // The CC need not wait for its next poll to see this node back (and, after a lost store, disabled).
+  cc.notifier.notify({ host: config.host, kind: 'node' });
   process.stdout.write(`nc listening on ${schemeOf(security)}://${config.host}:${config.port}\n`);
 
   let stopping = false;

@@ -3,7 +3,8 @@
  * it is the source of truth, one record per instance it has accepted, the migration plans it is the
  * source of and the incoming migrations it holds as a destination. VMs themselves live in the
  * hypervisor; a record is the NC's memory of what it promised, and survives the NC.
- * Live migration only added fields with defaults, so files written before it still load (schema 1).
+ * Live migration and the lost-store rule (storeOrigin.ts) only added optional fields or fields with
+ * defaults, so files written before them still load (schema 1).
  */
 import { z } from 'zod';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import {
   instanceIdSchema, instanceStateSchema, migrationStateSchema, nodeStateSchema, reservationIdSchema, vmTypeSchema,
 } from '../shared/protocol/common.js';
 import { incomingSchema, migrationIdSchema, planItemSchema, planSchema } from '../shared/protocol/migrationProtocol.js';
+import { lostStoreSchema } from '../shared/protocol/ncProtocol.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../shared/store/store.js';
 
 /** How far the NC has carried an instance; the reported state is derived from this and the hypervisor. */
@@ -44,6 +46,8 @@ export const instanceRecordSchema = z.object({
   migrationId: migrationIdSchema.optional(),
   /** Destination side: the migration that brought it here, so a late repeat of its prepare is answered, not refused. */
   arrivedBy: migrationIdSchema.optional(),
+  /** Recreated from its domain after the store was lost (reconcile.ts): reservation, owner and VM type name are placeholders. */
+  adopted: z.literal(true).optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 
@@ -83,6 +87,13 @@ export const ncSnapshotSchema = z.object({
    * later — a request overtaken by the terminate sent to settle it — is refused, for the tombstone TTL.
    */
   fenced: z.record(instanceIdSchema, z.number()).optional(),
+  /** The store was lost and recreated (storeOrigin.ts): the node stays disabled until an enable clears this. */
+  lostStore: lostStoreSchema.optional(),
+  /**
+   * Created at a start that found neither nc.json nor the node's identity file: the NC's first look at
+   * its hypervisor decides whether this was a first start (no domains) or a lost store, then clears it.
+   */
+  firstStartUnchecked: z.literal(true).optional(),
 }).refine(
   (s) => Object.entries(s.instances).every(([id, r]) => r.instanceId === id),
   { message: 'an instance record is filed under another id' },

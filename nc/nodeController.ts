@@ -25,6 +25,7 @@ import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from '
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
+import { firstLookVerdict } from './storeOrigin.js';
 import {
   decideTerminate, DEFAULT_TOMBSTONES, markShuttingDown, markTerminated, pruneTombstones,
   type TerminateAnswer, type TombstonePolicy,
@@ -48,6 +49,15 @@ export interface NodeControllerOptions {
   readonly migrationTiming?: Partial<MigrationTiming>;
   /** The NC runs mutual TLS: migrations need their per-migration credentials (default false). */
   readonly requireMigrationCredentials?: boolean;
+}
+
+function adoptedIds(notes: readonly ReconcileNote[]): string[] {
+  return notes.flatMap((n) => (n.kind === 'adopted-orphan' ? [n.id] : []));
+}
+
+/** The lost store's list of re-adopted instances grows by `ids` (sorted, each once). */
+function noteAdopted(d: NcSnapshot, ids: readonly string[]): void {
+  if (d.lostStore && ids.length > 0) d.lostStore.adopted = [...new Set([...d.lostStore.adopted, ...ids])].sort();
 }
 
 export class NodeController {
@@ -120,7 +130,10 @@ export class NodeController {
   private async describeNow(): Promise<NcNode> {
     if (this.link.healthy) {
       try {
-        this.domains.replace(await this.link.call('list', (d) => d.list()));
+        const domains = await this.link.call('list', (d) => d.list());
+        this.domains.replace(domains);
+        // Level-based: after a lost store, a domain that turns up later (a migration that ended here) is adopted too.
+        if (this.store.lostStore !== undefined) await this.adoptOrphans(domains);
         // Level-based: arrivals, half-done cleanups and lost migration calls are picked up here too.
         await this.migrations.reconcile('poll');
       } catch (e) {
@@ -196,9 +209,15 @@ export class NodeController {
 
   private async modifyNow(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     const previousState = this.store.nodeState;
-    if (previousState !== stateName) {
-      await this.persist((d) => { d.nodeState = stateName; });
+    // Only an administrator's enable ends the time out of service that a lost store began.
+    const endsLostStore = stateName === 'enabled' && this.store.lostStore !== undefined;
+    if (previousState !== stateName || endsLostStore) {
+      await this.persist((d) => {
+        d.nodeState = stateName;
+        if (endsLostStore) delete d.lostStore;
+      });
       this.o.logger.info({ from: previousState, to: stateName }, 'node state');
+      if (endsLostStore) this.o.logger.warn('enabled by an administrator after its store was lost: back in service');
       this.tell('node');
     }
     return { previousState, node: await this.describeNow() };
@@ -212,9 +231,21 @@ export class NodeController {
     const domains = await this.link.call('list', (d) => d.list());
     const now = this.o.clock.now();
     this.domains.replace(domains);
-    const result = reconcile(this.store.instances, domains, now, new Set(Object.keys(this.store.incoming)));
+    if (this.store.firstStartUnchecked === true) await this.judgeFirstStart(domains, now);
+    const lost = this.store.lostStore;
+    const result = reconcile(this.store.instances, domains, now, { incomingIds: new Set(Object.keys(this.store.incoming)), adoptOrphans: lost !== undefined });
     for (const note of result.notes) this.logNote(note);
-    if (result.changed) await this.persist((d) => { d.instances = structuredClone(result.instances); });
+    const adopted = adoptedIds(result.notes);
+    if (result.changed) {
+      await this.persist((d) => {
+        d.instances = structuredClone(result.instances);
+        noteAdopted(d, adopted);
+      });
+    }
+    if (lost !== undefined) {
+      this.o.logger.warn({ lostStore: this.store.lostStore, adopted }, 'out of service since its store (nc.json) was lost: stays disabled until an administrator enables it');
+      if (adopted.length > 0) this.tell('node');
+    }
     for (const effect of result.effects) {
       try {
         await this.link.call('destroy', (d) => d.destroy(effect.id));
@@ -232,6 +263,44 @@ export class NodeController {
       this.o.logger.info({ instanceId: effect.id }, 're-adoption finished a termination');
     }
     await this.migrations.reconcile('start');
+  }
+
+  /** After a lost store: records for the domains that have none (reconcile.ts adoptOrphans), nothing else. */
+  private async adoptOrphans(domains: readonly DomainInfo[]): Promise<void> {
+    const result = reconcile(this.store.instances, domains, this.o.clock.now(), { incomingIds: new Set(Object.keys(this.store.incoming)), adoptOrphans: true });
+    const adopted = adoptedIds(result.notes);
+    if (adopted.length === 0) return;
+    await this.persist((d) => {
+      for (const id of adopted) {
+        const rec = result.instances[id];
+        if (rec) d.instances[id] = structuredClone(rec);
+      }
+      noteAdopted(d, adopted);
+    });
+    for (const note of result.notes) if (note.kind === 'adopted-orphan') this.logNote(note);
+    this.tell('node');
+  }
+
+  /**
+   * The first look at the hypervisor of a store created without an identity file: domains there mean
+   * the whole state directory was lost (storeOrigin.ts), so the node leaves service before it takes
+   * anything new; none confirm a first start. Either way the question is settled for good.
+   */
+  private async judgeFirstStart(domains: readonly DomainInfo[], now: number): Promise<void> {
+    const lost = firstLookVerdict(domains, now);
+    await this.persist((d) => {
+      delete d.firstStartUnchecked;
+      if (lost) {
+        d.nodeState = 'disabled';
+        d.lostStore = lost;
+      }
+    });
+    if (lost) {
+      this.o.logger.warn({ evidence: lost.evidence }, 'nc.json was lost (this is not a first start): disabled until an administrator enables it; re-adopting the domains');
+      this.tell('node');
+    } else {
+      this.o.logger.info('first start: the hypervisor holds no domain');
+    }
   }
 
   // --- helpers ---
@@ -286,6 +355,7 @@ export class NodeController {
       case 'termination-completed': log.info({ instanceId: note.id }, 'completed a half-done termination'); break;
       case 'terminated-domain-present': log.warn({ instanceId: note.id }, 'a terminated instance has a domain again; destroying it'); break;
       case 'orphan-domain': log.warn({ domain: note.id, state: note.state }, 'domain without an instance record (store lost?); keeping it and counting its resources'); break;
+      case 'adopted-orphan': log.warn({ instanceId: note.id, state: note.state }, 're-adopted a domain after the store was lost: its record is recreated (reservation, owner and VM type name unknown here)'); break;
     }
   }
 }

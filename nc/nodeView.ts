@@ -31,5 +31,6 @@ export function nodeView(v: NodeViewInput): NcNode {
     instances: records.map((r) => instanceView(r, observedState(v.observation, r.instanceId))),
     plans: [...v.plans],
     incoming: [...v.incoming],
+    ...(v.snapshot.lostStore !== undefined ? { lostStore: structuredClone(v.snapshot.lostStore) } : {}),
   };
 }

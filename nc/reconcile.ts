@@ -6,6 +6,33 @@
 import type { DomainInfo } from './hypervisor/driver.js';
 import type { InstanceRecord } from './ncStore.js';
 
+/**
+ * What a record re-adopted after a lost store says where the domain cannot tell: the CLC's record of
+ * the instance has the real reservation, owner, launch time and VM type name (the CLC prefers it).
+ */
+export const ADOPTED_PLACEHOLDERS = Object.freeze({
+  reservationId: 'r-00000000',
+  ownerId: 'unknown',
+  vmTypeName: 'adopted.unknown',
+});
+
+/** A running record for a domain the NC has no record of, built from what the hypervisor knows of it. */
+export function adoptedRecord(d: DomainInfo, now: number): InstanceRecord {
+  const { cores, memoryMiB, diskGiB } = d.resources;
+  return {
+    instanceId: d.id,
+    reservationId: ADOPTED_PLACEHOLDERS.reservationId,
+    imageId: d.imageId,
+    ownerId: ADOPTED_PLACEHOLDERS.ownerId,
+    vmType: { name: ADOPTED_PLACEHOLDERS.vmTypeName, cores, memoryMiB, diskGiB },
+    launchTime: d.startedAt,
+    phase: 'running',
+    since: now,
+    migrationState: 'none',
+    adopted: true,
+  };
+}
+
 export type ReconcileEffect =
   /** Destroy a domain the NC has promised is going or gone; then mark its record terminated. */
   { readonly kind: 'destroy'; readonly id: string };
@@ -20,7 +47,19 @@ export type ReconcileNote =
   /** A terminated instance's domain came back: destroy it again. */
   | { readonly kind: 'terminated-domain-present'; readonly id: string }
   /** A domain with no record (store lost): kept, counted as used, never destroyed by the NC. */
-  | { readonly kind: 'orphan-domain'; readonly id: string; readonly state: string };
+  | { readonly kind: 'orphan-domain'; readonly id: string; readonly state: string }
+  /** After a lost store: a domain with no record got a running record again (its resources and image from the domain). */
+  | { readonly kind: 'adopted-orphan'; readonly id: string; readonly state: string };
+
+export interface ReconcileOptions {
+  /** Prepared incoming domains belong to Incoming records (migrationRecovery.ts), not orphans. */
+  readonly incomingIds?: ReadonlySet<string>;
+  /**
+   * The store was lost (storeOrigin.ts): give orphan domains records again. A paused one is left an
+   * orphan: it may be the incoming copy of a migration whose source still runs the VM.
+   */
+  readonly adoptOrphans?: boolean;
+}
 
 export interface ReconcileResult {
   readonly instances: Record<string, InstanceRecord>;
@@ -30,11 +69,10 @@ export interface ReconcileResult {
   readonly changed: boolean;
 }
 
-/** `incomingIds`: prepared incoming domains belong to Incoming records (migrationRecovery.ts), not orphans. */
 export function reconcile(
-  records: Readonly<Record<string, InstanceRecord>>, domains: readonly DomainInfo[], now: number,
-  incomingIds: ReadonlySet<string> = new Set(),
+  records: Readonly<Record<string, InstanceRecord>>, domains: readonly DomainInfo[], now: number, opts: ReconcileOptions = {},
 ): ReconcileResult {
+  const incomingIds = opts.incomingIds ?? new Set<string>();
   const byId = new Map(domains.map((d) => [d.id, d]));
   const instances: Record<string, InstanceRecord> = {};
   const effects: ReconcileEffect[] = [];
@@ -77,7 +115,14 @@ export function reconcile(
     }
   }
   for (const d of domains) {
-    if (!Object.prototype.hasOwnProperty.call(records, d.id) && !incomingIds.has(d.id)) notes.push({ kind: 'orphan-domain', id: d.id, state: d.state });
+    if (Object.prototype.hasOwnProperty.call(records, d.id) || incomingIds.has(d.id)) continue;
+    if (opts.adoptOrphans === true && d.state !== 'paused') {
+      instances[d.id] = adoptedRecord(d, now);
+      notes.push({ kind: 'adopted-orphan', id: d.id, state: d.state });
+      changed = true;
+    } else {
+      notes.push({ kind: 'orphan-domain', id: d.id, state: d.state });
+    }
   }
   return { instances, effects, notes, changed };
 }

@@ -34,6 +34,9 @@ export const FAULT_ACTIONS: Actions = {
   crashNc: (c, e) => c.crashNc(e.host),
   restartNc: (c, e) => c.startNc(e.host),
   crashNcAfterWrites: (c, e) => c.crashNcAfterWrites(e.host, e.writes),
+  loseNcStore: (c, e, ledger) => {
+    if (c.loseNcStore(e.host)) ledger.storeLost(e.host);
+  },
   crashCcAfterCalls: (c, e) => c.crashCcAfterCalls(e.cc ?? CC_NAME, e.calls),
   crashCc: (c, e) => c.crashCc(e.cc ?? CC_NAME),
   restartCc: (c, e) => c.startCc(e.cc ?? CC_NAME),

@@ -41,6 +41,11 @@ export class Ledger {
     if (this.nodeState.get(host) !== state) this.nodeState.set(host, undefined);
   }
 
+  /** The host's nc.json was lost: whatever was acknowledged, the node comes back disabled (issue 16). */
+  storeLost(host: string): void {
+    this.nodeState.set(host, 'disabled');
+  }
+
   /** Call when a modify is sent; its acknowledgement then knows whether an opposite request overtook it. */
   modifySent(host: string, state: NodeState): () => void {
     const opposite = `${host} ${state === 'enabled' ? 'disabled' : 'enabled'}`;

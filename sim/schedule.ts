@@ -40,6 +40,8 @@ export type FaultEvent =
   | { readonly kind: 'crashNc'; readonly host: string }
   | { readonly kind: 'restartNc'; readonly host: string }
   | { readonly kind: 'crashNcAfterWrites'; readonly host: string; readonly writes: number }
+  /** The NC dies and its nc.json is deleted (its identity file stays): it must come back disabled (issue 16). */
+  | { readonly kind: 'loseNcStore'; readonly host: string }
   /** CC faults name their CC (`cc`, `cc2`, …); without `cc` (schedules recorded with one CC) the first. */
   | { readonly kind: 'crashCcAfterCalls'; readonly calls: number; readonly cc?: string }
   | { readonly kind: 'crashCc'; readonly cc?: string }
@@ -142,6 +144,12 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
       case 'bmc': { const h = host(); events.push({ at, kind: 'bmc', host: h, mode: r.pick(BMC_FAULTS) as BmcMode }, { at: at + down * 2, kind: 'bmc', host: h, mode: 'ok' }); break; }
       default: break;
     }
+  }
+  // A lost nc.json (issue 16), drawn from its own stream so that every other draw stays as it was.
+  const loss = Prng.fork(seed, 'storeLoss');
+  if (loss.chance(0.3)) {
+    const [h, at, down] = [loss.pick(hosts) as string, loss.int(0, s.chaosMs), loss.int(200, 15_000)];
+    events.push({ at, kind: 'loseNcStore', host: h }, { at: at + down, kind: 'restartNc', host: h });
   }
   // Stable sort: same-time events keep their generation order.
   return { events: events.map((e, i) => [e, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([e]) => e) };

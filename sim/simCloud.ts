@@ -14,6 +14,8 @@ import { MemoryDiskIo } from '../nc/hypervisor/sim/diskIo.js';
 import { simHvStoreOptions } from '../nc/hypervisor/sim/hostStore.js';
 import { SimHost } from '../nc/hypervisor/sim/simHost.js';
 import { NC_STORE_OPTIONS, type NcSnapshot } from '../nc/ncStore.js';
+import { initialSnapshot, storeOrigin } from '../nc/storeOrigin.js';
+import { FINAL_ITEM_STATES } from '../shared/protocol/migrationProtocol.js';
 import { NodeController } from '../nc/nodeController.js';
 import { ncHandlers } from '../nc/server.js';
 import { ManualClock } from '../shared/clock.js';
@@ -53,6 +55,8 @@ export interface SimNode {
   hvLatencyMs: number;
   /** Crash the NC right after this many more durable writes (a crash at an exact step). */
   crashAfterWrites: number | undefined;
+  /** When its NC first started: its identity file (nc/storeOrigin.ts), which outlives a lost nc.json. */
+  firstNcStartAt: number | undefined;
 }
 
 /** A CC's URL as the CLC and NCs are configured with it (names only: nothing listens). */
@@ -112,7 +116,7 @@ export class SimCloud {
     for (const host of settings.hosts) {
       this.nodes.set(host, {
         host, slot: new HostSlot(host), capacity: settings.capacity, tuning: MIGRATION_DEFAULTS,
-        hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0, crashAfterWrites: undefined, hvLatencyMs: settings.driverLatencyMs,
+        hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0, crashAfterWrites: undefined, hvLatencyMs: settings.driverLatencyMs, firstNcStartAt: undefined,
       });
     }
   }
@@ -175,7 +179,12 @@ export class SimCloud {
     if (n.nc?.isAlive || !n.hv?.isAlive) return;
     const life = new Incarnation(`nc ${host}`, ++n.ncBoots);
     const clock = life.clock(this.skews.of(`nc ${host}`));
-    const store = openSimStore<NcSnapshot>({ disk: this.disk, file: `nc/${host}`, store: NC_STORE_OPTIONS, life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs,
+    // As openNcStoreAtStart: a missing nc.json after the first start (the identity file is there) is a lost store.
+    const origin = storeOrigin(this.disk.read(`nc/${host}`) !== undefined, n.firstNcStartAt === undefined ? undefined : { host, firstStartAt: n.firstNcStartAt }, clock.now());
+    n.firstNcStartAt ??= clock.now();
+    const options = origin.kind === 'lost' ? { ...NC_STORE_OPTIONS, initial: () => initialSnapshot(origin) } : NC_STORE_OPTIONS;
+    if (origin.kind === 'lost') this.trace(`nc ${host} finds nc.json lost: starts disabled`);
+    const store = openSimStore<NcSnapshot>({ disk: this.disk, file: `nc/${host}`, store: options, life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs,
       onDurable: () => {
         if (n.crashAfterWrites === undefined || --n.crashAfterWrites > 0) return;
         n.crashAfterWrites = undefined;
@@ -195,6 +204,26 @@ export class SimCloud {
     this.net.serve(host, ncHandlers(controller, memorySharedStorage(this.storage, STORAGE_DIR)), life);
     this.track(life.guard(controller.start()));
     this.trace(`nc ${host} started (#${n.ncBoots})`);
+  }
+
+  /**
+   * kill -9 of the NC and its nc.json deleted (issue 16), unless the host is in a migration (a plan
+   * not final, an Incoming record, a paused domain): a store lost mid-migration is out of this
+   * fault's scope (the re-adoption leaves a paused incoming copy alone). Returns whether it happened.
+   */
+  loseNcStore(host: string): boolean {
+    const n = this.node(host);
+    const snap = this.disk.read(`nc/${host}`) as NcSnapshot | undefined;
+    const migrating = snap !== undefined && (Object.keys(snap.incoming).length > 0
+      || Object.values(snap.plans).some((p) => p.items.some((i) => !FINAL_ITEM_STATES.includes(i.state))));
+    if (snap === undefined || migrating || n.slot.current?.list().some((d) => d.state === 'paused')) {
+      this.trace(`nc ${host} keeps its store: ${snap === undefined ? 'never started' : 'in a migration'}`);
+      return false;
+    }
+    this.crashNc(host);
+    this.disk.delete(`nc/${host}`);
+    this.trace(`nc ${host} lost its nc.json`);
+    return true;
   }
 
   /** Crash the NC right after its n-th next durable write (intent persisted, action not yet taken, …). */

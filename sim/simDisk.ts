@@ -31,6 +31,11 @@ export class SimDisk {
   write(name: string, data: unknown): void {
     this.files.set(name, data);
   }
+
+  /** The file is gone (a lost store): the next open finds it missing. */
+  delete(name: string): void {
+    this.files.delete(name);
+  }
 }
 
 export interface SimStoreOptions<T> {

@@ -84,7 +84,7 @@ export interface CallFailure {
 }
 
 /** Codes by which a destination proves it did not prepare the item: go elsewhere. */
-const PREPARE_REFUSALS = new Set(['NodeFull', 'NodeDisabled', 'NodeUnhealthy', 'NodeFault']);
+const PREPARE_REFUSALS = new Set(['NodeFull', 'NodeDisabled', 'NodeUnhealthy', 'NodeFault', 'StateWriteFailed']);
 
 /**
  * Folds a failed effect back into the marks (an event into the machine). A destination's refusal

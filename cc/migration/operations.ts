@@ -32,6 +32,8 @@ export interface MigrationOpsOptions {
   /** Describe-style refreshes: nodes whose data is this old are asked again, within this timeout. */
   readonly freshMs: number;
   readonly quickTimeoutMs: number;
+  /** ccDescribeMigrations waits for a source's refresh at most this long after it went out (viewKeeper.refreshForRead). */
+  readonly readGraceMs: number;
   readonly ncTimeoutMs: number;
 }
 
@@ -59,10 +61,12 @@ export class MigrationOps {
     });
   }
 
+  /** A read: a source that does not answer in time is shown from its last report (sourceReachable false). */
   async describe(req: CcRequest<'ccDescribeMigrations'>): Promise<CcResponse<'ccDescribeMigrations'>> {
     const { keeper } = this.o;
-    await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
-    const all = describePlans(migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.runner.currentMarks());
+    const stale = await keeper.refreshForRead(this.o.freshMs, this.o.readGraceMs, this.o.quickTimeoutMs);
+    const all = describePlans(migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.runner.currentMarks())
+      .map((p) => (stale.has(p.source) ? { ...p, sourceReachable: false } : p));
     const migrations = req.migrationId === undefined ? all : all.filter((p) => p.migrationId === req.migrationId);
     if (req.migrationId !== undefined && migrations.length === 0) {
       throw CcErrors.make('MigrationNotFound', { migrationId: req.migrationId, partition: keeper.get().partition });

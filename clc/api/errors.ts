@@ -78,6 +78,11 @@ export const ClcErrors = defineErrors({
    * bounds (clc/core/gate.ts); it was not run at all.
    */
   PartitionBusy: server(503, 'Partition {partition} is busy ({holder}); the request was not run: {detail}'),
+  /**
+   * A node could not write its state (nc.json: a full or read-only disk), so it acknowledged nothing;
+   * the fix is on that node's disk. The NC's StateWriteFailed, under its own name at every tier.
+   */
+  StateWriteFailed: server(503, 'The change was not acknowledged: {detail}. Free space on (or repair) the disk of that node\'s state directory, then retry'),
   /** A CC (or a node behind it) did not answer; `delivered` says whether the request may have arrived. */
   ServiceUnavailable: server(503, 'The service is unavailable: {detail}'),
   InternalError: server(500, 'An internal error occurred: {detail}'),

@@ -39,6 +39,8 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
       return ClcErrors.withMessage(remoteCode, remoteMessage, answered);
     case 'MigrationNotFound':
       return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);
+    case 'StateWriteFailed':
+      return ClcErrors.make('StateWriteFailed', { ...answered, detail: remoteMessage });
     case 'NodeUnreachable':
     case 'NodeUnhealthy':
       return ClcErrors.make('ServiceUnavailable', { ...answered, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });

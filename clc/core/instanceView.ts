@@ -64,8 +64,13 @@ export function isMigrating(v: InstanceView): boolean {
   return v.migration.state !== 'none' || v.migration.destination !== undefined;
 }
 
-/** What only the CLC's record of an instance says about it. */
-export type RecordedFacts = Pick<InstanceRecord, 'launchIndex' | 'clientToken' | 'userTags'>;
+/**
+ * What only the CLC's record of an instance says about it; and, for an instance an NC re-adopted
+ * after losing its store (`adopted`: its reservation, owner, launch time and VM type name are the
+ * NC's placeholders), those too.
+ */
+export type RecordedFacts = Pick<InstanceRecord, 'launchIndex' | 'clientToken' | 'userTags'>
+  & Partial<Pick<InstanceRecord, 'reservationId' | 'ownerId' | 'launchTime' | 'vmType'>>;
 
 /** What the record adds to a view: the client token and user tags when there are any. */
 function recordedExtras(r: RecordedFacts | undefined): Pick<InstanceView, 'clientToken' | 'userTags'> {
@@ -77,16 +82,17 @@ function recordedExtras(r: RecordedFacts | undefined): Pick<InstanceView, 'clien
 
 /** The view of an instance as its CC reports it, with what its record (if any) adds. */
 export function viewOfCcInstance(i: CcInstance, recorded: RecordedFacts | undefined): InstanceView {
+  const known = i.adopted === true ? recorded : undefined;
   return {
     instanceId: i.instanceId,
-    reservationId: i.reservationId,
-    ownerId: i.ownerId,
+    reservationId: known?.reservationId ?? i.reservationId,
+    ownerId: known?.ownerId ?? i.ownerId,
     imageId: i.imageId,
-    instanceType: i.vmType.name,
+    instanceType: known?.vmType ?? i.vmType.name,
     state: i.state,
     partition: i.partition,
     host: i.host,
-    launchTime: i.launchTime,
+    launchTime: known?.launchTime ?? i.launchTime,
     launchIndex: recorded?.launchIndex ?? 0,
     migration: migrationOf(i),
     reported: true,

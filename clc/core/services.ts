@@ -46,11 +46,33 @@ export interface NodeServiceStatus {
   readonly details: readonly string[];
 }
 
+/**
+ * Whether what the CC says of the node is its last known state rather than a current answer: the
+ * CC's `stale` mark, or (from a CC without it) an unreachable node.
+ */
+export function isStaleNode(node: CcNode): boolean {
+  return node.stale ?? !node.reachable;
+}
+
+/**
+ * A node whose NC did not answer its CC in time keeps its last known state (a slow answer is not an
+ * outage); the detail says the state is stale and from when. Unreachable is NOTREADY, as ever.
+ */
 export function nodeServiceState(node: CcNode): NodeServiceStatus {
   if (!node.reachable) return { state: 'NOTREADY', details: ['the cluster controller cannot reach this node'] };
   if (node.nodeState === 'unknown') return { state: 'NOTREADY', details: ['not heard from since the cluster controller started'] };
-  if (!node.healthy) return { state: 'NOTREADY', details: ['the node cannot use its hypervisor'] };
-  return node.nodeState === 'disabled' ? { state: 'DISABLED', details: ['maintenance mode: takes no new instances'] } : { state: 'ENABLED', details: [] };
+  const stale = isStaleNode(node) ? [`stale: its node controller did not answer the cluster controller in time; last known state, from ${new Date(node.lastSeen).toISOString()}`] : [];
+  const lost = node.lostStore === undefined ? [] : [lostStoreDetail(node.lostStore)];
+  if (!node.healthy) return { state: 'NOTREADY', details: ['the node cannot use its hypervisor', ...lost, ...stale] };
+  return node.nodeState === 'disabled'
+    ? { state: 'DISABLED', details: ['maintenance mode: takes no new instances', ...lost, ...stale] }
+    : { state: 'ENABLED', details: [...lost, ...stale] };
+}
+
+/** Why a node left service by itself after its NC lost nc.json, and what brings it back. */
+export function lostStoreDetail(l: NonNullable<CcNode['lostStore']>): string {
+  const adopted = l.adopted.length === 0 ? 'no instance to re-adopt' : `${l.adopted.length} instance(s) re-adopted from its hypervisor (${l.adopted.join(', ')})`;
+  return `its node controller lost its state store (nc.json) and recreated it at ${new Date(l.detectedAt).toISOString()} (${l.evidence}); ${adopted}; it stays out of service until EnableService`;
 }
 
 /** `arn:euca:eucalyptus:<partition>:<type>:<name>/`, after Eucalyptus 3's service full names. */

@@ -1,6 +1,6 @@
 /** CLC → CC operations (served at CC_PATH on port 8774). */
 import { z } from 'zod';
-import { ncInstanceSchema } from './ncProtocol.js';
+import { lostStoreSchema, ncInstanceSchema } from './ncProtocol.js';
 import {
   ccNodeEventRequestSchema, ccNodeEventResponseSchema, migrationIdSchema, planSchema,
 } from './migrationProtocol.js';
@@ -19,11 +19,19 @@ export const ccNodeSchema = z.object({
   healthy: z.boolean(),
   /** Epoch ms of the last successful contact, 0 if none. */
   lastSeen: z.number(),
+  /**
+   * True: the CC has no current word from this NC for this answer (unreachable, or its refresh not
+   * answered within the CC's bound), so state, resources and instances are its last report, as of
+   * lastSeen. Describes never wait for such a node. Absent from CCs before it (there, !reachable).
+   */
+  stale: z.boolean().optional(),
   capacity: resourcesSchema,
   used: resourcesSchema,
   instances: z.array(ncInstanceSchema),
   /** Where the CC calls the NC (scheme, host, port and path): DescribeServices' uri. Absent from a CC that does not say. */
   uri: z.string().optional(),
+  /** The NC's word that it lost its store and stays disabled until enabled (ncProtocol.ts); absent otherwise. */
+  lostStore: lostStoreSchema.optional(),
 });
 export type CcNode = z.infer<typeof ccNodeSchema>;
 

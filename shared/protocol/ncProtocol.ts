@@ -20,8 +20,28 @@ export const ncInstanceSchema = z.object({
   hypervisorState: z.string(),
   launchTime: z.number(),
   migrationState: migrationStateSchema,
+  /**
+   * True: the NC lost its store and re-adopted this running domain (issue 16): it knows the id, image,
+   * resources and start time; reservationId, ownerId and the VM type's name are placeholders, so the
+   * CLC's own record of the instance says them. Absent otherwise, and from NCs before it.
+   */
+  adopted: z.boolean().optional(),
 });
 export type NcInstance = z.infer<typeof ncInstanceSchema>;
+
+/**
+ * The NC found its store (nc.json) missing though the node had run before: it recreated it, came up
+ * disabled and re-adopted its hypervisor's domains. Reported until an administrator enables the node.
+ */
+export const lostStoreSchema = z.object({
+  /** When the NC found it lost (epoch ms, the NC's clock). */
+  detectedAt: z.number(),
+  /** What showed the node had run before: its identity file, or domains in its hypervisor. */
+  evidence: z.string(),
+  /** The instances re-adopted from the hypervisor since (their records recreated). */
+  adopted: z.array(instanceIdSchema),
+});
+export type LostStore = z.infer<typeof lostStoreSchema>;
 
 export const ncNodeSchema = z.object({
   host: hostSchema,
@@ -40,6 +60,8 @@ export const ncNodeSchema = z.object({
    */
   plans: z.array(planSchema).optional(),
   incoming: z.array(incomingSchema).optional(),
+  /** Present while the node is out of service after its store was lost (optional: older NCs never say). */
+  lostStore: lostStoreSchema.optional(),
 });
 export type NcNode = z.infer<typeof ncNodeSchema>;
 

@@ -1,12 +1,13 @@
 /**
  * Versioned JSON stores over lowdb. The on-disk snapshot is `{ schemaVersion, kind, data }`, plain
  * JSON; services rebuild their state from it at start. A missing file starts from `initial()`; an
- * unreadable, corrupt, foreign or wrongly-shaped file stops start-up with a coded error.
+ * unreadable, corrupt, foreign or wrongly-shaped file stops start-up with a coded error. Temp files
+ * a killed writer left beside the file are removed when it is opened.
  */
 import { Low, Memory, type Adapter } from 'lowdb';
-import { readFile, mkdir } from 'node:fs/promises';
+import { readFile, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { writeFileDurable } from './durableFile.js';
+import { removeLeftoverTemps, writeFileDurable } from './durableFile.js';
 import { StoreErrors } from './errors.js';
 
 export interface StoreOptions<T> {
@@ -109,9 +110,33 @@ async function load<T>(db: Low<Envelope<T>>, label: string, opts: StoreOptions<T
   return new LowStore(db);
 }
 
-/** Opens (or creates) a durable store at `file`. */
-export async function openFileStore<T>(file: string, opts: StoreOptions<T>): Promise<Store<T>> {
+/** What opening a file store may want to tell its owner's log. */
+export interface FileStoreHooks {
+  /** Temp files of failed or interrupted writes, found beside the file and removed (never read). */
+  readonly onLeftoverTemps?: (names: readonly string[]) => void;
+}
+
+/** Whether the store's file exists (a missing one would start from `initial()`); other failures are StoreUnreadable. */
+export async function storeFileExists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw StoreErrors.make('StoreUnreadable', { file, detail: (e as Error).message });
+  }
+}
+
+/** Opens (or creates) a durable store at `file`, removing its leftover temp files first. */
+export async function openFileStore<T>(file: string, opts: StoreOptions<T>, hooks: FileStoreHooks = {}): Promise<Store<T>> {
   await mkdir(dirname(file), { recursive: true });
+  let leftovers: string[];
+  try {
+    leftovers = await removeLeftoverTemps(file);
+  } catch (e) {
+    throw StoreErrors.make('StoreUnreadable', { file, detail: `cannot remove leftover temp files: ${(e as Error).message}` });
+  }
+  if (leftovers.length > 0) hooks.onLeftoverTemps?.(leftovers);
   const db = new Low<Envelope<T>>(new DurableJsonAdapter<T>(file), null as unknown as Envelope<T>);
   return load(db, file, opts);
 }

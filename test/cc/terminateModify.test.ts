@@ -149,12 +149,17 @@ describe('describe operations', () => {
     const down = await h.ops.ccDescribeNodes({}, CTX);
     expect(down.nodes[0]).toMatchObject({ reachable: false, nodeState: 'unknown', instances: [{ instanceId: id(1) }] });
 
-    // The NC comes back with a different truth than the cache: it wins.
+    // The NC comes back with a different truth than the cache. A read does not wait for a node whose
+    // last contact failed: it answers from the last known state, marked stale, and asks again.
     h.fake.nc(A).link = 'up';
     h.fake.sneak(A, id(2));
     h.clock.advance(1000);
+    const asked = await h.ops.ccDescribeNodes({}, CTX);
+    expect(asked.nodes[0]).toMatchObject({ reachable: false, stale: true, instances: [{ instanceId: id(1) }] });
+    await h.settle();
+    // Its answer wins over the cache.
     const up = await h.ops.ccDescribeNodes({}, CTX);
-    expect(up.nodes[0]).toMatchObject({ reachable: true, nodeState: 'enabled', instances: [{ instanceId: id(2) }] });
+    expect(up.nodes[0]).toMatchObject({ reachable: true, stale: false, nodeState: 'enabled', instances: [{ instanceId: id(2) }] });
   });
 });
 

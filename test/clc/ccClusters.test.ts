@@ -32,6 +32,7 @@ describe('translateCcFailure', () => {
     ['InstanceNotFound', remote('InstanceNotFound'), 'InvalidInstanceID.NotFound', 'yes'],
     ['InsufficientInstanceCapacity', remote('InsufficientInstanceCapacity'), 'InsufficientInstanceCapacity', 'yes'],
     ['NodeUnreachable', remote('NodeUnreachable'), 'ServiceUnavailable', 'yes'],
+    ['StateWriteFailed (a node\'s full disk: its own code)', remote('StateWriteFailed'), 'StateWriteFailed', 'yes'],
     ['InstanceNotRunning', remote('InstanceNotRunning'), 'IncorrectInstanceState', 'yes'],
     ['DestinationIsSource', remote('DestinationIsSource'), 'InvalidParameterCombination', 'yes'],
     ['the CC\'s InvalidParameterCombination', remote('InvalidParameterCombination'), 'InvalidParameterCombination', 'yes'],
@@ -54,6 +55,16 @@ describe('translateCcFailure', () => {
 
   it('keeps the CC\'s message for the admin', () => {
     expect(translateCcFailure(remote('NodeNotFound'), 'cluster01', 'ccModifyNode').message).toBe('cc says NodeNotFound');
+  });
+
+  it('names the node\'s failed state write with the NC\'s words and what to fix, as a 503 a retry can cure', () => {
+    const t = translateCcFailure(WireErrors.make('RemoteFault', {
+      peer: 'cc', operation: 'ccModifyNode', remoteCode: 'StateWriteFailed', remoteStatus: 503,
+      remoteMessage: 'node 127.0.1.1 could not persist its state: store /x/nc.json could not be written: ENOSPC: no space left on device, write',
+    }), 'cluster01', 'ccModifyNode');
+    expect({ code: t.code, status: t.status, retryable: t.retryable }).toEqual({ code: 'StateWriteFailed', status: 503, retryable: true });
+    expect(t.message).toContain('node 127.0.1.1 could not persist its state: store /x/nc.json could not be written: ENOSPC');
+    expect(t.message).toContain('Free space on (or repair) the disk');
   });
 
   it('is idempotent', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MATRIX_HEADER, matrixColumns, matrixLabel } from '../../clc/core/matrixText.js';
 import { chooseZone } from '../../clc/core/placement.js';
 import { invalidFilterValue, serviceFilterPredicate, type FilterableService, type ServiceFilter } from '../../clc/core/serviceFilters.js';
-import { nodeServiceState, parseServiceFullName, resolveServiceName, serviceFullName, serviceUuid, type ServiceRef } from '../../clc/core/services.js';
+import { isStaleNode, nodeServiceState, parseServiceFullName, resolveServiceName, serviceFullName, serviceUuid, type ServiceRef } from '../../clc/core/services.js';
 import type { CcNode } from '../../shared/protocol/ccProtocol.js';
 
 describe('chooseZone', () => {
@@ -39,8 +39,21 @@ describe('nodeServiceState', () => {
     ['disabled but unreachable', { nodeState: 'disabled', reachable: false }, 'NOTREADY'],
     ['not heard from yet', { nodeState: 'unknown' }, 'NOTREADY'],
     ['hypervisor broken', { healthy: false }, 'NOTREADY'],
+    // Issue 16: a node whose NC did not answer in time keeps its last known state, marked stale.
+    ['enabled, stale', { stale: true }, 'ENABLED'],
+    ['disabled, stale', { nodeState: 'disabled', stale: true }, 'DISABLED'],
+    ['unreachable (stale)', { reachable: false, stale: true }, 'NOTREADY'],
   ] as [string, Partial<CcNode>, string][])('%s → %s', (_n, over, state) => {
     expect(nodeServiceState(node(over)).state).toBe(state);
+  });
+
+  it.each([
+    ['current', {}, false, []],
+    ['stale', { stale: true, lastSeen: Date.UTC(2026, 0, 2, 3, 4, 5) }, true, ['stale: its node controller did not answer the cluster controller in time; last known state, from 2026-01-02T03:04:05.000Z']],
+    ['unreachable, from a CC without the mark', { reachable: false }, true, ['the cluster controller cannot reach this node']],
+  ] as [string, Partial<CcNode>, boolean, string[]][])('%s: stale %s, details %j', (_n, over, stale, details) => {
+    expect(isStaleNode(node(over))).toBe(stale);
+    expect(nodeServiceState(node(over)).details).toEqual(details);
   });
 });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { reconcile, type ReconcileNote } from '../../nc/reconcile.js';
+import { ADOPTED_PLACEHOLDERS, reconcile, type ReconcileNote } from '../../nc/reconcile.js';
 import type { DomainInfo } from '../../nc/hypervisor/driver.js';
 import type { InstancePhase, InstanceRecord } from '../../nc/ncStore.js';
-import { domain, record } from './fixtures.js';
+import { domain, LARGE, record } from './fixtures.js';
 
 const ID = 'i-00000001';
 const NOW = 500;
@@ -32,7 +32,7 @@ describe('re-adoption (reconcile)', () => {
   });
 
   it('does not count a prepared incoming domain as an orphan: its Incoming record holds it', () => {
-    const r = reconcile({}, [domain(ID, 'paused')], NOW, new Set([ID]));
+    const r = reconcile({}, [domain(ID, 'paused')], NOW, { incomingIds: new Set([ID]) });
     expect(r.notes).toEqual([]);
     expect(r.changed).toBe(false);
   });
@@ -56,5 +56,41 @@ describe('re-adoption (reconcile)', () => {
     const twice = reconcile(once.instances, domains, NOW + 1);
     expect(twice.changed).toBe(false);
     expect(twice.instances).toEqual(once.instances);
+  });
+});
+
+describe('re-adoption after a lost store (adoptOrphans)', () => {
+  it.each([
+    ['a running domain gets a running record again', 'running', 'adopted-orphan'],
+    ['a shut-off domain too (reported stopped)', 'shutoff', 'adopted-orphan'],
+    ['a crashed domain too', 'crashed', 'adopted-orphan'],
+    ['a paused domain stays an orphan: it may be an incoming copy whose source still runs it', 'paused', 'orphan-domain'],
+  ] as const)('%s', (_n, state, note) => {
+    const d = { ...domain(ID, state, LARGE), imageId: 'emi-0000abcd', startedAt: 77 };
+    const r = reconcile({}, [d], NOW, { adoptOrphans: true });
+    expect(r.notes).toEqual([{ kind: note, id: ID, state }]);
+    if (note === 'orphan-domain') {
+      expect(r.instances).toEqual({});
+      expect(r.changed).toBe(false);
+      return;
+    }
+    expect(r.changed).toBe(true);
+    expect(r.instances[ID]).toEqual({
+      instanceId: ID, imageId: 'emi-0000abcd', launchTime: 77, phase: 'running', since: NOW, migrationState: 'none', adopted: true,
+      reservationId: ADOPTED_PLACEHOLDERS.reservationId, ownerId: ADOPTED_PLACEHOLDERS.ownerId,
+      vmType: { name: ADOPTED_PLACEHOLDERS.vmTypeName, cores: 2, memoryMiB: 512, diskGiB: 10 },
+    });
+  });
+
+  it('leaves records and incoming domains alone, and is idempotent', () => {
+    const records = { 'i-00000001': record('i-00000001', 'running') };
+    const domains = [domain('i-00000001'), domain('i-00000002'), domain('i-00000003', 'paused')];
+    const once = reconcile(records, domains, NOW, { adoptOrphans: true, incomingIds: new Set(['i-00000003']) });
+    expect(once.instances['i-00000001']).toBe(records['i-00000001']);
+    expect(Object.keys(once.instances).sort()).toEqual(['i-00000001', 'i-00000002']);
+    expect(once.notes).toEqual([{ kind: 'adopted-orphan', id: 'i-00000002', state: 'running' }]);
+    const twice = reconcile(once.instances, domains, NOW + 1, { adoptOrphans: true, incomingIds: new Set(['i-00000003']) });
+    expect(twice.changed).toBe(false);
+    expect(twice.notes).toEqual([]);
   });
 });

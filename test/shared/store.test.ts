@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isTempOf, writeFileDurable } from '../../shared/store/durableFile.js';
 import { openFileStore, openMemoryStore, type StoreOptions } from '../../shared/store/store.js';
+import { canMountSmallDisk, mountSmallDisk, type SmallDisk } from '../helpers/fullDisk.js';
 
 interface Data { n: number; items: string[] }
 const opts: StoreOptions<Data> = { kind: 'ferry-test', schemaVersion: 1, initial: () => ({ n: 0, items: [] }) };
@@ -63,5 +65,64 @@ describe('file store', () => {
     await rm(join(dir, 'sub'), { recursive: true });
     await expect(s.update((d) => { d.n = 99; })).rejects.toMatchObject({ code: 'StoreWriteFailed' });
     expect(s.read().n).toBe(0);
+  });
+});
+
+describe('temp files of durable writes', () => {
+  it.each([
+    ['.s.json.1234.deadbeef.tmp', true],
+    ['.s.json.1.00000000.tmp', true],
+    ['.s.json.1234.deadbee.tmp', false],
+    ['.s.json.x.deadbeef.tmp', false],
+    ['.t.json.1234.deadbeef.tmp', false],
+    ['.sXjson.1234.deadbeef.tmp', false],
+    ['s.json', false],
+    ['.s.json.1234.deadbeef.tmp.keep', false],
+  ])('%s is a temp file of s.json: %s', (name, yes) => {
+    expect(isTempOf('/x/s.json', name)).toBe(yes);
+  });
+
+  it("removes this store's leftover temp files when it opens, and nothing else", async () => {
+    const file = join(dir, 's.json');
+    await openFileStore(file, opts);
+    const leftovers = ['.s.json.4242.0badc0de.tmp', '.s.json.17.00112233.tmp'];
+    const others = ['.t.json.4242.0badc0de.tmp', 's.json.bak', '.s.json.tmp'];
+    for (const n of [...leftovers, ...others]) await writeFile(join(dir, n), 'half a write');
+    const removed: string[][] = [];
+    const s = await openFileStore(file, opts, { onLeftoverTemps: (names) => removed.push([...names]) });
+    expect(removed).toEqual([[...leftovers].sort()]);
+    expect((await readdir(dir)).sort()).toEqual([...others, 's.json'].sort());
+    expect(s.read()).toEqual({ n: 0, items: [] });
+  });
+
+  it('leaves no temp file when the rename fails', async () => {
+    const target = join(dir, 'is-a-dir');
+    await mkdir(join(target, 'inside'), { recursive: true });
+    await expect(writeFileDurable(target, 'x')).rejects.toMatchObject({ code: expect.stringMatching(/EISDIR|ENOTEMPTY|EEXIST/) });
+    expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+// A real full disk (a small tmpfs; root only, as in CI), not an injected failure.
+describe.skipIf(!canMountSmallDisk())('a durable write on a full disk', () => {
+  let disk: SmallDisk;
+  beforeEach(() => { disk = mountSmallDisk(join(dir, 'disk'), 64); });
+  afterEach(() => { disk.unmount(); });
+
+  it('fails with StoreWriteFailed (ENOSPC), keeps the old snapshot and leaves no temp file, however often it is tried', async () => {
+    const file = join(disk.path, 's.json');
+    const s = await openFileStore(file, opts);
+    await s.update((d) => { d.n = 1; });
+    expect(disk.fill()).toBeGreaterThan(0);
+    const big = 'x'.repeat(8192);
+    for (let i = 0; i < 20; i++) {
+      await expect(s.update((d) => { d.items.push(big); })).rejects.toMatchObject({ code: 'StoreWriteFailed', message: expect.stringContaining('ENOSPC') });
+    }
+    expect((await readdir(disk.path)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(s.read()).toEqual({ n: 1, items: [] });
+    expect(JSON.parse(await readFile(file, 'utf8')).data).toEqual({ n: 1, items: [] });
+    disk.free();
+    await s.update((d) => { d.n = 2; });
+    expect((await openFileStore(file, opts)).read().n).toBe(2);
   });
 });

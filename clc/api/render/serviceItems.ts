@@ -2,7 +2,7 @@
 import { CC_PATH } from '../../../shared/wire/transport.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
 import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
-import { nodeServiceState, serviceFullName, serviceUuid, type ServiceState, type ServiceType } from '../../core/services.js';
+import { isStaleNode, nodeServiceState, serviceFullName, serviceUuid, type ServiceState, type ServiceType } from '../../core/services.js';
 import type { XmlObject } from '../xmlResponse.js';
 import { isoTime } from './instanceItems.js';
 
@@ -102,6 +102,8 @@ export function nodeItem(node: CcNode, moves: ReadonlyMap<string, InstanceMove> 
     reachable: node.reachable,
     healthy: node.healthy,
     lastSeen: node.lastSeen > 0 ? isoTime(node.lastSeen) : '',
+    // The CC had no current word from the node: state, resources and instances are as of lastSeen.
+    stale: isStaleNode(node),
     capacity: resourcesXml(node.capacity),
     used: resourcesXml(node.used),
     instancesSet: node.instances.map((i) => ({
