@@ -13,7 +13,7 @@ import { NC_PATH } from '../shared/wire/transport.js';
 import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { caCredentialIssuer, loadMigrationCa } from './migration/credentialIssuer.js';
 import { WireNodeClient } from './nodeClient.js';
-import { CC_ALLOWED_ROLES, createCcApp } from './server.js';
+import { createCcApp } from './server.js';
 import { CcService } from './service.js';
 import { initialView } from './view.js';
 import { cachedNodes, openViewStore, ViewCacheWriter } from './viewCache.js';
@@ -51,7 +51,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     awaitFencedHosts: true,
   });
   const server = security.kind === 'mtls'
-    ? https.createServer(serverTlsOptions(security.identity), createCcApp({ service, logger, allowedRoles: CC_ALLOWED_ROLES }))
+    ? https.createServer(serverTlsOptions(security.identity), createCcApp({ service, logger, checkPeers: true }))
     : http.createServer(createCcApp({ service, logger }));
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

@@ -21,7 +21,7 @@ import { createDriver } from './driverFactory.js';
 import { openNcStore } from './ncStore.js';
 import { NodeController } from './nodeController.js';
 import { fsSharedStorage } from './ha/activityCheck.js';
-import { createNcApp, NC_ALLOWED_ROLES } from './server.js';
+import { createNcApp } from './server.js';
 
 /** How long in-flight requests get to finish at shutdown before their sockets are cut. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
 
   const storage = config.storageDir !== undefined ? { sharedStorage: fsSharedStorage(config.storageDir) } : {};
   const server = security.kind === 'mtls'
-    ? https.createServer(serverTlsOptions(security.identity), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, allowedRoles: NC_ALLOWED_ROLES, ...storage }))
+    ? https.createServer(serverTlsOptions(security.identity), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, checkPeers: true, ...storage }))
     : http.createServer(createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, ...storage }));
   await listen(server, config.port, config.host);
   process.stdout.write(`nc listening on ${schemeOf(security)}://${config.host}:${config.port}\n`);
