@@ -143,10 +143,14 @@ function readMessage(req: Request, limits: DecodeLimits, operation: string): Pro
   const decoder = new WireDecoder(limits, operation);
   return new Promise((resolve, reject) => {
     let size = 0;
+    let settled = false;
     const stop = (e: unknown): void => {
+      if (settled) return;
+      settled = true;
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', stop);
+      req.off('close', onClose);
       req.pause();
       reject(e as Error);
     };
@@ -160,15 +164,21 @@ function readMessage(req: Request, limits: DecodeLimits, operation: string): Pro
       }
     };
     const onEnd = (): void => {
+      if (settled) return;
+      settled = true;
+      req.off('close', onClose);
       try {
         resolve(decoder.end());
       } catch (e) {
         reject(e as Error);
       }
     };
+    // A caller that hangs up half-way leaves no reader waiting for an end that never comes.
+    const onClose = (): void => stop(WireErrors.make('MalformedXml', { detail: 'the connection closed before the body ended' }));
     req.on('data', onData);
     req.once('end', onEnd);
     req.once('error', stop);
+    req.once('close', onClose);
   });
 }
 
