@@ -152,7 +152,7 @@ export class WireDecoder {
     }
     const depth = parent.depth + 1;
     const path = parent.type === 'a' ? `${parent.path}[${parent.items?.length ?? 0}]` : parent.path ? `${parent.path}.${name}` : name;
-    if (depth > this.limits.maxDepth) malformed(`nesting deeper than ${this.limits.maxDepth} at ${path}`);
+    if (depth > this.limits.maxDepth) exceeded(this.limits.maxDepth, `levels of nesting (at ${path})`);
     if (parent.type === 'a') {
       if (name !== 'item') malformed(`${parent.path} is an array but holds elements other than <item>`);
       parent.items ??= [];

@@ -105,7 +105,7 @@ describe('WireDecoder: every bound is enforced where it is crossed', () => {
     ['attributes', '<op><a t="s" b="1" c="2" d="3" e="4">x</a></op>', {}, 'XmlLimitExceeded', '4 attributes'],
     ['text', `<op><a>${'x'.repeat(300)}</a></op>`, {}, 'XmlLimitExceeded', '256 characters'],
     ['text split by CDATA', `<op><a>${'x'.repeat(200)}<![CDATA[${'y'.repeat(100)}]]></a></op>`, {}, 'XmlLimitExceeded', '256 characters'],
-    ['depth', `<op>${'<a t="o">'.repeat(9)}${'</a>'.repeat(9)}</op>`, {}, 'MalformedXml', 'nesting deeper than 8'],
+    ['depth', `<op>${'<a t="o">'.repeat(9)}${'</a>'.repeat(9)}</op>`, {}, 'XmlLimitExceeded', '8 levels of nesting'],
     ['a DOCTYPE', '<!DOCTYPE op [<!ENTITY x "y">]><op/>', {}, 'MalformedXml', 'DOCTYPE'],
     ['an HTML entity', '<op><a>&nbsp;</a></op>', {}, 'MalformedXml', 'entity'],
     ['a processing instruction', '<op><?evil x?></op>', {}, 'MalformedXml', 'processing instruction'],
