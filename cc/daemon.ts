@@ -16,7 +16,7 @@ import { NC_PATH } from '../shared/wire/transport.js';
 import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { caCredentialIssuer, loadMigrationCa } from './migration/credentialIssuer.js';
 import { WireNodeClient } from './nodeClient.js';
-import { CC_ALLOWED_ROLES, createCcApp } from './server.js';
+import { createCcApp } from './server.js';
 import { CcService } from './service.js';
 import { initialView } from './view.js';
 import { cachedNodes, openViewStore, ViewCacheWriter } from './viewCache.js';
@@ -57,7 +57,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const onRefused = wireRefusalReporter(refusals);
   const limits = connectionLimitsOf(config);
   const server = security.kind === 'mtls'
-    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ service, logger, allowedRoles: CC_ALLOWED_ROLES, onRefused }))
+    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ service, logger, checkPeers: true, onRefused }))
     : http.createServer(httpServerOptions(limits), createCcApp({ service, logger, onRefused }));
   const guard = guardConnections(server, { limits, refusals });
   server.listen(config.port, config.host);

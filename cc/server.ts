@@ -1,8 +1,9 @@
 /** Wires the CC's operations onto an express app at CC_PATH; every failure leaves as a coded <Fault>. */
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
+import type { CcOp } from '../shared/protocol/ccProtocol.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
-import type { AllowedRoles } from '../shared/wire/peerAuth.js';
+import { BULK_REQUEST, SMALL_REQUEST, VM_TYPES_REQUEST, only, type AccessTable } from '../shared/wire/peerAuth.js';
 import { mountWireService, type WireServiceOptions } from '../shared/wire/server.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { SERVED_OPS, type CcService } from './service.js';
@@ -10,26 +11,41 @@ import { SERVED_OPS, type CcService } from './service.js';
 export interface CcAppOptions {
   readonly service: CcService;
   readonly logger: Logger;
-  /** Largest request body accepted, bytes (the wire default, 1 MiB, when absent). */
+  /** Largest request body accepted, bytes (the wire default, 1 MiB, when absent); an operation may allow less. */
   readonly maxBodyBytes?: number;
+  /** mTLS: hold each caller's certificate to CC_ACCESS (role, and host where it speaks for one). Absent: plaintext, bounds only. */
+  readonly checkPeers?: boolean;
   /** Told of every refused call (wireRefusalReporter: logged, aggregated per code and caller). */
   readonly onRefused?: WireServiceOptions['onRefused'];
-  /** mTLS only: who may call what (CC_ALLOWED_ROLES); absent on plaintext. */
-  readonly allowedRoles?: AllowedRoles;
 }
 
-/** The CLC drives the CC; an NC may only hint that it changed (ccNodeEvent). */
-export const CC_ALLOWED_ROLES: AllowedRoles = Object.freeze(Object.fromEntries(
-  Object.keys(SERVED_OPS).map((op) => [op, op === 'ccNodeEvent' ? ['nc'] as const : ['clc'] as const]),
-));
+/**
+ * Who may call the CC, and with how much (docs/SECURITY.md, "Who may call what"). The CLC drives
+ * the CC; an NC may only hint that it changed (ccNodeEvent), in a few hundred bytes, and only
+ * about itself: the `host` it names must be its certificate's.
+ */
+export const CC_ACCESS: AccessTable = Object.freeze({
+  ccDescribeNodes: only('clc', SMALL_REQUEST),
+  ccDescribeInstances: only('clc', SMALL_REQUEST),
+  ccDescribeResources: only('clc', VM_TYPES_REQUEST),
+  ccRunInstances: only('clc', BULK_REQUEST),
+  ccTerminateInstances: only('clc', BULK_REQUEST),
+  ccModifyNode: only('clc', VM_TYPES_REQUEST),
+  ccSetFencedHosts: only('clc', BULK_REQUEST),
+  ccCheckHostActivity: only('clc', SMALL_REQUEST),
+  ccMigrateInstances: only('clc', BULK_REQUEST),
+  ccDescribeMigrations: only('clc', SMALL_REQUEST),
+  ccCancelMigration: only('clc', SMALL_REQUEST),
+  ccNodeEvent: { nc: { limits: SMALL_REQUEST, speaksForHost: 'host' } },
+} satisfies Record<CcOp, unknown>);
 
 export function createCcApp(opts: CcAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   mountWireService(app, {
-    path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.service.ops), logger: opts.logger,
+    path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.service.ops), logger: opts.logger, access: CC_ACCESS,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
-    ...(opts.allowedRoles ? { allowedRoles: opts.allowedRoles } : {}),
+    ...(opts.checkPeers === true ? { checkPeers: true } : {}),
     ...(opts.onRefused ? { onRefused: opts.onRefused } : {}),
   });
   return app;

@@ -24,7 +24,7 @@ import { createDriver } from './driverFactory.js';
 import { openNcStoreAtStart, type NcStoreAtStart } from './storeOrigin.js';
 import { NodeController } from './nodeController.js';
 import { fsSharedStorage } from './ha/activityCheck.js';
-import { createNcApp, NC_ALLOWED_ROLES } from './server.js';
+import { createNcApp } from './server.js';
 
 /** How long in-flight requests get to finish at shutdown before their sockets are cut. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   const limits = config.connections;
   const server = security.kind === 'mtls'
     ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) },
-      createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, allowedRoles: NC_ALLOWED_ROLES, onRefused, ...storage }))
+      createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, checkPeers: true, onRefused, ...storage }))
     : http.createServer(httpServerOptions(limits), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, onRefused, ...storage }));
   const guard = guardConnections(server, { limits, refusals });
   await listen(server, config.port, config.host);

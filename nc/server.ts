@@ -3,7 +3,8 @@ import express, { type Express } from 'express';
 import type { Logger } from '../shared/log.js';
 import { NC_OPS } from '../shared/protocol/ncProtocol.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
-import { allowAll, type AllowedRoles } from '../shared/wire/peerAuth.js';
+import type { NcOp } from '../shared/protocol/ncProtocol.js';
+import { BULK_REQUEST, SMALL_REQUEST, VM_TYPES_REQUEST, only, type AccessTable } from '../shared/wire/peerAuth.js';
 import { mountWireService, type WireServiceOptions } from '../shared/wire/server.js';
 import { NC_PATH, type WireHandlers } from '../shared/wire/transport.js';
 import { checkActivity, type SharedStorageView } from './ha/activityCheck.js';
@@ -12,17 +13,30 @@ import type { NodeController } from './nodeController.js';
 export interface NcAppOptions {
   readonly controller: NodeController;
   readonly logger: Logger;
+  /** Largest request body accepted, bytes (the wire default, 1 MiB, when absent); an operation may allow less. */
   readonly maxBodyBytes?: number;
+  /** mTLS: hold each caller's certificate to NC_ACCESS. Absent: plaintext, bounds only. */
+  readonly checkPeers?: boolean;
   /** Told of every refused call (wireRefusalReporter: logged, aggregated per code and caller). */
   readonly onRefused?: WireServiceOptions['onRefused'];
-  /** mTLS only: who may call what (NC_ALLOWED_ROLES); absent on plaintext. */
-  readonly allowedRoles?: AllowedRoles;
   /** The cluster's shared storage, for neighbours' activity checks (host HA); absent: always `unknown`. */
   readonly sharedStorage?: SharedStorageView;
 }
 
-/** Only a CC drives an NC. */
-export const NC_ALLOWED_ROLES: AllowedRoles = allowAll(NC_OPS, ['cc']);
+/**
+ * Only a CC drives an NC (docs/SECURITY.md, "Who may call what"). The hosts a CC names here
+ * (ncCheckActivity's suspect, a plan's source and destinations) are its orders about other hosts,
+ * not claims to be them, so none is bound to the caller's certificate.
+ */
+export const NC_ACCESS: AccessTable = Object.freeze({
+  ncDescribeResource: only('cc', SMALL_REQUEST),
+  ncRunInstance: only('cc', VM_TYPES_REQUEST),
+  ncTerminateInstance: only('cc', SMALL_REQUEST),
+  ncModifyNode: only('cc', SMALL_REQUEST),
+  // A source's prepare carries the whole plan (every instance of a drain) and credentials.
+  ncMigrateInstances: only('cc', BULK_REQUEST),
+  ncCheckActivity: only('cc', SMALL_REQUEST),
+} satisfies Record<NcOp, unknown>);
 
 /**
  * NC_OPS over one controller, validated both ways: served over HTTP here, in process by the
@@ -50,9 +64,9 @@ export function createNcApp(o: NcAppOptions): Express {
   const handlers = ncHandlers(o.controller, o.sharedStorage);
   // maxBodyBytes undefined keeps the wire service's default.
   mountWireService(app, {
-    path: NC_PATH, handlers, logger: o.logger,
+    path: NC_PATH, handlers, logger: o.logger, access: NC_ACCESS,
     ...(o.maxBodyBytes ? { maxBodyBytes: o.maxBodyBytes } : {}),
-    ...(o.allowedRoles ? { allowedRoles: o.allowedRoles } : {}),
+    ...(o.checkPeers === true ? { checkPeers: true } : {}),
     ...(o.onRefused ? { onRefused: o.onRefused } : {}),
   });
   return app;

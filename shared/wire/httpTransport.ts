@@ -2,7 +2,9 @@ import http from 'node:http';
 import https from 'node:https';
 import { FerryError } from '../errors/registry.js';
 import { WireErrors } from './errors.js';
-import { decodeMessage, encodeMessage, type WireObject } from './xmlCodec.js';
+import { soapActionOf } from './soapAction.js';
+import { DEFAULT_DECODE_LIMITS, WireDecoder, type DecodedMessage } from './wireDecoder.js';
+import { encodeMessage, type WireObject } from './xmlCodec.js';
 import type { CallOptions, WireTransport } from './transport.js';
 
 export interface HttpTransportOptions {
@@ -28,13 +30,7 @@ export class HttpWireTransport implements WireTransport {
     const timeoutMs = callOpts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 10_000;
     const payload = encodeMessage(operation, body);
     const url = new URL(this.opts.path, endpoint);
-    const { status, text } = await this.post(url, payload, operation, timeoutMs);
-    let decoded;
-    try {
-      decoded = await decodeMessage(text);
-    } catch (e) {
-      throw WireErrors.make('PeerProtocolError', { peer: endpoint, operation, detail: (e as Error).message });
-    }
+    const { status, decoded } = await this.post(url, payload, operation, timeoutMs);
     if (status >= 200 && status < 300 && decoded.operation === `${operation}Response`) return decoded.body;
     if (decoded.operation === 'Fault' && typeof decoded.body.code === 'string') {
       const remoteMessage = typeof decoded.body.message === 'string' ? decoded.body.message : '';
@@ -46,27 +42,44 @@ export class HttpWireTransport implements WireTransport {
     throw WireErrors.make('PeerProtocolError', { peer: endpoint, operation, detail: `HTTP ${status} with root <${decoded.operation}>` });
   }
 
-  private post(url: URL, payload: string, operation: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+  /** Sends the request and decodes the answer as it arrives (bounded: a peer's answer is not trusted to be small). */
+  private post(url: URL, payload: string, operation: string, timeoutMs: number): Promise<{ status: number; decoded: DecodedMessage }> {
     const isHttps = url.protocol === 'https:';
     const lib = isHttps ? https : http;
-    const max = this.opts.maxResponseBytes ?? 16 * 1024 * 1024;
+    const max = this.opts.maxResponseBytes ?? DEFAULT_DECODE_LIMITS.maxBytes;
     const peer = url.origin;
     return new Promise((resolve, reject) => {
       const req = lib.request(url, {
         method: 'POST',
         agent: isHttps ? this.httpsAgent : this.httpAgent,
-        headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': Buffer.byteLength(payload) },
+        headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': Buffer.byteLength(payload), soapaction: soapActionOf(operation) },
       }, (res) => {
-        const chunks: Buffer[] = [];
+        const decoder = new WireDecoder({ ...DEFAULT_DECODE_LIMITS, maxBytes: Number.POSITIVE_INFINITY });
         let size = 0;
+        let refused = false;
+        const refuse = (detail: string): void => {
+          refused = true;
+          req.destroy();
+          reject(WireErrors.make('PeerProtocolError', { peer, operation, detail }));
+        };
         res.on('data', (c: Buffer) => {
+          if (refused) return;
           size += c.length;
-          if (size > max) {
-            req.destroy();
-            reject(WireErrors.make('PeerProtocolError', { peer, operation, detail: `response larger than ${max} bytes` }));
-          } else chunks.push(c);
+          try {
+            if (size > max) refuse(`response larger than ${max} bytes`);
+            else decoder.write(c);
+          } catch (e) {
+            refuse((e as Error).message);
+          }
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => {
+          if (refused) return;
+          try {
+            resolve({ status: res.statusCode ?? 0, decoded: decoder.end() });
+          } catch (e) {
+            reject(WireErrors.make('PeerProtocolError', { peer, operation, detail: (e as Error).message }));
+          }
+        });
         res.on('error', (e) => reject(WireErrors.make('PeerUnreachable', { peer, detail: e.message })));
       });
       req.setTimeout(timeoutMs, () => {

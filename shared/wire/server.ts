@@ -1,34 +1,85 @@
 /**
- * Serves wire operations on an express app: one body parser, one dispatcher, and one error path
- * (every failure leaves as a <Fault> with the error's code and HTTP status, never as a 200).
+ * Serves wire operations on an express app: one admission step, one streaming reader, one
+ * dispatcher and one error path (every failure leaves as a <Fault> with the error's code and HTTP
+ * status, never as a 200).
+ *
+ * Order matters (docs/SECURITY.md, "Who may call what"): everything decided from the connection and
+ * the headers (the caller's certificate, the operation named in SOAPAction, the media type, the
+ * declared length) is decided before one byte of the body is read; then the body is decoded as it
+ * arrives, within the caller's bounds for that operation; then the host binding is checked on the
+ * decoded message, and only then does a handler run.
  */
-import express, { type Express, type Request, type Response, type NextFunction } from 'express';
+import type { Express, Request, Response, NextFunction } from 'express';
 import type { Logger } from 'pino';
 import { FerryError } from '../errors/registry.js';
 import { WireErrors } from './errors.js';
-import { authorizePeer, peerRoleOf, type AllowedRoles } from './peerAuth.js';
-import { decodeMessage, encodeMessage } from './xmlCodec.js';
-import type { WireHandlers } from './transport.js';
+import {
+  BULK_REQUEST, checkSpeaksFor, grantOf, mayCallAny, peerIdentityOf, requestLimits, widestGrant, type AccessTable, type Grant, type PeerIdentity,
+} from './peerAuth.js';
+import { encodeMessage } from './xmlCodec.js';
+import { WireDecoder, type DecodedMessage, type DecodeLimits } from './wireDecoder.js';
+import { operationOf, SOAP_ACTION_HEADER } from './soapAction.js';
+import type { WireHandler, WireHandlers } from './transport.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** After a refusal with the body unread, this much more of it is taken (and dropped) so the caller can read the answer. */
+const LINGER_BYTES = 64 * 1024;
+const LINGER_MS = 1000;
 
 export interface WireServiceOptions {
   readonly path: string;
   readonly handlers: WireHandlers;
   readonly logger: Logger;
-  /** Largest request body accepted, bytes (default 1 MiB). */
+  /** Largest request body for any operation, bytes (default 1 MiB); an operation's grant may allow less. */
   readonly maxBodyBytes?: number;
   /**
-   * mTLS servers: who may call each operation, by the role in the caller's certificate. Absent:
-   * no role check (plaintext, where there is no certificate to check).
+   * Who may call each operation and what each may send (peerAuth.ts). Absent: every handler, with
+   * bounds from maxBodyBytes alone (test servers).
    */
-  readonly allowedRoles?: AllowedRoles;
+  readonly access?: AccessTable;
+  /**
+   * mTLS servers: hold the caller's certificate to `access` (its role, and its host where a message
+   * speaks for one). Absent or false: plaintext, where there is no certificate to check and only
+   * the bounds apply (the widest any role has).
+   */
+  readonly checkPeers?: boolean;
   /** Told of every refused call before its <Fault> is sent (shared/refusalLog.ts logs them, aggregated); absent: not logged. */
   readonly onRefused?: (err: FerryError, req: Request) => void;
 }
 
+/** The one way out for a failure. A body left unread is not read further than a short linger. */
 export function sendFault(res: Response, err: FerryError): void {
+  const req = res.req as Request | undefined;
+  if (req && !req.complete) lingerThenClose(req, res);
   res.status(err.status).type('text/xml').send(encodeMessage('Fault', {
     code: err.code, message: err.message, retryable: err.retryable,
   }));
+}
+
+/**
+ * The caller is still sending a body that will not be read. Closing at once could reset the
+ * connection before the caller reads the answer; reading on would do the caller's bidding. So after
+ * the answer, drop (never parse) at most LINGER_BYTES or LINGER_MS of what still arrives, then close
+ * unless the body ended within that.
+ */
+function lingerThenClose(req: Request, res: Response): void {
+  res.once('finish', () => {
+    if (req.complete) return;
+    let dropped = 0;
+    const close = (): void => {
+      clearTimeout(timer);
+      req.socket.destroy();
+    };
+    const timer = setTimeout(close, LINGER_MS);
+    timer.unref();
+    req.on('data', (c: Buffer) => {
+      dropped += c.length;
+      if (dropped > LINGER_BYTES) close();
+    });
+    req.once('end', () => clearTimeout(timer));
+    req.once('close', () => clearTimeout(timer));
+    req.resume();
+  });
 }
 
 /** Turns anything thrown into a FerryError, logging the ones that are our bugs. */
@@ -41,37 +92,118 @@ export function toFerryError(e: unknown, logger: Logger): FerryError {
   return WireErrors.make('InternalError', { detail: (e as Error)?.message ?? String(e) });
 }
 
+/** What admission decided: the operation, its handler, the caller's bounds and who the caller is. */
+interface Admitted {
+  readonly operation: string;
+  readonly handler: WireHandler;
+  readonly grant: Grant;
+  readonly peer: PeerIdentity | undefined;
+}
+
+function own<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+}
+
+/**
+ * Decides from the connection and the headers alone whether this request may be read at all.
+ * Throws the refusal's coded error; reads nothing.
+ */
+function admit(req: Request, opts: WireServiceOptions, cap: number): Admitted {
+  const header = req.headers[SOAP_ACTION_HEADER];
+  const named = operationOf(header);
+  const checking = opts.checkPeers === true;
+  // Under mTLS a server without a table serves no one (fail closed).
+  const table = opts.access ?? (checking ? {} : undefined);
+  const peer = checking ? peerIdentityOf(req.socket) : undefined;
+  if (checking && !mayCallAny(peer?.role, table ?? {})) {
+    // A role allowed nothing here learns nothing more, not even whether the operation exists.
+    throw WireErrors.make('PeerNotAuthorized', { role: peer?.role ?? '(no certificate)', operation: named ?? '(any operation)' });
+  }
+  if (named === undefined) throw WireErrors.make('OperationHeaderMissing', { got: typeof header === 'string' ? JSON.stringify(header.slice(0, 80)) : 'none' });
+  const handler = own(opts.handlers, named);
+  if (!handler) throw WireErrors.make('UnknownOperation', { operation: named });
+  let grant: Grant | undefined;
+  if (!table) grant = { limits: requestLimits(cap, BULK_REQUEST.maxElements) };
+  else if (checking) grant = grantOf(named, peer?.role, table);
+  else grant = widestGrant(named, table);
+  if (!grant) throw WireErrors.make('PeerNotAuthorized', { role: peer?.role ?? '(no certificate)', operation: named });
+  if (!req.is(['text/xml', 'application/xml']) || !isUtf8(req.headers['content-type'])) throw WireErrors.make('UnsupportedMediaType');
+  const limits: DecodeLimits = { ...grant.limits, maxBytes: Math.min(grant.limits.maxBytes, cap) };
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limits.maxBytes) throw WireErrors.make('RequestTooLarge', { limit: limits.maxBytes });
+  return { operation: named, handler, grant: { ...grant, limits }, peer };
+}
+
+/** The wire is UTF-8; a body declared in another charset is refused rather than misread. */
+function isUtf8(contentType: string | undefined): boolean {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
+
+/** Decodes the body as it arrives; stops reading at the first bound crossed or problem found. */
+function readMessage(req: Request, limits: DecodeLimits, operation: string): Promise<DecodedMessage> {
+  const decoder = new WireDecoder(limits, operation);
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    let settled = false;
+    const stop = (e: unknown): void => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', stop);
+      req.off('close', onClose);
+      req.pause();
+      reject(e as Error);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      try {
+        if (size > limits.maxBytes) throw WireErrors.make('RequestTooLarge', { limit: limits.maxBytes });
+        decoder.write(chunk);
+      } catch (e) {
+        stop(e);
+      }
+    };
+    const onEnd = (): void => {
+      if (settled) return;
+      settled = true;
+      req.off('close', onClose);
+      try {
+        resolve(decoder.end());
+      } catch (e) {
+        reject(e as Error);
+      }
+    };
+    // A caller that hangs up half-way leaves no reader waiting for an end that never comes.
+    const onClose = (): void => stop(WireErrors.make('MalformedXml', { detail: 'the connection closed before the body ended' }));
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', stop);
+    req.once('close', onClose);
+  });
+}
+
 export function mountWireService(app: Express, opts: WireServiceOptions): void {
-  const limit = opts.maxBodyBytes ?? 1024 * 1024;
+  const cap = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const refuse = (req: Request, res: Response, err: FerryError): void => {
     opts.onRefused?.(err, req);
     sendFault(res, err);
   };
-  app.post(
-    opts.path,
-    (req: Request, res: Response, next: NextFunction) => {
-      if (!req.is(['text/xml', 'application/xml'])) {
-        refuse(req, res, WireErrors.make('UnsupportedMediaType'));
-        return;
-      }
-      next();
-    },
-    express.text({ type: ['text/xml', 'application/xml'], limit }),
-    async (req: Request, res: Response) => {
+  app.post(opts.path, (req: Request, res: Response) => {
+    void (async () => {
       try {
-        const text = typeof req.body === 'string' ? req.body : '';
-        const { operation, body } = await decodeMessage(text);
-        const handler = Object.prototype.hasOwnProperty.call(opts.handlers, operation) ? opts.handlers[operation] : undefined;
-        if (!handler) throw WireErrors.make('UnknownOperation', { operation });
-        const refused = opts.allowedRoles ? authorizePeer(operation, peerRoleOf(req.socket), opts.allowedRoles) : undefined;
+        const a = admit(req, opts, cap);
+        const { body } = await readMessage(req, a.grant.limits, a.operation);
+        const refused = a.peer ? checkSpeaksFor(a.operation, a.grant, a.peer, body) : undefined;
         if (refused) throw refused;
-        const result = await handler(body, { peer: req.socket.remoteAddress ?? 'unknown' });
-        res.status(200).type('text/xml').send(encodeMessage(`${operation}Response`, result));
+        const result = await a.handler(body, { peer: req.socket.remoteAddress ?? 'unknown' });
+        res.status(200).type('text/xml').send(encodeMessage(`${a.operation}Response`, result));
       } catch (e) {
         refuse(req, res, toFerryError(e, opts.logger));
       }
-    },
-  );
+    })();
+  });
   app.use(opts.path, (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     refuse(req, res, toFerryError(err, opts.logger));
   });

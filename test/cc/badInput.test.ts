@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createCcApp } from '../../cc/server.js';
 import { silentLogger } from '../../shared/log.js';
 import { CC_PATH } from '../../shared/wire/transport.js';
+import { wireHeaders } from '../helpers/wireHeaders.js';
 import { encodeMessage, type WireObject } from '../../shared/wire/xmlCodec.js';
 import { SMALL, slots } from './fakeNodes.js';
 import { harness, id, runReq } from './harness.js';
@@ -29,8 +30,8 @@ function snapshot(): string {
   return JSON.stringify({ ncs: [...h.fake.ncs.values()], view: h.keeper.get().entries.map((e) => e.node) });
 }
 
-async function post(body: string | Buffer, type = 'text/xml'): Promise<{ status: number; code: string; message: string }> {
-  const res = await request(app).post(CC_PATH).set('content-type', type).send(body);
+async function post(body: string | Buffer, type = 'text/xml', operation?: string): Promise<{ status: number; code: string; message: string }> {
+  const res = await request(app).post(CC_PATH).set(wireHeaders(body, type, operation)).send(body);
   const doc = (await xml2js.parseStringPromise(res.text, { explicitArray: false })) as { Fault?: { code: { _: string } | string; message: { _: string } | string } };
   const text = (v: unknown): string => (typeof v === 'string' ? v : (v as { _: string })._);
   expect(doc.Fault, res.text).toBeDefined();
@@ -61,12 +62,12 @@ describe('bad input to the CC', () => {
 
   it('a body that is not XML at all is refused by media type', async () => {
     const before = snapshot();
-    expect(await post('{"op":"ccDescribeNodes"}', 'application/json')).toMatchObject({ status: 415, code: 'UnsupportedMediaType' });
+    expect(await post('{"op":"ccDescribeNodes"}', 'application/json', 'ccDescribeNodes')).toMatchObject({ status: 415, code: 'UnsupportedMediaType' });
     expect(snapshot()).toBe(before);
   });
 
   it('a good request still works after all that (the app is healthy)', async () => {
-    const res = await request(app).post(CC_PATH).set('content-type', 'text/xml').send(op('ccDescribeInstances', {}));
+    const res = await request(app).post(CC_PATH).set(wireHeaders('<ccDescribeInstances/>')).send(op('ccDescribeInstances', {}));
     expect(res.status).toBe(200);
     expect(res.text).toContain(id(1));
   });

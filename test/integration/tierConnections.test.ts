@@ -45,7 +45,8 @@ const TIERS: readonly Tier[] = [
   },
   {
     name: 'nc', host: NODE, path: NC_PATH, caller: { role: 'cc', host: CONTROLLER, operation: 'ncDescribeResource' },
-    args: (port) => ['--host', NODE, '--port', String(port), '--sim-url', `http://${NODE}:1`],
+    // No simhv behind it: the NC serves, its hypervisor unreachable, which is all this test needs.
+    args: (port) => ['--host', NODE, '--port', String(port), '--sim-socket', join(base, 'no-simhv.sock')],
   },
 ];
 

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNcApp } from '../../nc/server.js';
+import { wireHeaders } from '../helpers/wireHeaders.js';
 import { silentLogger } from '../../shared/log.js';
 import type { NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
 import { NC_OPS } from '../../shared/protocol/ncProtocol.js';
@@ -45,7 +46,7 @@ afterEach(async () => {
 });
 
 async function post(body: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${base}${NC_PATH}`, { method: 'POST', headers: { 'content-type': 'text/xml' }, body });
+  const res = await fetch(`${base}${NC_PATH}`, { method: 'POST', headers: wireHeaders(body), body });
   return { status: res.status, text: await res.text() };
 }
 

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNcApp } from '../../nc/server.js';
+import { wireHeaders } from '../helpers/wireHeaders.js';
 import { silentLogger } from '../../shared/log.js';
 import { NC_PATH } from '../../shared/wire/transport.js';
 import { encodeMessage, type WireObject } from '../../shared/wire/xmlCodec.js';
@@ -32,7 +33,7 @@ afterEach(async () => {
 });
 
 async function post(body: string, type = 'text/xml'): Promise<{ status: number; text: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
+  const res = await fetch(url, { method: 'POST', headers: wireHeaders(body, type, type === 'text/xml' ? undefined : 'ncRunInstance'), body });
   return { status: res.status, text: await res.text() };
 }
 

@@ -3,6 +3,7 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mountWireService } from '../../shared/wire/server.js';
+import { wireHeaders } from '../helpers/wireHeaders.js';
 import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
 import { defineErrors, client } from '../../shared/errors/registry.js';
 import { silentLogger } from '../../shared/log.js';
@@ -35,7 +36,7 @@ afterAll(async () => {
 });
 
 async function rawPost(body: string, type = 'text/xml'): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${endpoint}${PATH}`, { method: 'POST', headers: { 'content-type': type }, body });
+  const res = await fetch(`${endpoint}${PATH}`, { method: 'POST', headers: wireHeaders(body, type, type === 'text/xml' ? undefined : 'echo'), body });
   return { status: res.status, text: await res.text() };
 }
 

@@ -9,6 +9,7 @@ import { createCcApp } from '../../../cc/server.js';
 import { reservationsOfView } from '../../../cc/view.js';
 import { silentLogger } from '../../../shared/log.js';
 import { CC_PATH } from '../../../shared/wire/transport.js';
+import { wireHeaders } from '../../helpers/wireHeaders.js';
 import { encodeMessage, type WireObject } from '../../../shared/wire/xmlCodec.js';
 import { SMALL, slots } from '../fakeNodes.js';
 import { D1, D2, id, item, plan, S } from './builders.js';
@@ -51,7 +52,7 @@ function snapshot(): string {
 }
 
 async function post(body: string): Promise<{ status: number; code: string; message: string }> {
-  const res = await request(app).post(CC_PATH).set('content-type', 'text/xml').send(body);
+  const res = await request(app).post(CC_PATH).set(wireHeaders(body)).send(body);
   const doc = (await xml2js.parseStringPromise(res.text, { explicitArray: false })) as { Fault?: { code: { _: string } | string; message: { _: string } | string } };
   const text = (v: unknown): string => (typeof v === 'string' ? v : (v as { _: string })._);
   expect(doc.Fault, res.text).toBeDefined();
@@ -94,7 +95,7 @@ describe('bad input to the migration operations', () => {
   });
 
   it('a good request still works afterwards, and plans with partial=true', async () => {
-    const res = await request(app).post(CC_PATH).set('content-type', 'text/xml').send(migrate({ sourceHost: S2, destinations: [D1], partial: true }));
+    const res = await request(app).post(CC_PATH).set(wireHeaders('<ccMigrateInstances/>')).send(migrate({ sourceHost: S2, destinations: [D1], partial: true }));
     expect(res.status).toBe(200);
     expect(res.text).toContain('insufficient-capacity');
     await h.settle();

@@ -16,6 +16,7 @@ import { createNcApp } from '../../../nc/server.js';
 import { silentLogger } from '../../../shared/log.js';
 import { NC_PATH } from '../../../shared/wire/transport.js';
 import { decodeMessage, encodeMessage } from '../../../shared/wire/xmlCodec.js';
+import { wireHeaders } from '../../helpers/wireHeaders.js';
 import { harness } from '../fixtures.js';
 
 const SUSPECT = '127.0.10.2';
@@ -42,7 +43,7 @@ async function serve(withStorage: boolean): Promise<string> {
 }
 
 async function check(url: string, since: number) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/xml' }, body: encodeMessage('ncCheckActivity', { host: SUSPECT, since }) });
+  const res = await fetch(url, { method: 'POST', headers: wireHeaders('<ncCheckActivity/>'), body: encodeMessage('ncCheckActivity', { host: SUSPECT, since }) });
   expect(res.status).toBe(200);
   return (await decodeMessage(await res.text())).body;
 }

@@ -14,7 +14,8 @@ describe('PKI and mTLS error codes are documented in docs/SECURITY.md', () => {
 
   it.each([
     ...Object.entries(PkiErrors.table),
-    ['PeerNotAuthorized', WireErrors.table.PeerNotAuthorized] as const,
+    ...(['PeerNotAuthorized', 'PeerHostMismatch', 'OperationHeaderMissing', 'OperationMismatch', 'RequestTooLarge', 'XmlLimitExceeded', 'MalformedXml'] as const)
+      .map((code) => [code, WireErrors.table[code]] as const),
   ])('%s with its HTTP status', (code, spec) => {
     expect(section).toMatch(new RegExp(`\\| \`${code}\` \\| ${spec.status} \\|`));
   });
