@@ -38,6 +38,11 @@ export interface CloudLayoutOptions {
    * --libvirt-uri ...); when given, no simhv process runs.
    */
   readonly hypervisorArgs?: (host: string) => readonly string[];
+  /**
+   * Where each NC reaches its simhv (default `http://HOST:16509`): a test may put something in
+   * between, e.g. a proxy that holds one request (test/helpers/hypervisorHold.ts).
+   */
+  readonly simUrl?: (host: string) => string;
 }
 
 export const PORTS = Object.freeze({ clc: 8773, cc: 8774, nc: 8775, simhv: 16509 });
@@ -99,7 +104,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       name: `nc-${host}`,
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
-        ...(o.hypervisorArgs?.(host) ?? ['--sim-url', `http://${host}:${PORTS.simhv}`]),
+        ...(o.hypervisorArgs?.(host) ?? ['--sim-url', o.simUrl?.(host) ?? `http://${host}:${PORTS.simhv}`]),
         '--cc-url', ccUrl(o), '--storage-dir', join(o.baseDir, 'storage'), ...security, ...(o.ncArgs ?? [])],
       ready: listening('nc'),
     });
