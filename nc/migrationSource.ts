@@ -286,6 +286,7 @@ export function endItem(draft: NcSnapshot, migrationId: string, instanceId: stri
   item.error = error;
   item.endedAt = now;
   delete item.abort;
+  delete item.awaitingCredential;
   const rec = draft.instances[instanceId];
   if (rec && rec.migrationId === migrationId) {
     rec.migrationState = 'none';
@@ -306,6 +307,7 @@ export function applyCleaning(draft: NcSnapshot, migrationId: string, instanceId
   const item = mustItem(draft, migrationId, instanceId);
   if (item.state !== 'migrating') return;
   item.state = 'cleaning';
+  delete item.awaitingCredential;
   if (stats) item.stats = { elapsedMs: stats.elapsedMs, downtimeMs: stats.downtimeMs, bytesTransferred: stats.bytesTransferred, iterations: stats.iterations };
   if (progress) item.progress = progress;
   const rec = draft.instances[instanceId];

@@ -118,6 +118,7 @@ describe('a source NC that lost its credential before its hypervisor started the
     await p.src.controller.migrate(rollback('source', { instanceId: A, reason: 'CC backstop' }));
     await settle();
     expect(itemOf(p.src)).toMatchObject({ state: 'rolled-back', error: 'CC backstop' });
+    expect(itemOf(p.src)?.awaitingCredential).toBeUndefined();
     expect(p.src.store.read().instances[A]?.migrationState).toBe('none');
     expect(p.src.driver.domains.get(A)?.state).toBe('running');
   });

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import forge from 'node-forge';
 import { describe, expect, it } from 'vitest';
 import { migrationUri, parseMigrationUri } from '../../../shared/pki/migrationCertificates.js';
 import { checkMigrationPeer, credentialIdentity, migrationIdentityOf, type PeerRefusal } from '../../../shared/pki/migrationPeer.js';
@@ -47,6 +48,14 @@ describe('migration certificates', () => {
     expect(migrationIdentityOf(x509(re.source.certPem))).toMatchObject({ side: 'source', host: S, peerHost: D, generation: 2 });
     expect(credentialIdentity(re.destination)).toMatchObject({ side: 'destination', generation: 2 });
     expect(credentialIdentity({ certPem: 'not a certificate' })).toBeUndefined();
+  });
+
+  it('are signed by OpenSSL with exactly the bytes forge would sign (PKCS#1 v1.5 is deterministic)', () => {
+    const pem = pair.source.certPem;
+    const again = forge.pki.certificateFromPem(pem);
+    again.sign(ca.key, forge.md.sha256.create());
+    expect(forge.pki.certificateToPem(again)).toBe(pem);
+    expect(x509(pem).verify(x509(ca.certPem).publicKey)).toBe(true);
   });
 
   it('a tier certificate is not a migration certificate', () => {
