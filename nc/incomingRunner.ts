@@ -49,7 +49,7 @@ export class IncomingRunner {
     if (d.kind === 'answer') return { migrationId: req.migrationId, incoming: incomingView(d.incoming) };
     const { incoming } = d;
     if (d.fresh) await this.ctx.persist((draft) => { draft.incoming[incoming.instanceId] = incoming; });
-    const ready = await this.prepareHypervisor(incoming, true);
+    const ready = await this.prepareHypervisor(incoming, d.rejoin !== true);
     return { migrationId: req.migrationId, incoming: incomingView(ready) };
   }
 

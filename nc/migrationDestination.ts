@@ -41,7 +41,14 @@ export type IncomingPrepareDecision =
   /** The VM already arrived by this migration and is this node's instance: answer without a record. */
   | { readonly kind: 'arrived' }
   /** Ask the hypervisor to prepare; `fresh` when the preparing record must be persisted first. */
-  | { readonly kind: 'prepare'; readonly incoming: StoredIncoming; readonly fresh: boolean }
+  | {
+    readonly kind: 'prepare'; readonly incoming: StoredIncoming; readonly fresh: boolean;
+    /**
+     * A ready record handed a re-join's credential: it was acknowledged, so a refusal keeps it (the
+     * hypervisor may refuse because the VM already arrived there; the next look finalizes it).
+     */
+    readonly rejoin?: true;
+  }
   | Refusal;
 
 const refuse = (code: Refusal['code'], fields: Refusal['fields']): Refusal => ({ kind: 'refuse', code, fields });
@@ -71,7 +78,7 @@ export function decideIncomingPrepare(input: IncomingPrepareInput): IncomingPrep
     // A preparing record is an earlier attempt whose prepareIncoming was never confirmed: carry it on.
     if (existing.state === 'preparing' || existing.rollingBack) return { kind: 'prepare', incoming: existing, fresh: false };
     // A re-join's credential (a later generation than the hypervisor holds) must reach the hypervisor.
-    if (input.generation !== undefined && input.generation > (existing.credentialGeneration ?? 0)) return { kind: 'prepare', incoming: existing, fresh: false };
+    if (input.generation !== undefined && input.generation > (existing.credentialGeneration ?? 0)) return { kind: 'prepare', incoming: existing, fresh: false, rejoin: true };
     return { kind: 'answer', incoming: existing };
   }
   const rec = snapshot.instances[id];

@@ -8,6 +8,9 @@
  * The rules, in the order they are applied (each is a row of the tests in test/cc/migration):
  *  1. Phase: the source's item state, or the destination's record before commit (phases.ts).
  *  2. Timeouts: preparing > prepareMs, ready > readyMs, migrating > backstop → give up on the item.
+ *     A give-up from before commit presumed no commit took effect: once the source reports the item
+ *     migrating (one did, while the CC could not see it: the source NC died right after it), it is
+ *     dropped and the migrating phase's own limits apply (the NC's allowance, the CC's backstop).
  *  3. Give up → rollback on the source (it aborts a migrating item; the VM stays there). With the
  *     source unreachable only a destination still preparing is rolled back directly: a ready one
  *     may already be receiving (a commit the CC saw time out may have arrived), so it waits.
@@ -119,9 +122,11 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       const asked = phase === 'queued' && sameDestination && old.asked;
       if (asked) phase = 'preparing';
       const keepSince = sameDestination && old.phase === phase;
+      // Rule 2: a pre-commit give-up does not outlive the commit it presumed lost.
+      const committedSince = phase === 'migrating' && old !== undefined && old.phase !== 'migrating';
       let mark: Mark = {
         phase, destination: item.destination, since: keepSince ? old.since : now, asked,
-        refused: old?.refused ?? [], ...(old?.giveUp !== undefined && phase !== 'cleaning' ? { giveUp: old.giveUp } : {}),
+        refused: old?.refused ?? [], ...(old?.giveUp !== undefined && phase !== 'cleaning' && !committedSince ? { giveUp: old.giveUp } : {}),
         ...(keepSince && phase === 'queued' && old.waitingSince !== undefined ? { waitingSince: old.waitingSince } : {}),
       };
       // A destination host HA fences never receives: roll back what has not completed (sim seed 730).

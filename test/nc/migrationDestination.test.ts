@@ -36,7 +36,7 @@ describe('destination prepare (decideIncomingPrepare)', () => {
     ['a repeat answers the ready record, even when disabled', { snapshot: withIncoming(snapshot([], 'disabled'), incomingRec()) }, 'answer'],
     ['a repeat answers even when full', { snapshot: withIncoming(full, incomingRec()) }, 'answer'],
     ['a preparing record is carried on', { snapshot: withIncoming(snapshot([]), incomingRec(A, { state: 'preparing' })) }, 'prepare'],
-    ['a re-join: a ready record given a later credential generation goes to the hypervisor again, even when disabled and full',
+    ['a re-join: a ready record given a later credential generation goes to the hypervisor again, even when full',
       { snapshot: withIncoming(full, incomingRec(A, { credentialGeneration: 1 })), generation: 2 }, 'prepare'],
     ['a repeat of the generation held is answered', { snapshot: withIncoming(snapshot([]), incomingRec(A, { credentialGeneration: 2 })), generation: 2 }, 'answer'],
     ['a late repeat of an earlier generation is answered (never handed down)', { snapshot: withIncoming(snapshot([]), incomingRec(A, { credentialGeneration: 2 })), generation: 1 }, 'answer'],

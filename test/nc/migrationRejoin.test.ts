@@ -136,6 +136,15 @@ describe('a source NC that lost its credential before its hypervisor started the
     expect(whereIs(p).running).toEqual([SRC]);
   });
 
+  it('a destination whose hypervisor refuses the re-join\'s credential keeps its acknowledged record (the VM may have arrived there)', async () => {
+    const p = await killedAfterMigratingPersisted();
+    await restart(p, 'src');
+    p.dst.driver.failNext('prepareIncoming', HypervisorErrors.make('DomainStateConflict', { id: A, host: DST, state: 'running', operation: 'prepare an incoming migration' }));
+    await expect(p.dst.controller.migrate(withCred(prepareDest(A), gen(1).destination))).rejects.toMatchObject({ code: 'HypervisorRefused' });
+    expect(p.dst.store.read().incoming[A]).toMatchObject({ state: 'ready' });
+    expect(p.dst.store.read().incoming[A]?.credentialGeneration).toBeUndefined();
+  });
+
   it('any other refusal of the join still rolls back (the hypervisor is the judge), and a plaintext NC never awaits', async () => {
     const p = await killedAfterMigratingPersisted();
     p.src.driver.failNext('migrateOut', HypervisorErrors.make('MigrationCredentialRejected', { migrationId: hv(A), id: A, reason: 'handshake', detail: 'x' }));

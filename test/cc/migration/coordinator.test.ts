@@ -162,6 +162,12 @@ const rows: Row[] = [
   { name: 'given up, source unreachable, destination receiving → nothing (the source may still be sending)', now: 1000,
     nodes: world(plan([item(id(1), D1, { state: 'migrating' })]), { [S]: { reachable: false }, [D1]: { incoming: [record(id(1), 'migrating')] } }),
     marks: [[key(1), mark({ phase: 'migrating', asked: false, giveUp: 'x' })]], effects: [] },
+  { name: 'a give-up from before commit (ready timeout, source unreachable) is dropped once the source reports the item migrating: the commit did arrive',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
+    marks: [[key(1), mark({ phase: 'ready', asked: false, giveUp: 'not committed within 1000 ms' })]], effects: [`prepare ${id(1)}@${D1} gen 1`] },
+  { name: 'a give-up earned while migrating stands → rollback (abort) on the source',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating' })]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
+    marks: [[key(1), mark({ phase: 'migrating', asked: false, giveUp: 'CC backstop' })]], effects: [`rollback-source ${id(1)}@${S}`] },
   { name: 'a refused commit makes the CC give up on the item', nodes: world(plan([item(id(1), D1)]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
     marks: [[key(1), mark({ phase: 'ready', asked: false, giveUp: 'source refused commit' })]], effects: [`rollback-source ${id(1)}@${S}`] },
   // Rule 4: cancel.
@@ -317,8 +323,9 @@ describe('reconcile (property: random partitions)', () => {
         }
         return { before, after };
       };
-      // New starts: prepares for items that were queued and not already asked (re-sends are not new).
-      const starts = r.effects.filter((e) => e.kind === 'prepareDestination' && !marks.get(itemKey(e.migrationId, e.instanceId))?.asked);
+      // New starts: prepares for items that were queued and not already asked (re-sends are not new,
+      // nor is a re-join's re-prepare: its item is migrating and holds its slots).
+      const starts = r.effects.filter((e) => e.kind === 'prepareDestination' && e.credentialGeneration === undefined && !marks.get(itemKey(e.migrationId, e.instanceId))?.asked);
       for (const [pick, limit] of [
         [(p: MigrationPlan) => p.source, s.limits.perSource],
         [(_p: MigrationPlan, i: MigrationPlan['items'][number]) => i.destination, s.limits.perDestination],
