@@ -150,6 +150,7 @@ export function translate(e: unknown, host: string, operation: string): unknown 
     case 'InsufficientHostResources':
       return NcErrors.withMessage('InsufficientCapacity', `node ${host} cannot fit the instance: ${e.message}`, { host });
     default:
-      return NcErrors.make('HypervisorRefused', { host, operation, detail });
+      // The hypervisor's own code stays readable: the migration runner tells some refusals apart.
+      return NcErrors.make('HypervisorRefused', { host, operation, detail, hypervisorCode: e.code });
   }
 }

@@ -3,6 +3,7 @@
  * node's mailbox. Persist the intent, act on the hypervisor, persist the outcome, then reply.
  */
 import { isFerryError } from '../shared/errors/registry.js';
+import { credentialIdentity } from '../shared/pki/migrationPeer.js';
 import type { MigrationCredential } from '../shared/protocol/migrationProtocol.js';
 import { NcErrors } from './errors.js';
 import {
@@ -13,12 +14,19 @@ import { tell, type MigrateAnswer, type MigrationContext } from './migrationCont
 import { hypervisorMigrationId } from './migrationSource.js';
 import type { NcSnapshot, StoredIncoming } from './ncStore.js';
 
+/** A credential with the generation its certificate names (0 when it names none). */
+interface HeldCredential {
+  readonly credential: MigrationCredential;
+  readonly generation: number;
+}
+
 export class IncomingRunner {
   /**
-   * Each incoming item's credential, by instance id: memory only (never in the store or a log). After
-   * a restart there is none until the CC prepares again; until then nothing is re-prepared over TLS.
+   * Each incoming item's credential of the latest generation seen, by instance id: memory only (never
+   * in the store or a log). After a restart there is none until the CC prepares again; until then
+   * nothing is re-prepared over TLS.
    */
-  private readonly credentials = new Map<string, MigrationCredential>();
+  private readonly credentials = new Map<string, HeldCredential>();
 
   /** `onActive`: something now needs the runner's tick (an incoming record exists). */
   constructor(private readonly ctx: MigrationContext, private readonly onActive: () => void) {}
@@ -28,17 +36,20 @@ export class IncomingRunner {
     if (!req.credential && this.ctx.requireCredentials) {
       throw NcErrors.make('MigrationCredentialMissing', { host: this.ctx.host, step: 'prepare', instanceId: id, migrationId: req.migrationId });
     }
+    const generation = req.credential ? credentialIdentity(req.credential)?.generation ?? 0 : undefined;
     const d = decideIncomingPrepare({
       host: this.ctx.host, snapshot: this.snap, request: req, capacity: this.ctx.link.capacity,
-      healthy: this.ctx.link.healthy, observation: this.ctx.domains.current, now: this.ctx.clock.now(),
+      healthy: this.ctx.link.healthy, observation: this.ctx.domains.current, now: this.ctx.clock.now(), generation,
     });
     if (d.kind === 'refuse') throw NcErrors.make(d.code, d.fields);
     if (d.kind === 'arrived') return { migrationId: req.migrationId };
-    if (req.credential) this.credentials.set(id, req.credential);
+    // A late repeat of an earlier generation never replaces a later one (its source is superseded).
+    const held = this.credentials.get(id);
+    if (req.credential && generation !== undefined && (!held || generation >= held.generation)) this.credentials.set(id, { credential: req.credential, generation });
     if (d.kind === 'answer') return { migrationId: req.migrationId, incoming: incomingView(d.incoming) };
     const { incoming } = d;
     if (d.fresh) await this.ctx.persist((draft) => { draft.incoming[incoming.instanceId] = incoming; });
-    const ready = await this.prepareHypervisor(incoming, true);
+    const ready = await this.prepareHypervisor(incoming, d.rejoin !== true);
     return { migrationId: req.migrationId, incoming: incomingView(ready) };
   }
 
@@ -117,7 +128,10 @@ export class IncomingRunner {
    */
   private async prepareHypervisor(rec: StoredIncoming, dropOnRefusal: boolean): Promise<StoredIncoming> {
     const id = rec.instanceId;
-    const credential = this.credentials.get(id);
+    const held = this.credentials.get(id);
+    const credential = held?.credential;
+    // Read before the update below: a ready record handed a later generation is a re-join's re-prepare.
+    const rejoin = held !== undefined && rec.state === 'ready' && held.generation > (rec.credentialGeneration ?? 0);
     if (!credential && this.ctx.requireCredentials) {
       throw NcErrors.make('MigrationCredentialMissing', { host: this.ctx.host, step: 'prepare', instanceId: id, migrationId: rec.migrationId });
     }
@@ -135,9 +149,13 @@ export class IncomingRunner {
         r.since = this.ctx.clock.now();
       }
       delete r.rollingBack;
+      if (held && held.generation > 0) r.credentialGeneration = held.generation;
       return { ...r };
     });
-    this.ctx.logger.info({ migrationId: rec.migrationId, instanceId: id, source: rec.source }, 'incoming migration ready');
+    this.ctx.logger.info(
+      { migrationId: rec.migrationId, instanceId: id, source: rec.source, ...(held ? { credentialGeneration: held.generation } : {}) },
+      rejoin ? 'incoming migration ready for its re-joining source (credential re-issued)' : 'incoming migration ready',
+    );
     tell(this.ctx, 'migration', rec.migrationId, id);
     this.onActive();
     return ready;

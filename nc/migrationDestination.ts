@@ -5,7 +5,9 @@
  * that turns an arrived VM into this node's instance.
  *
  *   prepare ─persist─▶ preparing ─prepareIncoming─▶ ready ─the VM runs here─▶ (instance record, none)
- *                                                     └─rollback─▶ rollingBack ─abortIncoming─▶ (gone)
+ *                                                     ├─rollback─▶ rollingBack ─abortIncoming─▶ (gone)
+ *                                                     └─prepare with a later credential generation (a
+ *                                                       source re-joins)─prepareIncoming─▶ ready (that generation)
  * The incoming state stays ready during the transfer: no driver call or event tells a destination
  * that the stream has begun (see nc/README.md, open points).
  */
@@ -29,6 +31,8 @@ export interface IncomingPrepareInput {
   readonly healthy: boolean;
   readonly observation: Observation | undefined;
   readonly now: number;
+  /** The generation the request's credential names (undefined: none, or not readable). */
+  readonly generation?: number;
 }
 
 export type IncomingPrepareDecision =
@@ -37,7 +41,14 @@ export type IncomingPrepareDecision =
   /** The VM already arrived by this migration and is this node's instance: answer without a record. */
   | { readonly kind: 'arrived' }
   /** Ask the hypervisor to prepare; `fresh` when the preparing record must be persisted first. */
-  | { readonly kind: 'prepare'; readonly incoming: StoredIncoming; readonly fresh: boolean }
+  | {
+    readonly kind: 'prepare'; readonly incoming: StoredIncoming; readonly fresh: boolean;
+    /**
+     * A ready record handed a re-join's credential: it was acknowledged, so a refusal keeps it (the
+     * hypervisor may refuse because the VM already arrived there; the next look finalizes it).
+     */
+    readonly rejoin?: true;
+  }
   | Refusal;
 
 const refuse = (code: Refusal['code'], fields: Refusal['fields']): Refusal => ({ kind: 'refuse', code, fields });
@@ -66,6 +77,8 @@ export function decideIncomingPrepare(input: IncomingPrepareInput): IncomingPrep
     if (!sameIncoming(existing, req.incoming)) return refuse('InstanceExists', { host, instanceId: id });
     // A preparing record is an earlier attempt whose prepareIncoming was never confirmed: carry it on.
     if (existing.state === 'preparing' || existing.rollingBack) return { kind: 'prepare', incoming: existing, fresh: false };
+    // A re-join's credential (a later generation than the hypervisor holds) must reach the hypervisor.
+    if (input.generation !== undefined && input.generation > (existing.credentialGeneration ?? 0)) return { kind: 'prepare', incoming: existing, fresh: false, rejoin: true };
     return { kind: 'answer', incoming: existing };
   }
   const rec = snapshot.instances[id];
@@ -140,6 +153,6 @@ export function incomingView(rec: StoredIncoming): Incoming {
   return {
     migrationId: rec.migrationId, instanceId: rec.instanceId, source: rec.source, reservationId: rec.reservationId,
     imageId: rec.imageId, ownerId: rec.ownerId, launchTime: rec.launchTime, vmType: { ...rec.vmType },
-    state: rec.state, since: rec.since,
+    state: rec.state, since: rec.since, ...(rec.credentialGeneration !== undefined ? { credentialGeneration: rec.credentialGeneration } : {}),
   };
 }

@@ -52,6 +52,8 @@ export function planView(plan: StoredPlan, liveProgress: (instanceId: string) =>
       if (i.endedAt !== undefined) item.endedAt = i.endedAt;
       if (progress) item.progress = { ...progress };
       if (i.stats) item.stats = { ...i.stats };
+      if (i.credentialGeneration !== undefined) item.credentialGeneration = i.credentialGeneration;
+      if (i.awaitingCredential === true) item.awaitingCredential = true;
       return item;
     }),
   };

@@ -6,6 +6,7 @@
  *
  * | persisted                          | hypervisor here          | work                                     |
  * | source item migrating, no live job | any                      | join: migrateOut again, same id          |
+ * |   awaiting a credential, no abort  | any                      | none: the CC re-issues it; commit starts |
  * | source item cleaning               | any                      | finish-cleaning                          |
  * | instance migrationState ≠ none     | any; no live item for it | release (migrationState none)            |
  * | incoming, any state                | domain running/stopped   | finalize (the VM arrived)                |
@@ -52,7 +53,10 @@ export function planMigrationWork(input: RecoveryInput): MigrationWork[] {
     for (const item of plan.items) {
       const { migrationId } = plan;
       const { instanceId } = item;
-      if (item.state === 'migrating' && !liveJobs.has(hypervisorMigrationId(migrationId, instanceId))) work.push({ kind: 'join', migrationId, instanceId });
+      // An item awaiting a credential has no migration in its hypervisor to join (its commit starts
+      // one), unless it is being aborted: then the refused join ends it (the VM is here).
+      const joinable = item.state === 'migrating' && (item.awaitingCredential !== true || item.abort !== undefined);
+      if (joinable && !liveJobs.has(hypervisorMigrationId(migrationId, instanceId))) work.push({ kind: 'join', migrationId, instanceId });
       if (item.state === 'cleaning') work.push({ kind: 'finish-cleaning', migrationId, instanceId });
     }
   }

@@ -9,6 +9,7 @@
  */
 import type { TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
+import { credentialIdentity } from '../shared/pki/migrationPeer.js';
 import type { Incoming, MigrationPlan, NcMigrateRequest } from '../shared/protocol/migrationProtocol.js';
 import { NcErrors } from './errors.js';
 import type { HypervisorDriver, HypervisorEvent } from './hypervisor/driver.js';
@@ -19,9 +20,9 @@ import { incomingView } from './migrationDestination.js';
 import { planView } from './migrationPlans.js';
 import { planMigrationWork, type MigrationWork, type RecoveryTrigger } from './migrationRecovery.js';
 import {
-  applyAbortRequest, applyCleaning, applyCommit, applyCompleted, applyReplanFail, applyReplanMove, applySourcePrepare, decideCommit,
-  decideOutcome, decideReplan, decideSourcePrepare, decideSourceRollback, endItem, findItem, hypervisorMigrationId,
-  timeoutReason, type CommitRequest, type MigrationOutcome, type ReplanRequest, type RollbackRequest,
+  applyAbortRequest, applyAwaitCredential, applyCleaning, applyCommit, applyCompleted, applyRejoin, applyReplanFail, applyReplanMove,
+  applySourcePrepare, decideCommit, decideOutcome, decideReplan, decideSourcePrepare, decideSourceRollback, endItem, findItem,
+  hypervisorMigrationId, timeoutReason, type CommitRequest, type MigrationOutcome, type ReplanRequest, type RollbackRequest,
 } from './migrationSource.js';
 import type { NcSnapshot } from './ncStore.js';
 import { OutgoingJobs, type JobOutcome, type OutgoingJob } from './outgoingJobs.js';
@@ -126,8 +127,18 @@ export class MigrationRunner {
   }
 
   private async commit(req: CommitRequest): Promise<MigrateAnswer> {
-    const d = decideCommit(this.o.host, this.snap, req);
+    const generation = req.credential ? credentialIdentity(req.credential)?.generation : undefined;
+    const d = decideCommit(this.o.host, this.snap, req, generation);
     if (d.kind === 'refuse') throw NcErrors.make(d.code, d.fields);
+    if (d.kind === 'rejoin' && req.credential) {
+      // Persisted first: if this process dies before its hypervisor has the migration, the next one asks again.
+      await this.o.persist((draft) => applyRejoin(draft, req.migrationId, req.instanceId));
+      this.o.logger.info({ migrationId: req.migrationId, instanceId: req.instanceId, generation }, 're-joining a migration with a re-issued credential');
+      this.tell('migration', req.migrationId, req.instanceId);
+      this.startJob(req.migrationId, req.instanceId, d.item.destinationUri ?? req.destinationUri, req.credential);
+      this.ensureTick();
+      return this.answer(req.migrationId);
+    }
     if (d.kind === 'start' && !req.credential && this.o.requireCredentials) {
       throw NcErrors.make('MigrationCredentialMissing', { host: this.o.host, step: 'commit', instanceId: req.instanceId, migrationId: req.migrationId });
     }
@@ -181,7 +192,8 @@ export class MigrationRunner {
 
   /**
    * The credential goes to the hypervisor with the job and is not kept: a job re-joined after a
-   * restart has none, which is enough to join a live migration and refuses to start a new one.
+   * restart has none, which is enough to join a live migration and refuses to start a new one (the
+   * item then awaits a re-issued credential: settle).
    */
   private startJob(migrationId: string, instanceId: string, destinationUri: string, credential?: MigrationCredential): OutgoingJob {
     return this.jobs.start(migrationId, instanceId, destinationUri, credential, (job, outcome) => {
@@ -227,9 +239,19 @@ export class MigrationRunner {
       // If this throws (hypervisor gone), the item stays migrating and the reconnect re-joins it.
       const domain = await this.o.link.call('info', (d) => d.info(instanceId));
       if (domain) this.o.domains.note(domain);
-      result = { kind: 'failed', error: describeError(outcome.error), domain: domain ? 'present' : 'missing' };
+      const needsCredential = this.o.requireCredentials && !job.withCredential && refusedForWantOfCredential(outcome.error);
+      result = { kind: 'failed', error: describeError(outcome.error), domain: domain ? 'present' : 'missing', needsCredential };
     }
     const decision = decideOutcome(item, result);
+    if (decision.next === 'await-credential') {
+      const generation = await this.o.persist((d) => applyAwaitCredential(d, migrationId, instanceId));
+      this.o.logger.warn(
+        { migrationId, instanceId, generation },
+        'the hypervisor never got this migration and cannot start it without the credential the last NC process lost: awaiting a re-issued one',
+      );
+      this.tell('migration', migrationId, instanceId);
+      return;
+    }
     if (decision.next === 'cleaning') {
       await this.o.persist((d) => applyCleaning(d, migrationId, instanceId, decision.stats, job.progress));
       if (decision.inferred) this.o.logger.warn({ migrationId, instanceId }, 'the domain left this host though its migration outcome was lost: it moved');
@@ -320,18 +342,26 @@ export class MigrationRunner {
 
   private async checkTimeouts(): Promise<void> {
     const now = this.now();
-    for (const job of this.jobs.all()) {
-      const plan = this.snap.plans[job.migrationId];
-      const item = findItem(this.snap, job.migrationId, job.instanceId);
+    // Live jobs (allowance and stall), and items awaiting a re-issued credential (allowance only).
+    const watched: { migrationId: string; instanceId: string; lastProgressAt: number | undefined }[] = this.jobs.all()
+      .map((j) => ({ migrationId: j.migrationId, instanceId: j.instanceId, lastProgressAt: j.lastProgressAt }));
+    for (const plan of Object.values(this.snap.plans)) {
+      for (const i of plan.items) {
+        if (i.awaitingCredential === true && !this.jobs.of(plan.migrationId, i.instanceId)) watched.push({ migrationId: plan.migrationId, instanceId: i.instanceId, lastProgressAt: undefined });
+      }
+    }
+    for (const { migrationId, instanceId, lastProgressAt } of watched) {
+      const plan = this.snap.plans[migrationId];
+      const item = findItem(this.snap, migrationId, instanceId);
       if (!plan || !item) continue;
-      const reason = timeoutReason(item, plan.timeouts, job.lastProgressAt, now);
+      const reason = timeoutReason(item, plan.timeouts, lastProgressAt, now);
       if (!reason) continue;
-      this.o.logger.warn({ migrationId: job.migrationId, instanceId: job.instanceId, reason }, 'aborting a migration');
+      this.o.logger.warn({ migrationId, instanceId, reason }, 'aborting a migration');
       try {
-        await this.o.persist((d) => applyAbortRequest(d, job.migrationId, job.instanceId, reason, false));
-        await this.abortOutgoing(job.migrationId, job.instanceId, false);
+        await this.o.persist((d) => applyAbortRequest(d, migrationId, instanceId, reason, false));
+        await this.abortOutgoing(migrationId, instanceId, false);
       } catch (e) {
-        this.o.logger.warn({ err: e, migrationId: job.migrationId, instanceId: job.instanceId }, 'abort not delivered; recovery repeats it');
+        this.o.logger.warn({ err: e, migrationId, instanceId }, 'abort not delivered; recovery repeats it');
       }
     }
   }
@@ -366,6 +396,11 @@ export class MigrationRunner {
   private tell(kind: 'migration' | 'instance', migrationId?: string, instanceId?: string): void {
     tell(this.o, kind, migrationId, instanceId);
   }
+}
+
+/** The hypervisor refused to start a migration without its credential (it held none to join): nothing changed there. */
+function refusedForWantOfCredential(e: unknown): boolean {
+  return isFerryError(e) && e.code === 'HypervisorRefused' && e.fields.hypervisorCode === 'MigrationCredentialInvalid';
 }
 
 function describeError(e: unknown): string {

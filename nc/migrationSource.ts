@@ -7,7 +7,10 @@
  * Item states on the source (migrationProtocol.ts): a prepared item stays `queued` until commit;
  * the source is never told when its destination is prepared, so it never persists preparing/ready.
  *   queued ─commit─▶ migrating ─success─▶ cleaning ─record removed─▶ completed
- *     │                 └─failure / abort / timeout, VM still here─▶ rolled-back | cancelled
+ *     │                 ├─failure / abort / timeout, VM still here─▶ rolled-back | cancelled
+ *     │                 └─re-join refused for want of the credential the last process lost (the
+ *     │                   hypervisor never got the migration)─▶ migrating, awaiting generation n+1
+ *     │                   ─commit with that generation's credential─▶ migrating (started again)
  *     ├─replan─▶ queued (new destination, attempts + 1) | failed (destination '')
  *     └─rollback─▶ rolled-back | cancelled
  * The instance's migrationState follows: ready while queued, migrating, cleaning, none otherwise.
@@ -139,9 +142,16 @@ export type CommitDecision =
   | { readonly kind: 'answer'; readonly plan: StoredPlan }
   /** Persist applyCommit, answer, and start the hypervisor migration in the background. */
   | { readonly kind: 'start'; readonly plan: StoredPlan; readonly item: StoredItem }
+  /** The credential an awaiting item asked for: persist applyRejoin, answer, start the migration with it. */
+  | { readonly kind: 'rejoin'; readonly plan: StoredPlan; readonly item: StoredItem }
   | Refusal;
 
-export function decideCommit(host: string, snapshot: NcSnapshot, req: CommitRequest): CommitDecision {
+/**
+ * `generation`: of the request's credential, as its certificate names it (undefined: no credential,
+ * or not a readable one). Only a re-join looks at it: a late commit of an older generation is answered
+ * and dropped (its destination no longer accepts it).
+ */
+export function decideCommit(host: string, snapshot: NcSnapshot, req: CommitRequest, generation?: number): CommitDecision {
   const { migrationId, instanceId } = req;
   const notPrepared = (detail: string): Refusal => refuse('MigrationNotPrepared', { host, migrationId, instanceId, detail });
   const plan = snapshot.plans[migrationId];
@@ -149,6 +159,9 @@ export function decideCommit(host: string, snapshot: NcSnapshot, req: CommitRequ
   const item = plan.items.find((i) => i.instanceId === instanceId);
   if (!item) return notPrepared('the plan has no such item');
   if (item.destination !== req.destination) return notPrepared(`the item goes to ${item.destination || 'no destination'}, not ${req.destination}`);
+  if (item.state === 'migrating' && item.awaitingCredential === true && !item.abort && req.credential && generation === (item.credentialGeneration ?? 0)) {
+    return { kind: 'rejoin', plan, item };
+  }
   if (item.state === 'migrating' || item.state === 'cleaning' || item.state === 'completed') return { kind: 'answer', plan };
   if (item.state !== 'queued') return notPrepared(`the item is ${item.state}`);
   const rec = snapshot.instances[instanceId];
@@ -165,6 +178,28 @@ export function applyCommit(draft: NcSnapshot, req: CommitRequest, now: number):
   delete item.abort;
   const rec = draft.instances[req.instanceId];
   if (rec) rec.migrationState = 'migrating';
+}
+
+// --- re-join with a re-issued credential ---
+
+/**
+ * Store transition: the hypervisor refused to re-join a migrating item without a credential (it
+ * never got the migration; the credential died with the last NC process). The item asks for the
+ * next generation, superseding every credential issued for it so far; the CC re-issues both sides.
+ */
+export function applyAwaitCredential(draft: NcSnapshot, migrationId: string, instanceId: string): number {
+  const item = mustItem(draft, migrationId, instanceId);
+  if (item.state !== 'migrating') return item.credentialGeneration ?? 0;
+  if (item.awaitingCredential !== true) {
+    item.credentialGeneration = (item.credentialGeneration ?? 0) + 1;
+    item.awaitingCredential = true;
+  }
+  return item.credentialGeneration ?? 0;
+}
+
+/** Store transition: the awaited credential arrived; the migration starts with it (a crash before that asks for the next). */
+export function applyRejoin(draft: NcSnapshot, migrationId: string, instanceId: string): void {
+  delete mustItem(draft, migrationId, instanceId).awaitingCredential;
 }
 
 // --- replan ---
@@ -251,6 +286,7 @@ export function endItem(draft: NcSnapshot, migrationId: string, instanceId: stri
   item.error = error;
   item.endedAt = now;
   delete item.abort;
+  delete item.awaitingCredential;
   const rec = draft.instances[instanceId];
   if (rec && rec.migrationId === migrationId) {
     rec.migrationState = 'none';
@@ -271,6 +307,7 @@ export function applyCleaning(draft: NcSnapshot, migrationId: string, instanceId
   const item = mustItem(draft, migrationId, instanceId);
   if (item.state !== 'migrating') return;
   item.state = 'cleaning';
+  delete item.awaitingCredential;
   if (stats) item.stats = { elapsedMs: stats.elapsedMs, downtimeMs: stats.downtimeMs, bytesTransferred: stats.bytesTransferred, iterations: stats.iterations };
   if (progress) item.progress = progress;
   const rec = draft.instances[instanceId];
@@ -295,12 +332,18 @@ export function applyCompleted(draft: NcSnapshot, migrationId: string, instanceI
 /** How the hypervisor's migration ended, and what is on this host afterwards. */
 export type MigrationOutcome =
   | { readonly kind: 'completed'; readonly stats: CompletedStats }
-  /** `domain`: whether the domain is still defined here after the failure. */
-  | { readonly kind: 'failed'; readonly error: string; readonly domain: 'missing' | 'present' };
+  /**
+   * `domain`: whether the domain is still defined here after the failure. `needsCredential`: a
+   * re-join without a credential, refused because the hypervisor has no such migration and cannot
+   * start it without one (nothing changed there), in a node that runs with credentials.
+   */
+  | { readonly kind: 'failed'; readonly error: string; readonly domain: 'missing' | 'present'; readonly needsCredential?: boolean };
 
 export type OutcomeDecision =
   /** The VM runs on the destination: go to cleaning (stats unknown when only inferred). */
   | { readonly next: 'cleaning'; readonly stats: CompletedStats | undefined; readonly inferred: boolean }
+  /** The VM is still here and never left: ask the CC for a re-issued credential (applyAwaitCredential). */
+  | { readonly next: 'await-credential' }
   /** The VM is still here: end the item. */
   | { readonly next: 'rolled-back' | 'cancelled'; readonly error: string };
 
@@ -309,11 +352,14 @@ export type OutcomeDecision =
  * reporting failure). One whose domain is gone from here moved: commit checked that the domain ran
  * here, and the hypervisor removes the source domain only after the destination confirmed, so
  * "failed" then means "its outcome record was lost" (a hypervisor restarted after completing it).
+ * A re-join refused for want of a credential never started: unless an abort was asked, the item
+ * waits for a re-issued one instead of losing its work.
  */
 export function decideOutcome(item: StoredItem, outcome: MigrationOutcome): OutcomeDecision {
   if (outcome.kind === 'completed') return { next: 'cleaning', stats: outcome.stats, inferred: false };
   if (outcome.domain === 'missing') return { next: 'cleaning', stats: undefined, inferred: true };
   if (item.abort) return { next: item.abort.cancel ? 'cancelled' : 'rolled-back', error: item.abort.reason };
+  if (outcome.needsCredential === true) return { next: 'await-credential' };
   return { next: 'rolled-back', error: outcome.error };
 }
 
@@ -326,12 +372,16 @@ export function migratingAllowanceMs(t: Timeouts, memoryMiB: number): number {
   return t.migratingBaseMs + Math.ceil((t.migratingPerGiBMs * memoryMiB) / 1024);
 }
 
-/** Why a migrating item must be aborted now, or undefined. `lastProgressAt`: last time bytes moved. */
-export function timeoutReason(item: StoredItem, t: Timeouts, lastProgressAt: number, now: number): string | undefined {
+/**
+ * Why a migrating item must be aborted now, or undefined. `lastProgressAt`: last time bytes moved;
+ * undefined for an item awaiting a credential (nothing moves until it comes: only the allowance,
+ * counted from the commit, bounds the wait).
+ */
+export function timeoutReason(item: StoredItem, t: Timeouts, lastProgressAt: number | undefined, now: number): string | undefined {
   if (item.state !== 'migrating' || item.abort || item.startedAt === undefined) return undefined;
   const allowed = migratingAllowanceMs(t, item.vmType.memoryMiB);
   if (now - item.startedAt >= allowed) return `migration timed out: not completed within ${allowed} ms`;
-  if (now - lastProgressAt >= t.stallMs) return `migration stalled: no progress for ${t.stallMs} ms`;
+  if (lastProgressAt !== undefined && now - lastProgressAt >= t.stallMs) return `migration stalled: no progress for ${t.stallMs} ms`;
   return undefined;
 }
 

@@ -25,6 +25,8 @@ export interface OutgoingJob {
   readonly key: string;
   readonly migrationId: string;
   readonly instanceId: string;
+  /** Started with a credential (a commit, or a re-join's re-issue); false for a join after a restart. */
+  readonly withCredential: boolean;
   /** Settles with the hypervisor's answer; never rejects. */
   readonly outcome: Promise<JobOutcome>;
   /** Injected-clock time bytes last moved (the job's start until the first tick). */
@@ -70,7 +72,7 @@ export class OutgoingJobs {
         (stats): JobOutcome => ({ kind: 'completed', stats }),
         (error: unknown): JobOutcome => ({ kind: isFerryError(error) && error.code === 'HypervisorUnavailable' ? 'unknown' : 'failed', error }),
       );
-    const job: OutgoingJob = { key, migrationId, instanceId, outcome, lastProgressAt: this.clock.now(), progress: undefined };
+    const job: OutgoingJob = { key, migrationId, instanceId, withCredential: credential !== undefined, outcome, lastProgressAt: this.clock.now(), progress: undefined };
     this.jobs.set(key, job);
     void outcome.then((o) => onOutcome(job, o));
     return job;

@@ -38,6 +38,11 @@ export interface CloudLayoutOptions {
    * --libvirt-uri ...); when given, no simhv process runs.
    */
   readonly hypervisorArgs?: (host: string) => readonly string[];
+  /**
+   * Where each NC reaches its simhv's control socket (undefined: simSocketOf): a test may put
+   * something in between, e.g. a proxy that holds one request (test/helpers/hypervisorHold.ts).
+   */
+  readonly simSocket?: (host: string) => string | undefined;
 }
 
 /** simhv: its plaintext migration port, open only in a plaintext cloud (its control API is a Unix socket). */
@@ -116,7 +121,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       name: `nc-${host}`,
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
-        ...(o.hypervisorArgs?.(host) ?? ['--sim-socket', simSocketOf(o, host)]),
+        ...(o.hypervisorArgs?.(host) ?? ['--sim-socket', o.simSocket?.(host) ?? simSocketOf(o, host)]),
         '--cc-url', ccUrl(o), '--storage-dir', join(o.baseDir, 'storage'), ...security, ...(o.ncArgs ?? [])],
       ready: listening('nc'),
     });

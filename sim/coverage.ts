@@ -22,6 +22,9 @@ export const MACHINES: Readonly<Record<string, readonly string[]>> = {
   instance: instancePhaseSchema.options,
   // Host HA's machine per host, from the CLC's durable clc.json.
   'host-ha': HA_STATES,
+  // Items whose source asked for a re-issued credential (issue 16 item 8): awaiting it, migrating
+  // again with it, and how they ended. An item enters on its first `awaitingCredential`.
+  rejoin: ['awaiting', 'migrating', 'cleaning', 'completed', 'rolled-back', 'cancelled'],
 };
 
 export type CoverageCounts = Record<string, number>;
@@ -58,6 +61,7 @@ export class Coverage {
           const phase = itemPhase(truth, p.migrationId, i.instanceId, i.destination, i.state);
           if (this.last.get(`item|${key}`) !== phase && i.error !== undefined) this.bump(`why ${phase}: ${reasonClass(i.error)}`);
           note('item', key, phase);
+          if ((i.credentialGeneration ?? 0) > 0) note('rejoin', key, i.awaitingCredential === true ? 'awaiting' : i.state);
         }
       }
       for (const r of Object.values(t.nc.instances)) {

@@ -4,13 +4,19 @@
  * the death of either end, breaks their open streams at once: the destination drops the incoming
  * domain and the source's next send fails, so the source resumes the VM. A switch-over fault breaks
  * the final hand-over itself (source paused): the final state is lost on the way, or it arrives and
- * the destination's answer is lost, so the source cannot know which (see docs/SIMULATION.md).
+ * the destination's answer is lost, so the source cannot know which (see docs/SIMULATION.md). With
+ * per-migration credentials it decides what the TLS handshake decides (handshake()).
  */
+import { X509Certificate } from 'node:crypto';
+import type { Clock } from '../shared/clock.js';
 import type { FerryError } from '../shared/errors/registry.js';
+import type { MigrationCredential } from '../nc/hypervisor/driver.js';
 import { HypervisorErrors } from '../nc/hypervisor/errors.js';
-import type {
-  IncomingAcceptor, IncomingSession, MigrationChannel, MigrationDialer, OutgoingHello, SwitchoverOutcome,
+import {
+  PLAINTEXT_PEER, type IncomingAcceptor, type IncomingSession, type MigrationChannel, type MigrationDialer, type OutgoingHello, type StreamPeer,
+  type SwitchoverOutcome,
 } from '../nc/hypervisor/sim/migrationChannel.js';
+import { refusedDestination, sourceGuardFor } from '../nc/hypervisor/sim/migrationTls.js';
 
 /** Where a switch-over breaks: before the destination took the final state, or after (the answer is lost). */
 export type SwitchoverCut = 'final-lost' | 'reply-lost';
@@ -71,12 +77,33 @@ export class MigrationNet {
     for (const s of this.streams) for (const w of [...s.waiting]) w.resolve();
   }
 
-  /** The dialer a host's outgoing migrations use. */
-  dialer(source: string): MigrationDialer {
+  /** The dialer a host's outgoing migrations use; `clock`: the source host's, for its check of the destination's credential. */
+  dialer(source: string, clock?: Clock): MigrationDialer {
     return {
-      open: (uri, hello) => this.open(source, hostOfUri(uri), hello),
+      open: (uri, hello, credential) => this.open(source, uri, hello, credential, clock),
       settle: (uri, hello) => this.settle(source, hostOfUri(uri), hello),
     };
+  }
+
+  /**
+   * What the TLS handshake of the daemons decides, in process (nc/hypervisor/sim/migrationTls.ts):
+   * an https:// destination needs the source's credential; the destination serves the one it was
+   * prepared with, or none (no handshake); the source accepts only the other side of its own item,
+   * hosts and generation. The destination's check of the source comes after, in acceptIncoming.
+   */
+  private handshake(uri: string, acceptor: IncomingAcceptor, hello: OutgoingHello, credential: MigrationCredential | undefined, clock: Clock | undefined): StreamPeer {
+    const guard = sourceGuardFor(uri, credential, hello);
+    if (!guard || !credential) return PLAINTEXT_PEER;
+    const { migrationId, spec } = hello;
+    const served = acceptor.incomingCredential?.(spec.id);
+    if (!served) {
+      throw HypervisorErrors.make('MigrationCredentialRejected', {
+        migrationId, id: spec.id, reason: 'handshake', detail: 'the destination has no TLS migration prepared for this domain',
+      });
+    }
+    const refusal = refusedDestination(guard, new X509Certificate(served.certPem), hello, clock?.now() ?? 0);
+    if (refusal) throw refusal;
+    return { kind: 'tls', cert: new X509Certificate(credential.certPem) };
   }
 
   /** The source asks the destination how a broken switch-over ended: over the same links, so a cut link refuses. */
@@ -127,13 +154,15 @@ export class MigrationNet {
     });
   }
 
-  private async open(source: string, destination: string, hello: OutgoingHello): Promise<MigrationChannel> {
+  private async open(source: string, uri: string, hello: OutgoingHello, credential: MigrationCredential | undefined, clock: Clock | undefined): Promise<MigrationChannel> {
     const { migrationId, spec } = hello;
+    const destination = hostOfUri(uri);
     const acceptor = this.hosts.get(destination);
     if (!acceptor || this.cut.has(key(source, destination))) {
       throw HypervisorErrors.make('MigrationFailed', { migrationId, id: spec.id, detail: `no route to ${destination}` });
     }
-    const session = await acceptor.acceptIncoming(spec.id, migrationId);
+    const peer = this.handshake(uri, acceptor, hello, credential, clock);
+    const session = await acceptor.acceptIncoming(spec.id, migrationId, peer);
     const stream: Stream = { source, destination, session, broken: undefined, waiting: new Set() };
     this.streams.add(stream);
     session.onDropped((e) => {

@@ -47,6 +47,11 @@ export interface SimSettings {
   readonly earlyRuns: number;
   /** Each process's clock offset and drift (clockSkew.ts); a `clockStep` fault adds NTP steps. */
   readonly skew: SkewSettings;
+  /**
+   * The CCs issue per-migration credentials and the NCs require them, as in a mutual-TLS cloud; the
+   * migration channel checks them as the TLS stream does (simCredentials.ts, migrationNet.ts).
+   */
+  readonly migrationCredentials: boolean;
 }
 
 export const M1_SMALL = Object.freeze({ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 });
@@ -93,6 +98,7 @@ export function simSettings(hostCount: number, ccCount = 1): SimSettings {
     maxFaults: 30,
     earlyRuns: 3,
     skew: { maxOffsetMs: 2000, maxDriftPpm: 100 },
+    migrationCredentials: true,
   });
 }
 

@@ -35,6 +35,9 @@ import { clusterOf, type SimCluster, type SimSettings } from './settings.js';
 import { memorySharedStorage } from './sharedStorage.js';
 import { SimBmc, type BmcMode } from './simBmc.js';
 import { CLC_NAME, bootClc, type SimClc } from './simClc.js';
+import { simCredentialIssuer, simMigrationCa } from './simCredentials.js';
+import { DEFAULT_TLS_URI_TEMPLATE } from '../cc/migration/settings.js';
+import type { MigrationCa } from '../cc/migration/credentialIssuer.js';
 
 /** The first CC's network name (the default of a CC fault that names none: schedules recorded with one CC). */
 export const CC_NAME = 'cc';
@@ -100,6 +103,10 @@ export class SimCloud {
   private readonly latency: Prng;
   private readonly crashes: Prng;
   private readonly ids: Prng;
+  /** Serials of the per-migration credentials the CCs issue. */
+  private readonly serials: Prng;
+  /** The run's migration CA, when the CCs issue per-migration credentials (settings.migrationCredentials). */
+  private readonly migrationCa: MigrationCa | undefined;
   private readonly storage: MemoryDiskIo;
   /** Start-ups still running (a booting NC connects to its hypervisor in the background). */
   readonly starting = new Set<Promise<unknown>>();
@@ -112,6 +119,8 @@ export class SimCloud {
     this.latency = Prng.fork(seed, 'latency');
     this.crashes = Prng.fork(seed, 'crash');
     this.ids = Prng.fork(seed, 'ids');
+    this.serials = Prng.fork(seed, 'serials');
+    this.migrationCa = settings.migrationCredentials ? simMigrationCa(settings.startMs) : undefined;
     this.storage = new MemoryDiskIo(this.clock);
     for (const host of settings.hosts) {
       this.nodes.set(host, {
@@ -149,7 +158,7 @@ export class SimCloud {
     const store = openSimStore({ disk: this.disk, file: `hv/${host}`, store: simHvStoreOptions, life, clock, rng: this.crashes, maxLatencyMs: 0 });
     const sim = await SimHost.open(
       { host, capacity: n.capacity, storageDir: STORAGE_DIR, migration: n.tuning, writeIntervalMs: this.settings.activityWriteMs, timeScale: 1 },
-      { clock, store, disk: this.storage, dialer: this.mig.dialer(host) },
+      { clock, store, disk: this.storage, dialer: this.mig.dialer(host, clock) },
     );
     n.hv = life;
     n.slot.powerOn(sim);
@@ -198,6 +207,7 @@ export class SimCloud {
       host, hypervisor: 'sim', store, clock, logger: silentLogger(),
       driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
       notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger() }),
+      requireMigrationCredentials: this.migrationCa !== undefined,
     });
     n.nc = life;
     n.controller = controller;
@@ -271,9 +281,14 @@ export class SimCloud {
     const nodes = new WireNodeClient(transport, (h) => `http://${h}:8775`);
     // The CC keeps nothing durable that matters (cc.json is a display cache): a restart starts blank.
     const keeper = new ViewKeeper({ initial: initialView(cluster.partition, cluster.hosts), nodes, clock, logger });
+    const ca = this.migrationCa;
     const service = new CcService({
       keeper, nodes, clock, logger, policy: 'spread', ncTimeoutMs,
-      migration: { limits: this.settings.limits, timeouts: this.settings.timeouts, newHex: this.ids.hex8() },
+      migration: {
+        limits: this.settings.limits, timeouts: this.settings.timeouts, newHex: this.ids.hex8(),
+        ...(ca ? { uriTemplate: DEFAULT_TLS_URI_TEMPLATE } : {}),
+      },
+      ...(ca ? { credentials: simCredentialIssuer(ca, clock, this.serials) } : {}),
       awaitFencedHosts: true,
     });
     this.ccs.set(name, { life, service, keeper });

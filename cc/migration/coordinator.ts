@@ -8,6 +8,9 @@
  * The rules, in the order they are applied (each is a row of the tests in test/cc/migration):
  *  1. Phase: the source's item state, or the destination's record before commit (phases.ts).
  *  2. Timeouts: preparing > prepareMs, ready > readyMs, migrating > backstop → give up on the item.
+ *     A give-up from before commit presumed no commit took effect: once the source reports the item
+ *     migrating (one did, while the CC could not see it: the source NC died right after it), it is
+ *     dropped and the migrating phase's own limits apply (the NC's allowance, the CC's backstop).
  *  3. Give up → rollback on the source (it aborts a migrating item; the VM stays there). With the
  *     source unreachable only a destination still preparing is rolled back directly: a ready one
  *     may already be receiving (a commit the CC saw time out may have arrived), so it waits.
@@ -15,6 +18,11 @@
  *     committed (cleaning/completed are left alone).
  *  5. A prepare the CC sent without an answer yet → send it again (the runner paces repeats).
  *  6. Destination ready → commit on the source with the destination's migration endpoint.
+ *  6a. Re-join: a migrating source awaiting a credential (its NC lost the one of its commit before
+ *     its hypervisor started the migration) gets a new pair of the generation it asks for: first the
+ *     destination (prepare again: its hypervisor swaps its credential and from then on accepts only
+ *     that generation), then, once the destination's record shows that generation, the source
+ *     (commit again). A destination that no longer holds the record → give up (rule 3).
  *  7. Starts, plans oldest first and items in plan order, within the per-cluster, per-source and
  *     per-destination limits; an item whose destination is at its limit lets later items to other
  *     destinations go (no head-of-line blocking). Re-checked at this moment, never sent blind:
@@ -29,7 +37,7 @@
  *     already runs there; this is the CC's half of that guard.)
  */
 import { fits, sub, add, ZERO, type Resources } from '../../shared/model/resources.js';
-import type { MigrationPlan, PlanItem } from '../../shared/protocol/migrationProtocol.js';
+import type { Incoming, MigrationPlan, PlanItem } from '../../shared/protocol/migrationProtocol.js';
 import { effectKey, type Effect } from './effects.js';
 import { credentialLifetimeMs, phaseLimitMs, timeoutReason, type Mark, type Marks } from './marks.js';
 import type { MigrationNode } from './nodes.js';
@@ -114,14 +122,21 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       const asked = phase === 'queued' && sameDestination && old.asked;
       if (asked) phase = 'preparing';
       const keepSince = sameDestination && old.phase === phase;
+      // Rule 2: a pre-commit give-up does not outlive the commit it presumed lost.
+      const committedSince = phase === 'migrating' && old !== undefined && old.phase !== 'migrating';
       let mark: Mark = {
         phase, destination: item.destination, since: keepSince ? old.since : now, asked,
-        refused: old?.refused ?? [], ...(old?.giveUp !== undefined && phase !== 'cleaning' ? { giveUp: old.giveUp } : {}),
+        refused: old?.refused ?? [], ...(old?.giveUp !== undefined && phase !== 'cleaning' && !committedSince ? { giveUp: old.giveUp } : {}),
         ...(keepSince && phase === 'queued' && old.waitingSince !== undefined ? { waitingSince: old.waitingSince } : {}),
       };
       // A destination host HA fences never receives: roll back what has not completed (sim seed 730).
       if (mark.giveUp === undefined && phase !== 'queued' && phase !== 'cleaning' && nodeOf.get(item.destination)?.fenced === true) {
         mark = { ...mark, giveUp: `destination ${item.destination} is fenced by host HA` };
+      }
+      // Rule 6a: a re-join needs the destination's prepared domain; without it the item cannot complete.
+      if (mark.giveUp === undefined && phase === 'migrating' && item.awaitingCredential === true && !record) {
+        const d = nodeOf.get(item.destination);
+        if (d?.reachable === true && d.migrationsKnown) mark = { ...mark, giveUp: `destination ${item.destination} no longer holds the incoming domain: the source cannot re-join` };
       }
       const limit = phaseLimitMs(phase, plan, item);
       if (limit !== undefined && mark.giveUp === undefined && !plan.cancelRequested) {
@@ -160,6 +175,9 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         kind: 'commit', migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, destination: item.destination,
         credentialLifetimeMs: credentialLifetimeMs(plan, item),
       });
+    } else if (phase === 'migrating' && item.awaitingCredential === true && record && !strayElsewhere(nodes, plan, item)) {
+      const e = rejoinEffect(plan, item, src, record);
+      if (e) emit(e);
     }
   }
 
@@ -263,10 +281,31 @@ function failEffect(plan: MigrationPlan, item: PlanItem, error: string): Effect 
   return { kind: 'failItem', migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, error };
 }
 
-function prepareEffect(plan: MigrationPlan, item: PlanItem, inst: NonNullable<ReturnType<typeof liveInstance>>): Effect {
+/**
+ * Rule 6a, one step at a time: the destination's credential of the awaited generation first, so that
+ * the source never streams with a pair its destination does not hold yet; then the source's.
+ */
+function rejoinEffect(plan: MigrationPlan, item: PlanItem, src: MigrationNode, record: Incoming): Effect | undefined {
+  const generation = item.credentialGeneration ?? 0;
+  const held = record.credentialGeneration ?? 0;
+  if (held < generation) {
+    const inst = liveInstance(src, item.instanceId);
+    return inst ? prepareEffect(plan, item, inst, generation) : undefined;
+  }
+  // Held generation later than asked: not of this source's asking (the backstop decides). A record
+  // not ready (still preparing it) is waited for, as before a first commit.
+  if (held > generation || record.state !== 'ready') return undefined;
+  return {
+    kind: 'commit', migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, destination: item.destination,
+    credentialLifetimeMs: credentialLifetimeMs(plan, item), credentialGeneration: generation,
+  };
+}
+
+function prepareEffect(plan: MigrationPlan, item: PlanItem, inst: NonNullable<ReturnType<typeof liveInstance>>, generation = 0): Effect {
   return {
     kind: 'prepareDestination', migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, destination: item.destination,
     allowDisabled: namedAllowed(plan, item.destination), credentialLifetimeMs: credentialLifetimeMs(plan, item),
+    ...(generation > 0 ? { credentialGeneration: generation } : {}),
     incoming: {
       migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, reservationId: inst.reservationId,
       imageId: inst.imageId, ownerId: inst.ownerId, launchTime: inst.launchTime, vmType: item.vmType,

@@ -1,8 +1,10 @@
 /**
  * The CC issues each migration item's credentials (shared/pki/migrationCertificates.ts): one for the
- * destination when it is prepared, one for the source when it is told to commit. Nothing is kept:
- * the key pair goes out in the NC call (over mutual TLS) and is forgotten here; a repeat of the
- * call gets a fresh pair. Key generation runs on libuv's pool (node:crypto), off the event loop.
+ * destination when it is prepared, one for the source when it is told to commit, and, when a source
+ * NC lost its credential before its hypervisor started the migration, both again with the next
+ * generation (coordinator.ts, the re-join rule). Nothing is kept: the key pair goes out in the NC
+ * call (over mutual TLS) and is forgotten here; a repeat of the call gets a fresh pair. Key
+ * generation runs on libuv's pool (node:crypto), off the event loop.
  */
 import { generateKeyPair, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -22,6 +24,8 @@ export interface CredentialRequest {
   readonly side: MigrationSide;
   readonly host: string;
   readonly peerHost: string;
+  /** 0 for the item's first pair; the generation a re-joining source asked for otherwise. */
+  readonly generation: number;
   /** From now (prepare or commit) until soon after the migration's own timeout. */
   readonly lifetimeMs: number;
 }
@@ -68,21 +72,39 @@ const generateRsa = promisify(generateKeyPair);
  */
 export const CREDENTIAL_CLOCK_SKEW_MS = 60_000;
 
-export function caCredentialIssuer(ca: MigrationCa, clock: Clock): CredentialIssuer {
+/** A key pair in PEM (SPKI public, PKCS#8 private). */
+export interface PemKeyPair {
+  readonly publicKey: string;
+  readonly privateKey: string;
+}
+
+/** Where an issuer's key pairs and serials come from: fresh and random for a CC; the simulator gives its own. */
+export interface IssuerSources {
+  readonly keyPair: () => Promise<PemKeyPair>;
+  readonly serial: () => string;
+}
+
+/** A fresh RSA pair per credential, generated on libuv's pool, and a random 128-bit serial. */
+export const RANDOM_ISSUER_SOURCES: IssuerSources = Object.freeze({
+  keyPair: () => generateRsa('rsa', {
+    modulusLength: RSA_BITS,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  }),
+  serial: () => serialHex(randomBytes(16)),
+});
+
+export function caCredentialIssuer(ca: MigrationCa, clock: Clock, sources: IssuerSources = RANDOM_ISSUER_SOURCES): CredentialIssuer {
   return {
     async issue(r) {
-      const { publicKey, privateKey } = await generateRsa('rsa', {
-        modulusLength: RSA_BITS,
-        publicKeyEncoding: { type: 'spki', format: 'pem' },
-        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-      });
+      const { publicKey, privateKey } = await sources.keyPair();
       // Whole seconds: X.509 times have no finer grain, and "not valid before prepare" must hold
       // on the peer's clock too (CREDENTIAL_CLOCK_SKEW_MS).
       const now = Math.floor(clock.now() / 1000) * 1000;
       const cert = buildMigrationCertificate({
-        spec: { cloudId: ca.cloudId, migrationId: r.migrationId, instanceId: r.instanceId, side: r.side, host: r.host, peerHost: r.peerHost },
+        spec: { cloudId: ca.cloudId, migrationId: r.migrationId, instanceId: r.instanceId, side: r.side, host: r.host, peerHost: r.peerHost, generation: r.generation },
         publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey,
-        ca: ca.cert, caKey: ca.key, serial: serialHex(randomBytes(16)),
+        ca: ca.cert, caKey: ca.key, serial: sources.serial(),
         notBefore: new Date(now - CREDENTIAL_CLOCK_SKEW_MS), notAfter: new Date(now + r.lifetimeMs + CREDENTIAL_CLOCK_SKEW_MS),
       });
       return { caPem: ca.certPem, certPem: certificateToPem(cert), keyPem: privateKey };

@@ -7,7 +7,7 @@ import type { Incoming, NcMigrateRequest } from '../../shared/protocol/migration
 import { destinationUri } from './settings.js';
 
 /** What a destination needs to set up for an incoming instance. */
-export type IncomingSpec = Omit<Incoming, 'state' | 'since'>;
+export type IncomingSpec = Omit<Incoming, 'state' | 'since' | 'credentialGeneration'>;
 
 export type Effect =
   /** Destination: hold resources and set up for the instance (a slot is taken from here on). */
@@ -16,11 +16,14 @@ export type Effect =
     readonly source: string; readonly destination: string; readonly incoming: IncomingSpec; readonly allowDisabled: boolean;
     /** How long the credential issued with it stays valid (credentialLifetimeMs). */
     readonly credentialLifetimeMs: number;
+    /** A re-join's re-prepare: the generation of the credential to issue (absent: 0, the first). */
+    readonly credentialGeneration?: number;
   }
-  /** Source: start the live migration to the ready destination. */
+  /** Source: start the live migration to the ready destination (or re-join it with a re-issued credential). */
   | {
     readonly kind: 'commit'; readonly migrationId: string; readonly instanceId: string; readonly source: string; readonly destination: string;
     readonly credentialLifetimeMs: number;
+    readonly credentialGeneration?: number;
   }
   /** Undo: on the source (instanceId absent: the whole plan; cancel marks items cancelled) or on one destination. */
   | {

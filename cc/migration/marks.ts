@@ -85,11 +85,14 @@ export interface CallFailure {
 
 /** Codes by which a destination proves it did not prepare the item: go elsewhere. */
 const PREPARE_REFUSALS = new Set(['NodeFull', 'NodeDisabled', 'NodeUnhealthy', 'NodeFault', 'StateWriteFailed']);
+/** Codes by which a destination refuses a re-join's credential for good: the item cannot complete there. */
+const REJOIN_REFUSALS = new Set(['NodeFull', 'NodeFault', 'StateWriteFailed']);
 
 /**
  * Folds a failed effect back into the marks (an event into the machine). A destination's refusal
  * makes the item queued again with that destination marked refused, so the next reconcile re-plans
- * it; a source refusing commit makes the CC give up on the item. Anything else changes nothing:
+ * it (for a migrating item, a re-join's re-prepare, the CC gives up instead); a source refusing
+ * commit makes the CC give up on the item. Anything else changes nothing:
  * the next reconcile re-reads the NCs and the runner retries after a pause.
  */
 export function noteFailure(marks: Marks, key: string, effect: Effect, failure: CallFailure, now: number): Marks {
@@ -97,6 +100,12 @@ export function noteFailure(marks: Marks, key: string, effect: Effect, failure: 
   if (!mark) return marks;
   const next = new Map(marks);
   if (effect.kind === 'prepareDestination') {
+    if (mark.phase === 'migrating') {
+      // A re-join's re-prepare refused for good (not unanswered, not a hypervisor away for a moment).
+      if (!REJOIN_REFUSALS.has(failure.code)) return marks;
+      next.set(key, { ...mark, giveUp: mark.giveUp ?? `destination refused the re-join's credential: ${failure.message}` });
+      return next;
+    }
     const provenNotPrepared = PREPARE_REFUSALS.has(failure.code) || (failure.code === 'NodeUnreachable' && failure.maybeDelivered === false);
     if (!provenNotPrepared) return marks;
     next.set(key, {

@@ -198,14 +198,17 @@ export class MigrationRunner {
     this.running.set(key, task);
   }
 
-  /** Prepare (destination) and commit (source) carry a fresh credential for that side of the item. */
+  /**
+   * Prepare (destination) and commit (source) carry a fresh credential for that side of the item, of
+   * the generation the effect names (a re-join's re-issue) or the first.
+   */
   private async withCredential(e: Effect, req: NcMigrateRequest): Promise<NcMigrateRequest> {
     const issuer = this.opts.credentials;
     if (!issuer || (e.kind !== 'prepareDestination' && e.kind !== 'commit')) return req;
     const side = e.kind === 'commit' ? 'source' : 'destination';
     try {
       const credential = await issuer.issue({
-        migrationId: e.migrationId, instanceId: e.instanceId, side, lifetimeMs: e.credentialLifetimeMs,
+        migrationId: e.migrationId, instanceId: e.instanceId, side, lifetimeMs: e.credentialLifetimeMs, generation: e.credentialGeneration ?? 0,
         host: side === 'source' ? e.source : e.destination, peerHost: side === 'source' ? e.destination : e.source,
       });
       return { ...req, credential } as NcMigrateRequest;

@@ -4,11 +4,16 @@
  * kept apart from the tier CA, so a migration certificate can never authenticate to a CC or an NC
  * API. A certificate names, and is only good for:
  *   subject  CN=<host>, OU=migration-source | migration-destination, O=Ferry cloud <id>
- *   SAN      IP:<host>, URI:urn:ferry:migration:<migrationId>:<instanceId>:peer:<peerHost>
+ *   SAN      IP:<host>, URI:urn:ferry:migration:<migrationId>:<instanceId>:gen:<generation>:peer:<peerHost>
  *   validity from its issue (prepare or commit) to soon after the migration's own timeout
  *   serial   fresh, random; a key pair fresh per certificate
+ * The generation is 0 for an item's first pair; a source NC that lost its credential before its
+ * hypervisor started the migration asks for the next one, and the CC issues both sides a new pair of
+ * that generation (docs/SECURITY.md, "Re-joining"): a pair accepts only its own generation, so every
+ * credential of an earlier one is superseded.
  * Building is pure (keys, serial and times are inputs); node-forge does the ASN.1.
  */
+import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { PkiErrors } from './errors.js';
 import { organizationOf } from './certificates.js';
@@ -30,19 +35,28 @@ export interface MigrationCertSpec {
   readonly host: string;
   /** The only host it may talk to in this migration (the other side). */
   readonly peerHost: string;
+  /** Which pair of the item this is: 0 first, one more per re-issue for a re-join (absent: 0). */
+  readonly generation?: number;
 }
 
 const URI_PREFIX = 'urn:ferry:migration:';
 
-/** The SAN URI that binds a certificate to one migration item and its peer. */
-export function migrationUri(s: Pick<MigrationCertSpec, 'migrationId' | 'instanceId' | 'peerHost'>): string {
-  return `${URI_PREFIX}${s.migrationId}:${s.instanceId}:peer:${s.peerHost}`;
+/** The SAN URI that binds a certificate to one migration item, one generation of its credentials and its peer. */
+export function migrationUri(s: Pick<MigrationCertSpec, 'migrationId' | 'instanceId' | 'peerHost' | 'generation'>): string {
+  return `${URI_PREFIX}${s.migrationId}:${s.instanceId}:gen:${s.generation ?? 0}:peer:${s.peerHost}`;
+}
+
+export interface MigrationBinding {
+  readonly migrationId: string;
+  readonly instanceId: string;
+  readonly generation: number;
+  readonly peerHost: string;
 }
 
 /** Parses migrationUri's output; undefined for anything else. */
-export function parseMigrationUri(uri: string): { migrationId: string; instanceId: string; peerHost: string } | undefined {
-  const m = /^urn:ferry:migration:([A-Za-z0-9-]+):([A-Za-z0-9-]+):peer:([0-9.]+)$/.exec(uri);
-  return m?.[1] && m[2] && m[3] ? { migrationId: m[1], instanceId: m[2], peerHost: m[3] } : undefined;
+export function parseMigrationUri(uri: string): MigrationBinding | undefined {
+  const m = /^urn:ferry:migration:([A-Za-z0-9-]+):([A-Za-z0-9-]+):gen:(0|[1-9][0-9]{0,8}):peer:([0-9.]+)$/.exec(uri);
+  return m?.[1] && m[2] && m[3] && m[4] ? { migrationId: m[1], instanceId: m[2], generation: Number(m[3]), peerHost: m[4] } : undefined;
 }
 
 /** The migration CA's subject name: a self-signed root of its own, built by buildCaCertificate. */
@@ -83,6 +97,25 @@ export function buildMigrationCertificate(i: MigrationCertInput): forge.pki.Cert
     { name: 'subjectKeyIdentifier' },
     { name: 'authorityKeyIdentifier', keyIdentifier: i.ca.generateSubjectKeyIdentifier().getBytes() },
   ]);
-  cert.sign(i.caKey, forge.md.sha256.create());
+  signWithOpenSsl(cert, i.caKey);
   return cert;
+}
+
+const nativeKeys = new WeakMap<forge.pki.rsa.PrivateKey, KeyObject>();
+
+/**
+ * Signs the certificate as forge would (sha256WithRSAEncryption), but with OpenSSL: forge's RSA is
+ * pure JavaScript, ~70 ms per 2048-bit signature on the CC's event loop for every credential, where
+ * OpenSSL takes well under one. PKCS#1 v1.5 is deterministic: the bytes are the same.
+ */
+function signWithOpenSsl(cert: forge.pki.Certificate, caKey: forge.pki.rsa.PrivateKey): void {
+  let key = nativeKeys.get(caKey);
+  if (!key) {
+    key = createPrivateKey(forge.pki.privateKeyToPem(caKey));
+    nativeKeys.set(caKey, key);
+  }
+  const native = key;
+  // forge's sign() sets the signature algorithm and the TBSCertificate, then asks the key to sign.
+  const signer = { sign: (): string => sign('sha256', Buffer.from(forge.asn1.toDer(cert.tbsCertificate).getBytes(), 'binary'), native).toString('binary') };
+  cert.sign(signer as unknown as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
 }

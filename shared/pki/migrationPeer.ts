@@ -4,7 +4,7 @@
  * certificate, which names the migration item and the peer host). Pure given the parsed
  * certificates, `now` and the set of serials already used.
  */
-import type { X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { MIGRATION_ROLES, parseMigrationUri, type MigrationSide } from './migrationCertificates.js';
 
 export interface MigrationIdentity {
@@ -13,6 +13,8 @@ export interface MigrationIdentity {
   readonly migrationId: string;
   readonly instanceId: string;
   readonly peerHost: string;
+  /** Which pair of the item's credentials (0 first; a re-join's re-issue is the next). */
+  readonly generation: number;
   /** Upper-case hex, as Node prints it. */
   readonly serial: string;
   readonly notBefore: number;
@@ -34,6 +36,8 @@ export type PeerRefusal =
   | 'other-migration'
   /** For another host pair. */
   | 'other-host'
+  /** Of another generation of the same item's credentials: one side holds a pair re-issued since. */
+  | 'superseded'
   /** Its serial was used for a stream already (replay). */
   | 'replayed';
 
@@ -94,6 +98,22 @@ export function checkMigrationPeer(i: PeerCheckInput): PeerCheck {
   if (id.host !== own.peerHost || id.peerHost !== own.host) {
     return refuse('other-host', `issued to ${id.host} for peer ${id.peerHost}, expected ${own.peerHost} for peer ${own.host}`);
   }
+  // Either way round: the older pair was superseded by a re-issue for a re-join.
+  if (id.generation !== own.generation) {
+    return refuse('superseded', `of credential generation ${id.generation}, this migration now uses generation ${own.generation}`);
+  }
   if (i.used(id.serial)) return refuse('replayed', `serial ${id.serial} was already used for a stream`);
   return { ok: true, peer: id };
+}
+
+/**
+ * The identity a credential's own certificate names; undefined when it is not a readable migration
+ * certificate. An NC reads it for the generation only: the hypervisors make every check.
+ */
+export function credentialIdentity(credential: { readonly certPem: string }): MigrationIdentity | undefined {
+  try {
+    return migrationIdentityOf(new X509Certificate(credential.certPem));
+  } catch {
+    return undefined;
+  }
 }

@@ -82,6 +82,17 @@ export const planItemSchema = z.object({
   endedAt: z.number().optional(),
   progress: progressSchema.optional(),
   stats: statsSchema.optional(),
+  /**
+   * Source, migrating: which generation of the item's credentials its migration uses or waits for
+   * (absent: 0, the pair of the first prepare and commit).
+   */
+  credentialGeneration: z.number().int().min(0).optional(),
+  /**
+   * Source, migrating: the hypervisor refused to re-join without the credential the last NC process
+   * lost (the migration never reached it). The item waits for the CC to re-issue both sides a pair of
+   * generation `credentialGeneration` (prepare again on the destination, then commit again).
+   */
+  awaitingCredential: z.boolean().optional(),
 });
 export type PlanItem = z.infer<typeof planItemSchema>;
 
@@ -133,6 +144,8 @@ export const incomingSchema = z.object({
   /** Destination-side NC migration state. */
   state: migrationStateSchema,
   since: z.number(),
+  /** The generation of the credential its hypervisor holds for the incoming domain (absent: 0, or none). */
+  credentialGeneration: z.number().int().min(0).optional(),
 });
 export type Incoming = z.infer<typeof incomingSchema>;
 
@@ -162,11 +175,13 @@ const prepareRequestSchema = z.discriminatedUnion('role', [
   /**
    * Destination: hold resources and set up for the incoming instance; allowDisabled when the plan named
    * this host. Answers `incoming` in state ready; idempotent by (migrationId, instanceId). Refusals:
-   * NodeDisabled, InsufficientCapacity (the NC counts its Incoming records in `used`).
+   * NodeDisabled, InsufficientCapacity (the NC counts its Incoming records in `used`). A repeat whose
+   * credential is of a later generation than the one held (a re-join) hands it to the hypervisor,
+   * which from then on accepts only that generation's source.
    */
   z.object({
     action: z.literal('prepare'), role: z.literal('destination'), migrationId: migrationIdSchema,
-    incoming: incomingSchema.omit({ state: true, since: true }), allowDisabled: z.boolean(),
+    incoming: incomingSchema.omit({ state: true, since: true, credentialGeneration: true }), allowDisabled: z.boolean(),
     /** The destination's credential for this item; absent only in a --insecure-plaintext cloud. */
     credential: migrationCredentialSchema.optional(),
   }),
@@ -177,8 +192,9 @@ export const ncMigrateRequestSchema = z.discriminatedUnion('action', [
   /**
    * Source: start the live migration of a queued item to `destination` (which must be the item's) and
    * answer at once. A repeat for an item already migrating/cleaning/completed to that destination
-   * answers the plan; anything else (unknown plan or item, final item, other destination) is
-   * MigrationNotPrepared.
+   * answers the plan, except for an item awaiting a credential: a credential of the generation it
+   * awaits re-joins it (its hypervisor starts the migration with it). Anything else (unknown plan or
+   * item, final item, other destination) is MigrationNotPrepared.
    */
   z.object({
     action: z.literal('commit'), migrationId: migrationIdSchema, instanceId: instanceIdSchema,

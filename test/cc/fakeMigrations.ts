@@ -50,6 +50,15 @@ function setMigrationState(nc: MigratingNc, instanceId: string, state: NcInstanc
   if (i) i.migrationState = state;
 }
 
+/**
+ * The generation a credential names. The fake NCs read it from the test issuer's text (RecordingIssuer
+ * writes `gen N`); a real NC reads the certificate (credentialIdentity).
+ */
+export function fakeGeneration(req: NcMigrateRequest): number | undefined {
+  const pem = 'credential' in req ? req.credential?.certPem : undefined;
+  return pem === undefined ? undefined : Number(/gen (\d+)/.exec(pem)?.[1] ?? 0);
+}
+
 function notPrepared(host: string, migrationId: string, instanceId: string) {
   return CcErrors.make('MigrationNotPrepared', { host, migrationId, instanceId });
 }
@@ -76,6 +85,9 @@ export function handleMigrate(world: MigrationWorld, host: string, req: NcMigrat
       }
       const spec = req.incoming;
       const held = nc.incoming.find((r) => r.migrationId === spec.migrationId && r.instanceId === spec.instanceId);
+      const generation = fakeGeneration(req);
+      // A re-join's later generation goes to the hypervisor; the record says which one it holds.
+      if (held && generation !== undefined && generation > (held.credentialGeneration ?? 0)) held.credentialGeneration = generation;
       if (held) return { migrationId: spec.migrationId, incoming: { ...held } };
       if (nc.nodeState === 'disabled' && !req.allowDisabled) throw CcErrors.make('NodeDisabled', { host });
       if (!nc.healthy) throw CcErrors.make('NodeUnhealthy', { host, detail: 'hypervisor down' });
@@ -88,6 +100,11 @@ export function handleMigrate(world: MigrationWorld, host: string, req: NcMigrat
       const found = findItem(nc, req.migrationId, req.instanceId);
       if (!found || found.item.destination !== req.destination) throw notPrepared(host, req.migrationId, req.instanceId);
       const { plan, item } = found;
+      if (item.state === 'migrating' && item.awaitingCredential === true && fakeGeneration(req) === (item.credentialGeneration ?? 0)) {
+        delete item.awaitingCredential;
+        world.started(host, plan.migrationId, item.instanceId);
+        return { migrationId: plan.migrationId, plan: structuredClone(plan) };
+      }
       if (['migrating', 'cleaning', 'completed'].includes(item.state)) return { migrationId: plan.migrationId, plan: structuredClone(plan) };
       if (item.state !== 'queued') throw notPrepared(host, req.migrationId, req.instanceId);
       item.state = 'migrating';
@@ -161,6 +178,18 @@ export function switchOver(world: MigrationWorld, source: string, migrationId: s
   world.notify(item.destination, migrationId, instanceId);
   world.notify(source, migrationId, instanceId);
   return true;
+}
+
+/**
+ * The source NC restarted after persisting `migrating` and its hypervisor never got the migration:
+ * the item awaits a credential of the next generation (nc/migrationSource.ts applyAwaitCredential).
+ */
+export function loseCredential(world: MigrationWorld, source: string, migrationId: string, instanceId: string): void {
+  const item = sourceItem(world, source, migrationId, instanceId);
+  if (!item) return;
+  item.credentialGeneration = (item.credentialGeneration ?? 0) + 1;
+  item.awaitingCredential = true;
+  world.notify(source, migrationId, instanceId);
 }
 
 /** The source has removed what was left: the item is completed. */

@@ -37,13 +37,13 @@ export function credentialFor(ca: TestMigrationCa, spec: Omit<MigrationCertSpec,
   return { caPem: ca.certPem, certPem: forge.pki.certificateToPem(cert), keyPem: privateKeyToPem(ca.keys.privateKey) };
 }
 
-/** Both sides of one migration item, from one CA. */
+/** Both sides of one migration item, from one CA; `generation` as a re-join's re-issue names it (default 0). */
 export function credentialPair(
-  ca: TestMigrationCa, item: { migrationId: string; instanceId: string; source: string; destination: string }, o: CredentialOptions = {},
+  ca: TestMigrationCa, item: { migrationId: string; instanceId: string; source: string; destination: string; generation?: number }, o: CredentialOptions = {},
 ): { source: MigrationCredential; destination: MigrationCredential } {
-  const { migrationId, instanceId, source, destination } = item;
+  const { migrationId, instanceId, source, destination, generation = 0 } = item;
   return {
-    source: credentialFor(ca, { migrationId, instanceId, side: 'source', host: source, peerHost: destination }, o),
-    destination: credentialFor(ca, { migrationId, instanceId, side: 'destination', host: destination, peerHost: source }, o),
+    source: credentialFor(ca, { migrationId, instanceId, side: 'source', host: source, peerHost: destination, generation }, o),
+    destination: credentialFor(ca, { migrationId, instanceId, side: 'destination', host: destination, peerHost: source, generation }, o),
   };
 }

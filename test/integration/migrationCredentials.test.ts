@@ -6,7 +6,6 @@
  * right one migrates the VM over mutually authenticated TLS, and its credential is spent.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
 import { request as plainRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
 import type { MigrationCredential } from '../../shared/protocol/migrationProtocol.js';
 import { builtEntry, spawnBuilt, type SpawnedProcess } from '../helpers/spawnDaemon.js';
 import { credentialFor, credentialPair, makeMigrationCa } from '../helpers/migrationPki.js';
+import { openStream as openRawStream, type StreamAnswer } from '../helpers/migrationStream.js';
 
 const S = '127.0.25.1';
 const D = '127.0.25.2';
@@ -44,38 +44,10 @@ async function startHost(host: string): Promise<SimDriver> {
   return driver;
 }
 
-interface StreamAnswer {
-  readonly status?: number;
-  readonly code?: string;
-  readonly reason?: string;
-  /** A socket or TLS error: the handshake itself was refused. */
-  readonly socketError?: string;
-}
+const target = { host: D, port: TLS_PORT, caPem: ca.certPem, instanceId: ITEM.instanceId, key: KEY };
 
 /** Opens the incoming stream for ITEM on the destination as a raw client presenting `cred`. */
-function openStream(
-  cred: MigrationCredential | 'none', path = `/v1/incoming/${ITEM.instanceId}/${KEY}/stream`, servername = ITEM.instanceId,
-): Promise<StreamAnswer> {
-  return new Promise((resolve) => {
-    // The migration CA's certificate is public: any client can check the server against it.
-    const tls = cred === 'none' ? { ca: ca.certPem } : { key: cred.keyPem, cert: cred.certPem, ca: ca.certPem };
-    const req = request({
-      host: D, port: TLS_PORT, path, method: 'POST', servername, agent: false, rejectUnauthorized: true, ...tls,
-      // The raw client is not a migration source: it trusts the CA and skips the item binding.
-      checkServerIdentity: () => undefined,
-    }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => {
-        const error = (JSON.parse(body) as { error?: { code: string; fields?: { reason?: string } } }).error;
-        resolve({ status: res.statusCode, ...(error ? { code: error.code, reason: error.fields?.reason } : {}) });
-      });
-    });
-    req.on('error', (e: NodeJS.ErrnoException) => resolve({ socketError: e.code ?? e.message }));
-    req.end();
-  });
-}
+const openStream = (cred: MigrationCredential | 'none', path?: string, servername?: string): Promise<StreamAnswer> => openRawStream(target, cred, path, servername);
 
 /** A stream on libvirt's plaintext port, which a host run without --insecure-plaintext does not open. */
 function plaintextStream(): Promise<StreamAnswer> {

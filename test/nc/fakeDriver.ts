@@ -59,6 +59,11 @@ export class FakeDriver implements HypervisorDriver {
   overcommit = false;
   /** While true events are lost (a dropped event stream): the NC must not depend on them. */
   muted = false;
+  /**
+   * As simhv towards an https:// destination: a migration it does not already run is not started
+   * without its credential (MigrationCredentialInvalid, nothing changes); joining one it runs needs none.
+   */
+  credentialsRequired = false;
 
   constructor(
     readonly host = '127.0.10.1',
@@ -208,6 +213,9 @@ export class FakeDriver implements HypervisorDriver {
       const d = this.domains.get(id);
       if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
       if (d.state !== 'running' || this.outgoingOf(id) || this.incoming.has(id)) throw this.conflict(id, d.state, 'migrate');
+      if (this.credentialsRequired && !target.credential) {
+        throw HypervisorErrors.make('MigrationCredentialInvalid', { migrationId: target.migrationId, id, detail: 'an https:// destination needs this migration\'s credential' });
+      }
       m = { id, migrationId: target.migrationId, destinationUri: target.destinationUri, state: 'precopy', transferred: 0, iteration: 0, waiters: [] };
       this.outgoing.set(target.migrationId, m);
     }

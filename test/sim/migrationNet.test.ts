@@ -2,7 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import type { FerryError } from '../../shared/errors/registry.js';
 import type { IncomingSession } from '../../nc/hypervisor/sim/migrationChannel.js';
+import { X509Certificate } from 'node:crypto';
 import { MigrationNet } from '../../sim/migrationNet.js';
+import { ManualClock } from '../../shared/clock.js';
+import type { MigrationCredential } from '../../shared/protocol/migrationProtocol.js';
+import type { StreamPeer } from '../../nc/hypervisor/sim/migrationChannel.js';
+import { credentialPair, makeMigrationCa } from '../helpers/migrationPki.js';
 
 const SPEC = { id: 'i-0000000a', resources: { cores: 1, memoryMiB: 256, diskGiB: 5 }, imageId: 'emi-1' };
 const HELLO = { migrationId: 'mig-00000001-i-0000000a', spec: SPEC, sourceHost: 'a' };
@@ -101,5 +106,49 @@ describe('MigrationNet', () => {
     await expect(settle?.('http://b:16509', HELLO)).resolves.toBe('completed');
     net.detach('b');
     expect(await state(settle?.('http://b:16509', HELLO) ?? Promise.resolve())).toBe('MigrationFailed');
+  });
+
+  describe('per-migration credentials, checked as the TLS stream checks them', () => {
+    const ca = makeMigrationCa('net');
+    const ITEM = { migrationId: 'mig-00000001', instanceId: SPEC.id, source: 'a', destination: 'b' };
+    // Hosts are addresses in a real cloud; the certificates name these two.
+    const A = '127.0.50.1';
+    const B = '127.0.50.2';
+    const item = { ...ITEM, source: A, destination: B };
+    const hello = { ...HELLO, sourceHost: A };
+    const clock = new ManualClock(Date.now());
+
+    function tlsSetup(served: MigrationCredential | undefined): { net: MigrationNet; peers: StreamPeer[] } {
+      const peers: StreamPeer[] = [];
+      const net = new MigrationNet(() => undefined);
+      net.attach(B, {
+        acceptIncoming: async (_id, _mig, peer) => { if (peer) peers.push(peer); return fakeSession([]); },
+        incomingCredential: () => served,
+      });
+      return { net, peers };
+    }
+
+    it('an https:// destination needs the source\'s credential; a credential never goes to http://', async () => {
+      const pair = credentialPair(ca, item);
+      const { net } = tlsSetup(pair.destination);
+      expect(await state(net.dialer(A, clock).open(`https://${B}:16514`, hello))).toBe('MigrationCredentialInvalid');
+      expect(await state(net.dialer(A, clock).open(`http://${B}:16509`, hello, pair.source))).toBe('MigrationCredentialInvalid');
+    });
+
+    it('the right pair opens the stream, and the destination is handed the source\'s certificate to check', async () => {
+      const pair = credentialPair(ca, item);
+      const { net, peers } = tlsSetup(pair.destination);
+      await net.dialer(A, clock).open(`https://${B}:16514`, hello, pair.source);
+      expect(peers).toHaveLength(1);
+      expect(peers[0]?.kind === 'tls' ? peers[0].cert?.serialNumber : undefined).toBe(new X509Certificate(pair.source.certPem).serialNumber);
+    });
+
+    it('no TLS migration prepared there: no handshake; a destination serving a superseded generation is refused by the source', async () => {
+      expect(await state(tlsSetup(undefined).net.dialer(A, clock).open(`https://${B}:16514`, hello, credentialPair(ca, item).source))).toBe('MigrationCredentialRejected');
+      const { net, peers } = tlsSetup(credentialPair(ca, item).destination);
+      const refused = net.dialer(A, clock).open(`https://${B}:16514`, hello, credentialPair(ca, { ...item, generation: 1 }).source);
+      await expect(refused).rejects.toMatchObject({ code: 'MigrationCredentialRejected', fields: expect.objectContaining({ reason: 'superseded' }) });
+      expect(peers).toEqual([]);
+    });
   });
 });

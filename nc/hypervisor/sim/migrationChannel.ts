@@ -87,6 +87,12 @@ export interface IncomingAcceptor {
    * abandoned migration can no longer complete). Idempotent.
    */
   settleIncoming?(id: string, migrationId: string): Promise<SwitchoverOutcome>;
+  /**
+   * The credential a TLS-prepared incoming domain serves as its certificate (the TLS server's pick by
+   * server name); undefined when none is prepared for TLS. An in-process channel that checks
+   * credentials (sim/migrationNet.ts) asks for it; the daemon's TLS listener reads it the same way.
+   */
+  incomingCredential?(id: string): MigrationCredential | undefined;
 }
 
 /** Hosts of one process that reach each other by URI, for the in-process simulator and unit tests. */

@@ -14,7 +14,7 @@ import type { FerryError } from '../../../shared/errors/registry.js';
 import { checkMigrationPeer } from '../../../shared/pki/migrationPeer.js';
 import type { MigrationCredential } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
-import { guardOf } from './incomingGuard.js';
+import { guardOf, type MigrationGuard } from './incomingGuard.js';
 import type { OutgoingHello } from './migrationChannel.js';
 
 export interface MigrationTlsClient {
@@ -25,19 +25,41 @@ export interface MigrationTlsClient {
   failure(e: NodeJS.ErrnoException): FerryError | undefined;
 }
 
+/**
+ * The source's credential for a stream to `url`, read: undefined for plaintext. Throws
+ * MigrationCredentialInvalid when the two do not fit (a credential only ever goes to https://, and
+ * an https:// destination needs this migration's). Also the in-process channel's (sim/migrationNet.ts).
+ */
+export function sourceGuardFor(url: string, credential: MigrationCredential | undefined, hello: OutgoingHello): MigrationGuard | undefined {
+  const { migrationId } = hello;
+  const id = hello.spec.id;
+  const invalid = (detail: string) => HypervisorErrors.make('MigrationCredentialInvalid', { migrationId, id, detail });
+  const protocol = /^[a-z]+:/.exec(url)?.[0] ?? url;
+  if (protocol !== 'https:') {
+    if (credential) throw invalid(`a credential is only ever sent to an https:// destination, not ${protocol}`);
+    return undefined;
+  }
+  if (!credential) throw invalid('an https:// destination needs this migration\'s credential');
+  return guardOf(credential, 'source', id, migrationId);
+}
+
+/** The source's check of the certificate its destination served: the coded refusal, or undefined. */
+export function refusedDestination(guard: MigrationGuard, served: X509Certificate, hello: OutgoingHello, now: number): FerryError | undefined {
+  const check = checkMigrationPeer({ own: guard.own, ca: guard.ca, peer: served, now, used: () => false });
+  if (check.ok) return undefined;
+  return HypervisorErrors.make('MigrationCredentialRejected', {
+    migrationId: hello.migrationId, id: hello.spec.id, reason: check.reason, detail: `destination certificate: ${check.detail}`,
+  });
+}
+
 /** TLS settings for a stream to `url`; undefined for plaintext. Throws when the two do not fit. */
 export function migrationTlsClient(
   url: URL, credential: MigrationCredential | undefined, hello: OutgoingHello, clock: Clock,
 ): MigrationTlsClient | undefined {
   const { migrationId } = hello;
   const id = hello.spec.id;
-  const invalid = (detail: string) => HypervisorErrors.make('MigrationCredentialInvalid', { migrationId, id, detail });
-  if (url.protocol !== 'https:') {
-    if (credential) throw invalid(`a credential is only ever sent to an https:// destination, not ${url.protocol}`);
-    return undefined;
-  }
-  if (!credential) throw invalid('an https:// destination needs this migration\'s credential');
-  const guard = guardOf(credential, 'source', id, migrationId);
+  const guard = sourceGuardFor(url.href, credential, hello);
+  if (!guard || !credential) return undefined;
   let refusal: FerryError | undefined;
   let connected = false;
   let secured = false;
@@ -47,10 +69,8 @@ export function migrationTlsClient(
     // The destination picks this migration's certificate by server name (the domain id).
     servername: id, rejectUnauthorized: true, minVersion: 'TLSv1.2', agent: false,
     checkServerIdentity: (_host: string, peer: PeerCertificate) => {
-      const check = checkMigrationPeer({ own: guard.own, ca: guard.ca, peer: new X509Certificate(peer.raw), now: clock.now(), used: () => false });
-      if (check.ok) return undefined;
-      refusal = rejected(check.reason, `destination certificate: ${check.detail}`);
-      return new Error(refusal.message);
+      refusal = refusedDestination(guard, new X509Certificate(peer.raw), hello, clock.now());
+      return refusal ? new Error(refusal.message) : undefined;
     },
   };
   return {

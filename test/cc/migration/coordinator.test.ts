@@ -18,8 +18,8 @@ function show(e: Effect): string {
   switch (e.kind) {
     case 'rollback': return `rollback-${e.side}${e.cancel ? '-cancel' : ''} ${e.instanceId ?? '*'}@${e.host}`;
     case 'replan': return `replan ${e.instanceId}@${e.source}→${e.destination}`;
-    case 'prepareDestination': return `prepare ${e.instanceId}@${e.destination}`;
-    case 'commit': return `commit ${e.instanceId}@${e.source}→${e.destination}`;
+    case 'prepareDestination': return `prepare ${e.instanceId}@${e.destination}${e.credentialGeneration !== undefined ? ` gen ${e.credentialGeneration}` : ''}`;
+    case 'commit': return `commit ${e.instanceId}@${e.source}→${e.destination}${e.credentialGeneration !== undefined ? ` gen ${e.credentialGeneration}` : ''}`;
     case 'failItem': return `fail ${e.instanceId}@${e.source}`;
   }
 }
@@ -110,6 +110,35 @@ const rows: Row[] = [
   { name: 'no commit before the destination is ready', nodes: world(plan([item(id(1), D1)]), { [D1]: { incoming: [record(id(1), 'preparing')] } }), effects: [] },
   { name: 'a record migrating while the source still says queued: committed already, nothing to do',
     nodes: world(plan([item(id(1), D1)]), { [D1]: { incoming: [record(id(1), 'migrating')] } }), effects: [] },
+  // Rule 6a: a source that lost its credential before its hypervisor started the migration re-joins.
+  { name: 're-join: the destination holds an older generation → prepared again with the awaited one (never the source first)',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
+    marks: [[key(1), mark({ phase: 'migrating', asked: false })]], effects: [`prepare ${id(1)}@${D1} gen 1`] },
+  { name: 're-join: the destination holds the awaited generation → commit with it',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 2 })]), { [D1]: { incoming: [record(id(1), 'ready', { credentialGeneration: 2 })] } }),
+    effects: [`commit ${id(1)}@${S}→${D1} gen 2`] },
+  { name: 're-join: a destination record still preparing the awaited generation → no commit yet',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { incoming: [record(id(1), 'preparing', { credentialGeneration: 1 })] } }),
+    effects: [] },
+  { name: 're-join: the destination no longer holds the record → give up: rollback (abort) on the source, the VM never left',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })])),
+    effects: [`rollback-source ${id(1)}@${S}`], reasons: { 0: 'no longer holds the incoming domain' } },
+  { name: 're-join: the destination has not answered since the CC started → wait', nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { migrationsKnown: false } }),
+    effects: [] },
+  { name: 're-join: destination unreachable → wait (the backstop bounds it)',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { reachable: false, incoming: [record(id(1), 'ready')] } }),
+    effects: [] },
+  { name: 're-join: the destination holds a later generation than the source asks for → nothing (the backstop decides)',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { incoming: [record(id(1), 'ready', { credentialGeneration: 2 })] } }),
+    effects: [] },
+  { name: 're-join: not while the CC has not heard which hosts are fenced', fencedUnknown: true,
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
+    effects: [] },
+  { name: 're-join: a fenced destination → rolled back',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { fenced: true, incoming: [record(id(1), 'ready')] } }),
+    effects: [`rollback-source ${id(1)}@${S}`], reasons: { 0: 'fenced by host HA' } },
+  { name: 'a migrating item that awaits nothing: no credential is re-issued, whatever the generations say',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', credentialGeneration: 1 })]), { [D1]: { incoming: [record(id(1), 'ready')] } }), effects: [] },
   // Rule 2-3: timeouts.
   { name: 'prepare timeout (record still preparing) → rollback on the source', now: 1000,
     nodes: world(plan([item(id(1), D1)]), { [D1]: { incoming: [record(id(1), 'preparing')] } }), marks: [[key(1), mark({ asked: false })]],
@@ -133,6 +162,12 @@ const rows: Row[] = [
   { name: 'given up, source unreachable, destination receiving → nothing (the source may still be sending)', now: 1000,
     nodes: world(plan([item(id(1), D1, { state: 'migrating' })]), { [S]: { reachable: false }, [D1]: { incoming: [record(id(1), 'migrating')] } }),
     marks: [[key(1), mark({ phase: 'migrating', asked: false, giveUp: 'x' })]], effects: [] },
+  { name: 'a give-up from before commit (ready timeout, source unreachable) is dropped once the source reports the item migrating: the commit did arrive',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating', awaitingCredential: true, credentialGeneration: 1 })]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
+    marks: [[key(1), mark({ phase: 'ready', asked: false, giveUp: 'not committed within 1000 ms' })]], effects: [`prepare ${id(1)}@${D1} gen 1`] },
+  { name: 'a give-up earned while migrating stands → rollback (abort) on the source',
+    nodes: world(plan([item(id(1), D1, { state: 'migrating' })]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
+    marks: [[key(1), mark({ phase: 'migrating', asked: false, giveUp: 'CC backstop' })]], effects: [`rollback-source ${id(1)}@${S}`] },
   { name: 'a refused commit makes the CC give up on the item', nodes: world(plan([item(id(1), D1)]), { [D1]: { incoming: [record(id(1), 'ready')] } }),
     marks: [[key(1), mark({ phase: 'ready', asked: false, giveUp: 'source refused commit' })]], effects: [`rollback-source ${id(1)}@${S}`] },
   // Rule 4: cancel.
@@ -220,6 +255,7 @@ const scenario = fc.record({
       dest: fc.constantFrom(D1, D2, D3, S2, S), state: fc.constantFrom(...STATES), recordAt: fc.constantFrom(-1, -1, 2, 3, 4),
       recordState: fc.constantFrom('preparing', 'ready', 'ready', 'migrating') as fc.Arbitrary<'preparing' | 'ready' | 'migrating'>,
       onSource: fc.boolean(), asked: fc.boolean(), since: fc.integer({ min: 0, max: 3000 }),
+      awaiting: fc.boolean(), generation: fc.integer({ min: 0, max: 2 }), recordGeneration: fc.integer({ min: 0, max: 2 }),
     }), { minLength: 1, maxLength: 5 }),
   }), { minLength: 1, maxLength: 3 }),
   now: fc.integer({ min: 0, max: 3000 }),
@@ -241,10 +277,11 @@ function build(s: Scenario): { nodes: MigrationNode[]; marks: Map<string, Mark> 
       if (it.onSource) inst.set(p.source, [...(inst.get(p.source) ?? []), instanceId]);
       if (it.recordAt >= 0) {
         const host = HOSTS[it.recordAt] as string;
-        recs.set(host, [...(recs.get(host) ?? []), record(instanceId, it.recordState, { migrationId, source: p.source })]);
+        recs.set(host, [...(recs.get(host) ?? []), record(instanceId, it.recordState, { migrationId, source: p.source, credentialGeneration: it.recordGeneration })]);
       }
       if (it.asked) marks.set(itemKey(migrationId, instanceId), mark({ destination: dest, since: it.since }));
-      return item(instanceId, dest, { state: it.state });
+      const rejoin = it.state === 'migrating' && it.awaiting ? { awaitingCredential: true, credentialGeneration: it.generation } : {};
+      return item(instanceId, dest, { state: it.state, ...rejoin });
     });
     plans.set(p.source, [...(plans.get(p.source) ?? []), plan(items, { migrationId, source: p.source, createdAt: k, cancelRequested: p.cancel })]);
   });
@@ -286,8 +323,9 @@ describe('reconcile (property: random partitions)', () => {
         }
         return { before, after };
       };
-      // New starts: prepares for items that were queued and not already asked (re-sends are not new).
-      const starts = r.effects.filter((e) => e.kind === 'prepareDestination' && !marks.get(itemKey(e.migrationId, e.instanceId))?.asked);
+      // New starts: prepares for items that were queued and not already asked (re-sends are not new,
+      // nor is a re-join's re-prepare: its item is migrating and holds its slots).
+      const starts = r.effects.filter((e) => e.kind === 'prepareDestination' && e.credentialGeneration === undefined && !marks.get(itemKey(e.migrationId, e.instanceId))?.asked);
       for (const [pick, limit] of [
         [(p: MigrationPlan) => p.source, s.limits.perSource],
         [(_p: MigrationPlan, i: MigrationPlan['items'][number]) => i.destination, s.limits.perDestination],
@@ -303,15 +341,21 @@ describe('reconcile (property: random partitions)', () => {
         const host = e.kind === 'prepareDestination' ? e.destination : e.kind === 'rollback' ? e.host : e.source;
         expect(nodeOf.get(host)?.reachable).toBe(true);
         const { plan: p, item: i } = itemOf(e.migrationId, 'instanceId' in e && e.instanceId !== undefined ? e.instanceId : '');
+        // A re-join: a migrating source that awaits a credential; the pair is of the generation it asked for.
+        const rejoin = i?.state === 'migrating' && i.awaitingCredential === true;
         if (e.kind === 'commit') {
           const rec = incomingAt(nodeOf.get(e.destination), e.migrationId, e.instanceId);
           expect(rec?.state).toBe('ready');
           expect(i?.destination).toBe(e.destination);
           expect(p?.cancelRequested).toBe(false);
+          // Never the source's credential before its destination holds the same generation.
+          if (rejoin) expect([e.credentialGeneration, rec?.credentialGeneration]).toEqual([i.credentialGeneration, i.credentialGeneration]);
+          else expect(e.credentialGeneration).toBeUndefined();
         }
         if (e.kind === 'prepareDestination') {
           expect(i?.destination).toBe(e.destination);
-          expect(i?.state).toBe('queued');
+          if (rejoin) expect(e.credentialGeneration).toBe(i.credentialGeneration);
+          else expect(i?.state).toBe('queued');
           const k = itemKey(e.migrationId, e.instanceId);
           prepared.set(k, (prepared.get(k) ?? new Set()).add(e.destination));
           for (const other of nodes) if (other.reachable && other.host !== e.destination) expect(incomingAt(other, e.migrationId, e.instanceId)).toBeUndefined();

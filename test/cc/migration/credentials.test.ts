@@ -26,7 +26,7 @@ class RecordingIssuer implements CredentialIssuer {
       this.failures--;
       throw new Error('entropy ran out');
     }
-    return { caPem: 'ca', certPem: `${r.side}@${r.host} for ${r.migrationId}/${r.instanceId}`, keyPem: `key-${this.asked.length}` };
+    return { caPem: 'ca', certPem: `${r.side}@${r.host} for ${r.migrationId}/${r.instanceId} gen ${r.generation}`, keyPem: `key-${this.asked.length}` };
   }
 }
 
@@ -46,12 +46,12 @@ describe('the CC issues per-migration credentials', () => {
     expect(h.states(migrationId)).toEqual(['completed']);
     const lifetimeMs = credentialLifetimeMs(plan, plan.items[0]!);
     expect(issuer.asked).toEqual([
-      { migrationId, instanceId: id(1), side: 'destination', host: D1, peerHost: S, lifetimeMs },
-      { migrationId, instanceId: id(1), side: 'source', host: S, peerHost: D1, lifetimeMs },
+      { migrationId, instanceId: id(1), side: 'destination', host: D1, peerHost: S, lifetimeMs, generation: 0 },
+      { migrationId, instanceId: id(1), side: 'source', host: S, peerHost: D1, lifetimeMs, generation: 0 },
     ]);
     const carried = seen.map((r) => [r.action, 'role' in r ? r.role : '', 'credential' in r ? r.credential?.certPem : undefined]);
-    expect(carried).toContainEqual(['prepare', 'destination', `destination@${D1} for ${migrationId}/${id(1)}`]);
-    expect(carried).toContainEqual(['commit', '', `source@${S} for ${migrationId}/${id(1)}`]);
+    expect(carried).toContainEqual(['prepare', 'destination', `destination@${D1} for ${migrationId}/${id(1)} gen 0`]);
+    expect(carried).toContainEqual(['commit', '', `source@${S} for ${migrationId}/${id(1)} gen 0`]);
     expect(carried.filter(([a, role]) => !(a === 'commit' || (a === 'prepare' && role === 'destination'))).every(([, , c]) => c === undefined)).toBe(true);
   });
 
@@ -72,17 +72,56 @@ describe('the CC issues per-migration credentials', () => {
   });
 });
 
+describe('a re-join (issue 16 item 8): the source lost its credential before its hypervisor started the migration', () => {
+  it('the CC re-issues both sides the generation the source asks for, the destination first, and the item completes', async () => {
+    const issuer = new RecordingIssuer();
+    const h = await sourceWithInstances(1, { credentials: issuer, mode: 'manual' });
+    const { migrationId, plan } = await h.migrate({ instanceId: id(1), destinations: [D1] });
+    await h.settle();
+    expect(h.states(migrationId)).toEqual(['migrating']);
+    const seen = seenBy(h);
+    issuer.asked.length = 0;
+    await h.loseCredential(migrationId, id(1));
+    const lifetimeMs = credentialLifetimeMs(plan, plan.items[0]!);
+    expect(issuer.asked).toEqual([
+      { migrationId, instanceId: id(1), side: 'destination', host: D1, peerHost: S, lifetimeMs, generation: 1 },
+      { migrationId, instanceId: id(1), side: 'source', host: S, peerHost: D1, lifetimeMs, generation: 1 },
+    ]);
+    // In that order on the wire: the source never holds a pair its destination does not.
+    expect(seen.map((r) => `${r.action}${'role' in r ? `-${r.role}` : ''} ${'credential' in r ? r.credential?.certPem : ''}`)).toEqual([
+      `prepare-destination destination@${D1} for ${migrationId}/${id(1)} gen 1`,
+      `commit source@${S} for ${migrationId}/${id(1)} gen 1`,
+    ]);
+    // Nothing more is issued while the re-joined migration runs (within the CC's backstop); it completes.
+    await h.advance(1_000);
+    expect(issuer.asked).toHaveLength(2);
+    await h.complete(migrationId, [id(1)]);
+    expect(h.states(migrationId)).toEqual(['completed']);
+  });
+
+  it('a re-join the destination can no longer take (its record is gone) is rolled back: the VM never left the source', async () => {
+    const h = await sourceWithInstances(1, { credentials: new RecordingIssuer(), mode: 'manual' });
+    const { migrationId } = await h.migrate({ instanceId: id(1), destinations: [D1] });
+    await h.settle();
+    h.fake.nc(D1).incoming = [];
+    await h.loseCredential(migrationId, id(1));
+    expect(h.states(migrationId)).toEqual(['rolled-back']);
+    const item = h.fake.nc(S).plans[0]?.items[0];
+    expect(item?.error).toMatch(/no longer holds the incoming domain/);
+  });
+});
+
 describe('caCredentialIssuer', () => {
   it('issues a certificate from the migration CA naming the item, valid from issue for the lifetime (± the clock skew allowance), with a fresh key and serial', async () => {
     const ca = makeMigrationCa('unit');
     const clock = new ManualClock(Date.parse('2026-11-24T04:00:00.400Z'));
     const issuer = caCredentialIssuer(ca, clock);
-    const req: CredentialRequest = { migrationId: 'mig-00000001', instanceId: 'i-00000001', side: 'source', host: S, peerHost: D1, lifetimeMs: 120_000 };
+    const req: CredentialRequest = { migrationId: 'mig-00000001', instanceId: 'i-00000001', side: 'source', host: S, peerHost: D1, lifetimeMs: 120_000, generation: 0 };
     const [a, b] = [await issuer.issue(req), await issuer.issue(req)];
     const x = new X509Certificate(a!.certPem);
     expect(x.verify(new X509Certificate(ca.certPem).publicKey)).toBe(true);
     expect(migrationIdentityOf(x)).toMatchObject({
-      side: 'source', host: S, peerHost: D1, migrationId: 'mig-00000001', instanceId: 'i-00000001',
+      side: 'source', host: S, peerHost: D1, migrationId: 'mig-00000001', instanceId: 'i-00000001', generation: 0,
       notBefore: Date.parse('2026-11-24T03:59:00Z'), notAfter: Date.parse('2026-11-24T04:03:00Z'),
     });
     expect(a!.caPem).toBe(ca.certPem);
@@ -95,7 +134,7 @@ describe('caCredentialIssuer', () => {
     const ca = makeMigrationCa('unit');
     const issuedAt = Date.parse('2026-11-24T04:00:00.400Z');
     const issuer = caCredentialIssuer(ca, new ManualClock(issuedAt));
-    const destination = { migrationId: 'mig-00000001', instanceId: 'i-00000001', side: 'destination', host: D1, peerHost: S, lifetimeMs: 120_000 } as const;
+    const destination = { migrationId: 'mig-00000001', instanceId: 'i-00000001', side: 'destination', host: D1, peerHost: S, lifetimeMs: 120_000, generation: 0 } as const;
     const [own, peer] = [await issuer.issue(destination), await issuer.issue({ ...destination, side: 'source', host: S, peerHost: D1 })];
     const check = (now: number) => checkMigrationPeer({
       own: migrationIdentityOf(new X509Certificate(own.certPem))!, ca: new X509Certificate(ca.certPem),

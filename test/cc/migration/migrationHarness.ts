@@ -11,7 +11,7 @@ import { ManualClock } from '../../../shared/clock.js';
 import { silentLogger } from '../../../shared/log.js';
 import type { Resources } from '../../../shared/model/resources.js';
 import type { CcRequest } from '../../../shared/protocol/ccProtocol.js';
-import { failTransfer, finishCleaning, switchOver } from '../fakeMigrations.js';
+import { failTransfer, finishCleaning, loseCredential, switchOver } from '../fakeMigrations.js';
 import { FakeNodes, slots, SMALL, type FakeNc, type MigrationMode } from '../fakeNodes.js';
 import { CTX, runReq } from '../harness.js';
 import { D1, D2, D3, id, S } from './builders.js';
@@ -117,6 +117,11 @@ export async function migrationHarness(opts: MigrationHarnessOptions) {
         await h.switchOver(migrationId, i, source);
         await h.finishCleaning(migrationId, i, source);
       }
+    },
+    /** The source NC restarted without the credential its hypervisor never got: the item awaits the next generation. */
+    loseCredential: async (migrationId: string, instanceId: string, source = S) => {
+      loseCredential(fake.world, source, migrationId, instanceId);
+      await settle();
     },
     /** The source NC gives up on a migrating item (failure, stall, its own timeout). */
     failTransfer: async (migrationId: string, instanceId: string, error: string, source = S) => {

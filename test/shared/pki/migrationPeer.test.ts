@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
+import forge from 'node-forge';
 import { describe, expect, it } from 'vitest';
 import { migrationUri, parseMigrationUri } from '../../../shared/pki/migrationCertificates.js';
-import { checkMigrationPeer, migrationIdentityOf, type PeerRefusal } from '../../../shared/pki/migrationPeer.js';
+import { checkMigrationPeer, credentialIdentity, migrationIdentityOf, type PeerRefusal } from '../../../shared/pki/migrationPeer.js';
 import { credentialFor, credentialPair, makeMigrationCa } from '../../helpers/migrationPki.js';
 import { issue, makeCa } from './fixtures.js';
 import { generateRsaKeys } from '../../../shared/pki/certificates.js';
@@ -27,10 +28,34 @@ describe('migration certificates', () => {
     expect(x509(pair.destination.certPem).keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
   });
 
-  it('the binding URI round-trips and nothing else parses as one', () => {
+  it('the binding URI round-trips, with its credential generation (0 unless named), and nothing else parses as one', () => {
     const u = migrationUri({ migrationId: 'mig-00000001', instanceId: 'i-00000002', peerHost: '127.0.1.9' });
-    expect(parseMigrationUri(u)).toEqual({ migrationId: 'mig-00000001', instanceId: 'i-00000002', peerHost: '127.0.1.9' });
-    for (const bad of ['', 'urn:ferry:migration:a:b', 'https://x', `${u}:extra`, u.replace('peer', 'host')]) expect(parseMigrationUri(bad)).toBeUndefined();
+    expect(u).toBe('urn:ferry:migration:mig-00000001:i-00000002:gen:0:peer:127.0.1.9');
+    expect(parseMigrationUri(u)).toEqual({ migrationId: 'mig-00000001', instanceId: 'i-00000002', generation: 0, peerHost: '127.0.1.9' });
+    const re = migrationUri({ migrationId: 'mig-00000001', instanceId: 'i-00000002', peerHost: '127.0.1.9', generation: 3 });
+    expect(parseMigrationUri(re)).toEqual({ migrationId: 'mig-00000001', instanceId: 'i-00000002', generation: 3, peerHost: '127.0.1.9' });
+    const bad = [
+      '', 'urn:ferry:migration:a:b', 'https://x', `${u}:extra`, u.replace('peer', 'host'),
+      // without a generation, a negative, a padded or a non-numeric one
+      'urn:ferry:migration:mig-00000001:i-00000002:peer:127.0.1.9', u.replace('gen:0', 'gen:-1'), u.replace('gen:0', 'gen:01'), u.replace('gen:0', 'gen:x'),
+    ];
+    for (const b of bad) expect(parseMigrationUri(b), b).toBeUndefined();
+  });
+
+  it('a re-issued pair names its generation; the first names 0', () => {
+    expect(destinationOwn.generation).toBe(0);
+    const re = credentialPair(ca, { ...ITEM, generation: 2 });
+    expect(migrationIdentityOf(x509(re.source.certPem))).toMatchObject({ side: 'source', host: S, peerHost: D, generation: 2 });
+    expect(credentialIdentity(re.destination)).toMatchObject({ side: 'destination', generation: 2 });
+    expect(credentialIdentity({ certPem: 'not a certificate' })).toBeUndefined();
+  });
+
+  it('are signed by OpenSSL with exactly the bytes forge would sign (PKCS#1 v1.5 is deterministic)', () => {
+    const pem = pair.source.certPem;
+    const again = forge.pki.certificateFromPem(pem);
+    again.sign(ca.key, forge.md.sha256.create());
+    expect(forge.pki.certificateToPem(again)).toBe(pem);
+    expect(x509(pem).verify(x509(ca.certPem).publicKey)).toBe(true);
   });
 
   it('a tier certificate is not a migration certificate', () => {
@@ -61,11 +86,29 @@ describe('checkMigrationPeer (the destination checks the source)', () => {
     ['one for another destination', () => credentialPair(ca, { ...ITEM, destination: '127.0.1.3' }).source.certPem, 'other-host'],
     ['an expired one', () => credentialFor(ca, { ...ITEM, side: 'source', host: S, peerHost: D }, { notBefore: NOW - 120_000, notAfter: NOW - 60_000 }).certPem, 'expired'],
     ['one not valid yet', () => credentialFor(ca, { ...ITEM, side: 'source', host: S, peerHost: D }, { notBefore: NOW + 60_000, notAfter: NOW + 120_000 }).certPem, 'not-yet-valid'],
+    ['a later generation\'s (this side was superseded)', () => credentialPair(ca, { ...ITEM, generation: 1 }).source.certPem, 'superseded'],
+    // A re-issued pair binds the item and the hosts as the first did: only its generation differs.
+    ['a later generation\'s for another migration', () => credentialPair(ca, { ...ITEM, migrationId: 'mig-0000000b', generation: 1 }).source.certPem, 'other-migration'],
+    ['a later generation\'s for another host pair', () => credentialPair(ca, { ...ITEM, source: '127.0.1.3', generation: 1 }).source.certPem, 'other-host'],
   ];
   it.each(cases)('refuses %s', (_name, peer, reason) => {
     const r = check(peer());
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reason).toBe(reason);
+  });
+
+  it('after a re-issue each side accepts only the other side of its own generation: a superseded credential is refused both ways', () => {
+    const re = credentialPair(ca, { ...ITEM, generation: 1 });
+    const reDestination = migrationIdentityOf(x509(re.destination.certPem))!;
+    const reSource = migrationIdentityOf(x509(re.source.certPem))!;
+    const at = (own: typeof reSource, peer: string) => checkMigrationPeer({ own, ca: x509(ca.certPem), peer: x509(peer), now: NOW, used: () => false });
+    expect(at(reDestination, re.source.certPem)).toMatchObject({ ok: true });
+    expect(at(reSource, re.destination.certPem)).toMatchObject({ ok: true });
+    // The destination holding generation 1 refuses the source credential the dead NC was given (0) ...
+    expect(at(reDestination, pair.source.certPem)).toMatchObject({ ok: false, reason: 'superseded' });
+    // ... and a source of generation 1 refuses a destination still serving (or impersonated with) 0.
+    expect(at(reSource, pair.destination.certPem)).toMatchObject({ ok: false, reason: 'superseded' });
+    expect(at(reSource, credentialPair(ca, { ...ITEM, generation: 2 }).destination.certPem)).toMatchObject({ ok: false, reason: 'superseded' });
   });
 
   it('refuses a replay: a serial already used', () => {
