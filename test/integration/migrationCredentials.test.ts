@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainSpec } from '../../nc/hypervisor/driver.js';
-import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
+import type { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
 import type { MigrationCredential } from '../../shared/protocol/migrationProtocol.js';
-import { builtEntry, spawnBuilt, type SpawnedProcess } from '../helpers/spawnDaemon.js';
+import { SimhvHosts } from '../helpers/simhvPair.js';
 import { credentialFor, credentialPair, makeMigrationCa } from '../helpers/migrationPki.js';
 import { openStream as openRawStream, type StreamAnswer } from '../helpers/migrationStream.js';
 
@@ -26,23 +26,12 @@ const SPEC: DomainSpec = { id: ITEM.instanceId, imageId: 'emi-00000001', resourc
 const ca = makeMigrationCa('it');
 const foreign = makeMigrationCa('elsewhere');
 const base = mkdtempSync(join(tmpdir(), 'ferry-migcred-'));
-const procs: SpawnedProcess[] = [];
-const drivers: SimDriver[] = [];
+const hosts = new SimhvHosts(base, TLS_PORT);
+const { procs, drivers } = hosts;
 let src: SimDriver;
 let dst: SimDriver;
 
-async function startHost(host: string): Promise<SimDriver> {
-  const proc = await spawnBuilt({
-    script: builtEntry('nc/hypervisor/sim/main.ts'),
-    args: ['--host', host, '--socket', join(base, `${host}.sock`), '--tls-port', String(TLS_PORT), '--state-dir', join(base, host),
-      '--storage-dir', join(base, 'storage'), '--time-scale', '0.02', '--write-interval-ms', '100'],
-    readyLine: /^simhv listening on unix:(.+)$/,
-  });
-  procs.push(proc);
-  const driver = new SimDriver({ socketPath: proc.ready, eventRetryMs: 100 });
-  drivers.push(driver);
-  return driver;
-}
+const startHost = (host: string): Promise<SimDriver> => hosts.start(host);
 
 const target = { host: D, port: TLS_PORT, caPem: ca.certPem, instanceId: ITEM.instanceId, key: KEY };
 

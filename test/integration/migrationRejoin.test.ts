@@ -13,14 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainSpec } from '../../nc/hypervisor/driver.js';
-import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
+import type { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
 import { simSocketOf } from '../../scripts/cloudLayout.js';
 import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, hypervisorDomains, placeOn, runningCopies } from '../helpers/cloudApi.js';
 import { HypervisorHold } from '../helpers/hypervisorHold.js';
 import { credentialPair, makeMigrationCa } from '../helpers/migrationPki.js';
 import { openStream } from '../helpers/migrationStream.js';
-import { builtEntry, spawnBuilt, type SpawnedProcess } from '../helpers/spawnDaemon.js';
+import { SimhvHosts } from '../helpers/simhvPair.js';
 
 const SUBNET = 54;
 const n1 = `127.0.${SUBNET}.1`;
@@ -110,8 +110,7 @@ const SPEC: DomainSpec = { id: ITEM.instanceId, imageId: 'emi-00000001', resourc
 describe('a re-issued pair between two real simhv hosts', () => {
   const ca = makeMigrationCa('rejoin');
   const base = mkdtempSync(join(tmpdir(), 'ferry-rejoin-'));
-  const procs: SpawnedProcess[] = [];
-  const drivers: SimDriver[] = [];
+  const hosts = new SimhvHosts(base, TLS_PORT);
   const target = { host: D, port: TLS_PORT, caPem: ca.certPem, instanceId: ITEM.instanceId, key: KEY };
   const gen = (generation: number, over: Partial<typeof ITEM> = {}) => credentialPair(ca, { ...ITEM, ...over, generation });
   const first = gen(0);
@@ -120,15 +119,7 @@ describe('a re-issued pair between two real simhv hosts', () => {
   let dst: SimDriver;
 
   async function startHost(host: string): Promise<SimDriver> {
-    const proc = await spawnBuilt({
-      script: builtEntry('nc/hypervisor/sim/main.ts'),
-      args: ['--host', host, '--socket', join(base, `${host}.sock`), '--tls-port', String(TLS_PORT), '--state-dir', join(base, host),
-        '--storage-dir', join(base, 'storage'), '--time-scale', '0.02', '--write-interval-ms', '100'],
-      readyLine: /^simhv listening on unix:(.+)$/,
-    });
-    procs.push(proc);
-    const driver = new SimDriver({ socketPath: proc.ready, eventRetryMs: 100 });
-    drivers.push(driver);
+    const driver = await hosts.start(host);
     await driver.connect();
     return driver;
   }
@@ -145,8 +136,7 @@ describe('a re-issued pair between two real simhv hosts', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const d of drivers) await d.close();
-    for (const p of procs) await p.kill('SIGKILL');
+    await hosts.stop();
     rmSync(base, { recursive: true, force: true });
   });
 
