@@ -58,25 +58,38 @@ export function sendFault(res: Response, err: FerryError): void {
 
 /**
  * The caller is still sending a body that will not be read. Closing at once could reset the
- * connection before the caller reads the answer; reading on would do the caller's bidding. So after
- * the answer, drop (never parse) at most LINGER_BYTES or LINGER_MS of what still arrives, then close
- * unless the body ended within that.
+ * connection before the caller reads the answer (a TCP reset discards what the caller has not read
+ * yet); reading on would do the caller's bidding. So after the answer, drop (never parse) at most
+ * LINGER_BYTES or LINGER_MS of what still arrives, then half-close (the caller sees the end after
+ * the answer, never a reset instead of it) and drop for at most LINGER_MS more before destroying,
+ * unless the body ended first.
  */
 function lingerThenClose(req: Request, res: Response): void {
   res.once('finish', () => {
     if (req.complete) return;
     let dropped = 0;
-    const close = (): void => {
+    let halfClosed = false;
+    let timer: NodeJS.Timeout;
+    const destroy = (): void => {
       clearTimeout(timer);
       req.socket.destroy();
     };
-    const timer = setTimeout(close, LINGER_MS);
+    const close = (): void => {
+      if (halfClosed) return destroy();
+      halfClosed = true;
+      dropped = 0;
+      clearTimeout(timer);
+      req.socket.end();
+      timer = setTimeout(destroy, LINGER_MS);
+      timer.unref();
+    };
+    timer = setTimeout(close, LINGER_MS);
     timer.unref();
     req.on('data', (c: Buffer) => {
       dropped += c.length;
       if (dropped > LINGER_BYTES) close();
     });
-    req.once('end', () => clearTimeout(timer));
+    req.once('end', () => (halfClosed ? destroy() : clearTimeout(timer)));
     req.once('close', () => clearTimeout(timer));
     req.resume();
   });
