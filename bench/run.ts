@@ -7,6 +7,8 @@
  *              node it replaced (O(n) vs O(n²) per poll; found by the simulator's scale mode)
  *   stale      the keeper's stale-node check over 2000 nodes (every operation runs it) vs the search
  *              per host it replaced (same origin)
+ *   poll round the CC's bookkeeping of one steady poll round of 4000 nodes (keeper, cache writer,
+ *              migration runner; bench/pollRound.ts) vs applying the same reports to a view alone
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,11 +19,12 @@ import { planPlacement, type PlacementInstance, type PlacementNode } from '../cc
 import { fits, sub, type Resources } from '../shared/model/resources.js';
 import { DEFAULT_VM_TYPES } from '../shared/model/vmTypes.js';
 import { nodeTransitions } from '../cc/nodeTransitions.js';
-import { applyReport, findEntry, initialView, isStale, type ClusterView } from '../cc/view.js';
+import { applyReport, initialView, isStale, type ClusterView } from '../cc/view.js';
 import { ViewKeeper } from '../cc/viewKeeper.js';
 import { ManualClock } from '../shared/clock.js';
 import { silentLogger } from '../shared/log.js';
 import { runCase, type BenchCase } from './harness.js';
+import { applyAll, pollRoundRig } from './pollRound.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
 const report: WireObject = {
@@ -59,11 +62,13 @@ const polled = (v: ClusterView, host: string): ClusterView => applyReport(v, hos
 }, 1_700_000_000_000);
 const bigView = bigHosts.reduce(polled, initialView('bench', bigHosts));
 const afterPoll = polled(bigView, bigHosts[1000]!);
+/** The search findEntry did before views carried an index (the baselines below are the code they replaced). */
+const searchEntry = (view: ClusterView, host: string) => view.entries.find((e) => e.node.host === host);
 /** The check before nodeTransitions: look up every node of the new view in the old one. */
 function searchPerNode(prev: ClusterView, next: ClusterView): number {
   let changed = 0;
   for (const e of next.entries) {
-    const before = findEntry(prev, e.node.host)?.node;
+    const before = searchEntry(prev, e.node.host)?.node;
     if (before && (before.reachable !== e.node.reachable || before.nodeState !== e.node.nodeState || before.healthy !== e.node.healthy)) changed++;
   }
   return changed;
@@ -77,10 +82,14 @@ const keeper = new ViewKeeper({
 /** The stale check before: a search of the view per host. */
 function staleBySearch(view: ClusterView, hosts: readonly string[], now: number): string[] {
   return hosts.filter((h) => {
-    const e = findEntry(view, h);
+    const e = searchEntry(view, h);
     return e !== undefined && isStale(e, now, 60_000);
   });
 }
+
+const ROUND_NODES = 4000;
+const roundRig = await pollRoundRig(ROUND_NODES);
+await roundRig.round(); // the first round brings every node in (a real change each): steady rounds are timed
 
 const cases: BenchCase[] = [
   {
@@ -108,6 +117,11 @@ const cases: BenchCase[] = [
     run: () => keeper.refreshStale(60_000, 500),
     baseline: () => { staleBySearch(bigView, bigHosts, 1_700_000_000_000); },
   },
+  {
+    name: `poll round, ${ROUND_NODES} nodes`, baselineName: 'applyReport alone', iterations: 1,
+    run: () => roundRig.round(),
+    baseline: applyAll(ROUND_NODES),
+  },
 ];
 
 /** 41.0x slower than the baseline, or 1/1490x (that many times faster). */
@@ -120,4 +134,5 @@ for (const c of cases) {
   const r = await runCase(c);
   console.log(c.name.padEnd(42), r.msPerOp.toFixed(4).padStart(10), c.baselineName.padEnd(20), r.baselineMsPerOp.toFixed(4).padStart(10), ratioText(r.ratio).padStart(8));
 }
+await roundRig.close();
 rmSync(dir, { recursive: true, force: true });

@@ -34,14 +34,14 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const security = wireSecurityOf(config, 'cc', config.host);
   warnIfPlaintext(security, logger, 'ferry-cc');
   const store = await openViewStore(config.stateDir);
-  const cache = new ViewCacheWriter(store, logger);
+  const cache = new ViewCacheWriter(store, logger, clock);
   const transport = new HttpWireTransport({
     path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, ...clientTlsOf(security),
   });
   const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host));
   const keeper = new ViewKeeper({
     initial: initialView(config.partition, config.nodes, cachedNodes(store.read(), config.partition)),
-    nodes, clock, logger, onChange: (v) => cache.save(v),
+    nodes, clock, logger, onChange: (v, significant) => cache.save(v, significant),
   });
   cache.save(keeper.get()); // the registered nodes, as of now: unknown until their NCs answer
   // The migration CA is read at start, like the tier identity: a missing file stops the CC here.

@@ -15,6 +15,15 @@ export interface NodeTransition extends Watched {
   readonly was: Watched;
 }
 
+/** The change of one node between two reports, if its reachability, maintenance state or health moved. */
+export function nodeTransition(before: CcNode, now: CcNode): NodeTransition | undefined {
+  if (before.reachable === now.reachable && before.nodeState === now.nodeState && before.healthy === now.healthy) return undefined;
+  return {
+    host: now.host, reachable: now.reachable, nodeState: now.nodeState, healthy: now.healthy,
+    was: { reachable: before.reachable, nodeState: before.nodeState, healthy: before.healthy },
+  };
+}
+
 export function nodeTransitions(prev: ClusterView, next: ClusterView): NodeTransition[] {
   const out: NodeTransition[] = [];
   let byHost: Map<string, NodeEntry> | undefined;
@@ -24,14 +33,8 @@ export function nodeTransitions(prev: ClusterView, next: ClusterView): NodeTrans
     const before = same?.node.host === e.node.host
       ? same.node
       : (byHost ??= new Map(prev.entries.map((x) => [x.node.host, x]))).get(e.node.host)?.node;
-    const now = e.node;
-    if (!before) return;
-    if (before.reachable !== now.reachable || before.nodeState !== now.nodeState || before.healthy !== now.healthy) {
-      out.push({
-        host: now.host, reachable: now.reachable, nodeState: now.nodeState, healthy: now.healthy,
-        was: { reachable: before.reachable, nodeState: before.nodeState, healthy: before.healthy },
-      });
-    }
+    const t = before ? nodeTransition(before, e.node) : undefined;
+    if (t) out.push(t);
   });
   return out;
 }

@@ -147,7 +147,7 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
             instanceId, reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId,
             vmType: req.vmType, launchTime: req.launchTime, ...(restart ? { restart: true } : {}),
           });
-          keeper.update((v) => applyStarted(v, target, started));
+          keeper.update(target, (v) => applyStarted(v, target, started));
           return started;
         });
         return { kind: 'started', at: { host: target, instance } };
@@ -246,7 +246,7 @@ async function rollback(ctx: RunContext, started: readonly Located[]): Promise<v
 async function terminateOn(ctx: RunContext, host: string, instanceId: string): Promise<void> {
   await ctx.keeper.change(host, async () => {
     const r = await ctx.nodes.terminateInstance(host, instanceId);
-    ctx.keeper.update((v) => applyInstanceState(v, host, instanceId, r.currentState));
+    ctx.keeper.update(host, (v) => applyInstanceState(v, host, instanceId, r.currentState));
   });
 }
 

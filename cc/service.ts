@@ -168,7 +168,7 @@ export class CcService {
 
     const results = await Promise.allSettled(targets.map(({ instanceId, host }) => keeper.change(host, async () => {
       const r = await nodes.terminateInstance(host, instanceId);
-      keeper.update((v) => applyInstanceState(v, host, instanceId, r.currentState));
+      keeper.update(host, (v) => applyInstanceState(v, host, instanceId, r.currentState));
       return r;
     })));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -197,7 +197,7 @@ export class CcService {
     for (const instanceId of ids) {
       instances.push(await keeper.change(host, async () => {
         const r = await nodes.terminateInstance(host, instanceId);
-        keeper.update((v) => applyInstanceState(v, host, instanceId, r.currentState));
+        keeper.update(host, (v) => applyInstanceState(v, host, instanceId, r.currentState));
         return r;
       }));
     }
@@ -240,7 +240,7 @@ export class CcService {
       // The NC persists the new state before it answers; its answer is the node's new truth.
       previousState = await keeper.change(host, async () => {
         const r = await nodes.modifyNode(host, stateName);
-        keeper.update((v) => applyReport(v, host, r.node, clock.now()));
+        keeper.update(host, (v) => applyReport(v, host, r.node, clock.now()));
         return r.previousState;
       });
     } catch (e) {
@@ -259,7 +259,7 @@ export class CcService {
     const now = this.opts.clock.now();
     for (const [host, r] of results) {
       if (r.status === 'rejected' && isFerryError(r.reason) && r.reason.code === 'NodeUnreachable') {
-        this.opts.keeper.update((v) => markUnreachable(v, host, now));
+        this.opts.keeper.update(host, (v) => markUnreachable(v, host, now));
       }
     }
   }

@@ -4,6 +4,7 @@
  * view and is the only caller that replaces it. The NC is the source of truth: a report replaces
  * everything the view held for that node.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { CcInstance, CcNode } from '../shared/protocol/ccProtocol.js';
 import type { Incoming, MigrationPlan } from '../shared/protocol/migrationProtocol.js';
 import type { NcInstance, NcNode } from '../shared/protocol/ncProtocol.js';
@@ -35,6 +36,12 @@ export interface ClusterView {
   readonly partition: string;
   /** In registration order (greedy scheduling and every listing follow it). */
   readonly entries: readonly NodeEntry[];
+  /**
+   * Host → position in `entries`, shared by every view derived from the first (the hosts never
+   * change): a poll then replaces one entry in O(1) lookups instead of a search of the cluster.
+   * A view whose entries were reordered still answers right (positionOf checks, then searches).
+   */
+  readonly index?: ReadonlyMap<string, number>;
 }
 
 function blankNode(host: string, partition: string): CcNode {
@@ -52,6 +59,7 @@ function blankNode(host: string, partition: string): CcNode {
 export function initialView(partition: string, hosts: readonly string[], cached: readonly CcNode[] = []): ClusterView {
   return {
     partition,
+    index: new Map(hosts.map((h, i) => [h, i])),
     entries: hosts.map((host) => {
       const c = cached.find((n) => n.host === host && n.partition === partition);
       const node = c ? { ...c, nodeState: 'unknown' as const, reachable: false } : blankNode(host, partition);
@@ -60,13 +68,29 @@ export function initialView(partition: string, hosts: readonly string[], cached:
   };
 }
 
+/** Where `host` is in `view.entries`, -1 if it is not registered. */
+export function positionOf(view: ClusterView, host: string): number {
+  const i = view.index?.get(host);
+  if (i !== undefined && view.entries[i]?.node.host === host) return i;
+  return view.entries.findIndex((e) => e.node.host === host);
+}
+
 function mapEntry(view: ClusterView, host: string, fn: (e: NodeEntry) => NodeEntry): ClusterView {
-  if (!view.entries.some((e) => e.node.host === host)) return view;
-  return { ...view, entries: view.entries.map((e) => (e.node.host === host ? fn(e) : e)) };
+  const i = positionOf(view, host);
+  if (i < 0) return view;
+  const entries = view.entries.slice();
+  entries[i] = fn(view.entries[i]!);
+  return { ...view, entries };
 }
 
 export function findEntry(view: ClusterView, host: string): NodeEntry | undefined {
-  return view.entries.find((e) => e.node.host === host);
+  const i = positionOf(view, host);
+  return i < 0 ? undefined : view.entries[i];
+}
+
+/** `next` if it says the same as `prev`, else `prev`: a poll that changed nothing keeps the old object, so identity shows change. */
+function keepIfSame<T>(prev: T, next: T): T {
+  return isDeepStrictEqual(prev, next) ? prev : next;
 }
 
 /** A successful ncDescribeResource (or the node part of ncModifyNode's answer). */
@@ -79,8 +103,8 @@ export function applyReport(view: ClusterView, host: string, report: NcNode, now
       lastSeen: now, capacity: report.capacity, used: report.used, instances: report.instances,
       ...(report.lostStore !== undefined ? { lostStore: report.lostStore } : {}),
     },
-    plans: report.plans ?? [],
-    incoming: report.incoming ?? [],
+    plans: keepIfSame(e.plans, report.plans ?? []),
+    incoming: keepIfSame(e.incoming, report.incoming ?? []),
     migrationsKnown: true,
   }));
 }
@@ -197,6 +221,14 @@ export function committed(node: CcNode): Resources {
 
 export function isStale(entry: NodeEntry, now: number, maxAgeMs: number): boolean {
   return entry.checkedAt === null || now - entry.checkedAt >= maxAgeMs;
+}
+
+/**
+ * Whether two reports of a node say the same but for when it was seen: what a steady poll brings.
+ * Such a change needs no reconcile and may wait for the cache's slow write.
+ */
+export function onlySeenLater(prev: CcNode, next: CcNode): boolean {
+  return prev.lastSeen !== next.lastSeen && isDeepStrictEqual({ ...prev, lastSeen: 0 }, { ...next, lastSeen: 0 });
 }
 
 export function listNodes(view: ClusterView): CcNode[] {

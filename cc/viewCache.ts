@@ -1,11 +1,13 @@
 /**
  * The last view, persisted in <state-dir>/cc.json only as a cache: it lets a restarted CC answer
  * for an NC that is down (marked unreachable), and nothing read from it is ever preferred to what
- * an NC reports. Writes are coalesced: only the newest view is written, one write at a time.
+ * an NC reports. Writes are coalesced and spaced: only the newest view is written, one write at a
+ * time, a change within a second and a node merely seen again within half a minute.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 import { ccNodeSchema, type CcNode } from '../shared/protocol/ccProtocol.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import { openFileStore, type Store } from '../shared/store/store.js';
@@ -40,40 +42,90 @@ export function cachedNodes(snapshot: ViewSnapshot, partition: string): CcNode[]
   return snapshot.partition === partition ? snapshot.nodes : [];
 }
 
+/** How soon after a change the cache is written: a real change within a second, a node merely seen again within half a minute. */
+export interface CacheSpacing {
+  readonly changeMs: number;
+  readonly seenMs: number;
+}
+
+export const DEFAULT_CACHE_SPACING: CacheSpacing = Object.freeze({ changeMs: 1000, seenMs: 30_000 });
+
+/**
+ * Writes the newest view, one write at a time, at most once per spacing: each write serialises the
+ * whole view, so writing after every poll made a poll round quadratic in the cluster's size. The
+ * snapshot is taken when the write starts, never per save.
+ */
 export class ViewCacheWriter {
-  private pending: ViewSnapshot | undefined;
+  private pending: ClusterView | undefined;
+  private pendingChange = false;
   private writing: Promise<void> | undefined;
+  private lastWriteAt = Number.NEGATIVE_INFINITY;
+  private timer: { readonly at: number; readonly handle: TimerHandle } | undefined;
 
-  constructor(private readonly store: Store<ViewSnapshot>, private readonly logger: Logger) {}
+  constructor(
+    private readonly store: Store<ViewSnapshot>,
+    private readonly logger: Logger,
+    private readonly clock: Clock,
+    private readonly spacing: CacheSpacing = DEFAULT_CACHE_SPACING,
+  ) {}
 
-  /** Queues `view` to be written; returns at once. A later save replaces an unwritten one. */
-  save(view: ClusterView): void {
-    this.pending = toSnapshot(view);
-    this.writing ??= this.drain();
+  /** Queues `view` to be written; returns at once. A later save replaces an unwritten one. `change` false: only lastSeen moved. */
+  save(view: ClusterView, change = true): void {
+    this.pending = view;
+    this.pendingChange ||= change;
+    this.schedule();
   }
 
-  /** Resolves once everything saved so far is on disk (for shutdown and tests). */
+  /** Writes what is pending now and resolves once everything saved so far is on disk (for shutdown and tests). */
   async flush(): Promise<void> {
-    while (this.writing) await this.writing;
+    this.timer?.handle.cancel();
+    this.timer = undefined;
+    for (;;) {
+      if (this.writing) await this.writing;
+      else if (this.pending) this.writing = this.drain();
+      else return;
+    }
+  }
+
+  private schedule(): void {
+    if (this.writing || !this.pending) return; // the drain loop picks it up
+    const at = this.lastWriteAt + (this.pendingChange ? this.spacing.changeMs : this.spacing.seenMs);
+    const now = this.clock.now();
+    if (at <= now) {
+      this.timer?.handle.cancel();
+      this.timer = undefined;
+      this.writing = this.drain();
+      return;
+    }
+    if (this.timer && this.timer.at <= at) return;
+    this.timer?.handle.cancel();
+    const handle = this.clock.setTimer(at - now, () => {
+      this.timer = undefined;
+      this.schedule();
+    });
+    this.timer = { at, handle };
   }
 
   private async drain(): Promise<void> {
     try {
-      while (this.pending) {
-        const next = this.pending;
-        this.pending = undefined;
-        try {
-          await this.store.update((draft) => {
-            draft.partition = next.partition;
-            draft.nodes = next.nodes;
-          });
-        } catch (e) {
-          // Only a cache: the CC keeps serving from memory and tries again with the next view.
-          this.logger.warn({ err: e }, 'could not write the view cache');
-        }
+      const view = this.pending;
+      this.pending = undefined;
+      this.pendingChange = false;
+      if (!view) return;
+      this.lastWriteAt = this.clock.now();
+      const next = toSnapshot(view);
+      try {
+        await this.store.update((draft) => {
+          draft.partition = next.partition;
+          draft.nodes = next.nodes;
+        });
+      } catch (e) {
+        // Only a cache: the CC keeps serving from memory and tries again with the next view.
+        this.logger.warn({ err: e }, 'could not write the view cache');
       }
     } finally {
       this.writing = undefined;
     }
+    this.schedule();
   }
 }

@@ -90,7 +90,7 @@ export class MigrationOps {
     if (!findEntry(keeper.get(), source)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host: source, detail: 'its NC did not answer the last poll' });
     const held = await keeper.change(source, async () => {
       const res = await nodes.migrate(source, { action: 'rollback', role: 'source', migrationId, reason: 'cancelled by the administrator', cancel: true }, { timeoutMs: this.o.ncTimeoutMs });
-      if (res.plan) keeper.update((v) => applyPlan(v, source, res.plan as MigrationPlan));
+      if (res.plan) keeper.update(source, (v) => applyPlan(v, source, res.plan as MigrationPlan));
       return res.plan ?? plan;
     });
     this.o.logger.info({ migrationId, source }, 'migration cancel requested');
@@ -121,7 +121,7 @@ export class MigrationOps {
       return await keeper.change(source, async () => {
         const res = await nodes.migrate(source, { action: 'prepare', role: 'source', plan }, { timeoutMs: this.o.ncTimeoutMs });
         const held = res.plan ?? plan;
-        keeper.update((v) => applyPlan(v, source, held));
+        keeper.update(source, (v) => applyPlan(v, source, held));
         return held;
       });
     } catch (e) {

@@ -224,7 +224,7 @@ export class MigrationRunner {
     try {
       await keeper.change(host, async () => {
         const res = await nodes.migrate(host, await this.withCredential(e, toNcRequest(e, uriTemplate)), { timeoutMs: callTimeoutMs });
-        keeper.update((v) => applyAnswer(v, e, res));
+        keeper.update(host, (v) => applyAnswer(v, e, res));
       });
       logger.info({ effect: key, migrationId: e.migrationId }, 'migration step done');
       this.pace.set(key, { until: clock.now() + RETRY_MIN_MS, failures: 0 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyReport, initialView } from '../../cc/view.js';
 import { cachedNodes, openViewStore, ViewCacheWriter } from '../../cc/viewCache.js';
+import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import { instance, slots } from './fakeNodes.js';
 
@@ -21,7 +22,7 @@ afterEach(() => {
 describe('view cache (cc.json)', () => {
   it('round-trips the last view as plain versioned JSON, and a restart rebuilds from it as untrusted', async () => {
     const dir = tempDir();
-    const writer = new ViewCacheWriter(await openViewStore(dir), silentLogger());
+    const writer = new ViewCacheWriter(await openViewStore(dir), silentLogger(), new ManualClock(0));
     const view = applyReport(initialView('cluster01', [A]), A, {
       host: A, nodeState: 'disabled', healthy: true, hypervisor: 'sim', capacity: slots(4), used: slots(1), instances: [instance('i-00000001')],
     }, 1234);
@@ -38,6 +39,36 @@ describe('view cache (cc.json)', () => {
     expect(rebuilt.entries[0]?.node).toMatchObject({ reachable: false, nodeState: 'unknown', lastSeen: 1234, instances: [{ instanceId: 'i-00000001' }] });
     expect(rebuilt.entries[1]?.node.nodeState).toBe('unknown');
     expect(cachedNodes(reopened.read(), 'cluster02')).toEqual([]);
+  });
+
+  it('spaces its writes: a change a second after the last write, a node merely seen again half a minute after; flush writes at once', async () => {
+    const dir = tempDir();
+    const clock = new ManualClock(1_000_000);
+    const store = await openViewStore(dir);
+    const writer = new ViewCacheWriter(store, silentLogger(), clock);
+    const seenAt = (t: number, state: 'enabled' | 'disabled' = 'enabled') => applyReport(initialView('cluster01', [A]), A, {
+      host: A, nodeState: state, healthy: true, hypervisor: 'sim', capacity: slots(4), used: slots(0), instances: [],
+    }, t);
+    const onDisk = async (): Promise<unknown> => (await openViewStore(dir)).read().nodes[0];
+    writer.save(seenAt(1)); // the first write starts at once: no timer
+    expect(clock.pendingTimers()).toBe(0);
+    await writer.flush();
+    expect(await onDisk()).toMatchObject({ lastSeen: 1 });
+
+    writer.save(seenAt(2), false); // only seen again: waits for the slow spacing
+    expect(clock.nextTimerAt()).toBe(1_000_000 + 30_000);
+    writer.save(seenAt(3, 'disabled'), true); // a real change: the one-second spacing
+    expect(clock.nextTimerAt()).toBe(1_000_000 + 1000);
+    expect(await onDisk()).toMatchObject({ lastSeen: 1 });
+    clock.advance(1000);
+    await writer.flush();
+    expect(await onDisk()).toMatchObject({ lastSeen: 3, nodeState: 'disabled' });
+
+    writer.save(seenAt(4), false);
+    expect(clock.nextTimerAt()).toBe(1_001_000 + 30_000);
+    await writer.flush(); // shutdown: written now, the timer gone
+    expect(await onDisk()).toMatchObject({ lastSeen: 4 });
+    expect(clock.pendingTimers()).toBe(0);
   });
 
   it('refuses a file of another kind or version instead of silently resetting it', async () => {

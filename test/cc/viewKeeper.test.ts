@@ -57,7 +57,7 @@ describe('ViewKeeper', () => {
       initial: h.keeper.get(), nodes: h.fake, clock: h.clock, logger: silentLogger(),
       onChange: (v) => seen.push(v.entries[0]?.node.instances.length ?? -1),
     });
-    await k.change(A, async () => { k.update((v) => applyStarted(v, A, instance(id(1)))); });
+    await k.change(A, async () => { k.update(A, (v) => applyStarted(v, A, instance(id(1)))); });
     expect(seen).toEqual([1]);
   });
 });
