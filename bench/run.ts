@@ -7,6 +7,8 @@
  *              node it replaced (O(n) vs O(n²) per poll; found by the simulator's scale mode)
  *   stale      the keeper's stale-node check over 2000 nodes (every operation runs it) vs the search
  *              per host it replaced (same origin)
+ *   credential one per-migration credential as the CC's runner waits for it: from the key pool made
+ *              ahead (cc/migration/keyPool.ts) vs a key pair made when issued (before issue 19)
  *   poll round the CC's bookkeeping of one steady poll round of 4000 nodes (keeper, cache writer,
  *              migration runner; bench/pollRound.ts) vs applying the same reports to a view alone
  */
@@ -25,6 +27,9 @@ import { ManualClock } from '../shared/clock.js';
 import { silentLogger } from '../shared/log.js';
 import { runCase, type BenchCase } from './harness.js';
 import { applyAll, pollRoundRig } from './pollRound.js';
+import { caCredentialIssuer, RANDOM_ISSUER_SOURCES, type CredentialRequest } from '../cc/migration/credentialIssuer.js';
+import { KeyPool } from '../cc/migration/keyPool.js';
+import { simMigrationCa } from '../sim/simCredentials.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
 const report: WireObject = {
@@ -91,6 +96,16 @@ const ROUND_NODES = 4000;
 const roundRig = await pollRoundRig(ROUND_NODES);
 await roundRig.round(); // the first round brings every node in (a real change each): steady rounds are timed
 
+const migrationCa = simMigrationCa(Date.now());
+const keyPool = new KeyPool({ generate: RANDOM_ISSUER_SOURCES.keyPair, size: 8 });
+keyPool.start();
+await keyPool.filled();
+const pooledIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()), { ...RANDOM_ISSUER_SOURCES, keyPair: () => keyPool.take() });
+const freshIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()));
+const credentialRequest: CredentialRequest = {
+  migrationId: 'mig-0000abcd', instanceId: 'i-0000abcd', side: 'destination', host: '127.0.1.2', peerHost: '127.0.1.1', generation: 0, lifetimeMs: 600_000,
+};
+
 const cases: BenchCase[] = [
   {
     name: 'codec: typed XML round trip', baselineName: 'JSON round trip', iterations: 200,
@@ -118,6 +133,12 @@ const cases: BenchCase[] = [
     baseline: () => { staleBySearch(bigView, bigHosts, 1_700_000_000_000); },
   },
   {
+    // One take per round: the pool (8) refills in the background while the baseline runs.
+    name: 'per-migration credential', baselineName: 'key pair made when issued', iterations: 1,
+    run: async () => { await pooledIssuer.issue(credentialRequest); },
+    baseline: async () => { await freshIssuer.issue(credentialRequest); },
+  },
+  {
     name: `poll round, ${ROUND_NODES} nodes`, baselineName: 'applyReport alone', iterations: 1,
     run: () => roundRig.round(),
     baseline: applyAll(ROUND_NODES),
@@ -135,4 +156,5 @@ for (const c of cases) {
   console.log(c.name.padEnd(42), r.msPerOp.toFixed(4).padStart(10), c.baselineName.padEnd(20), r.baselineMsPerOp.toFixed(4).padStart(10), ratioText(r.ratio).padStart(8));
 }
 await roundRig.close();
+await keyPool.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -51,6 +51,8 @@ export const ccConfigSchema = z.object({
   migrationStallTimeoutMs: positiveMs.default(DEFAULT_TIMEOUTS.stallMs),
   /** Default: DEFAULT_TLS_URI_TEMPLATE with --tls-dir, DEFAULT_URI_TEMPLATE without. */
   migrationUriTemplate: z.string().refine((t) => t.includes('{host}'), 'must contain {host}').optional(),
+  /** Per-migration key pairs made ahead (cc/migration/keyPool.ts); 0: each made when issued. */
+  migrationKeyPool: z.coerce.number().int().min(0).max(256).default(8),
   /** ferry-init's output directory: serve the CLC and call NCs over mutual TLS (docs/SECURITY.md). */
   tlsDir: tlsDirFlag,
   /** Plaintext on purpose; exactly one of the two is required. */
@@ -84,6 +86,7 @@ const FIELDS = [
   ['migrationPerGibTimeoutMs', '--migration-per-gib-timeout-ms <ms>', 'FERRY_CC_MIGRATION_PER_GIB_TIMEOUT_MS', 'migrating allowance per GiB of memory (150000)'],
   ['migrationStallTimeoutMs', '--migration-stall-timeout-ms <ms>', 'FERRY_CC_MIGRATION_STALL_TIMEOUT_MS', 'a migration without progress this long is aborted by its source NC (150000)'],
   ['migrationUriTemplate', '--migration-uri-template <t>', 'FERRY_CC_MIGRATION_URI_TEMPLATE', 'destination hypervisor migration endpoint, {host} replaced (https://{host}:16514 with --tls-dir, else http://{host}:16509)'],
+  ['migrationKeyPool', '--migration-key-pool <n>', 'FERRY_CC_MIGRATION_KEY_POOL', 'per-migration key pairs made ahead, off the critical path (8; 0 makes each when issued; at most 256)'],
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CC_TLS_DIR', 'ferry-init directory (ca.pem, cc-HOST.pem/.key, migration-ca.pem/.key): mutual TLS with the CLC and NCs (this or --insecure-plaintext is required)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)'],
   ...connectionLimitFields('FERRY_CC'),

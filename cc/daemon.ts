@@ -14,7 +14,8 @@ import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, schemeOf, serverTlsOptions, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { NC_PATH } from '../shared/wire/transport.js';
 import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
-import { caCredentialIssuer, loadMigrationCa } from './migration/credentialIssuer.js';
+import { caCredentialIssuer, loadMigrationCa, RANDOM_ISSUER_SOURCES } from './migration/credentialIssuer.js';
+import { KeyPool } from './migration/keyPool.js';
 import { WireNodeClient } from './nodeClient.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
@@ -45,7 +46,12 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   });
   cache.save(keeper.get()); // the registered nodes, as of now: unknown until their NCs answer
   // The migration CA is read at start, like the tier identity: a missing file stops the CC here.
-  const credentials = security.kind === 'mtls' && config.tlsDir !== undefined ? caCredentialIssuer(loadMigrationCa(config.tlsDir), clock) : undefined;
+  const migrationCa = security.kind === 'mtls' && config.tlsDir !== undefined ? loadMigrationCa(config.tlsDir) : undefined;
+  const keyPool = new KeyPool({
+    generate: RANDOM_ISSUER_SOURCES.keyPair, size: migrationCa ? config.migrationKeyPool : 0,
+    onError: (e) => logger.warn({ err: e }, 'could not make a migration key pair ahead'),
+  });
+  const credentials = migrationCa ? caCredentialIssuer(migrationCa, clock, { ...RANDOM_ISSUER_SOURCES, keyPair: () => keyPool.take() }) : undefined;
   const service = new CcService({
     ncUri: (host) => `${ncEndpoint(config, host)}${NC_PATH}`,
     keeper, nodes, clock, logger, policy: config.schedulePolicy, ncTimeoutMs: config.ncTimeoutMs, migration: migrationSettingsOf(config),
@@ -69,6 +75,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
   // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
   service.runner.start();
+  keyPool.start();
   const { limits: migrationLimits, timeouts } = migrationSettingsOf(config);
   logger.info({
     partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, security: security.kind, migration: { limits: migrationLimits, timeouts }, connections: guard.describe(),
@@ -81,6 +88,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await service.runner.stop();
+      await keyPool.stop();
       await keeper.stop();
       await cache.flush();
       transport.close();

@@ -23,7 +23,7 @@ describe('CC configuration', () => {
       pollIntervalMs: 5000, ncTimeoutMs: 3000, schedulePolicy: 'spread',
       maxMigrationsPerSource: 2, maxMigrationsPerDestination: 2, maxMigrationsPerCluster: 8,
       migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
-      migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000,
+      migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000, migrationKeyPool: 8,
       insecurePlaintext: true,
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
     });
@@ -64,6 +64,8 @@ describe('CC configuration', () => {
     [['--max-migrations-per-source', '0'], '--max-migrations-per-source:'],
     [['--max-migrations-per-destination', 'two'], '--max-migrations-per-destination:'],
     [['--max-migrations-per-cluster', '1.5'], '--max-migrations-per-cluster:'],
+    [['--migration-key-pool', '-1'], '--migration-key-pool:'],
+    [['--migration-key-pool', '257'], '--migration-key-pool:'],
     [['--migration-prepare-timeout-ms', '0'], '--migration-prepare-timeout-ms:'],
     [['--migration-ready-timeout-ms', '-1'], '--migration-ready-timeout-ms:'],
     [['--migration-base-timeout-ms', 'x'], '--migration-base-timeout-ms:'],
