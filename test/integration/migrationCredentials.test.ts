@@ -31,6 +31,9 @@ const { procs, drivers } = hosts;
 let src: SimDriver;
 let dst: SimDriver;
 
+/** What a client sees when the server aborts the TLS handshake before any certificate (a reset, or Node's words when it sees the close first). */
+const NO_HANDSHAKE = /^ECONNRESET$|before secure TLS connection was established/;
+
 const startHost = (host: string): Promise<SimDriver> => hosts.start(host);
 
 const target = { host: D, port: TLS_PORT, caPem: ca.certPem, instanceId: ITEM.instanceId, key: KEY };
@@ -113,7 +116,8 @@ describe('per-migration credentials between two real simhv hosts', () => {
 
   it('a server name with no TLS migration prepared gets no handshake; a path other than the server name\'s is not prepared', async () => {
     const other = `/v1/incoming/i-0000dead/${ITEM.migrationId}-i-0000dead/stream`;
-    expect((await openStream(pair.source, other, 'i-0000dead')).socketError).toBeDefined();
+    // No status at all: the handshake itself is refused (SNICallback has no certificate to serve).
+    expect(await openStream(pair.source, other, 'i-0000dead')).toEqual({ socketError: expect.stringMatching(NO_HANDSHAKE) });
     expect(await openStream(pair.source, other)).toMatchObject({ status: 409, code: 'IncomingNotPrepared' });
     expect(await destinationState()).toMatchObject({ state: 'paused' });
   });
@@ -134,8 +138,7 @@ describe('per-migration credentials between two real simhv hosts', () => {
     expect(await src.info(ITEM.instanceId)).toBeUndefined();
 
     // Replay after completion: the destination holds no migration for it any more, so no handshake.
-    const replay = await openStream(pair.source);
-    expect(replay.socketError).toBeDefined();
+    expect(await openStream(pair.source)).toEqual({ socketError: expect.stringMatching(NO_HANDSHAKE) });
 
     // A retry of the same item (prepared again with a fresh destination credential) still refuses
     // the used source credential: its serial is spent.

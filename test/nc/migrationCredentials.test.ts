@@ -83,7 +83,7 @@ describe('a mutual-TLS NC and per-migration credentials', () => {
     const p = await pair({ requireCredentials: true });
     await p.src.controller.migrate(prepareSource(plan([item(A)])));
     p.dst.driver.failNext('prepareIncoming'); // no answer: the record stays preparing for recovery
-    expect(await codeOf(p.dst.controller.migrate(withCred(prepareDest(A), cred('dst'))))).toBeDefined();
+    expect(await codeOf(p.dst.controller.migrate(withCred(prepareDest(A), cred('dst'))))).toBe('HypervisorUnavailable');
     expect(p.dst.store.read().incoming[A]?.state).toBe('preparing');
     await restart(p, 'dst');
     const prepares = p.dst.driver.credentials.filter((c) => c.method === 'prepareIncoming');

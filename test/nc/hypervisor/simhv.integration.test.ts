@@ -68,7 +68,7 @@ function spec(id: string, memoryMiB = 512): DomainSpec {
   return { id, imageId: 'emi-00000001', resources: { cores: 1, memoryMiB, diskGiB: 10 } };
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe().catch(() => undefined);
@@ -127,8 +127,13 @@ describe('simhv daemons (two real processes)', () => {
     const [after] = await again.driver.list();
     expect(after).toMatchObject({ id: s.id, state: 'shutoff' });
     const frozen = (await stat(after!.diskPath)).mtimeMs;
-    await new Promise((r) => setTimeout(r, 400)); // four write intervals
+    // A running domain on the same host shows the writer at work: once it has been written twice,
+    // the shut-off one would have been too, were it written at all.
+    const witness = await again.driver.create(spec('i-0000000a', 256));
+    const w0 = await waitFor('the running domain\'s first write', () => counterOf(witness.diskPath));
+    await waitFor('two more writes of the running domain', async () => ((await counterOf(witness.diskPath)) >= w0 + 2 ? true : undefined));
     expect((await stat(after!.diskPath)).mtimeMs).toBe(frozen);
+    await again.driver.destroy(witness.id);
     await again.driver.destroy(s.id);
     expect(await again.driver.list()).toEqual([]);
 

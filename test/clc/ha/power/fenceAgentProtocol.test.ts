@@ -69,11 +69,26 @@ describe('Redfish settings', () => {
   });
 
   it('a Redfish path is absolute, without blanks, empty or dot segments', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 40 }), (v) => {
+    // Path-like inputs (random strings are almost never accepted, so the assertions would not run):
+    // segments that are fine, empty, dots, blanks or odd characters, with or without the leading slash.
+    const segment = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9._-]{1,10}$/),
+      fc.constantFrom('', '.', '..', 'a b', 'tab\there', 'redfish', 'v1', 'Systems', 'System.Embedded.1'),
+    );
+    const pathLike = fc.tuple(fc.boolean(), fc.array(segment, { maxLength: 5 }), fc.boolean())
+      .map(([lead, segs, trail]) => `${lead ? '/' : ''}${segs.join('/')}${trail ? '/' : ''}`);
+    let runs = 0;
+    let accepted = 0;
+    fc.assert(fc.property(pathLike, (v) => {
+      runs++;
       if (!isRedfishPath(v)) return;
+      accepted++;
       expect(v.startsWith('/')).toBe(true);
       expect(v).not.toMatch(/\s|\/\/|(?:^|\/)\.\.?(?:\/|$)/);
-    }));
+    }), { numRuns: 1000 });
+    // Both sides are exercised: a good share is accepted (and checked), and some is refused.
+    expect(accepted).toBeGreaterThan(runs / 10);
+    expect(accepted).toBeLessThan(runs);
   });
 });
 
