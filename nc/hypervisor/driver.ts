@@ -1,7 +1,7 @@
 /**
  * The NC's narrow interface to a hypervisor (STYLE habit 4). Two adapters implement it:
- * the simulated hypervisor (a small daemon per host, `nc/hypervisor/sim/`) and, in a later issue,
- * libvirt. VMs live in the hypervisor, not in the NC: the NC can die and re-adopt them with list().
+ * the simulated hypervisor (a small daemon per host, `nc/hypervisor/sim/`) and libvirt through its
+ * C library (`nc/hypervisor/libvirt/`, docs/libvirt.md). VMs live in the hypervisor, not in the NC: the NC can die and re-adopt them with list().
  * Every method translates its adapter's failures into HypervisorError codes at this boundary.
  */
 import type { Resources } from '../../shared/model/resources.js';
