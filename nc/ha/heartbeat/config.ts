@@ -16,14 +16,14 @@ const FIELDS: readonly FlagField[] = [
   ['host', '--host <name>', 'FERRY_HEARTBEAT_HOST', 'this host\'s name on shared storage: its NC\'s address (required)'],
   ['storageDir', '--storage-dir <dir>', 'FERRY_HEARTBEAT_STORAGE_DIR', 'the shared storage root (the NCs\' --storage-dir; required)'],
   ['libvirtRunDir', '--libvirt-run-dir <dir>', 'FERRY_HEARTBEAT_LIBVIRT_RUN_DIR', 'libvirtd\'s runtime directory (default /run/libvirt)'],
-  ['intervalMs', '--interval-ms <ms>', 'FERRY_HEARTBEAT_INTERVAL_MS', 'time between heartbeats (default 5000)'],
+  ['intervalMs', '--interval-ms <ms>', 'FERRY_HEARTBEAT_INTERVAL_MS', 'time between heartbeats (default 2000)'],
 ];
 
 const schema = z.object({
   host: z.string({ error: 'is required' }).refine(isSafeName, 'must be a plain name (no "/", not starting with ".")'),
   storageDir: z.string({ error: 'is required' }).min(1, 'must name a directory').transform((p) => resolve(p)),
   libvirtRunDir: z.string().min(1, 'must name a directory').default('/run/libvirt').transform((p) => resolve(p)),
-  intervalMs: intFlag(5000, 100, 600_000),
+  intervalMs: intFlag(2000, 100, 600_000),
 });
 
 export function parseHeartbeatConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out?: (s: string) => void): HeartbeatProcessConfig {
