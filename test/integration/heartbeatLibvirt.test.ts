@@ -1,10 +1,10 @@
 /**
  * ferry-heartbeat as a real process on a real libvirt host (scripts/libvirt-lab.sh): a Linux guest
  * whose disk sits on the shared directory and which writes it about once a second. The neighbour's
- * real activity check (nc/ha/activityCheck.ts) is the reader. What it shows: the heartbeat beats;
- * the VM's activity link shows QEMU's own writes, still after the heartbeat process is killed; once
- * QEMU is killed too nothing is fresh (a dead host reads as inactive); a restarted heartbeat drops
- * the link of the dead domain. If the lab cannot start on this machine the suite fails with its output.
+ * real activity check (nc/ha/activityCheck.ts) is the reader. What it shows: the heartbeat beats,
+ * also with libvirtd killed; the VM's activity link shows QEMU's own writes, still after the heartbeat
+ * process is killed; once QEMU is killed too nothing is fresh (a dead host reads as inactive); a
+ * restarted heartbeat drops the link of the dead domain (known dead through /proc). If the lab cannot start on this machine the suite fails with its output.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
@@ -81,6 +81,17 @@ describe('ferry-heartbeat on a libvirt host', () => {
     expect(beat).toMatchObject({ host: HOST, running: 1, pid: p.pid });
   }, 120_000);
 
+  it('with libvirtd killed (QEMU lives on), the heartbeat goes on and the guest keeps its link', async () => {
+    const libvirtd = Number(readFileSync(join(RUN_DIR, 'libvirtd.pid'), 'utf8').trim());
+    process.kill(libvirtd, 'SIGKILL');
+    await until('libvirtd gone', async () => ((await processAlive(libvirtd)) ? undefined : true));
+    const after = Date.now();
+    await until('a heartbeat written after libvirtd died', () => (mtime(join(STORAGE, HOST, 'heartbeat')) > after ? true : undefined));
+    expect(readlinkSync(LINK)).toBe('../disks/i-beat.img');
+    const qemu = Number(readFileSync(join(RUN_DIR, 'qemu', 'i-beat.pid'), 'utf8').trim());
+    expect(await processAlive(qemu)).toBe(true);
+  }, 120_000);
+
   it('with the heartbeat process killed, the guest\'s own disk writes keep the host active', async () => {
     for (const p of procs) await p.kill('SIGKILL');
     const since = Date.now();
@@ -101,6 +112,8 @@ describe('ferry-heartbeat on a libvirt host', () => {
     expect(dead.outcome).toBe('inactive');
     await heartbeat();
     await until('the dead guest\'s link removed', () => (existsSync(LINK) ? undefined : true));
+    // Known dead through /proc, not through libvirt: the dead libvirtd left its status file behind.
+    expect(existsSync(join(RUN_DIR, 'qemu', 'i-beat.xml'))).toBe(true);
     expect((await checkActivity(view, HOST, since)).outcome).toBe('active'); // the host itself lives: its heartbeat is back
   }, 120_000);
 
