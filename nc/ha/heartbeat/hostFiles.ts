@@ -4,7 +4,7 @@
  * renamed over the target, so a reader never sees a half-written heartbeat and the activity check
  * (which ignores dot files) never counts a temp file as life.
  */
-import { mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ACTIVITY_SUFFIX, HEARTBEAT_FILE, hostDirOf } from './beatPlan.js';
 import { parseDomainStatus, type DomainStatus } from './domainStatus.js';
@@ -24,19 +24,40 @@ export async function processAlive(pid: number, procDir = '/proc'): Promise<bool
   }
 }
 
-/** `libvirtRunDir` is libvirtd's /run/libvirt (its QEMU driver keeps `qemu/<name>.xml` there). */
+/**
+ * `libvirtRunDir` is libvirtd's /run/libvirt (its QEMU driver keeps `qemu/<name>.xml` there). A file
+ * is parsed again only when its mtime or size changed: parsing every status file every round cost
+ * ~24 ms per round for 20 domains (docs/PERFORMANCE.md).
+ */
 export function libvirtStatusProbe(libvirtRunDir: string, procDir = '/proc'): HostProbe {
   const qemuDir = join(libvirtRunDir, 'qemu');
+  const parsed = new Map<string, { readonly stamp: string; readonly status: DomainStatus | undefined }>();
+  const read = async (path: string): Promise<DomainStatus | undefined> => {
+    let st;
+    try {
+      st = await stat(path);
+    } catch (e) {
+      if (isMissing(e)) return undefined; // the domain stopped meanwhile
+      throw e;
+    }
+    const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    const known = parsed.get(path);
+    if (known?.stamp === stamp) return known.status;
+    const xml = await readFile(path, 'utf8').catch((e: unknown) => {
+      if (isMissing(e)) return undefined;
+      throw e;
+    });
+    const status = xml === undefined ? undefined : parseDomainStatus(xml);
+    parsed.set(path, { stamp, status });
+    return status;
+  };
   return {
     async runningDomains() {
-      const names = (await readdir(qemuDir)).filter((n) => n.endsWith('.xml'));
+      const paths = (await readdir(qemuDir)).filter((n) => n.endsWith('.xml')).map((n) => join(qemuDir, n));
+      for (const p of parsed.keys()) if (!paths.includes(p)) parsed.delete(p);
       const out: DomainStatus[] = [];
-      for (const n of names) {
-        const xml = await readFile(join(qemuDir, n), 'utf8').catch((e: unknown) => {
-          if (isMissing(e)) return undefined; // the domain stopped meanwhile
-          throw e;
-        });
-        const status = xml === undefined ? undefined : parseDomainStatus(xml);
+      for (const path of paths) {
+        const status = await read(path);
         if (status !== undefined && await processAlive(status.pid, procDir)) out.push(status);
       }
       return out;
