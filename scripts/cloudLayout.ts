@@ -9,7 +9,7 @@ import { initCloudPki, RANDOM_PKI_SOURCES, type InitReport } from '../shared/pki
 import { buildCloudPkiSpec } from '../shared/pki/spec.js';
 
 export interface ProcessSpec {
-  /** Unique within the cloud: clc, cc, nc-127.0.1.1, simhv-127.0.1.1. */
+  /** Unique within the cloud: clc, cc, nc-127.0.1.1, simhv-127.0.1.1, heartbeat-127.0.1.1. */
   readonly name: string;
   /** Built entry point, relative to the project root. */
   readonly entry: string;
@@ -39,6 +39,14 @@ export interface CloudLayoutOptions {
    */
   readonly hypervisorArgs?: (host: string) => readonly string[];
   /**
+   * libvirtd's runtime directory on each libvirt host (its /run/libvirt): when given, each host also
+   * runs ferry-heartbeat (host HA's heartbeat and VM activity links on the shared storage), a process
+   * of its own beside the NC so that it outlives the NC.
+   */
+  readonly libvirtRunDir?: (host: string) => string;
+  /** ferry-heartbeat's --interval-ms (its default when undefined). */
+  readonly heartbeatIntervalMs?: number;
+  /**
    * Where each NC reaches its simhv's control socket (undefined: simSocketOf): a test may put
    * something in between, e.g. a proxy that holds one request (test/helpers/hypervisorHold.ts).
    */
@@ -53,6 +61,11 @@ const CLOUD_ID = 'ferry';
 
 export function certsDirOf(o: Pick<CloudLayoutOptions, 'baseDir'>): string {
   return join(o.baseDir, 'certs');
+}
+
+/** The shared storage root every host of the cloud mounts (VM activity, heartbeats). */
+export function storageDirOf(o: Pick<CloudLayoutOptions, 'baseDir'>): string {
+  return join(o.baseDir, 'storage');
 }
 
 const schemeOf = (o: CloudLayoutOptions): string => (o.insecurePlaintext === true ? 'http' : 'https');
@@ -113,8 +126,17 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
         name: `simhv-${host}`,
         entry: 'dist/nc/hypervisor/sim/main.js',
         args: ['--host', host, '--socket', simSocketOf(o, host), ...simSecurityArgs(o), '--state-dir', join(o.baseDir, 'hosts', host, 'simhv'),
-          '--storage-dir', join(o.baseDir, 'storage'), ...(o.simArgs ?? [])],
+          '--storage-dir', storageDirOf(o), ...(o.simArgs ?? [])],
         ready: 'simhv listening on',
+      });
+    }
+    if (o.libvirtRunDir) {
+      specs.push({
+        name: `heartbeat-${host}`,
+        entry: 'dist/nc/ha/heartbeat/main.js',
+        args: ['--host', host, '--storage-dir', storageDirOf(o), '--libvirt-run-dir', o.libvirtRunDir(host),
+          ...(o.heartbeatIntervalMs !== undefined ? ['--interval-ms', String(o.heartbeatIntervalMs)] : [])],
+        ready: 'heartbeat running for',
       });
     }
     specs.push({
@@ -122,7 +144,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
       entry: 'dist/nc/main.js',
       args: ['--host', host, '--port', String(PORTS.nc), '--state-dir', join(o.baseDir, 'hosts', host, 'nc'),
         ...(o.hypervisorArgs?.(host) ?? ['--sim-socket', o.simSocket?.(host) ?? simSocketOf(o, host)]),
-        '--cc-url', ccUrl(o), '--storage-dir', join(o.baseDir, 'storage'), ...security, ...(o.ncArgs ?? [])],
+        '--cc-url', ccUrl(o), '--storage-dir', storageDirOf(o), ...security, ...(o.ncArgs ?? [])],
       ready: listening('nc'),
     });
   }

@@ -188,22 +188,36 @@ do_status() {
 }
 
 # The guest's /init: count and print uptime on the serial port; after a live migration the count
-# carries on (its memory moved), where a reboot would start again at 1.
+# carries on (its memory moved), where a reboot would start again at 1. With a virtio disk (vda) it
+# also writes the count to the disk's first block about once a second, flushed (conv=fsync), so that
+# QEMU writes the disk file on the host: host HA's VM activity signal (docs/libvirt.md, Host HA).
 GUEST_INIT='#!/bin/busybox sh
 /bin/busybox mkdir -p /proc /dev
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t devtmpfs dev /dev
+for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk; do
+  /bin/busybox insmod /lib/$m.ko 2>/dev/null
+done
 i=0
 while :; do
   i=$((i + 1))
   read -r up _ </proc/uptime
   echo "ferry-tick $i $up" >/dev/ttyS0
+  if [ $((i % 5)) -eq 0 ] && [ -b /dev/vda ]; then
+    echo "ferry-tick $i $up" | /bin/busybox dd of=/dev/vda bs=512 count=1 conv=sync,notrunc,fsync 2>/dev/null
+  fi
   /bin/busybox sleep 0.2
 done'
+# Bumped when the guest changes, so a lab directory with an older build rebuilds it.
+GUEST_VERSION=2
+# The virtio modules the disk needs (Debian's cloud kernel builds them as modules), in load order.
+GUEST_MODULES="virtio/virtio_ring.ko virtio/virtio.ko virtio/virtio_pci_modern_dev.ko virtio/virtio_pci_legacy_dev.ko virtio/virtio_pci.ko block/virtio_blk.ko"
 
 do_guest() {
   local g="$LAB/guest" w kernel
-  if [ -s "$g/vmlinuz" ] && [ -s "$g/initrd.img" ]; then log "guest already built in $g"; return; fi
+  if [ -s "$g/vmlinuz" ] && [ -s "$g/initrd.img" ] && [ "$(cat "$g/version" 2>/dev/null)" = "$GUEST_VERSION" ]; then
+    log "guest already built in $g"; return
+  fi
   command -v cpio >/dev/null || die "cpio missing: run '$0 install' first"
   mkdir -p "$g"
   w=$(mktemp -d)
@@ -211,15 +225,17 @@ do_guest() {
   kernel=$(apt-cache search --names-only '^linux-image-[0-9.]+-[0-9]+-cloud-amd64$' | cut -d' ' -f1 | sort -V | tail -n 1)
   [ -n "$kernel" ] || die "no linux-image-*-cloud-amd64 package known to apt (apt-get update?)"
   (cd "$w" && apt-get download -q "$kernel" busybox-static >/dev/null) || die "apt-get download $kernel busybox-static failed"
-  mkdir -p "$w/k" "$w/b" "$w/root/bin"
+  mkdir -p "$w/k" "$w/b" "$w/root/bin" "$w/root/lib"
   dpkg-deb -x "$w"/linux-image-*.deb "$w/k"
   dpkg-deb -x "$w"/busybox-static_*.deb "$w/b"
   cp "$w"/k/boot/vmlinuz-* "$g/vmlinuz"
   cp "$w/b/bin/busybox" "$w/root/bin/busybox"
+  for m in $GUEST_MODULES; do cp "$w"/k/lib/modules/*/kernel/drivers/"$m" "$w/root/lib/" || die "kernel module $m missing from $kernel"; done
   printf '%s\n' "$GUEST_INIT" >"$w/root/init"
   chmod 755 "$w/root/init"
   (cd "$w/root" && find . | cpio -o -H newc --quiet | gzip -9) >"$g/initrd.img"
   rm -rf "$w"
+  echo "$GUEST_VERSION" >"$g/version"
   log "guest: $g/vmlinuz ($kernel), $g/initrd.img"
 }
 

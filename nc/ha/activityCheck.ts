@@ -1,7 +1,9 @@
 /**
  * The activity check a neighbour NC runs for a suspect host (host HA, issue 6), after CloudStack's
- * KVM approach over NFS: look at the suspect host's directory on shared storage, where its hypervisor
- * rewrites `heartbeat` and each running VM rewrites `<id>.disk` (nc/hypervisor/sim/activityWriter.ts),
+ * KVM approach over NFS: look at the suspect host's directory on shared storage, where its host
+ * rewrites `heartbeat` and each running VM shows activity in `<id>.disk` (a simulated host writes both:
+ * nc/hypervisor/sim/activityWriter.ts; a libvirt host runs ferry-heartbeat, whose `.disk` files are
+ * links to the guests' own disks: nc/ha/heartbeat/),
  * and ask whether anything was written since the reference time (the suspect time first, then the
  * previous check). The verdict is pure; the directory listing sits behind a narrow interface.
  */

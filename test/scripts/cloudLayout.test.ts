@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ccUrl, certsDirOf, cloudLayout, ensureCloudPki, ncUrl, simSocketOf, type CloudLayoutOptions } from '../../scripts/cloudLayout.js';
+import { ccUrl, certsDirOf, cloudLayout, ensureCloudPki, ncUrl, simSocketOf, storageDirOf, type CloudLayoutOptions } from '../../scripts/cloudLayout.js';
 import { loadTlsIdentity } from '../../shared/pki/tlsIdentity.js';
 
 const base = mkdtempSync(join(tmpdir(), 'ferry-layout-'));
@@ -51,6 +51,28 @@ describe('cloudLayout', () => {
       expect(flag(nc?.args ?? [], '--sim-socket')).toBe(simSocketOf(layout, host));
       expect(sim?.args).not.toContain('--port');
       expect(sim?.args).not.toContain('--insecure-plaintext');
+    }
+  });
+
+  it('runs no heartbeat process on simulated hosts (their hypervisor writes the heartbeat)', () => {
+    expect(specs.filter((s) => s.name.startsWith('heartbeat-'))).toEqual([]);
+  });
+
+  it('on libvirt hosts with a run dir, starts ferry-heartbeat per host before its NC, on the NCs\' shared storage', () => {
+    const lv = cloudLayout({
+      ...layout, hypervisorArgs: (h) => ['--hypervisor', 'libvirt', '--libvirt-uri', `qemu+tcp://${h}:16509/system`],
+      libvirtRunDir: (h) => `/lab/${h}/run`, heartbeatIntervalMs: 500,
+    });
+    expect(lv.map((s) => s.name)).toEqual(['heartbeat-127.0.22.1', 'nc-127.0.22.1', 'heartbeat-127.0.22.2', 'nc-127.0.22.2', 'cc', 'clc']);
+    for (const host of layout.nodeHosts) {
+      const hb = lv.find((s) => s.name === `heartbeat-${host}`);
+      const nc = lv.find((s) => s.name === `nc-${host}`);
+      expect(hb?.entry).toBe('dist/nc/ha/heartbeat/main.js');
+      expect(flag(hb?.args ?? [], '--host')).toBe(host);
+      expect(flag(hb?.args ?? [], '--libvirt-run-dir')).toBe(`/lab/${host}/run`);
+      expect(flag(hb?.args ?? [], '--interval-ms')).toBe('500');
+      expect(flag(hb?.args ?? [], '--storage-dir')).toBe(storageDirOf(layout));
+      expect(flag(nc?.args ?? [], '--storage-dir')).toBe(storageDirOf(layout));
     }
   });
 
