@@ -25,7 +25,7 @@ let foreign: TestMigrationCa;
 
 function driver(n: 1 | 2, extra: Partial<LibvirtDriverOptions> = {}): LibvirtDriver {
   const d = new LibvirtDriver({
-    uri: (n === 1 ? H1 : H2).uri, host: ADDRS[n - 1], tunnel: TUNNEL, guestMemoryCapMiB: 64, guestVcpuCap: 1, progressIntervalMs: 50, ...extra,
+    uri: (n === 1 ? H1 : H2).uri, host: n === 1 ? ADDRS[0] : ADDRS[1], tunnel: TUNNEL, guestMemoryCapMiB: 64, guestVcpuCap: 1, progressIntervalMs: 50, ...extra,
   });
   drivers.push(d);
   return d;
