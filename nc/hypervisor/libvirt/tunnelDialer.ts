@@ -49,6 +49,8 @@ export async function openSourceTunnel(o: SourceTunnelOptions): Promise<SourceTu
   // One connection: QEMU's precopy stream (its return path shares the socket). Nobody else after it.
   local.once('connection', (s) => {
     qemu = s;
+    // No Nagle on any hop: the switchover's last small writes must not wait for an ACK (downtime).
+    s.setNoDelay(true);
     local.close();
     s.pipe(r);
     r.pipe(s);
@@ -99,6 +101,7 @@ function dialAuthenticated(o: SourceTunnelOptions, port: number): Promise<tls.TL
       // The destination's certificate is checked below by checkMigrationPeer (coded refusals).
       rejectUnauthorized: false,
     });
+    sock.setNoDelay(true);
     const fail = (e: FerryError): void => {
       sock.destroy();
       reject(e);

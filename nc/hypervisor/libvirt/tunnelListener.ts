@@ -129,6 +129,7 @@ export class TunnelListener {
       return;
     }
     sock.on('error', () => undefined);
+    sock.setNoDelay(true);
     e.sockets.add(sock);
     sock.once('close', () => e.sockets.delete(sock));
     sock.setTimeout(this.o.helloTimeoutMs ?? 30_000, () => sock.destroy());
@@ -141,7 +142,7 @@ export class TunnelListener {
     // QEMU listens only once libvirt prepared the incoming domain: connect when the first bytes come.
     sock.once('data', (first: Buffer) => {
       sock.pause();
-      const qemu = net.connect({ host: this.o.localAddress, port: hello.port });
+      const qemu = net.connect({ host: this.o.localAddress, port: hello.port, noDelay: true });
       qemu.write(first);
       sock.pipe(qemu);
       qemu.pipe(sock);
