@@ -1,6 +1,6 @@
 /**
  * `npm run bench:tunnel`: what a per-migration tunnel costs on real libvirt/QEMU (scripts/libvirt-lab.sh,
- * two libvirtd "hosts" on 127.0.57.1/.2, lab dir /tmp/ferry-lab-tunnel), against libvirt's own TLS
+ * two libvirtd "hosts" on 127.0.57.3/.4, lab dir /tmp/ferry-lab-tunnel/bench), against libvirt's own TLS
  * migration (VIR_MIGRATE_TLS, the per-host TLS directory) and plain peer-to-peer TCP, with the same
  * guest between the same hosts. Modes alternate within each round (host 1 → 2, then back), so drift
  * in machine load hits all alike; medians of wall time (migrateOut: handshakes included), libvirt's
@@ -24,8 +24,8 @@ import type forge from 'node-forge';
 
 const run = promisify(execFile);
 const REPO = join(fileURLToPath(import.meta.url), '..', '..', '..');
-const LAB = '/tmp/ferry-lab-tunnel';
-const ADDRS = ['127.0.57.1', '127.0.57.2'] as const;
+const LAB = '/tmp/ferry-lab-tunnel/bench';
+const ADDRS = ['127.0.57.3', '127.0.57.4'] as const;
 const LIBVIRT_PORT = 17509;
 const TUNNEL = { port: 17514, local: 'host' as const, dataPorts: { min: 17600, max: 17699 } };
 const ROUNDS = Number(process.env.FERRY_BENCH_TUNNEL_ROUNDS ?? 5);

@@ -15,7 +15,7 @@ import { labLayout, startLab, stopLab, virsh } from '../helpers/libvirtLab.js';
 import { credentialFor, credentialPair, makeMigrationCa, type TestMigrationCa } from '../helpers/migrationPki.js';
 
 const ADDRS = ['127.0.57.1', '127.0.57.2'] as const;
-const lab = labLayout('/tmp/ferry-lab-tunnel', { addrs: ADDRS, port: 17509 });
+const lab = labLayout('/tmp/ferry-lab-tunnel/driver', { addrs: ADDRS, port: 17509 });
 const [H1, H2] = lab.hosts;
 const TUNNEL = { port: 17514, local: 'host' as const, dataPorts: { min: 17600, max: 17699 } };
 const drivers: LibvirtDriver[] = [];
