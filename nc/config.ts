@@ -132,6 +132,8 @@ const rawSchema = z.object({
   checkConnectionLimits(r, ctx);
   if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
   if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
+  if (r.hypervisor !== 'libvirt' && r.libvirtTunnelPort !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelPort'], message: 'needs --hypervisor libvirt' });
+  if (r.libvirtTunnelPort === undefined && r.libvirtTunnelDataPorts !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelDataPorts'], message: 'needs --libvirt-tunnel-port' });
   if (r.hypervisor !== 'sim' && r.simSocket !== undefined) ctx.addIssue({ code: 'custom', path: ['simSocket'], message: 'is for --hypervisor sim' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
