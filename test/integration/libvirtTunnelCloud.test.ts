@@ -4,7 +4,9 @@
  * at port 17509). The NCs run with --libvirt-tunnel-port and NO --libvirt-tls-dir, so the
  * credentials the CC issues each item can only travel through the NCs' tunnels. Draining NC1 of two
  * guests moves both to NC2 at once (the CC allows two per source and destination): their libvirt
- * jobs overlap, which one TLS directory per libvirtd could not do.
+ * jobs overlap, which one TLS directory per libvirtd could not do. The NCs are in the stream's
+ * path now: kill -9 of either NC mid-migration breaks that stream, and the guest still ends running
+ * exactly once (libvirt keeps it on the source when the stream breaks).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestCloud } from '../helpers/cloud.js';
@@ -57,7 +59,34 @@ afterAll(async () => {
   await stopLab(lab);
 }, 120_000);
 
+async function migration(id: string): Promise<any> {
+  return arr<any>((await q({ Action: 'DescribeMigrations', 'MigrationId.1': id })).migrationSet?.item)[0];
+}
+
 describe('CLC → CC → NC → libvirt through per-migration tunnels', () => {
+  it.each([
+    ['source', () => n1],
+    ['destination', () => n2],
+  ])('kill -9 of the %s NC mid-migration (its tunnel end dies with it): the guest runs once', async (who, victim) => {
+    await q({ Action: 'DisableService', Type: 'NODE', Host: n2 });
+    const run = await q({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' });
+    await q({ Action: 'EnableService', Type: 'NODE', Host: n2 });
+    const id = arr<any>(run.instancesSet.item)[0].instanceId as string;
+    await until('running on n1', () => instancesOn(n1), (xs) => xs.some((i) => i.instanceId === id));
+    const mig = await q({ Action: 'MigrateInstances', InstanceId: id, 'DestinationHost.1': n2, AllowHosts: 'true' });
+    await until('item migrating', () => migration(mig.migrationId), (m) => arr<any>(m?.itemSet?.item)[0]?.state === 'migrating', 30_000);
+    await cloud.restart(`nc-${victim()}`);
+    const done = await until('migration final', () => migration(mig.migrationId), (m) => m && m.state !== 'active', 120_000);
+    const item = arr<any>(done.itemSet.item)[0];
+    console.log(`${who} NC killed mid tunnelled migration: item ${item.state} ${item.error ?? ''}`);
+    expect(['completed', 'rolled-back', 'failed']).toContain(item.state);
+    const [on1, on2] = [await virsh(H1.uri, 'domstate', id), await virsh(H2.uri, 'domstate', id)];
+    expect([on1, on2]).toEqual(item.state === 'completed' ? ['', 'running'] : ['running', '']);
+    await q({ Action: 'TerminateInstances', 'InstanceId.1': id });
+    await until('guest gone from libvirt', async () => (await virsh(H1.uri, 'list', '--all', '--name')) + (await virsh(H2.uri, 'list', '--all', '--name')),
+      (names) => !names.includes(id), 30_000);
+  }, 300_000);
+
   it('drains two guests from NC1 to NC2 at once, each through its own tunnel', async () => {
     await q({ Action: 'DisableService', Type: 'NODE', Host: n2 });
     await q({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '2', MaxCount: '2' });
