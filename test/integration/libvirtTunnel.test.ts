@@ -151,6 +151,27 @@ describe('libvirt migrations through per-migration tunnels', () => {
     expect(await virsh(H2.uri, 'domstate', s.id)).toBe('running');
   }, 60_000);
 
+  it('an aborted tunnelled migration leaves the guest on the source and its credentials revoked', async () => {
+    const src = driver(1, { migrationBandwidthMiBs: 1 });
+    const dst = destination();
+    const s = spec('i-tn000004');
+    await src.create(s);
+    const pair = credentialPair(ca, item('mig-t6', s.id));
+    await dst.prepareIncoming(s, key('mig-t6', s.id), pair.destination);
+    let progressed = false;
+    src.onEvent((e) => {
+      if (e.kind === 'migration-progress' && e.progress.id === s.id) progressed = true;
+    });
+    const migrating = refusal(src.migrateOut(s.id, { migrationId: key('mig-t6', s.id), destinationUri: H2.uri, credential: pair.source }));
+    await expect.poll(() => progressed, { timeout: 20_000, interval: 20 }).toBe(true);
+    await src.abortMigration(s.id, key('mig-t6', s.id));
+    expect((await migrating).code).toBe('MigrationAborted');
+    await dst.abortIncoming(s.id, key('mig-t6', s.id));
+    await stillOnSource(s.id);
+    expect((await refusal(dst.prepareIncoming(s, key('mig-t6', s.id), pair.destination))).reason).toBe('replayed');
+    expect((await refusal(src.migrateOut(s.id, { migrationId: key('mig-t6', s.id), destinationUri: H2.uri, credential: pair.source }))).reason).toBe('replayed');
+  }, 60_000);
+
   it('runs two migrations out of host 1 and into host 2 at once, each with its own credentials', async () => {
     // 1 MiB/s: each ~0.6 MB firmware guest's job takes over a second, long enough to see two at once.
     const src = driver(1, { migrationBandwidthMiBs: 1 });
