@@ -8,9 +8,10 @@
  * path now: kill -9 of either NC mid-migration breaks that stream, and the guest still ends running
  * exactly once (libvirt keeps it on the source when the stream breaks).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TestCloud } from '../helpers/cloud.js';
-import { labLayout, startLab, stopLab, virsh } from '../helpers/libvirtLab.js';
+import { adminCall, arr, describeMigration, describeNodes, placeOn, until } from '../helpers/cloudApi.js';
+import { labLayout, runCloudOnLab, virsh } from '../helpers/libvirtLab.js';
 
 const SUBNET = 58;
 const addrs = [`127.0.${SUBNET}.1`, `127.0.${SUBNET}.2`] as const;
@@ -25,13 +26,8 @@ const cloud = new TestCloud(SUBNET, 2, {
   ccArgs: ['--poll-interval-ms', '1000', '--migration-uri-template', 'qemu+tcp://{host}:17509/system'],
 });
 const [n1, n2] = cloud.nodeHosts as [string, string];
-const arr = <T>(x: T | T[] | undefined | ''): T[] => (x === undefined || x === '' ? [] : Array.isArray(x) ? x : [x]);
 
-async function q(params: Record<string, string>): Promise<any> {
-  const r = await cloud.query(params);
-  if (r.status !== 200) throw new Error(`${params.Action} → ${r.status}: ${r.text}`);
-  return r.doc[`${params.Action}Response`];
-}
+const q = (params: Record<string, string>): Promise<any> => adminCall(cloud, params);
 
 async function instancesOn(host: string): Promise<any[]> {
   const r = await q({ Action: 'DescribeInstances' });
@@ -39,39 +35,16 @@ async function instancesOn(host: string): Promise<any[]> {
     .filter((i) => i.nodeHost === host && i.instanceState?.name === 'running');
 }
 
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+runCloudOnLab(lab, cloud);
 
-beforeAll(async () => {
-  await startLab(lab);
-  await cloud.start();
-}, 600_000);
-
-afterAll(async () => {
-  await cloud.destroy();
-  await stopLab(lab);
-}, 120_000);
-
-async function migration(id: string): Promise<any> {
-  return arr<any>((await q({ Action: 'DescribeMigrations', 'MigrationId.1': id })).migrationSet?.item)[0];
-}
+const migration = (id: string): Promise<any> => describeMigration(cloud, id);
 
 describe('CLC → CC → NC → libvirt through per-migration tunnels', () => {
   it.each([
     ['source', () => n1],
     ['destination', () => n2],
   ])('kill -9 of the %s NC mid-migration (its tunnel end dies with it): the guest runs once', async (who, victim) => {
-    await q({ Action: 'DisableService', Type: 'NODE', Host: n2 });
-    const run = await q({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' });
-    await q({ Action: 'EnableService', Type: 'NODE', Host: n2 });
-    const id = arr<any>(run.instancesSet.item)[0].instanceId as string;
+    const [id] = await placeOn(cloud, n1, 1) as [string];
     await until('running on n1', () => instancesOn(n1), (xs) => xs.some((i) => i.instanceId === id));
     const mig = await q({ Action: 'MigrateInstances', InstanceId: id, 'DestinationHost.1': n2, AllowHosts: 'true' });
     await until('item migrating', () => migration(mig.migrationId), (m) => arr<any>(m?.itemSet?.item)[0]?.state === 'migrating', 30_000);
@@ -88,14 +61,13 @@ describe('CLC → CC → NC → libvirt through per-migration tunnels', () => {
   }, 300_000);
 
   it('drains two guests from NC1 to NC2 at once, each through its own tunnel', async () => {
-    await q({ Action: 'DisableService', Type: 'NODE', Host: n2 });
-    await q({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '2', MaxCount: '2' });
-    await q({ Action: 'EnableService', Type: 'NODE', Host: n2 });
-    const ids = (await until('two guests running on n1', () => instancesOn(n1), (xs) => xs.length === 2)).map((i) => i.instanceId as string);
+    // The earlier cases' guests are gone from libvirt; wait until the CC has heard it too (room for two).
+    await until('both nodes empty', () => describeNodes(cloud), (ns) => ns.every((n) => Number(n.used?.cores) === 0), 60_000);
+    const ids = await placeOn(cloud, n1, 2);
+    await until('two guests running on n1', () => instancesOn(n1), (xs) => xs.length === 2);
 
     const mig = await q({ Action: 'MigrateInstances', SourceHost: n1 });
-    const done = await until('drain final', async () => arr<any>((await q({ Action: 'DescribeMigrations', 'MigrationId.1': mig.migrationId })).migrationSet?.item)[0],
-      (m) => m && m.state !== 'active', 120_000);
+    const done = await until('drain final', () => migration(mig.migrationId), (m) => m && m.state !== 'active', 120_000);
     const items = arr<any>(done.itemSet.item);
     expect(items.map((i) => [i.state, i.error ?? ''])).toEqual([['completed', ''], ['completed', '']]);
     // Each libvirt job's span, ending when its item ended.
