@@ -73,6 +73,7 @@ export function readLine(s: NodeJS.ReadableStream & { unshift(chunk: Buffer): vo
       s.removeListener('data', onData);
       s.removeListener('end', onEnd);
       s.removeListener('error', onEnd);
+      s.removeListener('close', onEnd);
       s.pause();
       if (err) reject(err);
       else resolve(line ?? '');
@@ -88,9 +89,11 @@ export function readLine(s: NodeJS.ReadableStream & { unshift(chunk: Buffer): vo
         done(new Error(`header line longer than ${MAX_LINE_BYTES} bytes`));
       }
     };
-    const onEnd = (e?: Error): void => done(e ?? new Error('connection ended before the header line'));
+    const onEnd = (e?: unknown): void => done(e instanceof Error ? e : new Error('connection ended before the header line'));
     s.on('data', onData);
     s.once('end', onEnd);
     s.once('error', onEnd);
+    // A socket destroyed (timeout, revocation) emits neither 'end' nor 'error'.
+    s.once('close', onEnd);
   });
 }
