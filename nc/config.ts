@@ -10,6 +10,7 @@ import { checkConnectionLimits, connectionLimitFlags, connectionLimitsOf, connec
 import { intFlag } from '../shared/config/flagTable.js';
 import type { ConnectionLimits } from '../shared/net/connectionGuard.js';
 import { defaultSocketPath, MAX_SOCKET_PATH_BYTES } from './hypervisor/sim/config.js';
+import type { TunnelSettings } from './hypervisor/libvirt/migrationTunnels.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 
 export const DEFAULT_NC_PORT = 8775;
@@ -32,6 +33,8 @@ export type HypervisorConfig =
     readonly guestMemoryCapMiB?: number;
     /** Caps each outgoing migration stream, MiB/s. */
     readonly migrationBandwidthMiBs?: number;
+    /** Per-migration TLS tunnels between the NCs (docs/libvirt.md); preferred over migrationTlsDir. */
+    readonly tunnel?: TunnelSettings;
   };
 
 export interface NcConfig {
@@ -68,6 +71,9 @@ const FIELDS = {
   libvirtTlsDir: ['--libvirt-tls-dir', 'FERRY_NC_LIBVIRT_TLS_DIR'],
   libvirtGuestMemoryCap: ['--libvirt-guest-memory-cap', 'FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP'],
   libvirtMigrationBandwidth: ['--libvirt-migration-bandwidth', 'FERRY_NC_LIBVIRT_MIGRATION_BANDWIDTH'],
+  libvirtTunnelPort: ['--libvirt-tunnel-port', 'FERRY_NC_LIBVIRT_TUNNEL_PORT'],
+  libvirtTunnelLocal: ['--libvirt-tunnel-local', 'FERRY_NC_LIBVIRT_TUNNEL_LOCAL'],
+  libvirtTunnelDataPorts: ['--libvirt-tunnel-data-ports', 'FERRY_NC_LIBVIRT_TUNNEL_DATA_PORTS'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
@@ -109,6 +115,13 @@ const rawSchema = z.object({
   libvirtMigrationBandwidth: z.string().regex(/^\d+$/, 'must be a whole number of MiB/s').optional()
     .transform((v) => (v === undefined ? undefined : Number(v)))
     .pipe(z.number().int().min(1, 'must be at least 1').optional()),
+  libvirtTunnelPort: z.string().regex(/^\d+$/, 'must be a TCP port').optional()
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .pipe(z.number().int().min(1, 'must be 1-65535').max(65535, 'must be 1-65535').optional()),
+  libvirtTunnelLocal: z.enum(['loopback', 'host'], { error: 'must be one of: loopback, host' }).default('loopback'),
+  libvirtTunnelDataPorts: z.string().regex(/^\d+-\d+$/, 'must be a port range MIN-MAX').optional()
+    .transform((v) => (v === undefined ? undefined : { min: Number(v.split('-')[0]), max: Number(v.split('-')[1]) }))
+    .refine((r) => r === undefined || (r.min >= 1 && r.min <= r.max && r.max <= 65535), 'must be MIN-MAX with 1 <= MIN <= MAX <= 65535'),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
   tlsDir: tlsDirFlag,
@@ -119,6 +132,8 @@ const rawSchema = z.object({
   checkConnectionLimits(r, ctx);
   if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
   if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
+  if (r.hypervisor !== 'libvirt' && r.libvirtTunnelPort !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelPort'], message: 'needs --hypervisor libvirt' });
+  if (r.libvirtTunnelPort === undefined && r.libvirtTunnelDataPorts !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelDataPorts'], message: 'needs --libvirt-tunnel-port' });
   if (r.hypervisor !== 'sim' && r.simSocket !== undefined) ctx.addIssue({ code: 'custom', path: ['simSocket'], message: 'is for --hypervisor sim' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
@@ -135,6 +150,9 @@ const rawSchema = z.object({
       ...(r.libvirtTlsDir !== undefined ? { migrationTlsDir: r.libvirtTlsDir } : {}),
       ...(r.libvirtGuestMemoryCap !== undefined ? { guestMemoryCapMiB: r.libvirtGuestMemoryCap } : {}),
       ...(r.libvirtMigrationBandwidth !== undefined ? { migrationBandwidthMiBs: r.libvirtMigrationBandwidth } : {}),
+      ...(r.libvirtTunnelPort !== undefined
+        ? { tunnel: { port: r.libvirtTunnelPort, local: r.libvirtTunnelLocal, ...(r.libvirtTunnelDataPorts ? { dataPorts: r.libvirtTunnelDataPorts } : {}) } }
+        : {}),
     }
     : { kind: 'sim', socket: resolve(r.simSocket ?? defaultSocketPath(r.host)) },
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
@@ -153,7 +171,8 @@ function command(): Command {
   const flags: Record<Field, string> = {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
     simSocket: '--sim-socket <path>', simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
-    libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>',
+    libvirtTunnelPort: '--libvirt-tunnel-port <port>', libvirtTunnelLocal: '--libvirt-tunnel-local <loopback|host>', libvirtTunnelDataPorts: '--libvirt-tunnel-data-ports <min-max>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>',
     headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
     maxPendingConnections: CONN.maxPendingConnections.flag, maxPendingPerPeer: CONN.maxPendingPerPeer.flag,
@@ -166,6 +185,9 @@ function command(): Command {
     libvirtTlsDir: 'libvirtd\'s migrate_tls_x509_cert_dir, for per-migration TLS files',
     libvirtGuestMemoryCap: 'largest RAM a guest really gets, MiB (test labs; accounting keeps the VM type)',
     libvirtMigrationBandwidth: 'cap on each outgoing migration stream, MiB/s (default: QEMU\'s)',
+    libvirtTunnelPort: 'carry TLS migrations through per-migration tunnels between the NCs, listening here (same port on every host)',
+    libvirtTunnelLocal: 'where QEMU meets the tunnel: loopback (127.0.0.1) or host (the NC\'s address; one-machine labs)',
+    libvirtTunnelDataPorts: 'ports QEMU\'s stream uses at the tunnel\'s local ends (49152-49215)',
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',

@@ -17,10 +17,10 @@ export function createDriver(config: HypervisorConfig, ctx: DriverContext): Hype
       ctx.logger.info({ socket: config.socket }, 'using the simulated hypervisor');
       return new SimDriver({ socketPath: config.socket });
     case 'libvirt':
-      ctx.logger.info({ uri: config.uri, migrationTlsDir: config.migrationTlsDir }, 'using libvirt');
+      ctx.logger.info({ uri: config.uri, migrationTlsDir: config.migrationTlsDir, tunnel: config.tunnel }, 'using libvirt');
       return new LibvirtDriver({
         uri: config.uri, host: ctx.host, migrationTlsDir: config.migrationTlsDir, guestMemoryCapMiB: config.guestMemoryCapMiB,
-        migrationBandwidthMiBs: config.migrationBandwidthMiBs,
+        migrationBandwidthMiBs: config.migrationBandwidthMiBs, tunnel: config.tunnel,
       });
   }
 }

@@ -57,3 +57,19 @@ export async function runningCopies(cloud: TestCloud): Promise<Map<string, strin
   }
   return where;
 }
+
+/** One migration as DescribeMigrations shows it. */
+export async function describeMigration(cloud: TestCloud, migrationId: string): Promise<any> {
+  return arr<any>((await adminCall(cloud, { Action: 'DescribeMigrations', 'MigrationId.1': migrationId })).migrationSet?.item)[0];
+}
+
+/** Reads until `ok` holds (poll, not sleep-then-expect); fails naming `what` and the last value past the deadline. */
+export async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import forge from 'node-forge';
+import { afterAll, beforeAll } from 'vitest';
 import {
   buildCaCertificate, buildComponentCertificate, certificateToPem, generateRsaKeys, privateKeyToPem,
 } from '../../shared/pki/certificates.js';
@@ -98,4 +99,16 @@ export function testCa(cloudId: string): TestCa {
       return { caPem, certPem: certificateToPem(cert), keyPem: privateKeyToPem(k.privateKey) };
     },
   };
+}
+
+/** A file's lab and the cloud on it: started before its tests (lab first), stopped after them (cloud first). */
+export function runCloudOnLab(lab: Lab, cloud: { start(): Promise<void>; destroy(): Promise<void> }): void {
+  beforeAll(async () => {
+    await startLab(lab);
+    await cloud.start();
+  }, 600_000);
+  afterAll(async () => {
+    await cloud.destroy();
+    await stopLab(lab);
+  }, 120_000);
 }

@@ -13,9 +13,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { labLayout, startLab, stopLab, virsh } from '../helpers/libvirtLab.js';
+import { until } from '../helpers/cloudApi.js';
+import { labLayout, runCloudOnLab, virsh } from '../helpers/libvirtLab.js';
 
 const SUBNET = 34;
 const addrs = [`127.0.${SUBNET}.1`, `127.0.${SUBNET}.2`] as const;
@@ -56,25 +57,7 @@ async function migration(id: string): Promise<any> {
   return arr<any>((await q({ Action: 'DescribeMigrations', 'MigrationId.1': id })).migrationSet?.item)[0];
 }
 
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-beforeAll(async () => {
-  await startLab(lab);
-  await cloud.start();
-}, 600_000);
-
-afterAll(async () => {
-  await cloud.destroy();
-  await stopLab(lab);
-}, 120_000);
+runCloudOnLab(lab, cloud);
 
 describe('live migration of a real guest through CLC → CC → NC → libvirt', () => {
   it('moves a running guest from NC1 to NC2 and records the job statistics', async () => {

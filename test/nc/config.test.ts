@@ -52,6 +52,11 @@ describe('NC configuration', () => {
     ['a libvirt URI for the sim', [...BASE, '--libvirt-uri', 'qemu:///system'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): needs --hypervisor libvirt'],
     ['a bad libvirt URI', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', '/system'], '--libvirt-uri (FERRY_NC_LIBVIRT_URI): must be a libvirt URI'],
     ['a zero migration bandwidth', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-migration-bandwidth', '0'], '--libvirt-migration-bandwidth (FERRY_NC_LIBVIRT_MIGRATION_BANDWIDTH): must be at least 1'],
+    ['a tunnel port out of range', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-tunnel-port', '70000'], '--libvirt-tunnel-port (FERRY_NC_LIBVIRT_TUNNEL_PORT): must be 1-65535'],
+    ['an unknown tunnel local end', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-tunnel-local', 'any'], '--libvirt-tunnel-local (FERRY_NC_LIBVIRT_TUNNEL_LOCAL): must be one of: loopback, host'],
+    ['a tunnel for the sim', [...BASE, '--libvirt-tunnel-port', '16515'], '--libvirt-tunnel-port (FERRY_NC_LIBVIRT_TUNNEL_PORT): needs --hypervisor libvirt'],
+    ['tunnel data ports without a tunnel', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-tunnel-data-ports', '17600-17699'], '--libvirt-tunnel-data-ports (FERRY_NC_LIBVIRT_TUNNEL_DATA_PORTS): needs --libvirt-tunnel-port'],
+    ['reversed tunnel data ports', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-tunnel-data-ports', '17700-17600'], '--libvirt-tunnel-data-ports (FERRY_NC_LIBVIRT_TUNNEL_DATA_PORTS): must be MIN-MAX'],
     ['a tiny guest memory cap', [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-guest-memory-cap', '8'], '--libvirt-guest-memory-cap (FERRY_NC_LIBVIRT_GUEST_MEMORY_CAP): must be at least 16'],
     ['the removed sim URL', [...BASE, '--sim-url', 'http://127.0.10.1:16509'], '--sim-url (FERRY_NC_SIM_URL): was removed: the simulated hypervisor\'s control API is an owner-only Unix socket now; give --sim-socket'],
     ['an empty sim socket', [...BASE, '--sim-socket', ''], '--sim-socket (FERRY_NC_SIM_SOCKET): must name a Unix socket'],
@@ -94,6 +99,13 @@ describe('NC configuration', () => {
     });
     expect(parseNcConfig(BASE, { FERRY_NC_HYPERVISOR: 'libvirt', FERRY_NC_LIBVIRT_URI: 'qemu:///system' }).hypervisor)
       .toEqual({ kind: 'libvirt', uri: 'qemu:///system' });
+  });
+
+  it('configures per-migration tunnels (local end on loopback unless told)', () => {
+    const libvirt = [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system', '--libvirt-tunnel-port', '16515'];
+    expect(parseNcConfig(libvirt, {}).hypervisor).toEqual({ kind: 'libvirt', uri: 'qemu:///system', tunnel: { port: 16515, local: 'loopback' } });
+    expect(parseNcConfig([...libvirt, '--libvirt-tunnel-local', 'host', '--libvirt-tunnel-data-ports', '17600-17699'], {}).hypervisor)
+      .toMatchObject({ tunnel: { port: 16515, local: 'host', dataPorts: { min: 17600, max: 17699 } } });
   });
 
   it('reports every bad field at once', () => {

@@ -1,19 +1,26 @@
 /**
  * Destination side of libvirt live migrations. The destination's libvirtd creates the incoming
  * domain itself when the source's libvirtd asks (peer-to-peer), so preparing means: check room,
- * remember the expectation, hold the server TLS files, and watch for the domain to run here.
+ * remember the expectation, hold the migration's credential (the tunnel listener's, or libvirt's
+ * TLS files), and watch for the domain to run here.
  */
 import type { Clock } from '../../../shared/clock.js';
 import { fits, sub, sum, type Resources } from '../../../shared/model/resources.js';
 import { sleepOn } from '../clockSleep.js';
 import type { DomainInfo, DomainSpec, HostInfo, HypervisorEvent, MigrationCredential } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
-import type { MigrationTlsDir } from './tlsFiles.js';
+
+/** Where a prepared incoming migration's credential is held until it arrives or is cleaned. */
+export interface IncomingCredentials {
+  hold(id: string, migrationId: string, credential: MigrationCredential): Promise<void>;
+  /** Cleaning: the credential goes (a tunnel also closes and revokes it). Idempotent. */
+  release(id: string, migrationId: string): Promise<void>;
+}
 
 export interface IncomingDeps {
   readonly host: string;
   readonly clock: Clock;
-  readonly tls: MigrationTlsDir | undefined;
+  readonly credentials: IncomingCredentials | undefined;
   /** How long a prepared migration waits for its domain before its TLS files go. */
   readonly timeoutMs: number;
   readonly info: (id: string) => Promise<DomainInfo | undefined>;
@@ -54,8 +61,8 @@ export class IncomingMigrations {
       throw HypervisorErrors.make('InsufficientHostResources', { host: this.d.host, id: spec.id, need: fmt(spec.resources), free: fmt(free) });
     }
     if (credential) {
-      if (!this.d.tls) throw HypervisorErrors.make('HypervisorBadRequest', { detail: 'a TLS migration needs the libvirt migration TLS directory configured' });
-      await this.d.tls.holdDestination(migrationId, credential);
+      if (!this.d.credentials) throw HypervisorErrors.make('HypervisorBadRequest', { detail: 'a TLS migration needs the migration tunnel or the libvirt migration TLS directory configured' });
+      await this.d.credentials.hold(spec.id, migrationId, credential);
     }
     const previous = this.expected.get(spec.id);
     if (previous?.migrationId === migrationId) return;
@@ -71,7 +78,7 @@ export class IncomingMigrations {
       entry.stop.abort();
       this.expected.delete(id);
     }
-    await this.d.tls?.releaseDestination(migrationId);
+    await this.d.credentials?.release(id, migrationId);
     // A half-received domain is paused here; one that already runs is the instance now and stays.
     const here = await this.d.info(id);
     if (here?.state === 'paused' && entry) await this.d.destroy(id);
@@ -115,7 +122,7 @@ export class IncomingMigrations {
       }
     } finally {
       if (this.expected.get(id) === entry) this.expected.delete(id);
-      await this.d.tls?.releaseDestination(entry.migrationId).catch(() => undefined);
+      await this.d.credentials?.release(id, entry.migrationId).catch(() => undefined);
     }
   }
 }

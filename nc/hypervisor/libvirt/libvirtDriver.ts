@@ -23,7 +23,9 @@ import { startLibvirtEventLoop } from './eventLoop.js';
 import { domainTypeFor, probeKvm } from './kvmProbe.js';
 import { IncomingMigrations } from './incomingMigrations.js';
 import { LibvirtCallError, LibvirtConnection, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
-import { OutgoingMigrations } from './outgoingMigrations.js';
+import { destinationHost } from './migrationParams.js';
+import { MigrationTunnels, type TunnelSettings } from './migrationTunnels.js';
+import { OutgoingMigrations, type MigrationRouteHold } from './outgoingMigrations.js';
 import { MigrationTlsDir } from './tlsFiles.js';
 
 /** How long close() waits for the connection's calls in flight. */
@@ -34,7 +36,15 @@ export interface LibvirtDriverOptions {
   readonly uri: string;
   /** The host's own address, reported in HostInfo. */
   readonly host: string;
-  /** qemu.conf's migrate_tls_x509_cert_dir of this host's libvirtd; needed for TLS migrations. */
+  /**
+   * Carry every credentialed migration through a per-migration TLS tunnel between the NCs
+   * (migrationTunnels.ts): concurrent, and checked as the simulated path checks. Preferred.
+   */
+  readonly tunnel?: TunnelSettings;
+  /**
+   * qemu.conf's migrate_tls_x509_cert_dir of this host's libvirtd: libvirt's own TLS, used for
+   * credentialed migrations only without a tunnel (one at a time per host and direction; CA-only check).
+   */
   readonly migrationTlsDir?: string;
   /** 'auto' (default) probes the machine for usable KVM; see kvmProbe.ts. */
   readonly domainType?: LibvirtDomainType | 'auto';
@@ -65,6 +75,7 @@ export class LibvirtDriver implements HypervisorDriver {
   private readonly clock: Clock;
   private readonly events = new EventHub<HypervisorEvent>();
   private readonly tls: MigrationTlsDir | undefined;
+  private readonly tunnels: MigrationTunnels | undefined;
   private readonly incoming: IncomingMigrations;
   private readonly outgoing: OutgoingMigrations;
   private readonly open: OpenLibvirt;
@@ -82,12 +93,20 @@ export class LibvirtDriver implements HypervisorDriver {
     // Before any connection opens: only connections opened after it deliver events.
     if (this.wantsEvents && o.open === undefined) startLibvirtEventLoop();
     this.tls = o.migrationTlsDir ? new MigrationTlsDir(o.migrationTlsDir, o.uri) : undefined;
+    this.tunnels = o.tunnel ? new MigrationTunnels(o.tunnel, o.host, this.clock) : undefined;
+    const tlsDir = this.tls;
     this.outgoing = new OutgoingMigrations({
       uri: o.uri, host: o.host, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
       conn: () => this.conn(), open: this.open, emit: (e) => this.emit(e), fail: (e, c) => this.fail(e, c),
+      route: (id, target) => this.routeFor(id, target),
     });
     this.incoming = new IncomingMigrations({
-      host: o.host, clock: this.clock, tls: this.tls, timeoutMs: o.incomingTimeoutMs ?? 600_000,
+      host: o.host, clock: this.clock,
+      credentials: this.tunnels ?? (tlsDir && {
+        hold: (_id, migrationId, c) => tlsDir.holdDestination(migrationId, c),
+        release: (_id, migrationId) => tlsDir.releaseDestination(migrationId),
+      }),
+      timeoutMs: o.incomingTimeoutMs ?? 600_000,
       info: (id) => this.info(id), list: () => this.list(), connect: () => this.connect(), destroy: (id) => this.destroy(id),
       emit: (e) => this.emit(e),
     });
@@ -194,12 +213,22 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   migrateOut(id: string, target: MigrationTarget): Promise<MigrationStats> {
-    if (target.credential && !this.tls) {
+    if (target.credential && !this.tls && !this.tunnels) {
       return Promise.reject(HypervisorErrors.make('MigrationFailed', {
-        migrationId: target.migrationId, id, detail: 'a TLS migration needs the libvirt migration TLS directory configured',
+        migrationId: target.migrationId, id, detail: 'a TLS migration needs the migration tunnel or the libvirt migration TLS directory configured',
       }));
     }
-    return this.outgoing.start(id, target, this.tls);
+    return this.outgoing.start(id, target);
+  }
+
+  /** Plain TCP without a credential; with one, the tunnel when configured, else libvirt's TLS directory. */
+  private async routeFor(id: string, target: MigrationTarget): Promise<MigrationRouteHold> {
+    const c = target.credential;
+    if (!c) return { tls: false, release: () => Promise.resolve() };
+    if (this.tunnels) return this.tunnels.open(id, target, c);
+    if (!this.tls) throw HypervisorErrors.make('HypervisorInternalError', { detail: `no migration TLS route for ${destinationHost(target.destinationUri)}` });
+    const release = await this.tls.holdSource(target.migrationId, c);
+    return { tls: true, release };
   }
 
   abortMigration(id: string, migrationId: string): Promise<void> {
@@ -213,6 +242,7 @@ export class LibvirtDriver implements HypervisorDriver {
   async close(): Promise<void> {
     this.closed = true;
     this.incoming.close();
+    await this.tunnels?.close();
     const c = this.connection;
     this.connection = undefined;
     // Bounded: closing waits for calls in flight, and a hung libvirtd must not hold the NC's exit.

@@ -30,14 +30,31 @@ export function migrationFlags(tls: boolean): number {
   return m.LIVE | m.PEER2PEER | m.PERSIST_DEST | (tls ? m.TLS : 0);
 }
 
+/** Where QEMU's stream goes instead of straight to the destination (a migration tunnel's ends). */
+export interface StreamRoute {
+  /** What the source's QEMU connects to. */
+  readonly uri: string;
+  /** Where the destination's QEMU listens (same port). */
+  readonly listenAddress: string;
+}
+
+/**
+ * Through a tunnel: the source's QEMU connects to the tunnel's local end at `localAddress:port`;
+ * the destination's QEMU listens on the same port at its own local address, where the tunnel's
+ * other end delivers the stream. Plain TCP between QEMU and the tunnel, never between hosts.
+ */
+export function tunnelRoute(localAddress: string, peerLocalAddress: string, port: number): StreamRoute {
+  return { uri: `tcp://${localAddress}:${port}`, listenAddress: peerLocalAddress };
+}
+
 /**
  * The incoming QEMU listens on the destination's own address only (libvirt's default is every
  * address); `bandwidthMiBs` caps the stream (QEMU's own default is ~1 Gbit/s).
  */
-export function migrationParams(destinationUri: string, bandwidthMiBs?: number): Record<string, string | number> {
+export function migrationParams(destinationUri: string, bandwidthMiBs?: number, route?: StreamRoute): Record<string, string | number> {
   const p: Record<string, string | number> = {
-    [VIR.MIGRATE_PARAM_URI]: migrationUriFor(destinationUri),
-    [VIR.MIGRATE_PARAM_LISTEN_ADDRESS]: destinationHost(destinationUri),
+    [VIR.MIGRATE_PARAM_URI]: route?.uri ?? migrationUriFor(destinationUri),
+    [VIR.MIGRATE_PARAM_LISTEN_ADDRESS]: route?.listenAddress ?? destinationHost(destinationUri),
   };
   if (bandwidthMiBs !== undefined) p[VIR.MIGRATE_PARAM_BANDWIDTH] = bandwidthMiBs;
   return p;

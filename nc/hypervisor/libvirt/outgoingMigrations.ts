@@ -6,14 +6,14 @@
 import type { Clock } from '../../../shared/clock.js';
 import { sleepOn } from '../clockSleep.js';
 import type { HypervisorEvent, MigrationStats, MigrationTarget } from '../driver.js';
+import { isFerryError } from '../../../shared/errors/registry.js';
 import { HypervisorErrors } from '../errors.js';
 import { VIR_ERR, type FailureContext } from './errorMap.js';
 import { VIR } from './ffi.js';
 import { migratedAway } from './domainXml.js';
 import { completedStatsOf, progressOf } from './jobStats.js';
 import { LibvirtCallError, type JobStatsRecord, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
-import { migrationFlags, migrationParams } from './migrationParams.js';
-import type { MigrationTlsDir } from './tlsFiles.js';
+import { migrationFlags, migrationParams, type StreamRoute } from './migrationParams.js';
 
 export interface OutgoingDeps {
   readonly uri: string;
@@ -28,6 +28,16 @@ export interface OutgoingDeps {
   readonly open: OpenLibvirt;
   readonly emit: (e: HypervisorEvent) => void;
   readonly fail: (e: unknown, c: Omit<FailureContext, 'uri' | 'host'>) => never;
+  /** How this migration's stream travels (libvirtDriver.ts: plain, libvirt's TLS, or a tunnel); released when it ends. */
+  readonly route: (id: string, target: MigrationTarget) => Promise<MigrationRouteHold>;
+}
+
+export interface MigrationRouteHold {
+  /** undefined: straight to the destination's address. */
+  readonly stream?: StreamRoute;
+  /** libvirt's own TLS (VIR_MIGRATE_TLS). */
+  readonly tls: boolean;
+  release(): Promise<void>;
 }
 
 interface Outgoing {
@@ -53,7 +63,7 @@ export class OutgoingMigrations {
   constructor(private readonly d: OutgoingDeps) {}
 
   /** Starts the migration, or joins the one already running for the same migrationId. */
-  start(id: string, target: MigrationTarget, tls: MigrationTlsDir | undefined): Promise<MigrationStats> {
+  start(id: string, target: MigrationTarget): Promise<MigrationStats> {
     const running = this.byId.get(id);
     if (running && !running.settled) {
       if (running.migrationId === target.migrationId && running.done) return running.done;
@@ -64,7 +74,7 @@ export class OutgoingMigrations {
     const entry: Outgoing = {
       migrationId: target.migrationId, id, stop: new AbortController(), settled: false, abortRequested: false,
     };
-    const done = this.run(entry, target, tls).finally(() => {
+    const done = this.run(entry, target).finally(() => {
       entry.settled = true;
       entry.stop.abort();
     });
@@ -99,16 +109,18 @@ export class OutgoingMigrations {
     }
   }
 
-  private async run(entry: Outgoing, target: MigrationTarget, tls: MigrationTlsDir | undefined): Promise<MigrationStats> {
+  private async run(entry: Outgoing, target: MigrationTarget): Promise<MigrationStats> {
     const { id, migrationId } = entry;
     const ctx = { operation: 'migrate', id, migrationId };
-    const release = target.credential && tls ? await tls.holdSource(migrationId, target.credential) : undefined;
     let own: LibvirtSession | undefined;
+    let route: MigrationRouteHold | undefined;
     const started = this.d.clock.now();
     try {
       const earlier = await this.joinEarlier(entry);
       if (earlier) return earlier;
       if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
+      route = await this.d.route(id, target);
+      const r = route;
       own = await this.d.open(this.d.uri).catch((e: unknown) => this.d.fail(e, { operation: 'connect for migration' }));
       const c = own;
       const found = await c.withDomain(id, async (dom) => {
@@ -118,16 +130,17 @@ export class OutgoingMigrations {
         if (target.maxDowntimeMs !== undefined) await c.setMaxDowntime(dom, target.maxDowntimeMs).catch(() => undefined);
         this.pollProgress(entry).catch(() => undefined);
         if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
-        await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs), migrationFlags(target.credential !== undefined));
+        await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs, r.stream), migrationFlags(r.tls));
         return true;
       });
       if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.d.host });
     } catch (e) {
+      if (isFerryError(e)) throw e;
       if (entry.abortRequested && e instanceof LibvirtCallError) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
       return this.d.fail(e, ctx);
     } finally {
       await own?.close().catch(() => undefined);
-      await release?.().catch(() => undefined);
+      await route?.release().catch(() => undefined);
     }
     const stats = completedStatsOf(await this.finish(id), { migrationId, id }, this.d.clock.now() - started);
     this.d.emit({ kind: 'stopped', id, reason: 'migrated' });

@@ -14,7 +14,7 @@ import type { FerryError } from '../../../shared/errors/registry.js';
 import { checkMigrationPeer } from '../../../shared/pki/migrationPeer.js';
 import type { MigrationCredential } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
-import { guardOf, type MigrationGuard } from './incomingGuard.js';
+import { guardOf, type MigrationGuard } from '../migrationGuard.js';
 import type { OutgoingHello } from './migrationChannel.js';
 
 export interface MigrationTlsClient {

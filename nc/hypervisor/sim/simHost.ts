@@ -26,7 +26,7 @@ import {
 import { IncomingStream, type IncomingHost } from './incomingStream.js';
 import type { MigrationTuning } from './migrationModel.js';
 import { OutgoingRegistry, type OutgoingEntry } from './outgoingRegistry.js';
-import { guardOf, UsedSerials, type MigrationGuard } from './incomingGuard.js';
+import { guardOf, UsedSerials, type MigrationGuard } from '../migrationGuard.js';
 import { RecentIds } from './recentIds.js';
 import { CountingMap } from './countingMap.js';
 import { checkMigrationPeer } from '../../../shared/pki/migrationPeer.js';

@@ -1,9 +1,9 @@
 /** The libvirt driver's own logic against a hand-written fake libvirtd (fakeLibvirt.ts). */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../../shared/clock.js';
+import { ManualClock, systemClock } from '../../../../shared/clock.js';
 import { isFerryError } from '../../../../shared/errors/registry.js';
 import type { DomainSpec, HypervisorEvent } from '../../../../nc/hypervisor/driver.js';
 import { buildDomainXml } from '../../../../nc/hypervisor/libvirt/domainXml.js';
@@ -11,7 +11,9 @@ import { VIR_ERR } from '../../../../nc/hypervisor/libvirt/errorMap.js';
 import { VIR } from '../../../../nc/hypervisor/libvirt/ffi.js';
 import { LibvirtCallError } from '../../../../nc/hypervisor/libvirt/libvirtApi.js';
 import { LibvirtDriver, type LibvirtDriverOptions } from '../../../../nc/hypervisor/libvirt/libvirtDriver.js';
+import { TunnelListener } from '../../../../nc/hypervisor/libvirt/tunnelListener.js';
 import { FakeLibvirtd } from './fakeLibvirt.js';
+import { credentialPair, makeMigrationCa } from '../../../helpers/migrationPki.js';
 import { codeOf } from '../../../helpers/codeOf.js';
 
 const URI = 'qemu+tcp://127.0.0.1:16511/system';
@@ -161,6 +163,34 @@ describe('LibvirtDriver', () => {
       expect(during).toEqual(['ca-cert.pem', 'client-cert.pem', 'client-key.pem']);
       expect(readdirSync(dir)).toEqual([]);
       expect((fake.migrations[0]?.flags ?? 0) & VIR.MIGRATE.TLS).toBe(VIR.MIGRATE.TLS);
+    });
+
+    it('prefers the tunnel to the TLS directory: QEMU migrates in plain TCP to the tunnel\'s local end', async () => {
+      const dir = tlsDir();
+      const tunnel = { port: 17811, local: 'host' as const, dataPorts: { min: 17830, max: 17839 } };
+      // The certificates' validity is checked against the driver's clock: a real one here.
+      const { fake, driver } = setup({ host: '127.0.58.1', migrationTlsDir: dir, tunnel, clock: systemClock });
+      const ca = makeMigrationCa('unit');
+      const pair = credentialPair(ca, { migrationId: 'm', instanceId: spec.id, source: '127.0.58.1', destination: '127.0.58.2' });
+      const destination = new TunnelListener({ listenHost: '127.0.58.2', port: 17811, localAddress: '127.0.58.2', dataPorts: tunnel.dataPorts, clock: systemClock });
+      try {
+        await destination.expect(spec.id, `m-${spec.id}`, pair.destination);
+        await driver.create(spec);
+        let during: string[] = [];
+        fake.migrate = async (_n, d) => {
+          during = existsSync(dir) ? readdirSync(dir) : [];
+          fake.complete(d);
+        };
+        await driver.migrateOut(spec.id, { migrationId: `m-${spec.id}`, destinationUri: 'qemu+tcp://127.0.58.2:16509/system', credential: pair.source });
+        const m = fake.migrations[0];
+        expect(m?.params[VIR.MIGRATE_PARAM_URI]).toMatch(/^tcp:\/\/127\.0\.58\.1:178[34]\d$/);
+        expect(m?.params[VIR.MIGRATE_PARAM_LISTEN_ADDRESS]).toBe('127.0.58.2');
+        expect((m?.flags ?? 0) & VIR.MIGRATE.TLS).toBe(0);
+        expect(during).toEqual([]);
+      } finally {
+        await destination.close();
+        await driver.close();
+      }
     });
 
     it.each([

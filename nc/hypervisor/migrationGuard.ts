@@ -5,9 +5,9 @@
  * credential lives here, in memory, until the incoming record ends (arrived, failed, aborted).
  */
 import { X509Certificate } from 'node:crypto';
-import { migrationIdentityOf, type MigrationIdentity } from '../../../shared/pki/migrationPeer.js';
-import type { MigrationCredential } from '../driver.js';
-import { HypervisorErrors } from '../errors.js';
+import { migrationIdentityOf, type MigrationIdentity } from '../../shared/pki/migrationPeer.js';
+import type { MigrationCredential } from './driver.js';
+import { HypervisorErrors } from './errors.js';
 
 export interface MigrationGuard {
   readonly credential: MigrationCredential;
