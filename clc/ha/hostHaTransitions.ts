@@ -1,0 +1,306 @@
+/**
+ * The host-HA transition table (issue 15, STYLE habit 2): every move of the machine in one place,
+ * read top to bottom. A trigger is an event (or one of the checks a tick makes, in the order listed);
+ * its rows are tried in order and the first whose state is in `from` and whose guard holds runs.
+ * `to` is the next state, `stay` (the record changes, the state does not) or `refused` (an operator's
+ * command the state does not allow: IllegalHaEventError naming state and event). A trigger no row
+ * matches changes nothing. docs/ARCHITECTURE.md's table is rendered from this one (haTableDoc.ts)
+ * and a test fails when they differ.
+ */
+import type { ActivityOutcome, HaState, HostHaRecord } from './hostHaState.js';
+import { HA_STATES } from './hostHaState.js';
+import {
+  ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
+  startRemediation, unchanged, type HaContext, type HaStep,
+} from './hostHaMoves.js';
+import { forgive, onRepairResult, startDueRepair } from './owedRepair.js';
+
+/** What each trigger carries. */
+export interface HaPayloads {
+  haDisabled: { readonly reason: string };
+  haEnabled: Record<string, never>;
+  eligibility: { readonly eligible: boolean; readonly reason: string };
+  health: { readonly healthy: boolean; readonly detail: string };
+  activity: { readonly outcome: ActivityOutcome; readonly detail: string };
+  recovered: { readonly detail: string };
+  recoveryFailed: { readonly detail: string };
+  fenced: { readonly detail: string };
+  fenceFailed: { readonly detail: string };
+  held: Record<string, never>;
+  timers: Record<string, never>;
+  healthDue: Record<string, never>;
+  repairDue: Record<string, never>;
+  fenceRequested: { readonly operator: string };
+  operatorConfirmedFenced: { readonly operator: string };
+  unfenced: Record<string, never>;
+  resumed: Record<string, never>;
+  dispatchRefused: { readonly token: number };
+  repairResult: { readonly token: number; readonly done: boolean; readonly detail: string };
+  serviceEnabled: Record<string, never>;
+}
+export type HaTrigger = keyof HaPayloads;
+
+/** A row as the docs show it. */
+export interface HaRowDoc {
+  readonly from: readonly HaState[];
+  /** The condition, in words; empty when the state is enough. */
+  readonly guard: string;
+  readonly to: HaState | 'stay' | 'refused';
+  /** What the move does besides changing state, in words. */
+  readonly effects: string;
+}
+
+export interface HaRow<P> extends HaRowDoc {
+  readonly when?: (rec: HostHaRecord, p: P, now: number, ctx: HaContext) => boolean;
+  readonly run: (rec: HostHaRecord, p: P, now: number, ctx: HaContext) => HaStep;
+}
+
+export interface HaTriggerRows<P> {
+  /** Which events or tick checks feed the trigger (and how the record is prepared first). */
+  readonly on: string;
+  readonly rows: readonly HaRow<P>[];
+}
+
+export type HaTable = { readonly [K in HaTrigger]: HaTriggerRows<HaPayloads[K]> };
+
+const ALL: readonly HaState[] = HA_STATES;
+const but = (...excluded: HaState[]): HaState[] => HA_STATES.filter((s) => !excluded.includes(s));
+const set = (s: ReadonlySet<HaState>): HaState[] => HA_STATES.filter((x) => s.has(x));
+
+/** What entering FENCING does (hostHaMoves.ts enter). */
+const ENTER_FENCING = '`disableHost` (DisableService), then `fence`; an owed drain is forgiven; critical alert';
+const THRESHOLD = 'recovery attempts reached recover.failure.threshold';
+
+/**
+ * The three rows of a storm-guarded recovery (or fence once the recovery attempts reached the
+ * threshold, or when `target` says FENCING): started, or held with `blocked` and an alert (once per reason).
+ */
+function remediationRows<P>(
+  from: readonly HaState[], guard: string, target: (rec: HostHaRecord) => 'RECOVERING' | 'FENCING',
+  reason: (rec: HostHaRecord, p: P) => string, when: (rec: HostHaRecord, p: P, now: number, ctx: HaContext) => boolean = () => true,
+  fenceGuard = `storm guard allows; ${THRESHOLD}`,
+): HaRow<P>[] {
+  const fences = (rec: HostHaRecord, ctx: HaContext): boolean =>
+    target(rec) === 'FENCING' || rec.recoveryAttempts >= ctx.settings.recoverFailureThreshold;
+  const run = (rec: HostHaRecord, p: P, now: number, ctx: HaContext): HaStep => startRemediation(rec, target(rec), now, ctx, reason(rec, p));
+  const and = (g: string): string => (guard ? `${guard}; ${g}` : g);
+  return [
+    { from, guard: and('storm guard refuses'), to: 'stay', effects: 'held: `blocked` + warn alert (once per reason)', when: (r, p, n, c) => when(r, p, n, c) && !c.remediation.allowed, run },
+    { from, guard: and(fenceGuard), to: 'FENCING', effects: ENTER_FENCING, when: (r, p, n, c) => when(r, p, n, c) && fences(r, c), run },
+    { from, guard: and('storm guard allows'), to: 'RECOVERING', effects: 'power cycle (`recover`), attempt counted', when, run },
+  ];
+}
+
+const toRecover = (): 'RECOVERING' => 'RECOVERING';
+function heldTarget(rec: HostHaRecord): 'RECOVERING' | 'FENCING' {
+  return rec.blocked?.target ?? 'RECOVERING';
+}
+
+const noOpNoHold = (r: HostHaRecord): boolean => !r.blocked && !r.operation;
+const activitySummary = (r: HostHaRecord, p: HaPayloads['activity']): string =>
+  `${r.activityFailures} of ${r.activityChecks} activity checks found no activity (last: ${p.outcome}, ${p.detail})`;
+const failedRecovery = (r: HostHaRecord, p: { readonly detail: string }): string => `recovery attempt ${r.recoveryAttempts} failed: ${p.detail}`;
+const DISABLE_WAITS = 'HA switch-off waits until the fenced host is returned by EnableService';
+const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced', detail: string) => (rec: HostHaRecord): never => {
+  throw new IllegalHaEventError(rec.host, rec.state, event, detail);
+};
+
+export const HA_TABLE: HaTable = {
+  haDisabled: {
+    on: 'haDisabled (DisableHAForHost/Cluster/Partition)',
+    rows: [
+      { from: ['FENCED'], guard: '', to: 'stay', effects: 'none: a fenced host stays HA\'s until EnableService', run: (r) => unchanged(r) },
+      {
+        from: ['FENCING'], guard: 'switch-off not yet deferred', to: 'stay', effects: 'reason notes the deferral + warn alert',
+        when: (r) => !r.reason.endsWith(DISABLE_WAITS),
+        run: (r, p) => ({
+          next: { ...r, reason: `${r.reason}; ${DISABLE_WAITS}` },
+          effects: [{ kind: 'alert', host: r.host, level: 'warn', message: `host ${r.host}: ${p.reason}, but it is being fenced: ${DISABLE_WAITS}` }],
+        }),
+      },
+      { from: but('DISABLED', 'FENCING', 'FENCED'), guard: '', to: 'DISABLED', effects: 'episode cleared, owed repair forgiven', run: (r, p, now, ctx) => enter(r, 'DISABLED', now, ctx, p.reason) },
+    ],
+  },
+  haEnabled: {
+    on: 'haEnabled',
+    rows: [{ from: ['DISABLED'], guard: '', to: 'INELIGIBLE', effects: 'eligibility evaluated next', run: (r, _p, now, ctx) => enter(r, 'INELIGIBLE', now, ctx, 'HA enabled; eligibility not yet evaluated') }],
+  },
+  eligibility: {
+    on: 'eligibility (partition, maintenance, neighbour, power management)',
+    rows: [
+      { from: set(ELIGIBILITY_MATTERS), guard: 'not eligible', to: 'INELIGIBLE', effects: 'episode cleared', when: (_r, p) => !p.eligible, run: (r, p, now, ctx) => enter(r, 'INELIGIBLE', now, ctx, p.reason) },
+      { from: ['INELIGIBLE'], guard: 'eligible', to: 'AVAILABLE', effects: 'health check now', when: (_r, p) => p.eligible, run: (r, _p, now, ctx) => enter(r, 'AVAILABLE', now, ctx, 'eligible', { nextHealthCheckAt: now }) },
+      { from: ['INELIGIBLE'], guard: 'not eligible, for another reason', to: 'stay', effects: 'reason updated', when: (r, p) => !p.eligible && r.reason !== p.reason, run: (r, p) => ({ next: { ...r, reason: p.reason }, effects: [] }) },
+    ],
+  },
+  health: {
+    on: 'healthResult for the current probe; tick: probe past its deadline (failed). The probe is cleared first',
+    rows: [
+      { from: [...set(EPISODE), 'RECOVERED'], guard: 'healthy', to: 'AVAILABLE', effects: 'episode cleared + info alert', when: (_r, p) => p.healthy, run: (r, p, now, ctx) => enter(r, 'AVAILABLE', now, ctx, `health check passed: ${p.detail}`) },
+      {
+        from: ['AVAILABLE'], guard: 'failed', to: 'SUSPECT', effects: 'episode starts; first activity check after the initial delay; warn alert', when: (_r, p) => !p.healthy,
+        run: (r, p, now, ctx) => enter(r, 'SUSPECT', now, ctx, p.detail, { suspectSince: now, nextActivityCheckAt: now + activityBackoffMs(0, ctx.settings) }),
+      },
+    ],
+  },
+  activity: {
+    on: 'activityResult for the current check; tick: check past its deadline (`unknown`). The sample is counted first',
+    rows: [
+      {
+        from: ['CHECKING'], guard: 'fewer than activity.max.attempts samples', to: 'SUSPECT', effects: 'next check after back-off',
+        when: (r, _p, _n, ctx) => r.activityChecks < ctx.settings.activityCheckMaxAttempts,
+        run: (r, p, now, ctx) => enter(r, 'SUSPECT', now, ctx, activitySummary(r, p), { nextActivityCheckAt: now + activityBackoffMs(r.activityChecks, ctx.settings) }),
+      },
+      // CloudStack's rule: recover when failures exceed attempts × ratio; inconclusive samples never push toward power actions.
+      ...remediationRows<HaPayloads['activity']>(['CHECKING'], 'failures > attempts × ratio', toRecover, activitySummary,
+        (r, _p, _n, ctx) => r.activityFailures > r.activityChecks * ctx.settings.activityCheckFailureRatio),
+      { from: ['CHECKING'], guard: 'failures ≤ attempts × ratio', to: 'DEGRADED', effects: 'owes a drain (disable + migrate) + warn alert', run: (r, p, now, ctx) => enter(r, 'DEGRADED', now, ctx, activitySummary(r, p)) },
+    ],
+  },
+  recovered: {
+    on: 'recoverResult ok for the current power cycle',
+    rows: [{ from: ['RECOVERING'], guard: '', to: 'RECOVERED', effects: 'health check now', run: (r, p, now, ctx) => enter(r, 'RECOVERED', now, ctx, `power cycled: ${p.detail}`) }],
+  },
+  recoveryFailed: {
+    on: 'recoverResult failed; tick: power cycle past its deadline, or RECOVERED without a passing health check within recover.wait',
+    rows: remediationRows<HaPayloads['recoveryFailed']>(['RECOVERING', 'RECOVERED'], '', toRecover, failedRecovery),
+  },
+  fenced: {
+    on: 'fenceResult ok for the current fence ("already off" included)',
+    rows: [{ from: ['FENCING'], guard: '', to: 'FENCED', effects: 'fencedBy agent; owes a restart elsewhere (evacuate); critical alert', run: (r, p, now, ctx) => enter(r, 'FENCED', now, ctx, `power off confirmed: ${p.detail}`, { fencedBy: 'agent' }) }],
+  },
+  fenceFailed: {
+    on: 'fenceResult failed; tick: fence past its deadline',
+    rows: [{ from: ['FENCING'], guard: '', to: 'stay', effects: 'needsOperator (no retry by itself) + critical alert', run: (r, p) => onFenceFailed(r, p.detail) }],
+  },
+  held: {
+    on: 'tick, while a recovery or fence is held (`blocked`)',
+    rows: remediationRows<HaPayloads['held']>(ALL, '', heldTarget, (r) => `${r.reason} (held since ${r.blocked?.since ?? 0})`, (r) => r.blocked !== null,
+      `storm guard allows; the held target is FENCING or ${THRESHOLD}`),
+  },
+  timers: {
+    on: 'tick, nothing in flight or held',
+    rows: [
+      {
+        from: ['SUSPECT'], guard: 'activity check due', to: 'CHECKING', effects: '`activityCheck` by a neighbour since the previous check',
+        when: (r, _p, now) => noOpNoHold(r) && r.nextActivityCheckAt !== null && now >= r.nextActivityCheckAt,
+        run: (r, _p, now, ctx) => enter(r, 'CHECKING', now, ctx, `activity check ${r.activityChecks + 1} of ${ctx.settings.activityCheckMaxAttempts}`),
+      },
+      {
+        from: ['DEGRADED'], guard: 'degraded.max.period over', to: 'SUSPECT', effects: 'activity samples reset; check now',
+        when: (r, _p, now, ctx) => noOpNoHold(r) && now >= r.since + ctx.settings.degradedMaxPeriodMs,
+        run: (r, _p, now, ctx) => enter(r, 'SUSPECT', now, ctx, 'degraded period over: re-checking activity', {
+          activityChecks: 0, activityFailures: 0, lastActivityCheckAt: null, nextActivityCheckAt: now,
+        }),
+      },
+      ...remediationRows<HaPayloads['timers']>(['RECOVERED'], 'recover.wait over', toRecover,
+        (r) => failedRecovery(r, { detail: 'no passing health check within the recover wait period' }),
+        (r, _p, now, ctx) => noOpNoHold(r) && now >= r.since + ctx.settings.recoverWaitPeriodMs),
+    ],
+  },
+  healthDue: {
+    on: 'tick',
+    rows: [{
+      from: set(HEALTH_WATCHED), guard: 'no probe in flight; health check due', to: 'stay', effects: '`healthCheck`',
+      when: (r, _p, now) => !r.health && now >= r.nextHealthCheckAt,
+      run: (r, _p, now, ctx) => {
+        const token = r.seq + 1;
+        const deadline = now + ctx.settings.healthCheckTimeoutMs;
+        return {
+          next: { ...r, seq: token, health: { token, startedAt: now, deadline }, nextHealthCheckAt: now + ctx.settings.healthCheckIntervalMs },
+          effects: [{ kind: 'healthCheck', host: r.host, token, deadline }],
+        };
+      },
+    }],
+  },
+  repairDue: {
+    on: 'tick',
+    rows: [{ from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain` or (FENCED only) `evacuate` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) }],
+  },
+  fenceRequested: {
+    on: 'FenceHost (an operator; the storm guard does not apply)',
+    rows: [
+      { from: ['DISABLED'], guard: '', to: 'refused', effects: 'HA is disabled for it', run: refuse('fenceRequested', 'HA is disabled for it') },
+      { from: ['FENCED'], guard: '', to: 'refused', effects: 'already fenced', run: refuse('fenceRequested', 'already fenced') },
+      { from: ['FENCING'], guard: 'fence running (not needsOperator)', to: 'refused', effects: 'a fence is already running', when: (r) => !r.needsOperator, run: refuse('fenceRequested', 'a fence is already running') },
+      { from: but('DISABLED', 'FENCED'), guard: '', to: 'FENCING', effects: ENTER_FENCING, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}`) },
+    ],
+  },
+  operatorConfirmedFenced: {
+    on: 'ConfirmHostFenced (an operator vouches the host is off)',
+    rows: [
+      { from: ['FENCING'], guard: '', to: 'FENCED', effects: 'fencedBy operator; owes a restart elsewhere', run: (r, p, now, ctx) => enter(r, 'FENCED', now, ctx, `ConfirmHostFenced by ${p.operator}`, { fencedBy: 'operator' }) },
+      { from: but('FENCING'), guard: '', to: 'refused', effects: 'only a host being fenced can be confirmed fenced', run: refuse('operatorConfirmedFenced', 'only a host being fenced can be confirmed fenced') },
+    ],
+  },
+  unfenced: {
+    on: 'EnableService of a fenced host (after cleaning)',
+    rows: [
+      { from: ['FENCED'], guard: '', to: 'INELIGIBLE', effects: 'owed restart elsewhere forgiven', run: (r, _p, now, ctx) => chain(r, [(x) => enter(x, 'INELIGIBLE', now, ctx, 'unfenced by EnableService'), (x) => forgive(x, 'unfenced by EnableService')]) },
+      { from: but('FENCED'), guard: '', to: 'refused', effects: 'the host is not fenced', run: refuse('unfenced', 'the host is not fenced') },
+    ],
+  },
+  resumed: {
+    on: 'resumed (CLC restart)',
+    rows: [{ from: ALL, guard: '', to: 'stay', effects: 'operation in flight re-issued under a new token (a fence after `disableHost`); health checked now; owed attempt restarts', run: (r, _p, now, ctx) => onResumed(r, now, ctx) }],
+  },
+  dispatchRefused: {
+    on: 'dispatchRefused (the runner\'s queue was full: the work never started)',
+    rows: [
+      {
+        from: ALL, guard: 'the health probe', to: 'stay', effects: 'probe dropped; next check after the interval', when: (r, p) => r.health?.token === p.token,
+        run: (r, _p, now, ctx) => unchanged({ ...r, health: null, nextHealthCheckAt: now + ctx.settings.healthCheckIntervalMs }),
+      },
+      {
+        from: ['CHECKING'], guard: 'the activity check', to: 'SUSPECT', effects: 'next check after back-off', when: (r, p) => r.operation?.kind === 'activity' && r.operation.token === p.token,
+        run: (r, _p, now, ctx) => enter(r, 'SUSPECT', now, ctx, 'activity check not started: the work queue is full (back-pressure)', { nextActivityCheckAt: now + activityBackoffMs(r.activityChecks, ctx.settings) }),
+      },
+      {
+        from: ['RECOVERING', 'FENCING'], guard: 'the power cycle or fence', to: 'stay', effects: 'held like a storm; the attempt is not counted', when: (r, p) => r.operation?.token === p.token,
+        run: (r, _p, now) => heldByBackPressure(r, now),
+      },
+    ],
+  },
+  repairResult: {
+    on: 'repairResult for the owed attempt in flight',
+    rows: [{ from: ALL, guard: '', to: 'stay', effects: 'done: debt cleared; else retried after back-off (a drain gives up after drainMaxAttempts)', run: (r, p, now, ctx) => onRepairResult(r, p.token, p.done, p.detail, now, ctx.settings) }],
+  },
+  serviceEnabled: {
+    on: 'EnableService of a host that is not fenced',
+    rows: [{ from: ALL, guard: 'a drain is owed', to: 'stay', effects: 'the drain is forgiven', when: (r) => r.owed?.kind === 'drain', run: (r) => forgive(r, 'the host was returned to service by EnableService') }],
+  },
+};
+
+/** Back-pressure on a power action: retried on the next tick; the attempt that never ran is not counted. */
+function heldByBackPressure(rec: HostHaRecord, now: number): HaStep {
+  const why = 'the work queue is full (back-pressure)';
+  const kind = rec.operation?.kind === 'recover' ? 'recover' : 'fence';
+  const next: HostHaRecord = {
+    ...rec, operation: null, blocked: { target: kind === 'recover' ? 'RECOVERING' : 'FENCING', reason: why, since: now },
+    recoveryAttempts: kind === 'recover' ? rec.recoveryAttempts - 1 : rec.recoveryAttempts,
+    fenceAttempts: kind === 'fence' ? rec.fenceAttempts - 1 : rec.fenceAttempts,
+  };
+  return { next, effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: ${kind} not started: ${why}` }] };
+}
+
+/** The activity sample counted on the record, before the table decides (result or timeout alike). */
+export function countSample(rec: HostHaRecord, outcome: ActivityOutcome, now: number): HostHaRecord {
+  return {
+    ...rec, operation: null,
+    activityChecks: rec.activityChecks + 1,
+    activityFailures: rec.activityFailures + (outcome === 'inactive' ? 1 : 0),
+    lastActivityCheckAt: rec.operation?.startedAt ?? now,
+  };
+}
+
+/** The row a trigger selects for `rec`, or null (the trigger changes nothing). */
+export function selectRow<K extends HaTrigger>(trigger: K, rec: HostHaRecord, p: HaPayloads[K], now: number, ctx: HaContext): HaRow<HaPayloads[K]> | null {
+  const rows: readonly HaRow<HaPayloads[K]>[] = HA_TABLE[trigger].rows;
+  return rows.find((row) => row.from.includes(rec.state) && (row.when?.(rec, p, now, ctx) ?? true)) ?? null;
+}
+
+/** Fires one trigger: the first matching row runs; none matching changes nothing. */
+export function fire<K extends HaTrigger>(trigger: K, rec: HostHaRecord, p: HaPayloads[K], now: number, ctx: HaContext): HaStep {
+  const row = selectRow(trigger, rec, p, now, ctx);
+  return row ? row.run(rec, p, now, ctx) : unchanged(rec);
+}
