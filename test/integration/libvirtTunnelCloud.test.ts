@@ -62,7 +62,9 @@ describe('CLC → CC → NC → libvirt through per-migration tunnels', () => {
 
   it('drains two guests from NC1 to NC2 at once, each through its own tunnel', async () => {
     // The earlier cases' guests are gone from libvirt; wait until the CC has heard it too (room for two).
-    await until('both nodes empty', () => describeNodes(cloud), (ns) => ns.every((n) => Number(n.used?.cores) === 0), 60_000);
+    // An instance still shutting down holds its slot even once `used` reads 0 (cc/view.ts committed()).
+    await until('both nodes empty', () => describeNodes(cloud), (ns) => ns.every((n) => Number(n.used?.cores) === 0
+      && arr<any>(n.instancesSet?.item).every((i) => i.state === 'terminated')), 60_000);
     const ids = await placeOn(cloud, n1, 2);
     await until('two guests running on n1', () => instancesOn(n1), (xs) => xs.length === 2);
 

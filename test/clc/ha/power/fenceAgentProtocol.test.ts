@@ -68,6 +68,10 @@ describe('Redfish settings', () => {
     expect(isRedfishPath(p)).toBe(true);
   });
 
+  it('refuses a long run of path characters ending in a blank at once (the old pattern backtracked exponentially)', () => {
+    expect(isRedfishPath(`/${'a'.repeat(200)} b`)).toBe(false);
+  });
+
   it('a Redfish path is absolute, without blanks, empty or dot segments', () => {
     // Path-like inputs (random strings are almost never accepted, so the assertions would not run):
     // segments that are fine, empty, dots, blanks or odd characters, with or without the leading slash.
