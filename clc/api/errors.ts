@@ -61,7 +61,7 @@ export const ClcErrors = defineErrors({
   MigrationInProgress: conflict('{detail}', true),
   MigrationAlreadyFinished: conflict('{detail}', false),
   // Host HA (issue 6).
-  /** An operator's HA command the host's HA state does not allow (ConfirmHostFenced of a host not being fenced, FenceHost of a fenced one). */
+  /** An operator's HA command the host's HA state does not allow (ConfirmHostFenced of a host not being fenced, FenceHost of a DISABLED one). */
   IncorrectHostHAState: conflict('Host {host} is {state}: {detail}', false),
   /** DisableHAForHost of a host being fenced: its power-off cannot be un-issued; possible once FENCED. */
   HostFenceInProgress: conflict('Host {host} is {state}: a power-off in flight cannot be un-issued, so HA stays on for it; wait for FENCED (or ConfirmHostFenced if its BMC is dead), then DisableHAForHost', true),

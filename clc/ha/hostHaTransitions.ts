@@ -221,7 +221,8 @@ export const HA_TABLE: HaTable = {
     on: 'FenceHost (an operator; the storm guard does not apply)',
     rows: [
       { from: ['DISABLED'], guard: '', to: 'refused', effects: 'HA is disabled for it', run: refuse('fenceRequested', 'HA is disabled for it') },
-      { from: ['FENCED'], guard: '', to: 'refused', effects: 'already fenced', run: refuse('fenceRequested', 'already fenced') },
+      // OpenStack's fencing blueprint: fencing a fenced host succeeds and does nothing more (idempotent for retrying callers).
+      { from: ['FENCED'], guard: '', to: 'stay', effects: 'none: already fenced, a success', run: (r) => unchanged(r) },
       { from: ['FENCING'], guard: 'fence running (not needsOperator)', to: 'refused', effects: 'a fence is already running', when: (r) => !r.needsOperator, run: refuse('fenceRequested', 'a fence is already running') },
       { from: but('DISABLED', 'FENCED'), guard: '', to: 'FENCING', effects: ENTER_FENCING, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}`) },
     ],

@@ -147,8 +147,14 @@ describe('HaControl', () => {
     expect(state(env, H1)).toBe('FENCED');
     expect(env.fake.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${H1}`, `fence ${H1}`, `evacuate ${H1} (agent)`]);
     expect(env.control.events({ host: H1 }).map((e) => e.to).filter(Boolean)).toContain('FENCED');
-    // Fencing a fenced host again is refused.
-    expect(await codeOf(env.control.fenceHost(H1, 'admin'))).toMatch(/^IncorrectHostHAState: Host 127.0.30.1 is FENCED/);
+    // Fencing a fenced host again succeeds and does nothing more: no new call, no new event, the record unchanged.
+    const before = structuredClone(env.store.read().ha.hosts[H1]);
+    const eventsBefore = env.control.events({ host: H1 }).length;
+    expect((await env.control.fenceHost(H1, 'admin')).record.state).toBe('FENCED');
+    await env.runner.idle();
+    expect(env.store.read().ha.hosts[H1]).toEqual(before);
+    expect(env.control.events({ host: H1 })).toHaveLength(eventsBefore);
+    expect(env.fake.calls.filter((c) => c === `fence ${H1}`)).toHaveLength(1);
   });
 
   it('DisableHAForHost of a FENCING host is refused and cancels nothing; DisableHAForCluster lets the fence finish and keeps the host until EnableService', async () => {

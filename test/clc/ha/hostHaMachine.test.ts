@@ -266,7 +266,6 @@ describe('step: every transition', () => {
 describe('step: operator commands refused in the wrong state', () => {
   const refused: [string, HostHaRecord, HaEvent][] = [
     ['FenceHost on a DISABLED host', inState('DISABLED'), ev.fenceHost],
-    ['FenceHost on a FENCED host', inState('FENCED'), ev.fenceHost],
     ['FenceHost while a fence runs', inState('FENCING'), ev.fenceHost],
     ...others('FENCING').map((s): [string, HostHaRecord, HaEvent] => [`ConfirmHostFenced on ${s}`, inState(s), ev.confirm]),
     ...others('FENCED').map((s): [string, HostHaRecord, HaEvent] => [`unfenced on ${s}`, inState(s), ev.unfenced]),
@@ -279,6 +278,15 @@ describe('step: operator commands refused in the wrong state', () => {
       expect((e as IllegalHaEventError).state).toBe(from.state);
       expect((e as IllegalHaEventError).message).toContain(event.type);
     }
+  });
+});
+
+describe('FenceHost on a FENCED host (OpenStack fencing blueprint)', () => {
+  it.each(['agent', 'operator'] as const)('fenced by %s: a success that changes nothing and does nothing', (fencedBy) => {
+    const from = inState('FENCED', { fencedBy });
+    const { next, effects } = step(from, ev.fenceHost, 1, ctx());
+    expect(next).toBe(from);
+    expect(effects).toEqual([]);
   });
 });
 
