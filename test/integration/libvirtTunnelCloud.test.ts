@@ -39,11 +39,20 @@ runCloudOnLab(lab, cloud);
 
 const migration = (id: string): Promise<any> => describeMigration(cloud, id);
 
+/**
+ * Each case places on an empty cloud: wait until the CC has seen the earlier cases' guests go (on a
+ * busy machine its view lags libvirt). An instance still shutting down holds its slot even once
+ * `used` reads 0 (cc/view.ts committed()).
+ */
+const nodesEmpty = (): Promise<unknown> => until('both nodes empty', () => describeNodes(cloud), (ns) => ns.every((n) => Number(n.used?.cores) === 0
+  && arr<any>(n.instancesSet?.item).every((i) => i.state === 'terminated')), 60_000);
+
 describe('CLC → CC → NC → libvirt through per-migration tunnels', () => {
   it.each([
     ['source', () => n1],
     ['destination', () => n2],
   ])('kill -9 of the %s NC mid-migration (its tunnel end dies with it): the guest runs once', async (who, victim) => {
+    await nodesEmpty();
     const [id] = await placeOn(cloud, n1, 1) as [string];
     await until('running on n1', () => instancesOn(n1), (xs) => xs.some((i) => i.instanceId === id));
     const mig = await q({ Action: 'MigrateInstances', InstanceId: id, 'DestinationHost.1': n2, AllowHosts: 'true' });
@@ -62,9 +71,7 @@ describe('CLC → CC → NC → libvirt through per-migration tunnels', () => {
 
   it('drains two guests from NC1 to NC2 at once, each through its own tunnel', async () => {
     // The earlier cases' guests are gone from libvirt; wait until the CC has heard it too (room for two).
-    // An instance still shutting down holds its slot even once `used` reads 0 (cc/view.ts committed()).
-    await until('both nodes empty', () => describeNodes(cloud), (ns) => ns.every((n) => Number(n.used?.cores) === 0
-      && arr<any>(n.instancesSet?.item).every((i) => i.state === 'terminated')), 60_000);
+    await nodesEmpty();
     const ids = await placeOn(cloud, n1, 2);
     await until('two guests running on n1', () => instancesOn(n1), (xs) => xs.length === 2);
 
