@@ -88,7 +88,7 @@ export function findEntry(view: ClusterView, host: string): NodeEntry | undefine
   return i < 0 ? undefined : view.entries[i];
 }
 
-/** `next` if it says the same as `prev`, else `prev`: a poll that changed nothing keeps the old object, so identity shows change. */
+/** `prev` if `next` says the same, else `next`: a poll that changed nothing keeps the old object, so identity shows change. */
 function keepIfSame<T>(prev: T, next: T): T {
   return isDeepStrictEqual(prev, next) ? prev : next;
 }

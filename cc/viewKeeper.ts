@@ -82,9 +82,10 @@ export class ViewKeeper {
   }
 
   /**
-   * Applies a pure update (view.ts) of `host`'s entry (and of no other) to the current view. A steady poll (a node seen again, saying
-   * the same) is news only for the cache: reconciling the whole cluster after each of them made a
-   * poll round cost O(n²) (1k hosts 375 ms, 4k hosts 5.4 s in bench/pollRound.ts).
+   * Applies a pure update (view.ts) of `host`'s entry, and of no other, to the current view. A
+   * steady poll (a node seen again, saying the same) is news only for the cache: reconciling the
+   * whole cluster after each of them made a poll round cost O(n²) (1k hosts 375 ms, 4k hosts 5.4 s
+   * in bench/pollRound.ts).
    */
   update(host: string, fn: (view: ClusterView) => ClusterView): void {
     const prev = this.view;
