@@ -40,6 +40,8 @@ export const ccConfigSchema = z.object({
   stateDir: z.string({ error: 'required' }).min(1, 'required'),
   pollIntervalMs: positiveMs.default(5000),
   ncTimeoutMs: positiveMs.default(3000),
+  /** Calls that start or stop a guest wait for the hypervisor: a bound of their own. */
+  ncInstanceTimeoutMs: positiveMs.default(60_000),
   schedulePolicy: z.enum(SCHEDULE_POLICIES).default('spread'),
   maxMigrationsPerSource: positiveCount.default(DEFAULT_LIMITS.perSource),
   maxMigrationsPerDestination: positiveCount.default(DEFAULT_LIMITS.perDestination),
@@ -76,6 +78,7 @@ const FIELDS = [
   ['stateDir', '--state-dir <dir>', 'FERRY_CC_STATE_DIR', 'directory for cc.json, the cached view'],
   ['pollIntervalMs', '--poll-interval-ms <ms>', 'FERRY_CC_POLL_INTERVAL_MS', 'safety-net poll of every NC (5000)'],
   ['ncTimeoutMs', '--nc-timeout-ms <ms>', 'FERRY_CC_NC_TIMEOUT_MS', 'timeout of one call to an NC (3000)'],
+  ['ncInstanceTimeoutMs', '--nc-instance-timeout-ms <ms>', 'FERRY_CC_NC_INSTANCE_TIMEOUT_MS', 'timeout of an NC call that starts or stops a guest, which waits for the hypervisor (60000)'],
   ['schedulePolicy', '--schedule-policy <p>', 'FERRY_CC_SCHEDULE_POLICY', 'spread (most free first) or greedy (first fit)'],
   ['maxMigrationsPerSource', '--max-migrations-per-source <n>', 'FERRY_CC_MAX_MIGRATIONS_PER_SOURCE', 'live migrations in flight from one node (2)'],
   ['maxMigrationsPerDestination', '--max-migrations-per-destination <n>', 'FERRY_CC_MAX_MIGRATIONS_PER_DESTINATION', 'live migrations in flight to one node (2)'],

@@ -39,7 +39,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const transport = new HttpWireTransport({
     path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, ...clientTlsOf(security),
   });
-  const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host));
+  const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host), config.ncInstanceTimeoutMs);
   const keeper = new ViewKeeper({
     initial: initialView(config.partition, config.nodes, cachedNodes(store.read(), config.partition)),
     nodes, clock, logger, onChange: (v, significant) => cache.save(v, significant),

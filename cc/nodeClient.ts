@@ -94,12 +94,17 @@ function translateRemoteFault(code: string, message: string, host: string, opera
   }
 }
 
-/** The real adapter: typed NC_OPS calls over a WireTransport (HttpWireTransport at NC_PATH). */
+/**
+ * The real adapter: typed NC_OPS calls over a WireTransport (HttpWireTransport at NC_PATH).
+ * `instanceTimeoutMs`: the bound on a call that starts or stops a guest. Those wait for the
+ * hypervisor (a QEMU start takes seconds on a busy host), so they get their own bound rather than
+ * the transport's default for quick calls; a give-up there is an uncertain answer the caller must settle.
+ */
 export class WireNodeClient implements NodeClient {
   private readonly client: TypedClient<typeof NC_OPS>;
   private readonly migrations: TypedClient<typeof MIGRATION_OPS>;
 
-  constructor(transport: WireTransport, private readonly endpointOf: (host: string) => string) {
+  constructor(transport: WireTransport, private readonly endpointOf: (host: string) => string, private readonly instanceTimeoutMs?: number) {
     this.client = new TypedClient(transport, NC_OPS);
     this.migrations = new TypedClient(transport, MIGRATION_OPS);
   }
@@ -117,11 +122,15 @@ export class WireNodeClient implements NodeClient {
   }
 
   async runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance> {
-    return (await this.call(host, 'ncRunInstance', req)).instance;
+    return (await this.call(host, 'ncRunInstance', req, this.guestCall())).instance;
   }
 
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>> {
-    return this.call(host, 'ncTerminateInstance', { instanceId });
+    return this.call(host, 'ncTerminateInstance', { instanceId }, this.guestCall());
+  }
+
+  private guestCall(): NodeCallOptions | undefined {
+    return this.instanceTimeoutMs === undefined ? undefined : { timeoutMs: this.instanceTimeoutMs };
   }
 
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {

@@ -45,6 +45,7 @@ export const clcConfigSchema = z.object({
   /** Absent: cluster01 at 127.0.0.1:8774, https:// or http:// as the security flags say. */
   clusters: clusterList.optional(),
   ccTimeoutMs: intFlag(10_000, 100, 600_000),
+  ccInstanceTimeoutMs: intFlag(150_000, 100, 1_800_000),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   gateMaxWaiting: intFlag(DEFAULT_GATE_LIMITS.maxWaiting, 1, 10_000),
   gateMaxWaitMs: intFlag(DEFAULT_GATE_LIMITS.maxWaitMs, 100, 600_000),
@@ -81,6 +82,7 @@ const FIELDS = [
   ['stateDir', '--state-dir <dir>', 'FERRY_CLC_STATE_DIR', 'directory for clc.json (required)'],
   ['clusters', '--clusters <list>', 'FERRY_CLC_CLUSTERS', 'partition=CC URL pairs, comma-separated; https:// with --tls-dir (cluster01=https://127.0.0.1:8774)'],
   ['ccTimeoutMs', '--cc-timeout-ms <ms>', 'FERRY_CLC_CC_TIMEOUT_MS', 'timeout of one call to a CC (10000)'],
+  ['ccInstanceTimeoutMs', '--cc-instance-timeout-ms <ms>', 'FERRY_CLC_CC_INSTANCE_TIMEOUT_MS', 'timeout of a CC call that starts or stops guests; the CC waits for hypervisors and re-places (150000)'],
   ['maxBodyBytes', '--max-body-bytes <n>', 'FERRY_CLC_MAX_BODY_BYTES', 'largest request body accepted (1048576)'],
   ['gateMaxWaiting', '--gate-max-waiting <n>', 'FERRY_CLC_GATE_MAX_WAITING', 'changes that may wait per partition for a DisableService or MigrateInstances (64)'],
   ['auth', '--auth <mode>', 'FERRY_CLC_AUTH', 'sigv4: requests must be signed with the keys in <state-dir>/admin.credentials; none: unsigned requests act as admin (sigv4)'],

@@ -10,7 +10,14 @@ export interface CcClustersOptions {
   readonly partitions: readonly PartitionInfo[];
   readonly transport: WireTransport;
   readonly timeoutMs: number;
+  /**
+   * The bound on the calls that start or stop guests (the CC waits for each NC's hypervisor, and
+   * re-places an instance a node could not start): longer than `timeoutMs`, the bound of quick calls.
+   */
+  readonly instanceTimeoutMs?: number;
 }
+
+const GUEST_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>(['ccRunInstances', 'ccTerminateInstances']);
 
 export function createCcClusters(opts: CcClustersOptions): Clusters {
   const client = new TypedClient(opts.transport, CLC_CC_OPS);
@@ -21,7 +28,8 @@ export function createCcClusters(opts: CcClustersOptions): Clusters {
       const endpoint = endpoints.get(partition);
       if (endpoint === undefined) throw ClcErrors.make('InternalError', { detail: `no cluster controller is configured for partition ${partition}` });
       try {
-        return await client.call(endpoint, op, req, { timeoutMs: opts.timeoutMs });
+        const timeoutMs = GUEST_OPS.has(op) ? Math.max(opts.timeoutMs, opts.instanceTimeoutMs ?? 0) : opts.timeoutMs;
+        return await client.call(endpoint, op, req, { timeoutMs });
       } catch (e) {
         throw translateCcFailure(e, partition, op);
       }

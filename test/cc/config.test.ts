@@ -20,7 +20,7 @@ describe('CC configuration', () => {
     const c = parseCcConfig(base, {});
     expect(c).toEqual({
       host: '127.0.0.1', port: 8774, partition: 'cluster01', nodes: [], ncPort: 8775, stateDir: '/tmp/ferry-cc',
-      pollIntervalMs: 5000, ncTimeoutMs: 3000, schedulePolicy: 'spread',
+      pollIntervalMs: 5000, ncTimeoutMs: 3000, ncInstanceTimeoutMs: 60_000, schedulePolicy: 'spread',
       maxMigrationsPerSource: 2, maxMigrationsPerDestination: 2, maxMigrationsPerCluster: 8,
       migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
       migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000, migrationKeyPool: 8,

@@ -65,6 +65,20 @@ describe('WireNodeClient', () => {
     expect(t.seen).toEqual([{ endpoint: `http://${H}:8775`, operation: 'ncDescribeResource', body: {}, opts: { timeoutMs: 250 } }]);
   });
 
+  it('a call that starts or stops a guest gets the instance bound; other calls the transport default', async () => {
+    const INSTANCE: WireObject = { instanceId: 'i-00000001', state: 'running' };
+    const t = new ScriptedTransport((op) => (op === 'ncDescribeResource' ? NODE : op === 'ncTerminateInstance' ? { currentState: 'terminated', previousState: 'running' } : { instance: INSTANCE }));
+    const c = new WireNodeClient(t, (h) => `http://${h}:8775`, 45_000);
+    await c.runInstance(H, {
+      instanceId: 'i-00000001', reservationId: 'r-00000001', imageId: 'emi-0a1b2c3d', ownerId: 'admin', vmType: { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 }, launchTime: 1,
+    }).catch(() => undefined);
+    await c.terminateInstance(H, 'i-00000001').catch(() => undefined);
+    await c.describe(H);
+    expect(t.seen.map((s) => [s.operation, s.opts?.timeoutMs])).toEqual([
+      ['ncRunInstance', 45_000], ['ncTerminateInstance', 45_000], ['ncDescribeResource', undefined],
+    ]);
+  });
+
   it('an answer outside the contract is NodeProtocolError; a refusal is translated', async () => {
     const bad = new WireNodeClient(new ScriptedTransport(() => ({ host: H })), (h) => `http://${h}:8775`);
     await expect(bad.describe(H)).rejects.toMatchObject({ code: 'NodeProtocolError', fields: { host: H } });

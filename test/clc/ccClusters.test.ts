@@ -88,6 +88,24 @@ describe('createCcClusters over a fake transport', () => {
     expect(seen).toEqual(['http://127.0.12.9:8774 ccDescribeNodes']);
   });
 
+  it('the calls that start or stop guests get the instance bound, the others the quick one', async () => {
+    const seen: [string, number | undefined][] = [];
+    const transport: WireTransport = {
+      call: async (_endpoint, op, _body, opts) => {
+        seen.push([op, opts?.timeoutMs]);
+        throw WireErrors.make('PeerUnreachable', { peer: 'cc', detail: 'ECONNREFUSED' });
+      },
+    };
+    const clusters = createCcClusters({ partitions: [{ name: 'cluster01', endpoint: 'http://127.0.12.9:8774' }], transport, timeoutMs: 100, instanceTimeoutMs: 9000 });
+    await clusters.call('cluster01', 'ccRunInstances', {
+      reservationId: 'r-00000001', imageId: 'emi-0a1b2c3d', ownerId: 'admin', vmType: { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 }, instanceIds: ['i-00000001'], minCount: 1, launchTime: 1,
+    }).catch(() => undefined);
+    await clusters.call('cluster01', 'ccTerminateInstances', { instanceIds: ['i-00000001'] }).catch(() => undefined);
+    await clusters.call('cluster01', 'ccDescribeNodes', {}).catch(() => undefined);
+    await clusters.call('cluster01', 'ccModifyNode', { host: '127.0.12.11', stateName: 'disabled', vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })) }).catch(() => undefined);
+    expect(seen).toEqual([['ccRunInstances', 9000], ['ccTerminateInstances', 9000], ['ccDescribeNodes', 100], ['ccModifyNode', 100]]);
+  });
+
   it('a reply outside the contract is ServiceUnavailable', async () => {
     const transport: WireTransport = { call: async () => ({ partition: 'cluster01', nodes: 'no' }) };
     const clusters = createCcClusters({ partitions: [{ name: 'cluster01', endpoint: 'http://127.0.12.9:8774' }], transport, timeoutMs: 100 });

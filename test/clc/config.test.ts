@@ -21,7 +21,7 @@ describe('parseClcConfig', () => {
     const c = parseClcConfig(['--state-dir', '/tmp/x', '--tls-dir', 'certs'], {});
     expect(c).toEqual({
       host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'https://127.0.0.1:8774' }],
-      ccTimeoutMs: 10_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000, auth: 'sigv4',
+      ccTimeoutMs: 10_000, ccInstanceTimeoutMs: 150_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000, auth: 'sigv4',
       tlsDir: 'certs', insecurePlaintext: false, haTickMs: 2000,
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
     });
@@ -34,10 +34,10 @@ describe('parseClcConfig', () => {
 
   it('reads every flag', () => {
     const c = parseClcConfig(['--host', '127.0.12.5', '--port', '18773', '--state-dir', 's', '--clusters', 'a=https://127.0.12.6:1, b=https://127.0.12.7:2',
-      '--cc-timeout-ms', '500', '--max-body-bytes', '4096', '--gate-max-waiting', '8', '--gate-max-wait-ms', '5000', '--tls-dir', 'c',
+      '--cc-timeout-ms', '500', '--cc-instance-timeout-ms', '9000', '--max-body-bytes', '4096', '--gate-max-waiting', '8', '--gate-max-wait-ms', '5000', '--tls-dir', 'c',
       '--ha-tick-ms', '250', '--bmc-store', '/secure/bmc.json'], {});
     expect(c).toMatchObject({
-      host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000, tlsDir: 'c', haTickMs: 250, bmcStore: '/secure/bmc.json',
+      host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, ccInstanceTimeoutMs: 9000, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000, tlsDir: 'c', haTickMs: 250, bmcStore: '/secure/bmc.json',
     });
     expect(c.clusters).toEqual([{ name: 'a', endpoint: 'https://127.0.12.6:1' }, { name: 'b', endpoint: 'https://127.0.12.7:2' }]);
   });

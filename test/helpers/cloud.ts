@@ -117,7 +117,9 @@ export class TestCloud {
   async destroy(): Promise<void> {
     for (const t of this.clients.splice(0)) t.close();
     await this.stopAll();
-    rmSync(this.baseDir, { recursive: true, force: true });
+    // FERRY_TEST_KEEP=1 keeps the daemons' state and logs for a look after a failure.
+    if (process.env.FERRY_TEST_KEEP === '1') console.log(`kept ${this.baseDir}`);
+    else rmSync(this.baseDir, { recursive: true, force: true });
   }
 
   /** The admin credentials file the CLC writes at its first start. */
