@@ -1,14 +1,14 @@
 /**
  * The CC's bookkeeping of one poll round, in process: every node's report goes through the real
  * ViewKeeper (applyReport, update, transitions), the view cache writer on a real file store and an
- * idle MigrationRunner subscribed to the keeper, as in cc/daemon.ts; the NC client answers from memory
+ * idle PlanDriver subscribed to the keeper, as in cc/daemon.ts; the NC client answers from memory
  * on the next turn of the event loop, as replies arrive one by one from the network. Baseline: the
  * pure applyReport of the same reports into a view (the work a round cannot avoid).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MigrationRunner } from '../cc/migration/runner.js';
+import { PlanDriver } from '../cc/migration/planDriver.js';
 import { DEFAULT_LIMITS } from '../cc/migration/settings.js';
 import type { NodeClient } from '../cc/nodeClient.js';
 import { applyReport, initialView, type ClusterView } from '../cc/view.js';
@@ -55,7 +55,7 @@ export async function pollRoundRig(n: number): Promise<RoundRig> {
     describe: (host: string) => new Promise((resolve) => setImmediate(() => resolve(reports.get(host)))),
   } as unknown as NodeClient;
   const keeper = new ViewKeeper({ initial: initialView('bench', hosts), nodes, clock: systemClock, logger, onChange: (v, significant) => cache.save(v, significant) });
-  const runner = new MigrationRunner({
+  const runner = new PlanDriver({
     keeper, nodes, clock: systemClock, logger, limits: DEFAULT_LIMITS, uriTemplate: 'http://{host}:16509', placement: new Mailbox(), callTimeoutMs: 5000,
   });
   runner.start();

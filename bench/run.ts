@@ -10,7 +10,7 @@
  *   credential one per-migration credential as the CC's runner waits for it: from the key pool made
  *              ahead (cc/migration/keyPool.ts) vs a key pair made when issued (before issue 19)
  *   poll round the CC's bookkeeping of one steady poll round of 4000 nodes (keeper, cache writer,
- *              migration runner; bench/pollRound.ts) vs applying the same reports to a view alone
+ *              migration plan driver; bench/pollRound.ts) vs applying the same reports to a view alone
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

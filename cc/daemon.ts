@@ -74,7 +74,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const { port } = server.address() as AddressInfo;
   keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
   // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
-  service.runner.start();
+  service.planDriver.start();
   keyPool.start();
   const { limits: migrationLimits, timeouts } = migrationSettingsOf(config);
   logger.info({
@@ -87,7 +87,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await service.runner.stop();
+      await service.planDriver.stop();
       await keyPool.stop();
       await keeper.stop();
       await cache.flush();

@@ -11,7 +11,7 @@ import type { SchedulePolicy } from './config.js';
 import { CcErrors } from './errors.js';
 import { MigrationOps } from './migration/operations.js';
 import type { CredentialIssuer } from './migration/credentialIssuer.js';
-import { MigrationRunner } from './migration/runner.js';
+import { PlanDriver } from './migration/planDriver.js';
 import { DEFAULT_MIGRATION_SETTINGS, type MigrationSettings } from './migration/settings.js';
 import type { NodeClient } from './nodeClient.js';
 import { runInstances } from './runInstances.js';
@@ -51,7 +51,7 @@ export interface CcServiceOptions {
   readonly credentials?: CredentialIssuer;
   /** Live-migration limits, timeouts and endpoint (defaults: migration/settings.ts). */
   readonly migration?: Partial<MigrationSettings>;
-  /** Hold new migrations until the CLC has sent the fenced hosts (MigrationRunnerOptions.awaitFencedHosts); the daemon sets it. */
+  /** Hold new migrations until the CLC has sent the fenced hosts (PlanDriverOptions.awaitFencedHosts); the daemon sets it. */
   readonly awaitFencedHosts?: boolean;
 }
 
@@ -60,20 +60,20 @@ export class CcService {
   private readonly placement = new Mailbox();
   private readonly quickTimeoutMs: number;
   /** Drives every migration plan; built here, started by whoever runs the CC (daemon.ts). */
-  readonly runner: MigrationRunner;
+  readonly planDriver: PlanDriver;
   private readonly migrations: MigrationOps;
 
   constructor(private readonly opts: CcServiceOptions) {
     this.quickTimeoutMs = Math.min(opts.ncTimeoutMs, DESCRIBE_TIMEOUT_CAP_MS);
     const settings: MigrationSettings = { ...DEFAULT_MIGRATION_SETTINGS, ...opts.migration };
     const { keeper, nodes, clock, logger } = opts;
-    this.runner = new MigrationRunner({
+    this.planDriver = new PlanDriver({
       keeper, nodes, clock, logger, limits: settings.limits, uriTemplate: settings.uriTemplate, placement: this.placement, callTimeoutMs: opts.ncTimeoutMs,
       ...(opts.credentials ? { credentials: opts.credentials } : {}),
       ...(opts.awaitFencedHosts === true ? { awaitFencedHosts: true } : {}),
     });
     this.migrations = new MigrationOps({
-      keeper, nodes, clock, logger, settings, placement: this.placement, runner: this.runner,
+      keeper, nodes, clock, logger, settings, placement: this.placement, planDriver: this.planDriver,
       freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs, readGraceMs: READ_GRACE_MS, ncTimeoutMs: opts.ncTimeoutMs,
     });
   }
@@ -114,7 +114,7 @@ export class CcService {
     ccCheckHostActivity: (req) => this.checkActivity(req),
     ccSetFencedHosts: (req) => {
       this.opts.keeper.setFencedHosts(req.hosts);
-      this.runner.poke();
+      this.planDriver.poke();
       return Promise.resolve({ hosts: [...this.opts.keeper.fencedHosts()].sort() });
     },
     ccMigrateInstances: (req) => this.migrations.migrate(req),

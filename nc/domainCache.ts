@@ -1,6 +1,6 @@
 /**
  * The NC's last look at its hypervisor's domains, shared by the node runner and the migration
- * runner. Kept while the hypervisor is unreachable, so describe can answer with last-known states.
+ * item executors. Kept while the hypervisor is unreachable, so describe can answer with last-known states.
  */
 import type { Clock } from '../shared/clock.js';
 import type { DomainInfo } from './hypervisor/driver.js';

@@ -150,7 +150,7 @@ export function translate(e: unknown, host: string, operation: string): unknown 
     case 'InsufficientHostResources':
       return NcErrors.withMessage('InsufficientCapacity', `node ${host} cannot fit the instance: ${e.message}`, { host });
     default:
-      // The hypervisor's own code stays readable: the migration runner tells some refusals apart.
+      // The hypervisor's own code stays readable: the migration item executor tells some refusals apart.
       return NcErrors.make('HypervisorRefused', { host, operation, detail, hypervisorCode: e.code });
   }
 }

@@ -1,5 +1,5 @@
 /**
- * What the migration runners share: the node's identity, clock, log, hypervisor link, domain cache,
+ * What the migration item executors share: the node's identity, clock, log, hypervisor link, domain cache,
  * store access (through the node's persist, inside its mailbox) and the CC notifier.
  */
 import type { Clock } from '../shared/clock.js';

@@ -1,8 +1,8 @@
 /**
  * Source side of live migration as pure decisions and store transitions (STYLE habit 1): what a
  * prepare, commit, replan or rollback does to the stored plan and the instance records, how a
- * migration's outcome ends its item, and the source-side timeouts. The runner
- * (migrationRunner.ts) executes them against the store and the hypervisor.
+ * migration's outcome ends its item, and the source-side timeouts. The item executor
+ * (migrationItemExecutor.ts) executes them against the store and the hypervisor.
  *
  * Item states on the source (migrationProtocol.ts): a prepared item stays `queued` until commit;
  * the source is never told when its destination is prepared, so it never persists preparing/ready.

@@ -1,7 +1,7 @@
 /**
  * The NC's runner: executes the pure decisions (admission.ts, termination.ts, reconcile.ts) against
- * the store and the hypervisor, one operation at a time; live migration has its own runner
- * (migrationRunner.ts) in the same mailbox. Ordering rule for every change: persist the intent, act
+ * the store and the hypervisor, one operation at a time; live migration has its own item executor
+ * (migrationItemExecutor.ts) in the same mailbox. Ordering rule for every change: persist the intent, act
  * on the hypervisor, persist the outcome, then reply — so a crash at any point leaves a record that
  * start-up re-adoption can finish, and nothing acknowledged is ever lost.
  */
@@ -20,7 +20,7 @@ import type { DomainInfo, HypervisorDriver } from './hypervisor/driver.js';
 import { HypervisorLink, type RetryPolicy } from './hypervisorLink.js';
 import { instanceView, observedState } from './instanceView.js';
 import { Mailbox } from '../shared/mailbox.js';
-import { MigrationRunner, type MigrateAnswer, type MigrationTiming } from './migrationRunner.js';
+import { MigrationItemExecutor, type MigrateAnswer, type MigrationTiming } from './migrationItemExecutor.js';
 import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from './migrationPlans.js';
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
 import { nodeView } from './nodeView.js';
@@ -68,7 +68,7 @@ export class NodeController {
   private readonly notifier: CcNotifier;
   /** The last successful list(); kept while the hypervisor is unreachable (last-known states). */
   private readonly domains: DomainCache;
-  private readonly migrations: MigrationRunner;
+  private readonly migrations: MigrationItemExecutor;
 
   constructor(private readonly o: NodeControllerOptions) {
     this.tombstones = o.tombstones ?? DEFAULT_TOMBSTONES;
@@ -79,7 +79,7 @@ export class NodeController {
       driver: o.driver, clock: o.clock, logger: o.logger, host: o.host, retry: o.retry,
       onConnected: () => this.mailbox.run(() => this.readopt()),
     });
-    this.migrations = new MigrationRunner({
+    this.migrations = new MigrationItemExecutor({
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
       notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
       snapshot: () => this.store, timing: o.migrationTiming, requireCredentials: o.requireMigrationCredentials ?? false,
@@ -120,7 +120,7 @@ export class NodeController {
     return this.mailbox.run(() => this.modifyNow(stateName));
   }
 
-  /** Every live-migration step, source or destination (migrationRunner.ts). */
+  /** Every live-migration step, source or destination (migrationItemExecutor.ts). */
   migrate(req: NcMigrateRequest): Promise<MigrateAnswer> {
     return this.mailbox.run(() => this.migrations.handle(req));
   }

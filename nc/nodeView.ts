@@ -14,7 +14,7 @@ export interface NodeViewInput {
   readonly hypervisor: string;
   readonly capacity: Resources | undefined;
   readonly observation: Observation | undefined;
-  /** Plans this node is the source of, as the migration runner shows them (live progress included). */
+  /** Plans this node is the source of, as the migration item executor shows them (live progress included). */
   readonly plans: readonly MigrationPlan[];
   readonly incoming: readonly Incoming[];
 }

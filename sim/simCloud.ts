@@ -294,7 +294,7 @@ export class SimCloud {
     this.ccs.set(name, { life, service, keeper });
     this.net.serve(name, typedHandlers(SERVED_OPS, service.ops), life);
     keeper.startPolling(pollIntervalMs, ncTimeoutMs);
-    service.runner.start();
+    service.planDriver.start();
     this.trace(`${name} started (#${boots})`);
   }
 

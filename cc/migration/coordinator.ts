@@ -16,7 +16,7 @@
  *     may already be receiving (a commit the CC saw time out may have arrived), so it waits.
  *  4. cancelRequested → rollback(cancel) of the whole plan on the source while any item has not
  *     committed (cleaning/completed are left alone).
- *  5. A prepare the CC sent without an answer yet → send it again (the runner paces repeats).
+ *  5. A prepare the CC sent without an answer yet → send it again (the plan driver paces repeats).
  *  6. Destination ready → commit on the source with the destination's migration endpoint.
  *  6a. Re-join: a migrating source awaiting a credential (its NC lost the one of its commit before
  *     its hypervisor started the migration) gets a new pair of the generation it asks for: first the
@@ -57,7 +57,7 @@ export interface ReconcileInput {
   readonly limits: Limits;
   readonly now: number;
   /**
-   * The CC has not yet heard from the CLC which hosts are fenced (runner.ts awaitFencedHosts): no
+   * The CC has not yet heard from the CLC which hosts are fenced (planDriver.ts awaitFencedHosts): no
    * prepare is sent or resent and no commit is sent, since any destination might be a fenced host.
    */
   readonly fencedUnknown?: boolean;

@@ -30,7 +30,7 @@ export interface CredentialRequest {
   readonly lifetimeMs: number;
 }
 
-/** Narrow interface: the runner asks for a credential; tests give a fake. */
+/** Narrow interface: the plan driver asks for a credential; tests give a fake. */
 export interface CredentialIssuer {
   issue(r: CredentialRequest): Promise<MigrationCredential>;
 }

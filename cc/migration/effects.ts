@@ -1,7 +1,7 @@
 /**
  * What the coordinator asks for, as data (STYLE habit 1): each effect is one ncMigrateInstances call
  * on one NC, idempotent there and keyed by (migrationId, instanceId), so sending it twice, late, or
- * after a CC restart is harmless. The runner executes them; nothing here does I/O.
+ * after a CC restart is harmless. The plan driver (planDriver.ts) executes them; nothing here does I/O.
  */
 import type { Incoming, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
 import { destinationUri } from './settings.js';
@@ -46,7 +46,7 @@ export function effectHost(e: Effect): string {
   }
 }
 
-/** One key per distinct call: the runner never has two of the same in flight. */
+/** One key per distinct call: the plan driver never has two of the same in flight. */
 export function effectKey(e: Effect): string {
   const what = e.kind === 'rollback' ? `rollback-${e.side}${e.cancel ? '-cancel' : ''}` : e.kind;
   return `${what}:${e.migrationId}/${'instanceId' in e && e.instanceId !== undefined ? e.instanceId : '*'}@${effectHost(e)}`;

@@ -3,7 +3,7 @@
  * phase (for the timeouts), that it asked a destination to prepare, which destinations refused it,
  * and that it gave up on it. None of it is durable: after a CC restart every phase starts again
  * from `now` — timeouts then run from the restart, which can only make them later, never earlier.
- * Pure helpers; the runner holds the map.
+ * Pure helpers; the plan driver holds the map.
  */
 import type { MigrationPlan, PlanItem } from '../../shared/protocol/migrationProtocol.js';
 import type { Effect } from './effects.js';
@@ -75,7 +75,7 @@ export function timeoutReason(phase: Phase, destination: string, ms: number): st
   }
 }
 
-/** A failed call as the runner saw it: the CC error's code and message. */
+/** A failed call as the plan driver saw it: the CC error's code and message. */
 export interface CallFailure {
   readonly code: string;
   readonly message: string;
@@ -93,7 +93,7 @@ const REJOIN_REFUSALS = new Set(['NodeFull', 'NodeFault', 'StateWriteFailed']);
  * makes the item queued again with that destination marked refused, so the next reconcile re-plans
  * it (for a migrating item, a re-join's re-prepare, the CC gives up instead); a source refusing
  * commit makes the CC give up on the item. Anything else changes nothing:
- * the next reconcile re-reads the NCs and the runner retries after a pause.
+ * the next reconcile re-reads the NCs and the plan driver retries after a pause.
  */
 export function noteFailure(marks: Marks, key: string, effect: Effect, failure: CallFailure, now: number): Marks {
   const mark = marks.get(key);

@@ -17,7 +17,7 @@ import { describePlan, describePlans } from './describe.js';
 import { migrationNodes } from './nodes.js';
 import { planMigration } from './planner.js';
 import { isActivePlan, plansOf } from './plans.js';
-import type { MigrationRunner } from './runner.js';
+import type { PlanDriver } from './planDriver.js';
 import type { MigrationSettings } from './settings.js';
 
 export interface MigrationOpsOptions {
@@ -28,7 +28,7 @@ export interface MigrationOpsOptions {
   readonly settings: MigrationSettings;
   /** The CC's placement queue, shared with ccRunInstances. */
   readonly placement: Mailbox;
-  readonly runner: MigrationRunner;
+  readonly planDriver: PlanDriver;
   /** Describe-style refreshes: nodes whose data is this old are asked again, within this timeout. */
   readonly freshMs: number;
   readonly quickTimeoutMs: number;
@@ -56,7 +56,7 @@ export class MigrationOps {
       if (!outcome.ok) throw outcome.error;
       const plan = await this.persist(outcome.plan);
       this.o.logger.info({ migrationId: plan.migrationId, source: plan.source, items: plan.items.length, unplaced: outcome.unplaced.length }, 'migration planned');
-      this.o.runner.poke();
+      this.o.planDriver.poke();
       return { migrationId: plan.migrationId, plan, unplaced: [...outcome.unplaced], matrix: matrixOf(keeper.get(), req.vmTypes) };
     });
   }
@@ -65,7 +65,7 @@ export class MigrationOps {
   async describe(req: CcRequest<'ccDescribeMigrations'>): Promise<CcResponse<'ccDescribeMigrations'>> {
     const { keeper } = this.o;
     const stale = await keeper.refreshForRead(this.o.freshMs, this.o.readGraceMs, this.o.quickTimeoutMs);
-    const all = describePlans(migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.runner.currentMarks())
+    const all = describePlans(migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.planDriver.currentMarks())
       .map((p) => (stale.has(p.source) ? { ...p, sourceReachable: false } : p));
     const migrations = req.migrationId === undefined ? all : all.filter((p) => p.migrationId === req.migrationId);
     if (req.migrationId !== undefined && migrations.length === 0) {
@@ -94,14 +94,14 @@ export class MigrationOps {
       return res.plan ?? plan;
     });
     this.o.logger.info({ migrationId, source }, 'migration cancel requested');
-    this.o.runner.poke();
-    return { plan: describePlan(held, migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.runner.currentMarks()) };
+    this.o.planDriver.poke();
+    return { plan: describePlan(held, migrationNodes(keeper.get(), keeper.fencedHosts()), this.o.planDriver.currentMarks()) };
   }
 
   async nodeEvent(req: CcRequest<'ccNodeEvent'>): Promise<CcResponse<'ccNodeEvent'>> {
     const { keeper } = this.o;
     if (!findEntry(keeper.get(), req.host)) throw CcErrors.make('NodeNotFound', { host: req.host, partition: keeper.get().partition });
-    this.o.runner.nodeEvent(req);
+    this.o.planDriver.nodeEvent(req);
     return {};
   }
 

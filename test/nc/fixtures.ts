@@ -7,7 +7,7 @@ import type { DomainInfo, DomainState } from '../../nc/hypervisor/driver.js';
 import { openMemoryNcStore, type InstancePhase, type InstanceRecord, type NcSnapshot } from '../../nc/ncStore.js';
 import { NodeController } from '../../nc/nodeController.js';
 import type { CcNotifier } from '../../nc/ccNotifier.js';
-import type { MigrationTiming } from '../../nc/migrationRunner.js';
+import type { MigrationTiming } from '../../nc/migrationItemExecutor.js';
 import type { PlanRetention } from '../../nc/migrationPlans.js';
 import { FakeDriver } from './fakeDriver.js';
 

@@ -5,7 +5,7 @@ import { StoreErrors } from '../../shared/store/errors.js';
 import type { Store } from '../../shared/store/store.js';
 import type { CcNodeEvent, CcNotifier } from '../../nc/ccNotifier.js';
 import { hypervisorMigrationId } from '../../nc/migrationSource.js';
-import type { MigrationTiming } from '../../nc/migrationRunner.js';
+import type { MigrationTiming } from '../../nc/migrationItemExecutor.js';
 import { openMemoryNcStore, type NcSnapshot } from '../../nc/ncStore.js';
 import { FakeDriver } from './fakeDriver.js';
 import { harness, runRequest, settle, SMALL, type Harness } from './fixtures.js';

@@ -1,5 +1,5 @@
 /**
- * A CC with its migration runner over fake NCs that implement the handshake, on a ManualClock.
+ * A CC with its migration plan driver over fake NCs that implement the handshake, on a ManualClock.
  * `restart()` builds a new CC (keeper, service, runner) over the same NCs, as after a CC crash.
  */
 import { CcService } from '../../../cc/service.js';
@@ -60,7 +60,7 @@ export async function migrationHarness(opts: MigrationHarnessOptions) {
     });
     await keeper.refreshHosts(hosts, 500);
     if (opts.events ?? true) fake.onEvent = (ev) => service.ops.ccNodeEvent(ev, CTX);
-    service.runner.start();
+    service.planDriver.start();
     if (opts.pollMs !== undefined) keeper.startPolling(opts.pollMs, 500);
     return { keeper, service };
   };
@@ -70,7 +70,7 @@ export async function migrationHarness(opts: MigrationHarnessOptions) {
   const settle = async (): Promise<void> => {
     let last = -1;
     for (let round = 0; round < 200; round++) {
-      await cc.service.runner.idle();
+      await cc.service.planDriver.idle();
       await cc.keeper.idle();
       await fake.idle();
       await new Promise((r) => setImmediate(r));
@@ -130,7 +130,7 @@ export async function migrationHarness(opts: MigrationHarnessOptions) {
     },
     /** Stops this CC (as a crash would: nothing is persisted anyway) and boots a new one over the same NCs. */
     restart: async () => {
-      await cc.service.runner.stop();
+      await cc.service.planDriver.stop();
       await cc.keeper.stop();
       fake.onEvent = undefined;
       cc = await boot();

@@ -1,5 +1,5 @@
 /**
- * The runner and the migration operations over fake NCs that implement the handshake: whole
+ * The plan driver and the migration operations over fake NCs that implement the handshake: whole
  * migrations end to end, concurrency limits, reservations and re-planning at execution time.
  */
 import { describe, expect, it } from 'vitest';

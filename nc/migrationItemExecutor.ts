@@ -1,6 +1,6 @@
 /**
- * The live-migration runner: executes the pure decisions of migrationSource.ts and
- * migrationRecovery.ts (the destination half is incomingRunner.ts) against the store and the
+ * The live-migration item executor: executes the pure decisions of migrationSource.ts and
+ * migrationRecovery.ts (the destination half is incomingItemExecutor.ts) against the store and the
  * hypervisor. Every step runs in the node's mailbox (one operation at a time, with runs and
  * terminates), and keeps the NC's rule: persist the intent, act on the hypervisor, persist the
  * outcome, then reply. The hypervisor's migration runs outside the mailbox (outgoingJobs.ts); its
@@ -13,7 +13,7 @@ import { credentialIdentity } from '../shared/pki/migrationPeer.js';
 import type { Incoming, MigrationPlan, NcMigrateRequest } from '../shared/protocol/migrationProtocol.js';
 import { NcErrors } from './errors.js';
 import type { HypervisorDriver, HypervisorEvent } from './hypervisor/driver.js';
-import { IncomingRunner } from './incomingRunner.js';
+import { IncomingItemExecutor } from './incomingItemExecutor.js';
 import type { MigrationCredential } from '../shared/protocol/migrationProtocol.js';
 import { tell, type MigrateAnswer, type MigrationContext } from './migrationContext.js';
 import { incomingView } from './migrationDestination.js';
@@ -38,23 +38,23 @@ export interface MigrationTiming {
 
 export const DEFAULT_MIGRATION_TIMING: MigrationTiming = Object.freeze({ tickMs: 1000, abortWaitMs: 10_000 });
 
-export interface MigrationRunnerOptions extends MigrationContext {
+export interface MigrationItemExecutorOptions extends MigrationContext {
   /** For events only; every call goes through `link`. */
   readonly driver: HypervisorDriver;
   readonly timing?: Partial<MigrationTiming>;
 }
 
-export class MigrationRunner {
+export class MigrationItemExecutor {
   private readonly jobs: OutgoingJobs;
-  private readonly incoming: IncomingRunner;
+  private readonly incoming: IncomingItemExecutor;
   private readonly timing: MigrationTiming;
   private tickTimer: TimerHandle | undefined;
   private offEvents: (() => void) | undefined;
   private stopped = false;
 
-  constructor(private readonly o: MigrationRunnerOptions) {
+  constructor(private readonly o: MigrationItemExecutorOptions) {
     this.jobs = new OutgoingJobs(o.link, o.clock);
-    this.incoming = new IncomingRunner(o, () => this.ensureTick());
+    this.incoming = new IncomingItemExecutor(o, () => this.ensureTick());
     this.timing = { ...DEFAULT_MIGRATION_TIMING, ...o.timing };
   }
 

@@ -5,8 +5,8 @@
  * a repeated effect is paced (a failing NC is not hammered). Triggered by ccNodeEvent, by every
  * applied poll (the safety net), by each finished effect and by a timer at the next deadline.
  *
- * The runner's memory (marks.ts: phase start times, refusals, give-ups) lives only here. After a
- * CC restart a new runner starts with none: every plan resumes from what the NCs report, and phase
+ * The driver's memory (marks.ts: phase start times, refusals, give-ups) lives only here. After a
+ * CC restart a new driver starts with none: every plan resumes from what the NCs report, and phase
  * timers start again from `now` — timeouts then run from the restart, late rather than early.
  */
 import type { Logger } from 'pino';
@@ -33,7 +33,7 @@ export type NodeEvent = z.infer<typeof ccNodeEventRequestSchema>;
 export const RETRY_MIN_MS = 1000;
 export const RETRY_MAX_MS = 30_000;
 
-export interface MigrationRunnerOptions {
+export interface PlanDriverOptions {
   readonly keeper: ViewKeeper;
   readonly nodes: NodeClient;
   readonly clock: Clock;
@@ -87,7 +87,7 @@ function asFailure(e: unknown): CallFailure {
   return { code: e.code, message: e.message, ...(typeof e.fields.maybeDelivered === 'boolean' ? { maybeDelivered: e.fields.maybeDelivered } : {}) };
 }
 
-export class MigrationRunner {
+export class PlanDriver {
   private marks: Marks = new Map();
   private readonly pace = new Map<string, Pace>();
   private readonly running = new Map<string, Promise<void>>();
@@ -98,7 +98,7 @@ export class MigrationRunner {
   private started = false;
   private stopped = false;
 
-  constructor(private readonly opts: MigrationRunnerOptions) {}
+  constructor(private readonly opts: PlanDriverOptions) {}
 
   /** Starts reconciling: now, after every view change, and at every deadline. */
   start(): void {
@@ -108,7 +108,7 @@ export class MigrationRunner {
     this.poke();
   }
 
-  /** The runner's memory, for ccDescribeMigrations. */
+  /** The driver's memory, for ccDescribeMigrations. */
   currentMarks(): Marks {
     return this.marks;
   }

@@ -1,5 +1,5 @@
 /**
- * The destination half of the migration runner: executes migrationDestination.ts's decisions in the
+ * The destination half of the migration item executor: executes migrationDestination.ts's decisions in the
  * node's mailbox. Persist the intent, act on the hypervisor, persist the outcome, then reply.
  */
 import { isFerryError } from '../shared/errors/registry.js';
@@ -20,7 +20,7 @@ interface HeldCredential {
   readonly generation: number;
 }
 
-export class IncomingRunner {
+export class IncomingItemExecutor {
   /**
    * Each incoming item's credential of the latest generation seen, by instance id: memory only (never
    * in the store or a log). After a restart there is none until the CC prepares again; until then
@@ -28,7 +28,7 @@ export class IncomingRunner {
    */
   private readonly credentials = new Map<string, HeldCredential>();
 
-  /** `onActive`: something now needs the runner's tick (an incoming record exists). */
+  /** `onActive`: something now needs the executor's tick (an incoming record exists). */
   constructor(private readonly ctx: MigrationContext, private readonly onActive: () => void) {}
 
   async prepare(req: DestinationPrepareRequest): Promise<MigrateAnswer> {
