@@ -7,7 +7,7 @@ import { credentialIdentity } from '../shared/pki/migrationPeer.js';
 import type { MigrationCredential } from '../shared/protocol/migrationProtocol.js';
 import { NcErrors } from './errors.js';
 import {
-  applyArrival, classifyIncomingDomain, decideIncomingPrepare, incomingSpec, incomingToRollBack, incomingView,
+  applyArrival, applyIncoming, classifyIncomingDomain, decideIncomingPrepare, incomingSpec, incomingToRollBack, incomingView,
   type DestinationPrepareRequest, type DestinationRollbackRequest,
 } from './migrationDestination.js';
 import { tell, type MigrateAnswer, type MigrationContext } from './migrationContext.js';
@@ -48,7 +48,7 @@ export class IncomingItemExecutor {
     if (req.credential && generation !== undefined && (!held || generation >= held.generation)) this.credentials.set(id, { credential: req.credential, generation });
     if (d.kind === 'answer') return { migrationId: req.migrationId, incoming: incomingView(d.incoming) };
     const { incoming } = d;
-    if (d.fresh) await this.ctx.persist((draft) => { draft.incoming[incoming.instanceId] = incoming; });
+    if (d.fresh) await this.ctx.persist((draft) => { draft.incoming[incoming.instanceId] = incoming; }); // the prepare row's record (decideIncomingPrepare)
     const ready = await this.prepareHypervisor(incoming, d.rejoin !== true);
     return { migrationId: req.migrationId, incoming: incomingView(ready) };
   }
@@ -74,10 +74,7 @@ export class IncomingItemExecutor {
 
   async rollback(req: DestinationRollbackRequest): Promise<MigrateAnswer> {
     for (const id of incomingToRollBack(this.snap, req)) {
-      await this.ctx.persist((d) => {
-        const r = d.incoming[id];
-        if (r) r.rollingBack = true;
-      });
+      await this.ctx.persist((d) => applyIncoming(d, id, 'rollback', {}));
       await this.finishRollback(id, req.reason);
     }
     return { migrationId: req.migrationId };
@@ -95,7 +92,7 @@ export class IncomingItemExecutor {
       await this.finalize(id);
       return;
     }
-    await this.ctx.persist((d) => { delete d.incoming[id]; });
+    await this.ctx.persist((d) => applyIncoming(d, id, 'rolledBack', {}));
     this.credentials.delete(id);
     this.ctx.domains.forget(id);
     this.ctx.logger.info({ migrationId: rec.migrationId, instanceId: id, reason }, 'incoming migration rolled back');
@@ -138,18 +135,13 @@ export class IncomingItemExecutor {
     try {
       await this.ctx.link.call('prepareIncoming', (d) => d.prepareIncoming(incomingSpec(rec), hypervisorMigrationId(rec.migrationId, id), credential));
     } catch (e) {
-      if (dropOnRefusal && isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.ctx.persist((d) => { delete d.incoming[id]; });
+      if (isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.ctx.persist((d) => applyIncoming(d, id, 'prepareRefused', { acknowledged: !dropOnRefusal }));
       throw e;
     }
     const ready = await this.ctx.persist((d) => {
-      const r = d.incoming[id];
+      const r = applyIncoming(d, id, 'prepared', { now: this.ctx.clock.now(), generation: held?.generation });
+      // A programming-invariant assert (uncoded on purpose): unreachable while only the mailbox writes the store.
       if (!r) throw new Error(`incoming record ${id} vanished inside the mailbox`);
-      if (r.state === 'preparing') {
-        r.state = 'ready';
-        r.since = this.ctx.clock.now();
-      }
-      delete r.rollingBack;
-      if (held && held.generation > 0) r.credentialGeneration = held.generation;
       return { ...r };
     });
     this.ctx.logger.info(

@@ -2,14 +2,8 @@
  * Destination side of live migration as pure decisions and store transitions: admission of an
  * incoming instance (like a run: disabled, health, capacity counting instances AND Incoming
  * records), what the hypervisor's word about the incoming domain means, and the one store update
- * that turns an arrived VM into this node's instance.
- *
- *   prepare ─persist─▶ preparing ─prepareIncoming─▶ ready ─the VM runs here─▶ (instance record, none)
- *                                                     ├─rollback─▶ rollingBack ─abortIncoming─▶ (gone)
- *                                                     └─prepare with a later credential generation (a
- *                                                       source re-joins)─prepareIncoming─▶ ready (that generation)
- * The incoming state stays ready during the transfer: no driver call or event tells a destination
- * that the stream has begun (see nc/README.md, open points).
+ * that turns an arrived VM into this node's instance. Every change of an Incoming record is a row
+ * of migrationDestinationTable.ts: the decide functions select rows, the apply functions run them.
  */
 import { fits, sub, type Resources } from '../shared/model/resources.js';
 import type { Incoming, NcMigrateRequest } from '../shared/protocol/migrationProtocol.js';
@@ -19,6 +13,7 @@ import type { Observation, Observed } from './instanceView.js';
 import type { InstanceRecord, NcSnapshot, StoredIncoming } from './ncStore.js';
 import type { Refusal } from './migrationSource.js';
 import { usedResources } from './usage.js';
+import { selectIncomingRow, type IncomingPayloads, type IncomingTrigger } from './migrationDestinationTable.js';
 
 export type DestinationPrepareRequest = Extract<NcMigrateRequest, { action: 'prepare'; role: 'destination' }>;
 export type DestinationRollbackRequest = Extract<NcMigrateRequest, { action: 'rollback' }>;
@@ -72,26 +67,55 @@ export function decideIncomingPrepare(input: IncomingPrepareInput): IncomingPrep
   // These become the instance record on arrival, which requires them (ncRunInstance does too).
   if (!req.incoming.imageId || !req.incoming.ownerId) return refuse('MigrationPlanInvalid', { host, migrationId, detail: 'imageId and ownerId are required' });
   const existing = snapshot.incoming[id];
-  if (existing) {
-    if (existing.migrationId !== migrationId) return refuse('MigrationInProgress', { host, subject: `instance ${id}`, migrationId: existing.migrationId });
-    if (!sameIncoming(existing, req.incoming)) return refuse('InstanceExists', { host, instanceId: id });
-    // A preparing record is an earlier attempt whose prepareIncoming was never confirmed: carry it on.
-    if (existing.state === 'preparing' || existing.rollingBack) return { kind: 'prepare', incoming: existing, fresh: false };
-    // A re-join's credential (a later generation than the hypervisor holds) must reach the hypervisor.
-    if (input.generation !== undefined && input.generation > (existing.credentialGeneration ?? 0)) return { kind: 'prepare', incoming: existing, fresh: false, rejoin: true };
-    return { kind: 'answer', incoming: existing };
-  }
   const rec = snapshot.instances[id];
-  if (rec && rec.arrivedBy === migrationId && rec.phase !== 'terminated') return { kind: 'arrived' };
-  if (rec) return refuse('InstanceExists', { host, instanceId: id });
-  if (snapshot.nodeState === 'disabled' && !req.allowDisabled) return refuse('NodeDisabled', { host });
-  if (!input.healthy || !input.capacity) return refuse('HypervisorUnavailable', { host, detail: 'not connected' });
   const used = usedResources(snapshot.instances, withoutDomain(input.observation, id), snapshot.incoming);
-  const free = sub(input.capacity, used);
-  if (!fits(req.incoming.vmType, free)) {
-    return refuse('InsufficientCapacity', { host, vmType: req.incoming.vmType.name, need: show(req.incoming.vmType), free: show(free) });
+  const free = input.capacity ? sub(input.capacity, used) : undefined;
+  const p: IncomingPayloads['prepare'] = {
+    sameMigration: existing?.migrationId === migrationId,
+    sameSpec: existing !== undefined && sameIncoming(existing, req.incoming),
+    // A re-join's credential (a later generation than the hypervisor holds) must reach the hypervisor.
+    laterGeneration: input.generation !== undefined && input.generation > (existing?.credentialGeneration ?? 0),
+    instanceHere: rec !== undefined,
+    arrivedByThis: rec !== undefined && rec.arrivedBy === migrationId && rec.phase !== 'terminated',
+    disabled: snapshot.nodeState === 'disabled' && !req.allowDisabled,
+    connected: input.healthy && input.capacity !== undefined,
+    fits: free !== undefined && fits(req.incoming.vmType, free),
+    fresh: { ...structuredClone(req.incoming), state: 'preparing', since: now },
+  };
+  const row = selectIncomingRow('prepare', existing, p);
+  switch (row?.decides) {
+    case 'answer': return existing ? { kind: 'answer', incoming: existing } : { kind: 'arrived' };
+    case 'arrived': return { kind: 'arrived' };
+    case 'prepare': return existing ? { kind: 'prepare', incoming: existing, fresh: false } : { kind: 'prepare', incoming: p.fresh, fresh: true };
+    case 'rejoin': return existing ? { kind: 'prepare', incoming: existing, fresh: false, rejoin: true } : { kind: 'prepare', incoming: p.fresh, fresh: true };
+    case 'prepare-fresh': return { kind: 'prepare', incoming: p.fresh, fresh: true };
+    default: return prepareRefusal(row?.refusal ?? 'InstanceExists', host, req, existing, free);
   }
-  return { kind: 'prepare', incoming: { ...structuredClone(req.incoming), state: 'preparing', since: now }, fresh: true };
+}
+
+function prepareRefusal(code: Refusal['code'], host: string, req: DestinationPrepareRequest, existing: StoredIncoming | undefined, free: Resources | undefined): Refusal {
+  const id = req.incoming.instanceId;
+  switch (code) {
+    case 'MigrationInProgress': return refuse(code, { host, subject: `instance ${id}`, migrationId: existing?.migrationId ?? req.migrationId });
+    case 'NodeDisabled': return refuse(code, { host });
+    case 'HypervisorUnavailable': return refuse(code, { host, detail: 'not connected' });
+    case 'InsufficientCapacity': return refuse(code, { host, vmType: req.incoming.vmType.name, need: show(req.incoming.vmType), free: free ? show(free) : 'unknown' });
+    default: return refuse(code, { host, instanceId: id });
+  }
+}
+
+/**
+ * Store transition: runs the row `trigger` selects for the instance's Incoming record on the draft
+ * (when `expect` is given, only if the row decides that). Returns the record afterwards.
+ */
+export function applyIncoming<K extends IncomingTrigger>(draft: NcSnapshot, instanceId: string, trigger: K, p: IncomingPayloads[K], expect?: string): StoredIncoming | undefined {
+  const rec = draft.incoming[instanceId];
+  const row = selectIncomingRow(trigger, rec, p);
+  if (!row?.run || (expect !== undefined && row.decides !== expect)) return rec;
+  const next = row.run(rec, p);
+  if (next) draft.incoming[instanceId] = next;
+  else delete draft.incoming[instanceId];
+  return next;
 }
 
 export function incomingSpec(rec: StoredIncoming): DomainSpec {
@@ -137,7 +161,7 @@ export function incomingToRollBack(snapshot: NcSnapshot, req: DestinationRollbac
  */
 export function applyArrival(draft: NcSnapshot, instanceId: string, now: number): InstanceRecord | undefined {
   const inc = draft.incoming[instanceId];
-  if (!inc) return undefined;
+  if (!inc || selectIncomingRow('arrived', inc, {})?.decides !== 'instance') return undefined;
   const rec: InstanceRecord = {
     instanceId, reservationId: inc.reservationId, imageId: inc.imageId, ownerId: inc.ownerId,
     vmType: { ...inc.vmType }, launchTime: inc.launchTime, phase: 'running', since: now,

@@ -20,8 +20,8 @@ import { incomingView } from './migrationDestination.js';
 import { planView } from './migrationPlans.js';
 import { planMigrationWork, type MigrationWork, type RecoveryTrigger } from './migrationRecovery.js';
 import {
-  applyAbortRequest, applyAwaitCredential, applyCleaning, applyCommit, applyCompleted, applyRejoin, applyReplanFail, applyReplanMove,
-  applySourcePrepare, decideCommit, decideOutcome, decideReplan, decideSourcePrepare, decideSourceRollback, endItem, findItem,
+  applyAwaitCredential, applyCleaning, applyCommit, applyCompleted, applyOutcomeEnd, applyRejoin, applyReplanFail, applyReplanMove,
+  applyRollback, applySourcePrepare, applyTimeoutAbort, decideCommit, decideOutcome, decideReplan, decideSourcePrepare, decideSourceRollback, findItem,
   hypervisorMigrationId, timeoutReason, type CommitRequest, type MigrationOutcome, type ReplanRequest, type RollbackRequest,
 } from './migrationSource.js';
 import type { NcSnapshot } from './ncStore.js';
@@ -179,8 +179,7 @@ export class MigrationItemExecutor {
     const ended = req.cancel ? 'cancelled' : 'rolled-back';
     // Uncommitted items end now; migrating ones get their abort recorded before the hypervisor hears it.
     await this.o.persist((draft) => {
-      for (const id of d.end) endItem(draft, req.migrationId, id, ended, d.reason, this.now());
-      for (const id of d.abort) applyAbortRequest(draft, req.migrationId, id, d.reason, req.cancel);
+      for (const id of [...d.end, ...d.abort]) applyRollback(draft, req.migrationId, id, d.reason, req.cancel, this.now());
       const plan = draft.plans[req.migrationId];
       if (plan && d.setCancelRequested) plan.cancelRequested = true;
     });
@@ -244,7 +243,7 @@ export class MigrationItemExecutor {
     }
     const decision = decideOutcome(item, result);
     if (decision.next === 'await-credential') {
-      const generation = await this.o.persist((d) => applyAwaitCredential(d, migrationId, instanceId));
+      const generation = await this.o.persist((d) => applyAwaitCredential(d, migrationId, instanceId, this.now()));
       this.o.logger.warn(
         { migrationId, instanceId, generation },
         'the hypervisor never got this migration and cannot start it without the credential the last NC process lost: awaiting a re-issued one',
@@ -259,7 +258,8 @@ export class MigrationItemExecutor {
       await this.finishCleaning(migrationId, instanceId);
       return;
     }
-    await this.o.persist((d) => endItem(d, migrationId, instanceId, decision.next, decision.error, this.now()));
+    if (decision.next === 'settled') return;
+    await this.o.persist((d) => applyOutcomeEnd(d, migrationId, instanceId, result, this.now()));
     this.o.logger.warn({ migrationId, instanceId, error: decision.error }, `migration ${decision.next}; the instance runs here`);
     this.tell('migration', migrationId, instanceId);
   }
@@ -358,7 +358,7 @@ export class MigrationItemExecutor {
       if (!reason) continue;
       this.o.logger.warn({ migrationId, instanceId, reason }, 'aborting a migration');
       try {
-        await this.o.persist((d) => applyAbortRequest(d, migrationId, instanceId, reason, false));
+        await this.o.persist((d) => applyTimeoutAbort(d, migrationId, instanceId, reason));
         await this.abortOutgoing(migrationId, instanceId, false);
       } catch (e) {
         this.o.logger.warn({ err: e, migrationId, instanceId }, 'abort not delivered; recovery repeats it');

@@ -6,14 +6,10 @@
  *
  * Item states on the source (migrationProtocol.ts): a prepared item stays `queued` until commit;
  * the source is never told when its destination is prepared, so it never persists preparing/ready.
- *   queued ─commit─▶ migrating ─success─▶ cleaning ─record removed─▶ completed
- *     │                 ├─failure / abort / timeout, VM still here─▶ rolled-back | cancelled
- *     │                 └─re-join refused for want of the credential the last process lost (the
- *     │                   hypervisor never got the migration)─▶ migrating, awaiting generation n+1
- *     │                   ─commit with that generation's credential─▶ migrating (started again)
- *     ├─replan─▶ queued (new destination, attempts + 1) | failed (destination '')
- *     └─rollback─▶ rolled-back | cancelled
- * The instance's migrationState follows: ready while queued, migrating, cleaning, none otherwise.
+ * Every state change is a row of migrationSourceTable.ts (state × trigger → next, guard, effects):
+ * the decide functions below select rows (after the look-ups that are no state's business), the
+ * apply functions run the selected row on a store draft. The instance's migrationState follows:
+ * ready while queued, migrating, cleaning, none otherwise.
  */
 import type { ErrorFields } from '../shared/errors/registry.js';
 import type { ItemState, MigrationPlan, NcMigrateRequest, PlanItem } from '../shared/protocol/migrationProtocol.js';
@@ -21,6 +17,12 @@ import { FINAL_ITEM_STATES } from '../shared/protocol/migrationProtocol.js';
 import type { NcErrorCode } from './errors.js';
 import { deriveState, observedState, type Observation } from './instanceView.js';
 import type { NcSnapshot, StoredItem, StoredPlan } from './ncStore.js';
+import {
+  selectSourceRow, type CompletedStats, type InstanceEffect, type ItemStep, type MigrationOutcome, type SourceDecisions,
+  type SourcePayloads, type SourceTrigger,
+} from './migrationSourceTable.js';
+
+export type { CompletedStats, MigrationOutcome };
 
 export type Refusal = { readonly kind: 'refuse'; readonly code: NcErrorCode; readonly fields: ErrorFields };
 type Request<A extends NcMigrateRequest['action']> = Extract<NcMigrateRequest, { action: A }>;
@@ -127,12 +129,7 @@ export function decideSourcePrepare(input: SourcePrepareInput): SourcePrepareDec
 /** Store transition: the plan and, for each queued item, its instance ready to send. One write. */
 export function applySourcePrepare(draft: NcSnapshot, plan: StoredPlan): void {
   draft.plans[plan.migrationId] = plan;
-  for (const item of plan.items) {
-    const rec = draft.instances[item.instanceId];
-    if (item.state !== 'queued' || !rec) continue;
-    rec.migrationState = 'ready';
-    rec.migrationId = plan.migrationId;
-  }
+  for (const item of plan.items) applyRow(draft, plan.migrationId, item.instanceId, 'prepared', {}, 'ready');
 }
 
 // --- commit ---
@@ -159,25 +156,28 @@ export function decideCommit(host: string, snapshot: NcSnapshot, req: CommitRequ
   const item = plan.items.find((i) => i.instanceId === instanceId);
   if (!item) return notPrepared('the plan has no such item');
   if (item.destination !== req.destination) return notPrepared(`the item goes to ${item.destination || 'no destination'}, not ${req.destination}`);
-  if (item.state === 'migrating' && item.awaitingCredential === true && !item.abort && req.credential && generation === (item.credentialGeneration ?? 0)) {
-    return { kind: 'rejoin', plan, item };
+  const awaitedCredential = req.credential !== undefined && generation === (item.credentialGeneration ?? 0);
+  const p = commitPayload(snapshot, req, 0, awaitedCredential);
+  const row = selectSourceRow('commit', item, p);
+  switch (row?.decides) {
+    case 'rejoin': return { kind: 'rejoin', plan, item };
+    case 'answer': return { kind: 'answer', plan };
+    case 'start': return { kind: 'start', plan, item };
+    default: return notPrepared(row?.refusal?.detail(item, p) ?? `the item is ${item.state}`);
   }
-  if (item.state === 'migrating' || item.state === 'cleaning' || item.state === 'completed') return { kind: 'answer', plan };
-  if (item.state !== 'queued') return notPrepared(`the item is ${item.state}`);
-  const rec = snapshot.instances[instanceId];
-  if (rec?.migrationState !== 'ready') return notPrepared(`the instance is ${rec ? `migration state ${rec.migrationState}` : 'gone'}`);
-  return { kind: 'start', plan, item };
+}
+
+function commitPayload(snapshot: NcSnapshot, req: CommitRequest, now: number, awaitedCredential: boolean): SourcePayloads['commit'] {
+  const rec = snapshot.instances[req.instanceId];
+  return {
+    destinationUri: req.destinationUri, now, instanceReady: rec?.migrationState === 'ready', awaitedCredential,
+    instance: rec ? `migration state ${rec.migrationState}` : 'gone',
+  };
 }
 
 /** Store transition: item and instance migrating, with what a restarted NC needs to re-join. */
 export function applyCommit(draft: NcSnapshot, req: CommitRequest, now: number): void {
-  const item = mustItem(draft, req.migrationId, req.instanceId);
-  item.state = 'migrating';
-  item.startedAt = now;
-  item.destinationUri = req.destinationUri;
-  delete item.abort;
-  const rec = draft.instances[req.instanceId];
-  if (rec) rec.migrationState = 'migrating';
+  applyRow(draft, req.migrationId, req.instanceId, 'commit', commitPayload(draft, req, now, false), 'start');
 }
 
 // --- re-join with a re-issued credential ---
@@ -187,19 +187,15 @@ export function applyCommit(draft: NcSnapshot, req: CommitRequest, now: number):
  * never got the migration; the credential died with the last NC process). The item asks for the
  * next generation, superseding every credential issued for it so far; the CC re-issues both sides.
  */
-export function applyAwaitCredential(draft: NcSnapshot, migrationId: string, instanceId: string): number {
-  const item = mustItem(draft, migrationId, instanceId);
-  if (item.state !== 'migrating') return item.credentialGeneration ?? 0;
-  if (item.awaitingCredential !== true) {
-    item.credentialGeneration = (item.credentialGeneration ?? 0) + 1;
-    item.awaitingCredential = true;
-  }
-  return item.credentialGeneration ?? 0;
+export function applyAwaitCredential(draft: NcSnapshot, migrationId: string, instanceId: string, now: number): number {
+  const outcome: MigrationOutcome = { kind: 'failed', error: '', domain: 'present', needsCredential: true };
+  applyRow(draft, migrationId, instanceId, 'outcome', { outcome, progress: undefined, now }, 'await-credential');
+  return mustItem(draft, migrationId, instanceId).credentialGeneration ?? 0;
 }
 
 /** Store transition: the awaited credential arrived; the migration starts with it (a crash before that asks for the next). */
 export function applyRejoin(draft: NcSnapshot, migrationId: string, instanceId: string): void {
-  delete mustItem(draft, migrationId, instanceId).awaitingCredential;
+  applyRow(draft, migrationId, instanceId, 'commit', { destinationUri: '', now: 0, instanceReady: false, awaitedCredential: true, instance: '' }, 'rejoin');
 }
 
 // --- replan ---
@@ -216,25 +212,28 @@ export function decideReplan(host: string, snapshot: NcSnapshot, req: ReplanRequ
   const plan = snapshot.plans[migrationId];
   const item = plan?.items.find((i) => i.instanceId === instanceId);
   if (!plan || !item) return refuse('MigrationNotPrepared', { host, migrationId, instanceId, detail: plan ? 'the plan has no such item' : 'no such migration on this node' });
-  // Repeats of a replan that already took effect change nothing.
-  if (item.state === 'failed' && req.destination === '') return { kind: 'answer', plan };
-  if (item.state !== 'queued') return refuse('MigrationNotPrepared', { host, migrationId, instanceId, detail: `the item is ${item.state}` });
-  if (req.destination === '') return { kind: 'fail', error: req.error || 'no destination left for this instance' };
-  if (req.destination === host) return refuse('MigrationPlanInvalid', { host, migrationId, detail: `item ${instanceId} cannot go to its own source` });
-  if (req.destination === item.destination) return { kind: 'answer', plan };
-  return { kind: 'move', destination: req.destination };
+  const p = replanPayload(host, req, 0);
+  const row = selectSourceRow('replan', item, p);
+  if (!row) return { kind: 'answer', plan };
+  switch (row.decides) {
+    case 'answer': return { kind: 'answer', plan };
+    case 'fail': return { kind: 'fail', error: req.error || 'no destination left for this instance' };
+    case 'move': return { kind: 'move', destination: req.destination };
+    case 'invalid': return refuse('MigrationPlanInvalid', { host, migrationId, detail: row.refusal?.detail(item, p) ?? '' });
+    case 'refuse': return refuse('MigrationNotPrepared', { host, migrationId, instanceId, detail: row.refusal?.detail(item, p) ?? '' });
+  }
 }
 
+const replanPayload = (host: string, req: ReplanRequest, now: number): SourcePayloads['replan'] =>
+  ({ host, destination: req.destination, error: req.error ?? '', now });
+
 export function applyReplanMove(draft: NcSnapshot, migrationId: string, instanceId: string, destination: string): void {
-  const item = mustItem(draft, migrationId, instanceId);
-  item.destination = destination;
-  item.attempts += 1;
+  applyRow(draft, migrationId, instanceId, 'replan', { host: '', destination, error: '', now: 0 }, 'move');
 }
 
 /** Store transition: no destination is left for a queued item; it takes the contract's unplaced shape. */
 export function applyReplanFail(draft: NcSnapshot, migrationId: string, instanceId: string, error: string, now: number): void {
-  endItem(draft, migrationId, instanceId, 'failed', error, now);
-  mustItem(draft, migrationId, instanceId).destination = '';
+  applyRow(draft, migrationId, instanceId, 'replan', { host: '', destination: '', error, now }, 'fail');
 }
 
 // --- rollback ---
@@ -256,20 +255,25 @@ export function decideSourceRollback(snapshot: NcSnapshot, req: RollbackRequest)
   const plan = snapshot.plans[req.migrationId];
   if (!plan) return { kind: 'nothing' };
   const items = req.instanceId ? plan.items.filter((i) => i.instanceId === req.instanceId) : plan.items;
-  // Cleaning and completed items are committed: the VM runs on the destination and is not undone.
-  const end = items.filter((i) => i.state === 'queued' || i.state === 'preparing' || i.state === 'ready').map((i) => i.instanceId);
+  const reason = req.reason || (req.cancel ? 'cancelled' : 'rolled back');
+  const p: SourcePayloads['rollback'] = { reason, cancel: req.cancel, now: 0 };
+  const decided = (d: SourceDecisions['rollback']): string[] => items.filter((i) => selectSourceRow('rollback', i, p)?.decides === d).map((i) => i.instanceId);
+  const end = decided('end');
   // A repeat re-sends the abort (the first may not have reached the hypervisor); the first reason stays.
-  const abort = items.filter((i) => i.state === 'migrating').map((i) => i.instanceId);
+  const abort = decided('abort');
   const setCancelRequested = req.cancel && !req.instanceId && !plan.cancelRequested;
   if (end.length === 0 && abort.length === 0 && !setCancelRequested) return { kind: 'nothing' };
-  const reason = req.reason || (req.cancel ? 'cancelled' : 'rolled back');
   return { kind: 'apply', end, abort, setCancelRequested, reason };
 }
 
-/** Store transition: the abort is recorded before the hypervisor is asked, so a restart repeats it. */
-export function applyAbortRequest(draft: NcSnapshot, migrationId: string, instanceId: string, reason: string, cancel: boolean): void {
-  const item = mustItem(draft, migrationId, instanceId);
-  if (item.state === 'migrating' && !item.abort) item.abort = { reason, cancel };
+/** Store transition of a rollback's item: ended if uncommitted, its abort recorded if migrating. */
+export function applyRollback(draft: NcSnapshot, migrationId: string, instanceId: string, reason: string, cancel: boolean, now: number): void {
+  applyRow(draft, migrationId, instanceId, 'rollback', { reason, cancel, now });
+}
+
+/** Store transition: a source timeout's abort, recorded before the hypervisor is asked, so a restart repeats it. */
+export function applyTimeoutAbort(draft: NcSnapshot, migrationId: string, instanceId: string, reason: string): void {
+  applyRow(draft, migrationId, instanceId, 'timeout', { reason });
 }
 
 // --- endings ---
@@ -279,65 +283,26 @@ export function applyAbortRequest(draft: NcSnapshot, migrationId: string, instan
  * instance is this node's plain instance again. Marks the plan finished with its last item.
  */
 export function endItem(draft: NcSnapshot, migrationId: string, instanceId: string, state: ItemState, error: string, now: number): void {
-  const plan = draft.plans[migrationId];
-  const item = mustItem(draft, migrationId, instanceId);
-  if (isFinal(item.state)) return;
-  item.state = state;
-  item.error = error;
-  item.endedAt = now;
-  delete item.abort;
-  delete item.awaitingCredential;
-  const rec = draft.instances[instanceId];
-  if (rec && rec.migrationId === migrationId) {
-    rec.migrationState = 'none';
-    delete rec.migrationId;
-  }
-  if (plan && planFinished(plan)) plan.finishedAt = now;
+  applyRow(draft, migrationId, instanceId, 'end', { state, error, now });
 }
 
-export interface CompletedStats {
-  readonly elapsedMs: number;
-  readonly downtimeMs: number;
-  readonly bytesTransferred: number;
-  readonly iterations: number;
-}
-
-/** Store transition: the VM runs on the destination; what is left here is being removed. */
+/** Store transition: the VM runs on the destination (`stats` undefined: inferred); what is left here is being removed. */
 export function applyCleaning(draft: NcSnapshot, migrationId: string, instanceId: string, stats: CompletedStats | undefined, progress: PlanItem['progress']): void {
-  const item = mustItem(draft, migrationId, instanceId);
-  if (item.state !== 'migrating') return;
-  item.state = 'cleaning';
-  delete item.awaitingCredential;
-  if (stats) item.stats = { elapsedMs: stats.elapsedMs, downtimeMs: stats.downtimeMs, bytesTransferred: stats.bytesTransferred, iterations: stats.iterations };
-  if (progress) item.progress = progress;
-  const rec = draft.instances[instanceId];
-  if (rec) rec.migrationState = 'cleaning';
+  const outcome: MigrationOutcome = stats ? { kind: 'completed', stats } : { kind: 'failed', error: '', domain: 'missing' };
+  applyRow(draft, migrationId, instanceId, 'outcome', { outcome, progress, now: 0 }, 'cleaning');
 }
 
 /** Store transition, one write: the instance record leaves this node and the item completes. */
 export function applyCompleted(draft: NcSnapshot, migrationId: string, instanceId: string, now: number): void {
-  const plan = draft.plans[migrationId];
-  const item = mustItem(draft, migrationId, instanceId);
-  if (item.state !== 'cleaning') return;
-  item.state = 'completed';
-  item.endedAt = now;
-  delete item.abort;
-  const rec = draft.instances[instanceId];
   // No tombstone: if the instance ever migrates back, a terminated record would destroy it. The plan
   // item is what answers late messages about this migration.
-  if (rec && rec.migrationId === migrationId) delete draft.instances[instanceId];
-  if (plan && planFinished(plan)) plan.finishedAt = now;
+  applyRow(draft, migrationId, instanceId, 'cleaned', { now });
 }
 
-/** How the hypervisor's migration ended, and what is on this host afterwards. */
-export type MigrationOutcome =
-  | { readonly kind: 'completed'; readonly stats: CompletedStats }
-  /**
-   * `domain`: whether the domain is still defined here after the failure. `needsCredential`: a
-   * re-join without a credential, refused because the hypervisor has no such migration and cannot
-   * start it without one (nothing changed there), in a node that runs with credentials.
-   */
-  | { readonly kind: 'failed'; readonly error: string; readonly domain: 'missing' | 'present'; readonly needsCredential?: boolean };
+/** Store transition: the outcome ended the item with the VM still here (rolled-back or cancelled). */
+export function applyOutcomeEnd(draft: NcSnapshot, migrationId: string, instanceId: string, outcome: MigrationOutcome, now: number): void {
+  applyRow(draft, migrationId, instanceId, 'outcome', { outcome, progress: undefined, now });
+}
 
 export type OutcomeDecision =
   /** The VM runs on the destination: go to cleaning (stats unknown when only inferred). */
@@ -345,7 +310,9 @@ export type OutcomeDecision =
   /** The VM is still here and never left: ask the CC for a re-issued credential (applyAwaitCredential). */
   | { readonly next: 'await-credential' }
   /** The VM is still here: end the item. */
-  | { readonly next: 'rolled-back' | 'cancelled'; readonly error: string };
+  | { readonly next: 'rolled-back' | 'cancelled'; readonly error: string }
+  /** The item is no longer migrating: settled already (a rollback waited for it). */
+  | { readonly next: 'settled' };
 
 /**
  * A failed migration whose domain is still here was undone (the hypervisor resumes it here before
@@ -356,11 +323,15 @@ export type OutcomeDecision =
  * waits for a re-issued one instead of losing its work.
  */
 export function decideOutcome(item: StoredItem, outcome: MigrationOutcome): OutcomeDecision {
-  if (outcome.kind === 'completed') return { next: 'cleaning', stats: outcome.stats, inferred: false };
-  if (outcome.domain === 'missing') return { next: 'cleaning', stats: undefined, inferred: true };
-  if (item.abort) return { next: item.abort.cancel ? 'cancelled' : 'rolled-back', error: item.abort.reason };
-  if (outcome.needsCredential === true) return { next: 'await-credential' };
-  return { next: 'rolled-back', error: outcome.error };
+  const row = selectSourceRow('outcome', item, { outcome, progress: undefined, now: 0 });
+  switch (row?.decides) {
+    case 'cleaning': return outcome.kind === 'completed' ? { next: 'cleaning', stats: outcome.stats, inferred: false } : { next: 'cleaning', stats: undefined, inferred: true };
+    case 'await-credential': return { next: 'await-credential' };
+    case 'rolled-back':
+    case 'cancelled':
+      return { next: row.decides, error: item.abort?.reason ?? (outcome.kind === 'failed' ? outcome.error : '') };
+    default: return { next: 'settled' };
+  }
 }
 
 // --- timeouts ---
@@ -385,9 +356,40 @@ export function timeoutReason(item: StoredItem, t: Timeouts, lastProgressAt: num
   return undefined;
 }
 
+/**
+ * Runs the row `trigger` selects for the item on the draft (when `expect` is given, only if the row
+ * decides that): the item replaced, the instance record changed, the plan finished with its last item.
+ */
+function applyRow<K extends SourceTrigger>(draft: NcSnapshot, migrationId: string, instanceId: string, trigger: K, p: SourcePayloads[K], expect?: SourceDecisions[K]): void {
+  const plan = draft.plans[migrationId];
+  const item = mustItem(draft, migrationId, instanceId);
+  const row = selectSourceRow(trigger, item, p);
+  if (!row?.run || (expect !== undefined && row.decides !== expect) || !plan) return;
+  const step: ItemStep = row.run(item, p);
+  plan.items[plan.items.indexOf(item)] = step.next;
+  if (step.instance) applyInstanceEffect(draft, migrationId, instanceId, step.instance);
+  if (isFinal(step.next.state) && step.next.endedAt !== undefined && planFinished(plan)) plan.finishedAt = step.next.endedAt;
+}
+
+function applyInstanceEffect(draft: NcSnapshot, migrationId: string, instanceId: string, effect: InstanceEffect): void {
+  const rec = draft.instances[instanceId];
+  if (!rec) return;
+  if (effect.kind === 'migrationState') {
+    rec.migrationState = effect.state;
+    if (effect.state === 'ready') rec.migrationId = migrationId;
+  } else if (rec.migrationId === migrationId) {
+    if (effect.kind === 'remove') {
+      delete draft.instances[instanceId];
+    } else {
+      rec.migrationState = 'none';
+      delete rec.migrationId;
+    }
+  }
+}
+
 function mustItem(draft: NcSnapshot, migrationId: string, instanceId: string): StoredItem {
   const item = draft.plans[migrationId]?.items.find((i) => i.instanceId === instanceId);
-  // Only the mailbox changes plans, so an item read a moment ago is still there.
+  // A programming-invariant assert (uncoded on purpose): unreachable while only the mailbox writes the store.
   if (!item) throw new Error(`plan item ${migrationId}/${instanceId} vanished inside the mailbox`);
   return item;
 }
