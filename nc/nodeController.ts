@@ -338,7 +338,7 @@ export class NodeController {
 
   private mustHave(d: NcSnapshot, id: string): InstanceRecord {
     const rec = d.instances[id];
-    // Only the mailbox changes records, so a record read a moment ago is still there.
+    // A programming-invariant assert (uncoded on purpose): unreachable while only the mailbox writes the store.
     if (!rec) throw new Error(`instance record ${id} vanished inside the mailbox`);
     return rec;
   }

@@ -64,11 +64,12 @@ export async function spawnDaemon(spec: ProcessSpec, o: SpawnOptions): Promise<R
     if (text.includes(spec.ready)) break;
     if (exited !== undefined || Date.now() > deadline) {
       if (exited === undefined) child.kill('SIGKILL');
+      // Test and demo tooling (starts daemons): its failure goes to the developer's terminal, not to a client.
       throw new Error(`${spec.name} ${exited ?? 'did not become ready in time'}; log tail:\n${logTail(o.logFile)}`);
     }
     await new Promise((r) => setTimeout(r, 25));
   }
-  if (child.pid === undefined) throw new Error(`${spec.name} has no pid`);
+  if (child.pid === undefined) throw new Error(`${spec.name} has no pid`); // spawn's invariant after a ready line
   return { spec, pid: child.pid, child, logFile: o.logFile };
 }
 

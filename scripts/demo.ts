@@ -34,6 +34,7 @@ async function query(params: Record<string, string>): Promise<string> {
   const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
   const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
   const text = await res.text();
+  // The demo's own failure, printed to whoever runs it with the CLC's coded error document in `text`.
   if (!res.ok) throw new Error(`${params.Action} failed (${res.status}): ${text}`);
   return text;
 }

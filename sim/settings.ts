@@ -105,6 +105,7 @@ export function simSettings(hostCount: number, ccCount = 1): SimSettings {
 /** The cluster a host belongs to. */
 export function clusterOf(s: SimSettings, host: string): SimCluster {
   const c = s.clusters.find((x) => x.hosts.includes(host));
+  // A scenario naming a host its settings lack: a developer's error in the simulator, never a client's.
   if (!c) throw new Error(`no simulated cluster has host ${host}`);
   return c;
 }

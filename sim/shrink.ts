@@ -15,6 +15,7 @@ export interface Shrunk {
 
 export async function shrink(seed: number, failing: SeedResult, budget = 120, o: Omit<SeedOptions, 'keep'> = {}): Promise<Shrunk> {
   const first = failing.violations[0];
+  // The simulator's own API misused (shrinking a seed that passed): a developer's error, not an operator's.
   if (!first) throw new Error(`seed ${seed} did not fail`);
   let runs = 0;
   let best = failing;

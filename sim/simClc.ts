@@ -79,6 +79,7 @@ export function bootClc(o: SimClcOptions): { clc: SimClc; started: Promise<unkno
     act(name, pairs) {
       const core = clc.core;
       const action = findAction(name);
+      // The simulated client sees a CLC that is down or an action that does not exist: no wire, so no registry code.
       if (!core || !action) return Promise.reject(new Error(`the CLC cannot run ${name} now`));
       const gate = openRequestGate(core.gate);
       const ctx: ActionContext = {

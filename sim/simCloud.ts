@@ -132,6 +132,7 @@ export class SimCloud {
 
   node(host: string): SimNode {
     const n = this.nodes.get(host);
+    // A scenario naming a host that does not exist: a developer's error in the simulator.
     if (!n) throw new Error(`no simulated host ${host}`);
     return n;
   }
@@ -313,6 +314,7 @@ export class SimCloud {
 
   private cluster(cc: string): SimCluster {
     const c = this.settings.clusters.find((x) => x.cc === cc);
+    // A scenario naming a CC that does not exist: a developer's error in the simulator.
     if (!c) throw new Error(`no simulated CC ${cc}`);
     return c;
   }

@@ -5,6 +5,7 @@ import type { SeedJob, SeedSummary } from './report.js';
 import { scaleSettings } from './scale.js';
 
 const port = parentPort;
+// A developer's error (the file run directly), not an operator's: the simulator is a test tool.
 if (!port) throw new Error('sim/worker.ts runs as a worker thread');
 port.on('message', (job: SeedJob | null) => {
   if (job === null) {

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
+import { UsageError } from './failures.js';
 
 export const DEFAULT_EC2_URL = 'http://127.0.0.1:8773/services/Eucalyptus';
 
@@ -48,7 +49,7 @@ export async function resolveClient(env: Readonly<Record<string, string | undefi
     return { url: envUrl ?? DEFAULT_EC2_URL, credentials: { accessKey, secretKey }, source: 'EC2_ACCESS_KEY/EC2_SECRET_KEY' };
   }
   if ((accessKey ?? '') !== '' || (secretKey ?? '') !== '') {
-    throw new Error(`${accessKey ? 'EC2_SECRET_KEY' : 'EC2_ACCESS_KEY'} is not set; set both EC2_ACCESS_KEY and EC2_SECRET_KEY, or neither to use a credentials file`);
+    throw new UsageError(`${accessKey ? 'EC2_SECRET_KEY' : 'EC2_ACCESS_KEY'} is not set; set both EC2_ACCESS_KEY and EC2_SECRET_KEY, or neither to use a credentials file`);
   }
   const explicit = opts.credentialsPath ?? env.FERRY_CREDENTIALS;
   const path = explicit ?? ('defaultPath' in opts ? opts.defaultPath : defaultCredentialsPath());

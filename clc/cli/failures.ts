@@ -27,9 +27,17 @@ export class UnexpectedResponse extends Error {
   }
 }
 
+/** The command line or its environment is wrong (a file that cannot be read, a variable not set): nothing was sent. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
 /** The line to print and the exit code for anything a command throws. */
 export function describeFailure(e: unknown): { line: string; exitCode: number } {
   if (e instanceof CloudError) return { line: `${e.code}: ${e.message}`, exitCode: 1 };
-  if (e instanceof ConnectionFailed || e instanceof UnexpectedResponse) return { line: `error: ${e.message}`, exitCode: 1 };
+  if (e instanceof ConnectionFailed || e instanceof UnexpectedResponse || e instanceof UsageError) return { line: `error: ${e.message}`, exitCode: 1 };
   return { line: `error: ${(e as Error)?.message ?? String(e)}`, exitCode: 1 };
 }

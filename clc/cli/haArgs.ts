@@ -5,17 +5,18 @@
  */
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
+import { UsageError } from './failures.js';
 
 export async function readBmcPassword(opts: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   if (typeof opts.passwordFile === 'string') {
     const text = await readFile(opts.passwordFile, 'utf8').catch((e: unknown) => {
-      throw new Error(`cannot read the password file ${opts.passwordFile}: ${(e as Error).message}`);
+      throw new UsageError(`cannot read the password file ${opts.passwordFile}: ${(e as Error).message}`);
     });
     return text.split(/\r?\n/)[0] ?? '';
   }
   if (typeof opts.passwordEnv === 'string') {
     const v = env[opts.passwordEnv];
-    if (v === undefined) throw new Error(`the environment variable ${opts.passwordEnv} (--password-env) is not set`);
+    if (v === undefined) throw new UsageError(`the environment variable ${opts.passwordEnv} (--password-env) is not set`);
     return v;
   }
   return undefined;

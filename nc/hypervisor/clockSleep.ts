@@ -19,5 +19,6 @@ export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise
 }
 
 function abortReason(signal: AbortSignal): unknown {
+  // Only when the caller aborted without a reason: its own cancellation, which it catches (never coded, never logged).
   return signal.reason ?? new Error('aborted');
 }

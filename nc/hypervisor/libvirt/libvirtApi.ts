@@ -20,6 +20,7 @@ export class LibvirtCallError extends Error {
   }
 }
 
+/** A non-Error rejection from koffi is made an Error; translateLibvirtError (errorMap.ts) codes it at the driver's boundary. */
 function callAsync(fn: AsyncFn, ...args: unknown[]): Promise<unknown> {
   return new Promise((resolve, reject) => {
     fn.async(...args, (err: unknown, res: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve(res)));

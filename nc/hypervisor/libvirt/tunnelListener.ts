@@ -97,6 +97,7 @@ export class TunnelListener {
         SNICallback: (name, done) => {
           const e = SAFE_NAME.test(name) ? this.expected.get(name) : undefined;
           if (!e) {
+            // Node's SNICallback wants an Error: the peer sees only a TLS alert (tlsClientError is dropped below).
             done(new Error(`no migration tunnel prepared for ${name}`));
             return;
           }

@@ -86,6 +86,7 @@ export function readLine(s: NodeJS.ReadableStream & { unshift(chunk: Buffer): vo
         done(undefined, buf.subarray(0, nl).toString('utf8'));
         if (rest.length > 0) s.unshift(rest);
       } else if (buf.length > MAX_LINE_BYTES) {
+        // readLine's callers code it: the dialer as MigrationCredentialRejected (handshake), the listener drops the socket.
         done(new Error(`header line longer than ${MAX_LINE_BYTES} bytes`));
       }
     };

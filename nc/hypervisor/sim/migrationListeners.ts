@@ -42,6 +42,7 @@ export function createMigrationTlsServer(host: SimHost, log: Logger): https.Serv
       const c = SAFE_ID.test(name) ? host.incomingCredential(name) : undefined;
       if (!c) {
         log.warn({ serverName: name }, 'refused a TLS migration handshake: no migration prepared for it');
+        // Node's SNICallback wants an Error: the peer sees only a TLS alert; the warn line above is the record.
         done(new Error(`no TLS migration prepared for ${name}`));
         return;
       }

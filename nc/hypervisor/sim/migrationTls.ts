@@ -70,6 +70,7 @@ export function migrationTlsClient(
     servername: id, rejectUnauthorized: true, minVersion: 'TLSv1.2', agent: false,
     checkServerIdentity: (_host: string, peer: PeerCertificate) => {
       refusal = refusedDestination(guard, new X509Certificate(peer.raw), hello, clock.now());
+      // Node wants an Error here to fail the handshake; the coded refusal itself is what is reported.
       return refusal ? new Error(refusal.message) : undefined;
     },
   };

@@ -148,6 +148,7 @@ export class SimDriver implements HypervisorDriver {
         const res = await this.open('GET', '/v1/events', { accept: 'text/event-stream' }, undefined, signal);
         if (res.statusCode !== 200) {
           res.resume();
+          // Caught just below and retried: it never leaves this loop (events are hints).
           throw new Error(`HTTP ${res.statusCode}`);
         }
         this.eventsConnected?.();
@@ -188,8 +189,9 @@ export class SimDriver implements HypervisorDriver {
    */
   private async checkSocket(): Promise<void> {
     const s = await lstat(this.socketPath);
-    if (!s.isSocket()) throw new Error(`${this.socketPath} is not a socket`);
-    if (!trustedOwner(s.uid)) throw new Error(`${this.socketPath} belongs to uid ${s.uid}, not to this user or root: not talking to it`);
+    const path = this.socketPath;
+    if (!s.isSocket()) throw HypervisorErrors.make('HypervisorSocketUnusable', { path, detail: 'not a socket' });
+    if (!trustedOwner(s.uid)) throw HypervisorErrors.make('HypervisorSocketUnusable', { path, detail: `it belongs to uid ${s.uid}, not to this user or root: not talking to it` });
   }
 
   /** One HTTP request on the socket; resolves with the response once its head arrived. */
