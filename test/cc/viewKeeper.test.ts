@@ -34,9 +34,14 @@ describe('ViewKeeper', () => {
   it('drops a poll answer that was in flight across a change the CC made', async () => {
     const h = await harness({ nodes: [[A, slots(2)]] });
     const hold = latch();
-    h.fake.gate = (call) => (call.op === 'describe' ? hold.promise : Promise.resolve());
+    const asked = latch();
+    h.fake.gate = (call) => {
+      if (call.op !== 'describe') return Promise.resolve();
+      asked.open();
+      return hold.promise;
+    };
     const poll = h.keeper.refresh(A, 500); // the NC answers "no instances", slowly
-    await new Promise((r) => setTimeout(r, 1));
+    await asked.promise; // the poll is in flight (a witness, not a 1 ms sleep)
     h.fake.gate = undefined;
     await h.run(runReq([id(1)]));
     hold.open();

@@ -45,7 +45,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
   /** NCs restarted by a test (as a service supervisor would), outside their BMC's process group: stopped by PID. */
   const restartedNcs: number[] = [];
 
-  type HaRec = { state: HaState; needsOperator: boolean; owed: HaOwedRepair | null };
+  type HaRec = { state: HaState; needsOperator: boolean; owed: HaOwedRepair | null; nextHealthCheckAt: number; fenceAttempts: number };
   const haHost = (h: string): HaRec | undefined => {
     try {
       const doc = JSON.parse(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')) as { data: { ha: { hosts: Record<string, HaRec> } } };
@@ -70,6 +70,15 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     }
     const states = cloud.nodeHosts.map((h) => `${h} ${haHost(h)?.state ?? '?'}: ${messages(h).slice(-4).join(' | ')}`);
     throw new Error(`timed out waiting for ${what}; HA: ${states.join('; ')}`);
+  };
+  /**
+   * A witness that the CLC's HA kept running its passes (instead of "nothing happened in N ms"): some
+   * health-watched host's next check moved `rounds` intervals on, so the tick that would act has run.
+   */
+  const haPasses = async (rounds: number): Promise<void> => {
+    const latest = () => Math.max(0, ...cloud.nodeHosts.map((h) => haHost(h)?.nextHealthCheckAt ?? 0));
+    const start = latest();
+    await waitFor(`${rounds} more health-check rounds in the CLC`, () => latest() >= start + rounds * SETTINGS.healthCheckIntervalMs, 30_000);
   };
   /** Where the CLC says each instance runs (DescribeInstances: the node in the item). */
   const instances = async (): Promise<{ id: string; state: string; host: string }[]> => {
@@ -216,8 +225,9 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     bmcs.delete(victim);
     if (pg) process.kill(-pg, 'SIGKILL');
     await waitFor('FENCING, needing an operator', () => haHost(victim)?.state === 'FENCING' && haHost(victim)?.needsOperator === true, 60_000);
-    await sleep(1000);
-    expect(haHost(victim)?.state).toBe('FENCING');
+    const attempts = haHost(victim)?.fenceAttempts;
+    await haPasses(3);
+    expect(haHost(victim)).toMatchObject({ state: 'FENCING', needsOperator: true, fenceAttempts: attempts });
     const after = await instances();
     for (const id of before) expect(after.find((i) => i.id === id)?.host).toBe(victim);
     // EnableService cannot bring it back meanwhile.
@@ -284,7 +294,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     const seen = transitions(victim).length;
     if (pg) process.kill(-pg, 'SIGKILL');
     await waitFor('held back by storm protection', () => messages(victim).some((m) => m.includes('held back: storm protection')), 40_000);
-    await sleep(1500);
+    await haPasses(3);
     expect(transitions(victim).slice(seen)).not.toContain('FENCING');
   }, 90_000);
 });

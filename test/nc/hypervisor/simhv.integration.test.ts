@@ -78,6 +78,22 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   }
 }
 
+/**
+ * Resolves at a progress event of the migration with bytes still to send: the stream runs (a witness
+ * instead of a sleep that may land before the hypervisor even has the migration).
+ */
+function midStream(driver: SimDriver, migrationId: string, timeoutMs = 30_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { off(); reject(new Error(`no progress of ${migrationId} within ${timeoutMs} ms`)); }, timeoutMs);
+    const off = driver.onEvent((e) => {
+      if (e.kind !== 'migration-progress' || e.progress.migrationId !== migrationId || e.progress.bytesRemaining <= 0) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
+}
+
 async function counterOf(path: string): Promise<number> {
   return (JSON.parse(await readFile(path, 'utf8')) as { counter: number }).counter;
 }
@@ -143,14 +159,17 @@ describe('simhv daemons (two real processes)', () => {
 
   it('an aborted migration leaves the domain running on the source and nothing on the destination', async () => {
     await freshDirs();
-    // A slower clock scale so the abort lands mid-migration (1 GiB round 1 ≈ 0.86 s wall).
-    const h1 = await startHost(1, ['--time-scale', '0.1']);
+    // A guest dirtying 100 MiB/s over 1 Gbit/s: rounds of ≈0.86, 0.72, 0.61 s … (≈5 s of rounds left
+    // after the first), so an abort sent at the first progress event lands mid-stream even under load.
+    const h1 = await startHost(1, ['--time-scale', '0.1', '--dirty-rate-mibps', '100']);
     const h2 = await startHost(2);
     const s = spec('i-00000002', 1024);
     await h1.driver.create(s);
     await h2.driver.prepareIncoming(s, 'm-2');
+    const streaming = midStream(h1.driver, 'm-2');
+    await h1.driver.eventsReady();
     const migration = codeOf(h1.driver.migrateOut(s.id, { migrationId: 'm-2', destinationUri: h2.url }));
-    await new Promise((r) => setTimeout(r, 300));
+    await streaming;
     await h1.driver.abortMigration(s.id, 'm-2');
     expect(await migration).toBe('MigrationAborted');
     expect((await h1.driver.info(s.id))?.state).toBe('running');
@@ -161,8 +180,9 @@ describe('simhv daemons (two real processes)', () => {
 
     // The destination giving up mid-stream is a failed migration, and the source keeps the guest.
     await h2.driver.prepareIncoming(s, 'm-3');
+    const streamingAgain = midStream(h1.driver, 'm-3');
     const second = codeOf(h1.driver.migrateOut(s.id, { migrationId: 'm-3', destinationUri: h2.url }));
-    await new Promise((r) => setTimeout(r, 300));
+    await streamingAgain;
     await h2.driver.abortIncoming(s.id, 'm-3');
     expect(await second).toBe('MigrationFailed');
     expect((await h1.driver.info(s.id))?.state).toBe('running');
