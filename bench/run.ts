@@ -20,7 +20,6 @@ import { openFileStore } from '../shared/store/store.js';
 import { planPlacement, type PlacementInstance, type PlacementNode } from '../cc/migration/placement.js';
 import { fits, sub, type Resources } from '../shared/model/resources.js';
 import { DEFAULT_VM_TYPES } from '../shared/model/vmTypes.js';
-import { nodeTransitions } from '../cc/nodeTransitions.js';
 import { applyReport, initialView, isStale, type ClusterView } from '../cc/view.js';
 import { ViewKeeper } from '../cc/viewKeeper.js';
 import { ManualClock } from '../shared/clock.js';
@@ -66,18 +65,8 @@ const polled = (v: ClusterView, host: string): ClusterView => applyReport(v, hos
   host, nodeState: 'enabled', healthy: true, hypervisor: 'sim', capacity: R(16, 32768, 500), used: R(0, 0, 0), instances: [],
 }, 1_700_000_000_000);
 const bigView = bigHosts.reduce(polled, initialView('bench', bigHosts));
-const afterPoll = polled(bigView, bigHosts[1000]!);
 /** The search findEntry did before views carried an index (the baselines below are the code they replaced). */
 const searchEntry = (view: ClusterView, host: string) => view.entries.find((e) => e.node.host === host);
-/** The check before nodeTransitions: look up every node of the new view in the old one. */
-function searchPerNode(prev: ClusterView, next: ClusterView): number {
-  let changed = 0;
-  for (const e of next.entries) {
-    const before = searchEntry(prev, e.node.host)?.node;
-    if (before && (before.reachable !== e.node.reachable || before.nodeState !== e.node.nodeState || before.healthy !== e.node.healthy)) changed++;
-  }
-  return changed;
-}
 
 // Nothing is stale (the clock stands at the last poll): only the check itself is timed.
 const keeper = new ViewKeeper({
@@ -121,11 +110,6 @@ const cases: BenchCase[] = [
     name: 'placement: 40-instance drain, 100 nodes', baselineName: 'naive first fit', iterations: 200,
     run: () => { planPlacement(nodes, drain, { hosts: [], allow: true }); },
     baseline: firstFit,
-  },
-  {
-    name: 'view diff after a poll, 2000 nodes', baselineName: 'search per node', iterations: 5,
-    run: () => { nodeTransitions(bigView, afterPoll); },
-    baseline: () => { searchPerNode(bigView, afterPoll); },
   },
   {
     name: 'stale-node check, 2000 nodes', baselineName: 'search per host', iterations: 5,

@@ -11,6 +11,7 @@
  */
 import type { NcErrorCode } from './errors.js';
 import type { StoredIncoming } from './ncStore.js';
+import type { TableRow, TriggerRows } from './transitionTable.js';
 
 export type IncomingState = 'absent' | 'preparing' | 'ready';
 export const INCOMING_STATES: readonly IncomingState[] = ['absent', 'preparing', 'ready'];
@@ -49,27 +50,12 @@ export interface IncomingDecisions {
   arrived: 'instance';
 }
 
-export interface IncomingRowDoc {
-  readonly from: readonly IncomingState[];
-  readonly guard: string;
-  readonly to: IncomingState | 'instance' | 'stay' | 'refused';
-  readonly effects: string;
-}
-
-export interface IncomingRow<P, D> extends IncomingRowDoc {
-  readonly when?: (rec: StoredIncoming | undefined, p: P) => boolean;
-  readonly decides: D;
-  /** The record afterwards (undefined: none); absent: the row changes no record. */
-  readonly run?: (rec: StoredIncoming | undefined, p: P) => StoredIncoming | undefined;
+/** A destination row (transitionTable.ts): the record afterwards (undefined: none) is its run's result. */
+export type IncomingRow<P, D> = TableRow<IncomingState, IncomingState | 'instance', StoredIncoming | undefined, P, D, StoredIncoming | undefined> & {
   readonly refusal?: NcErrorCode;
-}
+};
 
-export interface IncomingTriggerRows<P, D> {
-  readonly on: string;
-  readonly rows: readonly IncomingRow<P, D>[];
-}
-
-export type IncomingTable = { readonly [K in IncomingTrigger]: IncomingTriggerRows<IncomingPayloads[K], IncomingDecisions[K]> };
+export type IncomingTable = { readonly [K in IncomingTrigger]: TriggerRows<IncomingRow<IncomingPayloads[K], IncomingDecisions[K]>> };
 
 const HELD: IncomingState[] = ['preparing', 'ready'];
 type PrepareP = IncomingPayloads['prepare'];

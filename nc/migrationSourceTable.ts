@@ -13,7 +13,9 @@
 import type { ItemState, PlanItem } from '../shared/protocol/migrationProtocol.js';
 import { FINAL_ITEM_STATES, itemStateSchema } from '../shared/protocol/migrationProtocol.js';
 import type { NcErrorCode } from './errors.js';
+import type { MigrationStats } from './hypervisor/driver.js';
 import type { StoredItem } from './ncStore.js';
+import type { TableRow, TriggerRows } from './transitionTable.js';
 
 export const ITEM_STATES: readonly ItemState[] = itemStateSchema.options;
 
@@ -31,12 +33,8 @@ export interface ItemStep {
   readonly instance?: InstanceEffect;
 }
 
-export interface CompletedStats {
-  readonly elapsedMs: number;
-  readonly downtimeMs: number;
-  readonly bytesTransferred: number;
-  readonly iterations: number;
-}
+/** The hypervisor's statistics of a completed migration, without its ids. */
+export type CompletedStats = Omit<MigrationStats, 'migrationId' | 'id'>;
 
 /** How the hypervisor's migration ended, and what is on this host afterwards. */
 export type MigrationOutcome =
@@ -80,33 +78,15 @@ export interface SourceDecisions {
   cleaned: 'completed';
 }
 
-/** A row as the docs show it. */
-export interface ItemRowDoc {
-  readonly from: readonly ItemState[];
-  /** The condition, in words; empty when the state is enough. */
-  readonly guard: string;
-  /** `given`: the final state the trigger names (endItem). */
-  readonly to: ItemState | 'stay' | 'refused' | 'given';
-  /** What the move does besides changing state, in words. */
-  readonly effects: string;
-}
-
-export interface ItemRow<P, D> extends ItemRowDoc {
-  readonly when?: (item: StoredItem, p: P) => boolean;
-  readonly decides: D;
-  /** The store change; absent: the row changes nothing. */
-  readonly run?: (item: StoredItem, p: P) => ItemStep;
-  /** Refused rows: the code (NcErrors) and the detail it names. */
+/**
+ * A source row (transitionTable.ts); `to` may also be `given`: the final state endItem names.
+ * Refused rows carry the code (NcErrors) and the detail it names.
+ */
+export type ItemRow<P, D> = TableRow<ItemState, ItemState | 'given', StoredItem, P, D, ItemStep> & {
   readonly refusal?: { readonly code: NcErrorCode; readonly detail: (item: StoredItem, p: P) => string };
-}
+};
 
-export interface ItemTriggerRows<P, D> {
-  /** Which request, outcome or tick check feeds the trigger. */
-  readonly on: string;
-  readonly rows: readonly ItemRow<P, D>[];
-}
-
-export type SourceTable = { readonly [K in SourceTrigger]: ItemTriggerRows<SourcePayloads[K], SourceDecisions[K]> };
+export type SourceTable = { readonly [K in SourceTrigger]: TriggerRows<ItemRow<SourcePayloads[K], SourceDecisions[K]>> };
 
 const FINAL = FINAL_ITEM_STATES;
 const but = (...excluded: ItemState[]): ItemState[] => ITEM_STATES.filter((s) => !excluded.includes(s));

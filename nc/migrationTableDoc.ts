@@ -7,17 +7,12 @@
  */
 import { INCOMING_STATES, INCOMING_TABLE } from './migrationDestinationTable.js';
 import { ITEM_STATES, SOURCE_TABLE } from './migrationSourceTable.js';
+import type { RowDoc, TriggerRows } from './transitionTable.js';
 
 export const NC_TABLE_BEGIN = '<!-- nc-migration-table:begin (generated from nc/migrationSourceTable.ts and nc/migrationDestinationTable.ts: node dist/scripts/migrationTable.js --write) -->';
 export const NC_TABLE_END = '<!-- nc-migration-table:end -->';
 
-interface RowDoc {
-  readonly from: readonly string[];
-  readonly guard: string;
-  readonly to: string;
-  readonly effects: string;
-}
-type TableDoc = Record<string, { readonly on: string; readonly rows: readonly RowDoc[] }>;
+type TableDoc = Record<string, TriggerRows<RowDoc<string, string>>>;
 
 function states(from: readonly string[], all: readonly string[]): string {
   if (from.length === all.length) return 'any';

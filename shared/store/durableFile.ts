@@ -23,12 +23,31 @@ export function isTempOf(path: string, name: string): boolean {
 }
 
 export async function writeFileDurable(path: string, contents: string, mode = 0o600): Promise<void> {
-  const tmp = tempName(path);
-  const fh = await open(tmp, 'w', mode);
+  await replaceFile(path, contents, mode, true);
+  const dir = await open(dirname(path), 'r');
   try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+/**
+ * Atomic but NOT durable replacement: temp file renamed over the target, no fsync. A reader never
+ * sees a torn file; a crash may lose the write. For signals rewritten every few seconds (a host's
+ * heartbeat, a simulated guest's disk counter), not for data that must survive a crash.
+ */
+export async function writeFileAtomic(path: string, contents: string, mode = 0o666): Promise<void> {
+  await replaceFile(path, contents, mode, false);
+}
+
+async function replaceFile(path: string, contents: string, mode: number, sync: boolean): Promise<void> {
+  const tmp = tempName(path);
+  try {
+    const fh = await open(tmp, 'w', mode);
     try {
       await fh.writeFile(contents, 'utf8');
-      await fh.sync();
+      if (sync) await fh.sync();
     } finally {
       await fh.close();
     }
@@ -38,12 +57,6 @@ export async function writeFileDurable(path: string, contents: string, mode = 0o
     // where unlinking still works). A failed removal must not hide the write's own error.
     await rm(tmp, { force: true }).catch(() => undefined);
     throw e;
-  }
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
   }
 }
 

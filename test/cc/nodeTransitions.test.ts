@@ -1,7 +1,8 @@
-/** nodeTransitions: what the keeper logs as "node changed", found without a search per node. */
+/** nodeTransition: what the keeper logs as "node changed" for the node a report names. */
 import { describe, expect, it } from 'vitest';
-import { nodeTransitions } from '../../cc/nodeTransitions.js';
-import { applyReport, bumpEpoch, initialView, markUnhealthy, markUnreachable, type ClusterView } from '../../cc/view.js';
+import { nodeTransition } from '../../cc/nodeTransitions.js';
+import type { CcNode } from '../../shared/protocol/ccProtocol.js';
+import { applyReport, initialView, markUnhealthy, markUnreachable, type ClusterView } from '../../cc/view.js';
 import type { NcNode } from '../../shared/protocol/ncProtocol.js';
 import { slots } from './fakeNodes.js';
 
@@ -13,22 +14,22 @@ function report(host: string, over: Partial<NcNode> = {}): NcNode {
 
 const up = (v: ClusterView, host: string): ClusterView => applyReport(v, host, report(host), 1000);
 const base = up(up(up(initialView('p', [A, B, C]), A), B), C);
-const reversed: ClusterView = { ...base, entries: [...base.entries].reverse() };
+const nodeOf = (v: ClusterView, host: string): CcNode => {
+  const e = v.entries.find((x) => x.node.host === host);
+  if (!e) throw new Error(`no ${host} in the view`);
+  return e.node;
+};
 
-describe('nodeTransitions', () => {
+describe('nodeTransition', () => {
   it.each([
-    ['a node came up', initialView('p', [A, B, C]), up(initialView('p', [A, B, C]), B), [[B, { reachable: false, nodeState: 'unknown', healthy: false }, { reachable: true, nodeState: 'enabled', healthy: true }]]],
-    ['a node became unreachable', base, markUnreachable(base, C, 2000), [[C, { reachable: true, nodeState: 'enabled', healthy: true }, { reachable: false, nodeState: 'enabled', healthy: true }]]],
-    ['a node was disabled', base, applyReport(base, A, report(A, { nodeState: 'disabled' }), 2000), [[A, { reachable: true, nodeState: 'enabled', healthy: true }, { reachable: true, nodeState: 'disabled', healthy: true }]]],
-    ['a node became unhealthy', base, markUnhealthy(base, B), [[B, { reachable: true, nodeState: 'enabled', healthy: true }, { reachable: true, nodeState: 'enabled', healthy: false }]]],
-    ['a poll that changed only resources', base, applyReport(base, A, report(A, { used: slots(2) }), 2000), []],
-    ['an epoch bump', base, bumpEpoch(base, B), []],
-    ['the same nodes in another order', reversed, markUnreachable(base, A, 2000), [[A, { reachable: true, nodeState: 'enabled', healthy: true }, { reachable: false, nodeState: 'enabled', healthy: true }]]],
-  ] as const)('%s', (_name, prev, next, expected) => {
-    expect(nodeTransitions(prev, next).map((t) => [t.host, t.was, { reachable: t.reachable, nodeState: t.nodeState, healthy: t.healthy }])).toEqual(expected);
-  });
-
-  it('a node new to the view is not a transition', () => {
-    expect(nodeTransitions(initialView('p', [A]), up(initialView('p', [A, B]), B))).toEqual([]);
+    ['a node came up', B, initialView('p', [A, B, C]), up(initialView('p', [A, B, C]), B), [{ reachable: false, nodeState: 'unknown', healthy: false }, { reachable: true, nodeState: 'enabled', healthy: true }]],
+    ['a node became unreachable', C, base, markUnreachable(base, C, 2000), [{ reachable: true, nodeState: 'enabled', healthy: true }, { reachable: false, nodeState: 'enabled', healthy: true }]],
+    ['a node was disabled', A, base, applyReport(base, A, report(A, { nodeState: 'disabled' }), 2000), [{ reachable: true, nodeState: 'enabled', healthy: true }, { reachable: true, nodeState: 'disabled', healthy: true }]],
+    ['a node became unhealthy', B, base, markUnhealthy(base, B), [{ reachable: true, nodeState: 'enabled', healthy: true }, { reachable: true, nodeState: 'enabled', healthy: false }]],
+    ['a poll that changed only resources', A, base, applyReport(base, A, report(A, { used: slots(2) }), 2000), undefined],
+  ] as const)('%s', (_name, host, prev, next, expected) => {
+    const t = nodeTransition(nodeOf(prev, host), nodeOf(next, host));
+    expect(t && [t.was, { reachable: t.reachable, nodeState: t.nodeState, healthy: t.healthy }]).toEqual(expected);
+    if (t) expect(t.host).toBe(host);
   });
 });

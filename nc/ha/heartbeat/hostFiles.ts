@@ -4,8 +4,9 @@
  * renamed over the target, so a reader never sees a half-written heartbeat and the activity check
  * (which ignores dot files) never counts a temp file as life.
  */
-import { mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../../../shared/store/durableFile.js';
 import { ACTIVITY_SUFFIX, HEARTBEAT_FILE, hostDirOf } from './beatPlan.js';
 import { parseDomainStatus, type DomainStatus } from './domainStatus.js';
 import type { BeatFiles, HostProbe } from './heartbeatAgent.js';
@@ -87,8 +88,7 @@ export function sharedStorageFiles(storageDir: string, host: string): BeatFiles 
     },
     async writeHeartbeat(contents) {
       await mkdir(dir, { recursive: true });
-      await writeFile(temp(HEARTBEAT_FILE), contents);
-      await rename(temp(HEARTBEAT_FILE), join(dir, HEARTBEAT_FILE));
+      await writeFileAtomic(join(dir, HEARTBEAT_FILE), contents);
     },
     async link(name, target) {
       await mkdir(dir, { recursive: true });

@@ -3,9 +3,10 @@
  * and its heartbeat. The real adapter writes files on (shared) storage; the in-memory one lets a
  * single process run thousands of hosts under a ManualClock.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Clock } from '../../../shared/clock.js';
+import { writeFileAtomic } from '../../../shared/store/durableFile.js';
 
 export interface DiskIo {
   /** Replaces the whole file (its mtime advances); creates parent directories as needed. */
@@ -17,12 +18,11 @@ export interface DiskIo {
 }
 
 /**
- * Real files. Writes go to a temp file renamed over the target, so a neighbour reading the file
- * never sees it torn. No fsync: this is an activity signal, not data that must survive a crash.
+ * Real files. Writes go to a temp file renamed over the target (writeFileAtomic), so a neighbour
+ * reading the file never sees it torn. No fsync: this is an activity signal, not data that must survive a crash.
  */
 export function fsDiskIo(): DiskIo {
   const made = new Set<string>();
-  let seq = 0;
   return {
     async write(path, contents) {
       const dir = dirname(path);
@@ -30,14 +30,7 @@ export function fsDiskIo(): DiskIo {
         await mkdir(dir, { recursive: true });
         made.add(dir);
       }
-      const tmp = join(dir, `.${basename(path)}.${process.pid}.${seq++}.tmp`);
-      await writeFile(tmp, contents, 'utf8');
-      try {
-        await rename(tmp, path);
-      } catch (e) {
-        await rm(tmp, { force: true });
-        throw e;
-      }
+      await writeFileAtomic(path, contents);
     },
     async read(path) {
       try {
