@@ -9,10 +9,10 @@
 import { z } from 'zod';
 import { join } from 'node:path';
 import {
-  instanceIdSchema, instanceStateSchema, migrationStateSchema, nodeStateSchema, reservationIdSchema, vmTypeSchema,
+  instanceIdSchema, instanceStateSchema, migrationStateSchema, nodeStateSchema,
 } from '../shared/protocol/common.js';
 import { incomingSchema, migrationIdSchema, planItemSchema, planSchema } from '../shared/protocol/migrationProtocol.js';
-import { lostStoreSchema } from '../shared/protocol/ncProtocol.js';
+import { instanceLaunchSchema, lostStoreSchema } from '../shared/protocol/ncProtocol.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../shared/store/store.js';
 
 /** How far the NC has carried an instance; the reported state is derived from this and the hypervisor. */
@@ -28,13 +28,7 @@ export const instancePhaseSchema = z.enum([
 ]);
 export type InstancePhase = z.infer<typeof instancePhaseSchema>;
 
-export const instanceRecordSchema = z.object({
-  instanceId: instanceIdSchema,
-  reservationId: reservationIdSchema,
-  imageId: z.string().min(1),
-  ownerId: z.string().min(1),
-  vmType: vmTypeSchema,
-  launchTime: z.number(),
+export const instanceRecordSchema = instanceLaunchSchema.extend({
   phase: instancePhaseSchema,
   /** Epoch ms (injected clock) when the record entered its phase; tombstones expire from it. */
   since: z.number(),

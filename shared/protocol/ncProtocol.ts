@@ -33,6 +33,16 @@ export type NcInstance = z.infer<typeof ncInstanceSchema>;
  * The NC found its store (nc.json) missing though the node had run before: it recreated it, came up
  * disabled and re-adopted its hypervisor's domains. Reported until an administrator enables the node.
  */
+/** An instance's identity and shape as a run request carries it and the NC's instance record keeps it. */
+export const instanceLaunchSchema = z.object({
+  instanceId: instanceIdSchema,
+  reservationId: reservationIdSchema,
+  imageId: z.string().min(1),
+  ownerId: z.string().min(1),
+  vmType: vmTypeSchema,
+  launchTime: z.number(),
+});
+
 export const lostStoreSchema = z.object({
   /** When the NC found it lost (epoch ms, the NC's clock). */
   detectedAt: z.number(),
@@ -73,13 +83,7 @@ export const NC_OPS = {
   },
   /** Create one instance. Idempotent by instanceId. Refused when disabled or full. */
   ncRunInstance: {
-    request: z.object({
-      instanceId: instanceIdSchema,
-      reservationId: reservationIdSchema,
-      imageId: z.string().min(1),
-      ownerId: z.string().min(1),
-      vmType: vmTypeSchema,
-      launchTime: z.number(),
+    request: instanceLaunchSchema.extend({
       /**
        * Host HA restarting a fenced host's instance here: a tombstone of this id on this node (it
        * lived here before and moved or ended) does not answer the request; the instance starts anew.
