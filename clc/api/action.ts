@@ -13,7 +13,7 @@ import type { HaControl } from '../ha/haControl.js';
 import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 import { showKey, type ParamMap } from './queryParams.js';
 import type { RequestGate } from './requestGate.js';
 import type { XmlObject } from './xmlResponse.js';

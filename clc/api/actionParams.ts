@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { FerryError } from '../../shared/errors/registry.js';
-import { ClcErrors, type ClcErrorCode } from './errors.js';
+import { ClcErrors, type ClcErrorCode } from '../core/errors.js';
 import { awsParamName, showKey, valueAt, type ParamMap } from './queryParams.js';
 
 /** Marks a zod issue with the registry code it should become (zod carries it in `params`). */

@@ -24,7 +24,7 @@ import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
 import { splitEnvelope } from './envelope.js';
 import { sendError, toClcError } from './errorHandler.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 import { PartitionGate } from './partitionGate.js';
 import { parseQueryParams, showKey } from './queryParams.js';
 import { gatedClusters, openRequestGate } from './requestGate.js';

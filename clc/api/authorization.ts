@@ -4,7 +4,7 @@
  * fencing action is admin-only.
  */
 import type { Principal } from './auth.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 
 export const ADMIN_ONLY: ReadonlySet<string> = new Set([
   'EnableService', 'DisableService', 'ModifyService', 'MigrateInstances', 'CancelMigration',

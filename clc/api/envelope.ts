@@ -2,7 +2,7 @@
  * Splits the parameters every Query request may carry (Action, Version, the signature fields) from
  * the action's own, so each action's strict schema sees only what belongs to it.
  */
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 import { showKey, type ParamMap, type ParamValue } from './queryParams.js';
 
 /** Query-API envelope parameters (SigV2 and SigV4 names); the Authenticator reads them from the raw pairs. */

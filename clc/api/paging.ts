@@ -9,7 +9,7 @@ import { issuePageToken, MAX_PAGE_SIZE, MIN_PAGE_SIZE, readPageToken, takePage, 
 import type { ClcState } from '../state/clcStore.js';
 import { ensurePagingKey, pagingKeyOf } from '../state/pagingKey.js';
 import { coded, intParam } from './actionParams.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 
 /** The parameters with EC2's MaxResults range for the action, to spread into its schema. */
 export function pagingParamsUpTo(maxPageSize: number) {

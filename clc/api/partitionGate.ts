@@ -9,7 +9,7 @@ import {
   DEFAULT_GATE_LIMITS, EMPTY_GATE, step, waitingByPartition,
   type GateEffect, type GateEvent, type GateKind, type GateLimits, type GateState,
 } from '../core/gate.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 
 /** One request's place in the gate. */
 export interface Ticket {

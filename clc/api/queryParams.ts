@@ -11,7 +11,7 @@
  *   and a parent mixing indexes and names are MalformedQueryString;
  * - maps have no prototype, so `constructor` or `toString` are just names.
  */
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 
 export type ParamValue = string | ParamList | ParamMap;
 export type ParamList = readonly ParamValue[];

@@ -6,7 +6,7 @@
 import { CHANGE_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from '../clusters/ccContract.js';
 import type { Clusters } from '../clusters/clusters.js';
 import type { GateKind } from '../core/gate.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 import type { PartitionGate, Ticket } from './partitionGate.js';
 
 export interface RequestGate {

@@ -12,7 +12,7 @@
 import type { Clock } from '../../shared/clock.js';
 import { freshness, parseSignature, signatureMatches } from '../../shared/auth/verify.js';
 import type { Authenticator, Principal, QueryRequestView } from './auth.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
 import type { IdentityDirectory } from './identities.js';
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLC_PATH } from '../../clc/api/app.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import { openClcStore } from '../../clc/state/clcStore.js';
 import { FakeClusters, twoZoneCloud } from './fakeClusters.js';

@@ -8,7 +8,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCcClusters } from '../../clc/clusters/ccClusters.js';
 import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { defineErrors, client, server, FerryError } from '../../shared/errors/registry.js';
 import { silentLogger } from '../../shared/log.js';
 import { CC_OPS } from '../../shared/protocol/ccProtocol.js';

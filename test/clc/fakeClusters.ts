@@ -6,7 +6,7 @@
  * CC's codes inside RemoteFault, translated by the real ccFaults.ts as the real adapter does.
  * No mocking library.
  */
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
 import { CLC_CC_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from '../../clc/clusters/ccContract.js';
 import type { Clusters, PartitionInfo } from '../../clc/clusters/clusters.js';

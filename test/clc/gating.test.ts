@@ -5,7 +5,7 @@
  * no change reaches a CC without the gate.
  */
 import { describe, expect, it } from 'vitest';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { PartitionGate } from '../../clc/api/partitionGate.js';
 import { gatedClusters, openRequestGate } from '../../clc/api/requestGate.js';
 import { ManualClock } from '../../shared/clock.js';

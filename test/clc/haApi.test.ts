@@ -5,7 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_ONLY } from '../../clc/api/authorization.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { HA_NOT_WIRED_REASON } from '../../clc/ha/notWired.js';
 import { TEST_USER, testAuthenticator } from './authFixtures.js';
 import { signedQuery } from './authFixtures.js';

@@ -12,7 +12,7 @@ import { gatedClusters, openRequestGate } from '../../clc/api/requestGate.js';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import { KeyedMutex } from '../../clc/core/keyedMutex.js';
 import { silentLogger } from '../../shared/log.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { RUN_TOKEN_RETENTION_MS } from '../../clc/core/runTokens.js';
 import { signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
 import { counterIds, errorCode, harness, items, query, type Harness, type QueryReply } from './harness.js';

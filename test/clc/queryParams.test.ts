@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { awsParamName, parseQueryParams, PARAM_LIMITS, valueAt } from '../../clc/api/queryParams.js';
 import { FerryError } from '../../shared/errors/registry.js';
 

@@ -25,7 +25,7 @@ import type { FerryError } from '../../../shared/errors/registry.js';
 import type { VmType } from '../../../shared/model/vmTypes.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { boolParam, filterListParam, paramList, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 import { cursorOf, pagingInputOf, pagingParamsUpTo, servePage } from '../paging.js';
 import { showKey, type ParamMap } from '../queryParams.js';
 import { instanceTypeInfoItem, vmTypeDetailsItem } from '../render/instanceTypeItems.js';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { HaControl } from '../../ha/haControl.js';
 import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 
 export function requireHa(ctx: ActionContext): HaControl {
   if (!ctx.ha) throw ClcErrors.make('ServiceUnavailable', { detail: 'host HA is not set up in this CLC' });

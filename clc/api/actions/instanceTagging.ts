@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { MAX_USER_TAGS, planRetag, withoutTags, withTags, type Tag } from '../../core/userTags.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { paramList, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 import type { ParamMap } from '../queryParams.js';
 import { resourceIdParam, tagsToDeleteParam, tagsToSetParam } from '../tagParams.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';

@@ -15,7 +15,7 @@ import { liveInstances, mergeInstances } from '../../core/instanceView.js';
 import { viewOfPlan } from '../../core/migrationView.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { boolParam, coded, instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 import type { ParamMap } from '../queryParams.js';
 import { matrixItems } from '../render/matrixItems.js';
 import { migrationXml } from '../render/migrationItems.js';

@@ -3,7 +3,7 @@ import type { FerryError } from '../../../shared/errors/registry.js';
 import { askPartitions } from '../../clusters/fanOut.js';
 import { compareMigrations, viewOfPlan, type MigrationView } from '../../core/migrationView.js';
 import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 
 export interface KnownMigrations {
   /** Oldest first. */

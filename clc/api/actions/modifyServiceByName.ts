@@ -17,7 +17,7 @@ import {
 } from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 import { showKey, type ParamMap } from '../queryParams.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { changeNodeState } from './modifyService.js';

@@ -25,7 +25,7 @@ import {
 import type { InstanceRecord } from '../../state/clcStore.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, intParam, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 import { showKey, type ParamMap } from '../queryParams.js';
 import { instanceItem } from '../render/instanceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';

@@ -1,7 +1,7 @@
 /** Partition (= availability zone) checks shared by actions. */
 import type { Clusters } from '../../clusters/clusters.js';
 import { hasPartition, partitionNames } from '../../clusters/clusters.js';
-import { ClcErrors } from '../errors.js';
+import { ClcErrors } from '../../core/errors.js';
 import { showKey } from '../queryParams.js';
 
 /** Throws InvalidAvailabilityZone unless `zone` is a configured partition. */

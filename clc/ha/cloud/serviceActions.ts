@@ -20,11 +20,11 @@ import type { Store } from '../../../shared/store/store.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from '../../api/action.js';
 import { disableService } from '../../api/actions/modifyService.js';
 import { migrateInstances } from '../../api/actions/migrateInstances.js';
-import { ClcErrors } from '../../api/errors.js';
 import type { PartitionGate } from '../../api/partitionGate.js';
 import { gatedClusters, openRequestGate, type RequestGate } from '../../api/requestGate.js';
 import type { Clusters } from '../../clusters/clusters.js';
 import type { ClcState } from '../../state/clcStore.js';
+import { HaErrors } from '../errors.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
 import { fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
@@ -181,7 +181,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     const requireFenced = (): void => {
       const rec = haState(ref.host);
       if (rec?.state !== 'FENCED') {
-        throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
+        throw HaErrors.make('HostNotFenced', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
       }
     };
     requireFenced();
@@ -227,7 +227,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       }
     }
     log.warn({ host: ref.host, fencedBy, restarted: repaired, skipped: p.skipped, failed }, 'host HA: instances of a fenced host restarted elsewhere');
-    if (failed.length > 0) throw new Error(`could not restart ${failed.map((f) => `${f.instanceId} (${f.reason})`).join(', ')}`);
+    if (failed.length > 0) throw HaErrors.make('RestartsFailed', { detail: failed.map((f) => `${f.instanceId} (${f.reason})`).join(', ') });
     return { repaired, skipped: p.skipped, failed, inMigration: inFlight };
   };
 

@@ -4,7 +4,7 @@
  * instance to a fenced host, named or not; RunInstances asks the CC to avoid fenced hosts.
  */
 import { describe, expect, it } from 'vitest';
-import { ClcErrors } from '../../../clc/api/errors.js';
+import { ClcErrors } from '../../../clc/core/errors.js';
 import type { HaNodeHooks } from '../../../clc/ha/nodeHooks.js';
 import { errorCode, harness, launchRunning, query } from '../harness.js';
 
