@@ -8,14 +8,14 @@ import type { Clock } from '../../shared/clock.js';
 import type { IdSource } from '../../shared/model/ids.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
+import { ClcErrors } from '../core/errors.js';
 import type { KeyedMutex } from '../core/keyedMutex.js';
+import type { RequestGate } from '../core/requestGate.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
-import { ClcErrors } from '../core/errors.js';
 import { showKey, type ParamMap } from './queryParams.js';
-import type { RequestGate } from './requestGate.js';
 import type { XmlObject } from './xmlResponse.js';
 
 /** Where clients reach a CLC started with the default flags. */

@@ -2,8 +2,8 @@
 import { TypedClient } from '../../shared/protocol/typedClient.js';
 import type { WireTransport } from '../../shared/wire/transport.js';
 import { ClcErrors } from '../core/errors.js';
-import { translateCcFailure } from './ccFaults.js';
 import { CLC_CC_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from './ccContract.js';
+import { translateCcFailure } from './ccFaults.js';
 import type { Clusters, PartitionInfo } from './clusters.js';
 
 export interface CcClustersOptions {

@@ -9,8 +9,8 @@
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
 import type { Store } from '../../shared/store/store.js';
-import type { PartitionGate } from '../api/partitionGate.js';
 import type { Clusters } from '../clusters/clusters.js';
+import type { PartitionGate } from '../core/partitionGate.js';
 import type { ClcState } from '../state/clcStore.js';
 import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';

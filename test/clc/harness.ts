@@ -1,17 +1,17 @@
 /** Builds the admin API in-process over a fake Clusters, a memory store and a manual clock. */
+import type { Express } from 'express';
 import { createServer, type Server } from 'node:http';
+import { pino, type Logger } from 'pino';
 import request from 'supertest';
 import xml2js from 'xml2js';
-import type { Express } from 'express';
-import { pino, type Logger } from 'pino';
-import type { Clusters } from '../../clc/clusters/clusters.js';
 import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
-import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
 import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
-import { PartitionGate } from '../../clc/api/partitionGate.js';
+import type { Clusters } from '../../clc/clusters/clusters.js';
 import type { GateLimits } from '../../clc/core/gate.js';
+import { PartitionGate } from '../../clc/core/partitionGate.js';
 import type { HaProvider, HaServiceActions } from '../../clc/ha/haProvider.js';
 import { setUpHa } from '../../clc/ha/haSetup.js';
+import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
 import { notWiredHa } from '../../clc/ha/notWired.js';
 import { openMemoryBmcStore } from '../../clc/ha/power/bmcStore.js';
 import { openMemoryClcStore, type ClcState } from '../../clc/state/clcStore.js';

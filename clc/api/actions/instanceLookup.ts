@@ -4,9 +4,9 @@
  */
 import type { FerryError } from '../../../shared/errors/registry.js';
 import { askAllPartitions } from '../../clusters/fanOut.js';
+import { ClcErrors } from '../../core/errors.js';
 import { liveInstances, mergeInstances, type InstanceView, type MergedInstances } from '../../core/instanceView.js';
 import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../../core/errors.js';
 
 export interface VisibleInstances {
   readonly merged: MergedInstances;

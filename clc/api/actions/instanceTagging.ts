@@ -9,10 +9,10 @@
  * account's, the others being InvalidInstanceID.NotFound as EC2 answers for another account's ids.
  */
 import { z } from 'zod';
+import { ClcErrors } from '../../core/errors.js';
 import { MAX_USER_TAGS, planRetag, withoutTags, withTags, type Tag } from '../../core/userTags.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { paramList, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../../core/errors.js';
 import type { ParamMap } from '../queryParams.js';
 import { resourceIdParam, tagsToDeleteParam, tagsToSetParam } from '../tagParams.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';

@@ -1,7 +1,7 @@
 /** Which partition holds a node, shared by EnableService / DisableService and MigrateInstances. */
 import { askPartitions } from '../../clusters/fanOut.js';
-import type { ActionContext } from '../action.js';
 import { ClcErrors } from '../../core/errors.js';
+import type { ActionContext } from '../action.js';
 
 /**
  * The partition among `candidates` whose CC reports `host`. `named` is the partition the admin gave,

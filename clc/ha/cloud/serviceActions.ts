@@ -18,17 +18,17 @@ import { randomHex8 } from '../../../shared/model/ids.js';
 import type { NcInstance } from '../../../shared/protocol/ncProtocol.js';
 import type { Store } from '../../../shared/store/store.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from '../../api/action.js';
-import { disableService } from '../../api/actions/modifyService.js';
 import { migrateInstances } from '../../api/actions/migrateInstances.js';
-import type { PartitionGate } from '../../api/partitionGate.js';
-import { gatedClusters, openRequestGate, type RequestGate } from '../../api/requestGate.js';
+import { disableService } from '../../api/actions/modifyService.js';
 import type { Clusters } from '../../clusters/clusters.js';
+import { KeyedMutex } from '../../core/keyedMutex.js';
+import type { PartitionGate } from '../../core/partitionGate.js';
+import { gatedClusters, openRequestGate, type RequestGate } from '../../core/requestGate.js';
 import type { ClcState } from '../../state/clcStore.js';
 import { HaErrors } from '../errors.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
 import { fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
-import { KeyedMutex } from '../../core/keyedMutex.js';
 
 /** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
 export interface RepairPolicies {
