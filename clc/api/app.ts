@@ -16,10 +16,11 @@ import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import { ClcErrors } from '../core/errors.js';
 import { KeyedMutex } from '../core/keyedMutex.js';
+import type { HaNodeHooks } from '../core/nodeHooks.js';
 import { PartitionGate } from '../core/partitionGate.js';
 import { gatedClusters, openRequestGate } from '../core/requestGate.js';
+import { showKey } from '../core/showKey.js';
 import type { HaControl } from '../ha/haControl.js';
-import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import type { ClcState } from '../state/clcStore.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
@@ -27,7 +28,7 @@ import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
 import { splitEnvelope } from './envelope.js';
 import { sendError, toClcError } from './errorHandler.js';
-import { parseQueryParams, showKey } from './queryParams.js';
+import { parseQueryParams } from './queryParams.js';
 import { renderResponse } from './xmlResponse.js';
 
 /** Ferry's own path for the admin API, the one its tools and docs use. */

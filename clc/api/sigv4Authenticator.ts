@@ -12,8 +12,8 @@
 import { freshness, parseSignature, signatureMatches } from '../../shared/auth/verify.js';
 import type { Clock } from '../../shared/clock.js';
 import { ClcErrors } from '../core/errors.js';
+import type { IdentityDirectory } from '../core/identities.js';
 import type { Authenticator, Principal, QueryRequestView } from './auth.js';
-import type { IdentityDirectory } from './identities.js';
 
 /**
  * The credential scope's service: what the tools this API serves sign with — `ec2` (the AWS SDKs and

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { adminErrorFromHa } from '../../../clc/api/haErrorMap.js';
 import type { HaControl } from '../../../clc/ha/haControl.js';
 import type { HaRunner } from '../../../clc/ha/haRunner.js';
-import { setUpHa } from '../../../clc/ha/haSetup.js';
 import { openMemoryBmcStore, type BmcState } from '../../../clc/ha/power/bmcStore.js';
 import { openMemoryClcStore, type ClcState } from '../../../clc/state/clcStore.js';
 import { ManualClock } from '../../../shared/clock.js';
@@ -14,6 +13,7 @@ import { isFerryError } from '../../../shared/errors/registry.js';
 import type { Store } from '../../../shared/store/store.js';
 import { FakeHa } from './fakeHa.js';
 import { SETTINGS } from './haFixtures.js';
+import { setUpHa } from './haSetup.js';
 
 const H1 = '127.0.30.1';
 const H2 = '127.0.30.2';

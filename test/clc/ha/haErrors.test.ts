@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { ADMIN_CODE_OF_HA, adminErrorFromHa } from '../../../clc/api/haErrorMap.js';
 import { ClcErrors } from '../../../clc/core/errors.js';
+import type { HaNodeHooks } from '../../../clc/core/nodeHooks.js';
 import { HaErrors, type HaErrorCode } from '../../../clc/ha/errors.js';
-import type { HaNodeHooks } from '../../../clc/ha/nodeHooks.js';
 import { errorCode, harness, query } from '../harness.js';
 
 const placeholders = (template: string): string[] => [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string).sort();
