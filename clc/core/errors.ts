@@ -7,10 +7,7 @@
  * translated into these at their boundary; docs/API.md lists every code
  * (test/clc/errorsDocumented.test.ts fails when one is missing).
  */
-import { defineErrors, client, server, type ErrorSpec } from '../../shared/errors/registry.js';
-
-/** The request conflicts with the cloud's current state (409); `retryable` when that state passes by itself. */
-const conflict = (message: string, retryable: boolean): ErrorSpec => ({ status: 409, message, clientFault: true, retryable });
+import { defineErrors, client, conflict, server } from '../../shared/errors/registry.js';
 
 export const ClcErrors = defineErrors({
   // Request envelope and parameters.

@@ -5,10 +5,7 @@
  * with the same fields; each entry names the fields that code's message needs (a test checks).
  * Fence agents' failures have their own registry (power/errors.ts).
  */
-import { defineErrors, client, type ErrorSpec } from '../../shared/errors/registry.js';
-
-/** The host's HA state does not allow the operator's command (409); `retryable` when that state passes by itself. */
-const conflict = (message: string, retryable: boolean): ErrorSpec => ({ status: 409, message, clientFault: true, retryable });
+import { defineErrors, client, conflict, server } from '../../shared/errors/registry.js';
 
 export const HaErrors = defineErrors({
   // What an operator asked of HA names something HA does not know, or settings that do not hold.
@@ -36,7 +33,7 @@ export const HaErrors = defineErrors({
   /** A restart elsewhere of a host HA does not hold FENCED (fence before evacuate). */
   HostNotFenced: conflict('{action} refused: {detail}', false),
   /** Some instances of a fenced host could not be restarted elsewhere; the attempt is retried. */
-  RestartsFailed: { status: 503, message: 'could not restart {detail}', clientFault: false, retryable: true },
+  RestartsFailed: server(503, 'could not restart {detail}'),
 });
 
 export type HaErrorCode = keyof typeof HaErrors.table;
