@@ -148,7 +148,7 @@ const timed: Timed[] = [
   {
     name: 'wire-decode', target: 5, unit: 'µs',
     what: `decode of an NC report (50 instances, ${reportBytes.json.length} B) in the tiers' compact JSON, bounded and checked / JSON.parse of the same bytes`,
-    bench: { iterations: 400, run: decodeAnswer('json'), baseline: parseJson },
+    bench: { iterations: 1000, run: decodeAnswer('json'), baseline: parseJson },
   },
   {
     name: 'wire-decode/xml', partOf: 'wire-decode', target: null, unit: 'µs',
