@@ -37,6 +37,10 @@ export type HypervisorConfig =
     readonly migrationBandwidthMiBs?: number;
     /** Per-migration TLS tunnels between the NCs (docs/libvirt.md); preferred over migrationTlsDir. */
     readonly tunnel?: TunnelSettings;
+    /** The cluster's shared disk directory: each guest's root disk is `<dir>/<id>.img` (docs/libvirt.md). */
+    readonly diskDir?: string;
+    /** Boot guests from this kernel and initrd (test labs; firmware only without). */
+    readonly directKernel?: { readonly kernel: string; readonly initrd: string };
   };
 
 export interface NcConfig {
@@ -78,6 +82,9 @@ const FIELDS = {
   libvirtTunnelPort: ['--libvirt-tunnel-port', 'FERRY_NC_LIBVIRT_TUNNEL_PORT'],
   libvirtTunnelLocal: ['--libvirt-tunnel-local', 'FERRY_NC_LIBVIRT_TUNNEL_LOCAL'],
   libvirtTunnelDataPorts: ['--libvirt-tunnel-data-ports', 'FERRY_NC_LIBVIRT_TUNNEL_DATA_PORTS'],
+  libvirtDiskDir: ['--libvirt-disk-dir', 'FERRY_NC_LIBVIRT_DISK_DIR'],
+  libvirtGuestKernel: ['--libvirt-guest-kernel', 'FERRY_NC_LIBVIRT_GUEST_KERNEL'],
+  libvirtGuestInitrd: ['--libvirt-guest-initrd', 'FERRY_NC_LIBVIRT_GUEST_INITRD'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
@@ -127,6 +134,9 @@ const rawSchema = z.object({
   libvirtTunnelDataPorts: z.string().regex(/^\d+-\d+$/, 'must be a port range MIN-MAX').optional()
     .transform((v) => (v === undefined ? undefined : { min: Number(v.split('-')[0]), max: Number(v.split('-')[1]) }))
     .refine((r) => r === undefined || (r.min >= 1 && r.min <= r.max && r.max <= 65535), 'must be MIN-MAX with 1 <= MIN <= MAX <= 65535'),
+  libvirtDiskDir: z.string().min(1, 'must name a directory').optional(),
+  libvirtGuestKernel: z.string().min(1, 'must name a file').optional(),
+  libvirtGuestInitrd: z.string().min(1, 'must name a file').optional(),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
   tlsDir: tlsDirFlag,
@@ -140,6 +150,12 @@ const rawSchema = z.object({
   if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
   if (r.hypervisor !== 'libvirt' && r.libvirtTunnelPort !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelPort'], message: 'needs --hypervisor libvirt' });
   if (r.libvirtTunnelPort === undefined && r.libvirtTunnelDataPorts !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelDataPorts'], message: 'needs --libvirt-tunnel-port' });
+  for (const f of ['libvirtDiskDir', 'libvirtGuestKernel', 'libvirtGuestInitrd'] as const) {
+    if (r.hypervisor !== 'libvirt' && r[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: 'needs --hypervisor libvirt' });
+  }
+  if ((r.libvirtGuestKernel === undefined) !== (r.libvirtGuestInitrd === undefined)) {
+    ctx.addIssue({ code: 'custom', path: [r.libvirtGuestKernel === undefined ? 'libvirtGuestKernel' : 'libvirtGuestInitrd'], message: 'goes with --libvirt-guest-kernel and --libvirt-guest-initrd both' });
+  }
   if (r.hypervisor !== 'sim' && r.simSocket !== undefined) ctx.addIssue({ code: 'custom', path: ['simSocket'], message: 'is for --hypervisor sim' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
@@ -158,6 +174,10 @@ const rawSchema = z.object({
       ...(r.libvirtMigrationBandwidth !== undefined ? { migrationBandwidthMiBs: r.libvirtMigrationBandwidth } : {}),
       ...(r.libvirtTunnelPort !== undefined
         ? { tunnel: { port: r.libvirtTunnelPort, local: r.libvirtTunnelLocal, ...(r.libvirtTunnelDataPorts ? { dataPorts: r.libvirtTunnelDataPorts } : {}) } }
+        : {}),
+      ...(r.libvirtDiskDir !== undefined ? { diskDir: resolve(r.libvirtDiskDir) } : {}),
+      ...(r.libvirtGuestKernel !== undefined && r.libvirtGuestInitrd !== undefined
+        ? { directKernel: { kernel: resolve(r.libvirtGuestKernel), initrd: resolve(r.libvirtGuestInitrd) } }
         : {}),
     }
     : { kind: 'sim', socket: resolve(r.simSocket ?? defaultSocketPath(r.host)) },
@@ -179,7 +199,8 @@ function command(): Command {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
     simSocket: '--sim-socket <path>', simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
     libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>',
-    libvirtTunnelPort: '--libvirt-tunnel-port <port>', libvirtTunnelLocal: '--libvirt-tunnel-local <loopback|host>', libvirtTunnelDataPorts: '--libvirt-tunnel-data-ports <min-max>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    libvirtTunnelPort: '--libvirt-tunnel-port <port>', libvirtTunnelLocal: '--libvirt-tunnel-local <loopback|host>', libvirtTunnelDataPorts: '--libvirt-tunnel-data-ports <min-max>',
+    libvirtDiskDir: '--libvirt-disk-dir <dir>', libvirtGuestKernel: '--libvirt-guest-kernel <file>', libvirtGuestInitrd: '--libvirt-guest-initrd <file>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>', wireEncoding: WIRE_ENCODING_FLAG,
     headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
     maxPendingConnections: CONN.maxPendingConnections.flag, maxPendingPerPeer: CONN.maxPendingPerPeer.flag,
@@ -195,6 +216,9 @@ function command(): Command {
     libvirtTunnelPort: 'carry TLS migrations through per-migration tunnels between the NCs, listening here (same port on every host)',
     libvirtTunnelLocal: 'where QEMU meets the tunnel: loopback (127.0.0.1) or host (the NC\'s address; one-machine labs)',
     libvirtTunnelDataPorts: 'ports QEMU\'s stream uses at the tunnel\'s local ends (49152-49215)',
+    libvirtDiskDir: 'the cluster\'s shared disk directory (every host mounts it at this path): each guest\'s root disk is <dir>/<instance>.img, so a live migration moves no disk data and a fenced host\'s guests restart elsewhere on their own disks',
+    libvirtGuestKernel: 'boot guests from this kernel (test labs; with --libvirt-guest-initrd)',
+    libvirtGuestInitrd: 'the initrd that goes with --libvirt-guest-kernel',
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',

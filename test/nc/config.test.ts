@@ -108,6 +108,14 @@ describe('NC configuration', () => {
       .toMatchObject({ tunnel: { port: 16515, local: 'host', dataPorts: { min: 17600, max: 17699 } } });
   });
 
+  it('puts guests\' disks on the shared disk directory and boots a lab kernel, both only with libvirt', () => {
+    const libvirt = [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system'];
+    expect(parseNcConfig([...libvirt, '--libvirt-disk-dir', '/shared/disks', '--libvirt-guest-kernel', '/lab/vmlinuz', '--libvirt-guest-initrd', '/lab/initrd.img'], {}).hypervisor)
+      .toEqual({ kind: 'libvirt', uri: 'qemu:///system', diskDir: '/shared/disks', directKernel: { kernel: '/lab/vmlinuz', initrd: '/lab/initrd.img' } });
+    expect(() => parseNcConfig([...libvirt, '--libvirt-guest-kernel', '/lab/vmlinuz'], {})).toThrow(/--libvirt-guest-initrd .*goes with --libvirt-guest-kernel and --libvirt-guest-initrd both/);
+    expect(() => parseNcConfig([...BASE, '--libvirt-disk-dir', '/shared/disks'], {})).toThrow(/--libvirt-disk-dir .*needs --hypervisor libvirt/);
+  });
+
   it('reports every bad field at once', () => {
     expect(problems(['--port', '0'])).toHaveLength(3);
   });
