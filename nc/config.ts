@@ -12,6 +12,8 @@ import type { ConnectionLimits } from '../shared/net/connectionGuard.js';
 import { defaultSocketPath, MAX_SOCKET_PATH_BYTES } from './hypervisor/sim/config.js';
 import type { TunnelSettings } from './hypervisor/libvirt/migrationTunnels.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
+import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
+import type { WireEncoding } from '../shared/wire/wireEncoding.js';
 
 export const DEFAULT_NC_PORT = 8775;
 const MiB = 1024 * 1024;
@@ -57,6 +59,8 @@ export interface NcConfig {
   readonly storageDir?: string;
   /** The server's header and request timeouts and pending-connection caps. */
   readonly connections: ConnectionLimits;
+  /** What hints to the CC are sent in (the server reads both). */
+  readonly wireEncoding: WireEncoding;
 }
 
 /** The connection-limit flags, as every serving daemon names them (shared/config/connectionFlags.ts). */
@@ -86,6 +90,7 @@ const FIELDS = {
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
   insecurePlaintext: ['--insecure-plaintext', 'FERRY_NC_INSECURE_PLAINTEXT'],
   storageDir: ['--storage-dir', 'FERRY_NC_STORAGE_DIR'],
+  wireEncoding: ['--wire-encoding', 'FERRY_NC_WIRE_ENCODING'],
   headersTimeoutMs: [bare(CONN.headersTimeoutMs.flag), CONN.headersTimeoutMs.env],
   requestTimeoutMs: [bare(CONN.requestTimeoutMs.flag), CONN.requestTimeoutMs.env],
   maxPendingConnections: [bare(CONN.maxPendingConnections.flag), CONN.maxPendingConnections.env],
@@ -137,6 +142,7 @@ const rawSchema = z.object({
   tlsDir: tlsDirFlag,
   insecurePlaintext: insecurePlaintextFlag,
   storageDir: z.string().min(1, 'must name a directory').optional(),
+  wireEncoding: wireEncodingFlag,
   ...connectionLimitShape,
 }).superRefine((r, ctx) => {
   checkConnectionLimits(r, ctx);
@@ -180,6 +186,7 @@ const rawSchema = z.object({
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
   ...(r.storageDir !== undefined ? { storageDir: resolve(r.storageDir) } : {}),
   connections: connectionLimitsOf(r),
+  wireEncoding: r.wireEncoding,
 }));
 
 function command(): Command {
@@ -194,7 +201,7 @@ function command(): Command {
     libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>',
     libvirtTunnelPort: '--libvirt-tunnel-port <port>', libvirtTunnelLocal: '--libvirt-tunnel-local <loopback|host>', libvirtTunnelDataPorts: '--libvirt-tunnel-data-ports <min-max>',
     libvirtDiskDir: '--libvirt-disk-dir <dir>', libvirtGuestKernel: '--libvirt-guest-kernel <file>', libvirtGuestInitrd: '--libvirt-guest-initrd <file>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
-    tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>',
+    tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>', wireEncoding: WIRE_ENCODING_FLAG,
     headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
     maxPendingConnections: CONN.maxPendingConnections.flag, maxPendingPerPeer: CONN.maxPendingPerPeer.flag,
   };
@@ -216,6 +223,7 @@ function command(): Command {
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',
     storageDir: 'shared storage root, for host HA activity checks of neighbours (optional)',
+    wireEncoding: WIRE_ENCODING_HELP,
     headersTimeoutMs: CONN.headersTimeoutMs.help, requestTimeoutMs: CONN.requestTimeoutMs.help,
     maxPendingConnections: CONN.maxPendingConnections.help, maxPendingPerPeer: CONN.maxPendingPerPeer.help,
   };

@@ -21,7 +21,7 @@ describe('NC configuration', () => {
     expect(c).toEqual({
       host: '127.0.10.1', port: 8775, stateDir: '/tmp/nc', maxBodyBytes: 1024 * 1024,
       hypervisor: { kind: 'sim', socket: '/run/ferry/simhv-127.0.10.1.sock' }, insecurePlaintext: true,
-      connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPending: 1024, maxPendingPerPeer: 256 },
+      connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPending: 1024, maxPendingPerPeer: 256 }, wireEncoding: 'json',
     });
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.hypervisor)).toBe(true);
