@@ -1,21 +1,29 @@
 /**
- * `npm run bench`: Ferry's hot paths against a plain baseline, side by side, as ratios.
- *   codec      typed-XML round trip of an NC report (50 instances) vs JSON round trip
- *   store      durable store update (fsync + rename + dir fsync) vs plain writeFile
- *   placement  drain plan of 40 instances over 100 nodes vs naive first fit
- *   view diff  the CC's "node changed" check after one poll of a 2000-node view vs the search per
- *              node it replaced (O(n) vs O(n²) per poll; found by the simulator's scale mode)
- *   stale      the keeper's stale-node check over 2000 nodes (every operation runs it) vs the search
- *              per host it replaced (same origin)
- *   credential one per-migration credential as the CC's runner waits for it: from the key pool made
- *              ahead (cc/migration/keyPool.ts) vs a key pair made when issued (before issue 19)
- *   poll round the CC's bookkeeping of one steady poll round of 4000 nodes (keeper, cache writer,
- *              migration plan driver; bench/pollRound.ts) vs applying the same reports to a view alone
+ * `npm run bench` (`-- --quick`: fewer rounds, a few minutes): issue 19's named cases, each against
+ * its baseline side by side in one run (alternating rounds, medians; bench/harness.ts), printed as a
+ * table and written to bench/results/latest.json (bench/report.ts). Cases the bench does not run yet
+ * are listed with the reason. Measured here:
+ *   wire-decode   the CC's decode of an NC report (50 instances) as it arrives, in the tiers' compact
+ *                 JSON (shared/wire/jsonDecoder.ts, bounded) vs JSON.parse of the same bytes;
+ *                 /xml: the typed-XML path kept for older peers, same baseline
+ *   api           signed DescribeInstances over 1,000 instances, req/s: a real CLC vs a bare express
+ *                 server returning the same XML (bench/apiCase.ts)
+ * and, as sub-measurements of the issue's cases:
+ *   migration-sim/credential       one per-migration credential as the CC's plan driver waits for it: from
+ *                                  the key pool made ahead vs a key pair made when issued
+ *   supervision/poll-round         the CC's bookkeeping of one steady poll round (keeper, cache writer,
+ *                                  migration plan driver; bench/pollRound.ts) vs applying the reports alone
+ *   supervision/stale-check        the keeper's stale-node check over 2000 nodes vs the search per host
+ *   plan-quality/placement-time    drain plan of 40 instances over 100 nodes vs naive first fit
+ *   store/durable-update           durable store update (fsync + rename + dir fsync) vs plain writeFile
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeMessage, encodeMessage, type WireObject } from '../shared/wire/xmlCodec.js';
+import { encodeMessage, type WireObject } from '../shared/wire/xmlCodec.js';
+import { encodeJsonMessage } from '../shared/wire/jsonCodec.js';
+import { DEFAULT_DECODE_LIMITS } from '../shared/wire/wireDecoder.js';
+import { decoderFor, type WireEncoding } from '../shared/wire/wireEncoding.js';
 import { openFileStore } from '../shared/store/store.js';
 import { planPlacement, type PlacementInstance, type PlacementNode } from '../cc/migration/placement.js';
 import { fits, sub, type Resources } from '../shared/model/resources.js';
@@ -25,7 +33,9 @@ import { ViewKeeper } from '../cc/viewKeeper.js';
 import { ManualClock } from '../shared/clock.js';
 import { silentLogger } from '../shared/log.js';
 import { runCase, type BenchCase } from './harness.js';
+import { measured, skipped, table, writeResults, type CaseResult } from './report.js';
 import { applyAll, pollRoundRig } from './pollRound.js';
+import { apiCase } from './apiCase.js';
 import { caCredentialIssuer, RANDOM_ISSUER_SOURCES, type CredentialRequest } from '../cc/migration/credentialIssuer.js';
 import { KeyPool } from '../cc/migration/keyPool.js';
 import { simMigrationCa } from '../sim/simCredentials.js';
@@ -81,7 +91,10 @@ function staleBySearch(view: ClusterView, hosts: readonly string[], now: number)
   });
 }
 
-const ROUND_NODES = 4000;
+const QUICK = process.argv.includes('--quick');
+/** Alternating rounds per case (medians over them). */
+const ROUNDS = QUICK ? 5 : 9;
+const ROUND_NODES = QUICK ? 1000 : 4000;
 const roundRig = await pollRoundRig(ROUND_NODES);
 await roundRig.round(); // the first round brings every node in (a real change each): steady rounds are timed
 
@@ -95,50 +108,104 @@ const credentialRequest: CredentialRequest = {
   migrationId: 'mig-0000abcd', instanceId: 'i-0000abcd', side: 'destination', host: '127.0.1.2', peerHost: '127.0.1.1', generation: 0, lifetimeMs: 600_000,
 };
 
-const cases: BenchCase[] = [
+/** The NC report as the CC receives it, in each encoding; decoded the way HttpWireTransport decodes an answer. */
+const reportBytes: Record<WireEncoding, Buffer> = {
+  json: Buffer.from(encodeJsonMessage('ncDescribeResourceResponse', report)),
+  xml: Buffer.from(encodeMessage('ncDescribeResourceResponse', report)),
+};
+const answerLimits = { ...DEFAULT_DECODE_LIMITS, maxBytes: Number.POSITIVE_INFINITY };
+const decodeAnswer = (encoding: WireEncoding) => (): void => {
+  const d = decoderFor(encoding, answerLimits);
+  d.write(reportBytes[encoding]);
+  d.end();
+};
+const parseJson = (): void => { JSON.parse(reportBytes.json.toString('utf8')); };
+
+interface Timed {
+  readonly name: string;
+  readonly what: string;
+  readonly partOf?: string;
+  readonly target: number | null;
+  /** Reported per operation in this unit. */
+  readonly unit: 'µs' | 'ms';
+  readonly bench: Omit<BenchCase, 'name' | 'baselineName'>;
+}
+
+const timed: Timed[] = [
   {
-    name: 'codec: typed XML round trip', baselineName: 'JSON round trip', iterations: 200,
-    run: async () => { await decodeMessage(encodeMessage('ncDescribeResourceResponse', report)); },
-    baseline: () => { JSON.parse(JSON.stringify(report)); },
+    name: 'wire-decode', target: 5, unit: 'µs',
+    what: `decode of an NC report (50 instances, ${reportBytes.json.length} B) in the tiers' compact JSON, bounded and checked / JSON.parse of the same bytes`,
+    bench: { iterations: 1000, run: decodeAnswer('json'), baseline: parseJson },
   },
   {
-    name: 'store: durable update', baselineName: 'plain writeFile', iterations: 30,
-    run: async () => { await store.update((d) => { d.n++; }); },
-    baseline: () => { writeFileSync(plainFile, JSON.stringify({ n: 1, report })); },
-  },
-  {
-    name: 'placement: 40-instance drain, 100 nodes', baselineName: 'naive first fit', iterations: 200,
-    run: () => { planPlacement(nodes, drain, { hosts: [], allow: true }); },
-    baseline: firstFit,
-  },
-  {
-    name: 'stale-node check, 2000 nodes', baselineName: 'search per host', iterations: 5,
-    run: () => keeper.refreshStale(60_000, 500),
-    baseline: () => { staleBySearch(bigView, bigHosts, 1_700_000_000_000); },
+    name: 'wire-decode/xml', partOf: 'wire-decode', target: null, unit: 'µs',
+    what: `the same report in typed XML (${reportBytes.xml.length} B; older peers, --wire-encoding xml), sax decoder / JSON.parse of the JSON bytes`,
+    bench: { iterations: 40, run: decodeAnswer('xml'), baseline: parseJson },
   },
   {
     // One take per round: the pool (8) refills in the background while the baseline runs.
-    name: 'per-migration credential', baselineName: 'key pair made when issued', iterations: 1,
-    run: async () => { await pooledIssuer.issue(credentialRequest); },
-    baseline: async () => { await freshIssuer.issue(credentialRequest); },
+    name: 'migration-sim/credential', partOf: 'migration-sim', target: null, unit: 'ms',
+    what: 'one per-migration credential as the plan driver waits for it: key pair from the pool made ahead / made when issued',
+    bench: { iterations: 1, run: async () => { await pooledIssuer.issue(credentialRequest); }, baseline: async () => { await freshIssuer.issue(credentialRequest); } },
   },
   {
-    name: `poll round, ${ROUND_NODES} nodes`, baselineName: 'applyReport alone', iterations: 1,
-    run: () => roundRig.round(),
-    baseline: applyAll(ROUND_NODES),
+    name: 'supervision/poll-round', partOf: 'supervision', target: null, unit: 'ms',
+    what: `one steady poll round of ${ROUND_NODES} nodes through the CC's keeper, cache writer and plan driver / applying the same reports to a view alone`,
+    bench: { iterations: 1, run: () => roundRig.round(), baseline: applyAll(ROUND_NODES) },
+  },
+  {
+    name: 'supervision/stale-check', partOf: 'supervision', target: null, unit: 'ms',
+    what: 'the keeper\'s stale-node check over 2000 nodes (every CC operation) / the search per host it replaced',
+    bench: { iterations: 5, run: () => keeper.refreshStale(60_000, 500), baseline: () => { staleBySearch(bigView, bigHosts, 1_700_000_000_000); } },
+  },
+  {
+    name: 'plan-quality/placement-time', partOf: 'plan-quality', target: null, unit: 'ms',
+    what: 'drain plan of 40 instances over 100 nodes (best-fit scoring) / naive first fit',
+    bench: { iterations: 200, run: () => { planPlacement(nodes, drain, { hosts: [], allow: true }); }, baseline: firstFit },
+  },
+  {
+    name: 'store/durable-update', target: null, unit: 'ms',
+    what: 'durable store update (temp, fsync, rename, dir fsync) / plain writeFile',
+    bench: { iterations: 30, run: async () => { await store.update((d) => { d.n++; }); }, baseline: () => { writeFileSync(plainFile, JSON.stringify({ n: 1, report })); } },
   },
 ];
 
-/** 41.0x slower than the baseline, or 1/1490x (that many times faster). */
-function ratioText(ratio: number): string {
-  return ratio >= 0.1 ? `${ratio.toFixed(1)}x` : `1/${(1 / ratio).toFixed(0)}x`;
-}
+const NOT_YET = 'not in the bench yet (issue 19)';
+const results: CaseResult[] = [
+  skipped('migration-sim', 'one migration CLC → CC → NCs over mutual TLS / the simulated hypervisor\'s job alone', 1.05, 'lower',
+    `${NOT_YET}: needs a whole simulated cloud started by the bench; its credential cost is measured below`),
+  skipped('migration-libvirt', 'euca-migrate-instances --wait / virsh migrate --live --p2p --tls of the same guest, >= 10 pairs', 1.1, 'lower',
+    `${NOT_YET}: needs the libvirt lab (scripts/libvirt-lab.sh); npm run bench:tunnel measures the migration modes alone (docs/PERFORMANCE.md)`),
+  skipped('drain', '50 instances of mixed sizes and dirty rates onto 100 destinations: makespan / physical two-stream bound, 0 over-commits', 1.1, 'lower',
+    `${NOT_YET}: needs the simulated hypervisor's bandwidth model driven by the bench`),
+  skipped('plan-quality', 'share placed on tight clusters where a placement exists / round-robin\'s share', 1, 'higher',
+    `${NOT_YET}: needs the generator of tight clusters and the exact search; placement time is measured below`),
+  skipped('supervision', 'real CC and CLC supervising 10,000 simulated hosts at a 10 s period: CPU share, memory, failure-to-SUSPECT p50/p99', null, 'lower',
+    `${NOT_YET}: needs the simulator's scale mode as processes; the CC's per-round costs are measured below`),
+];
+const print = (c: CaseResult): void => console.log(table([c]).split('\n')[1]);
 
-console.log('case'.padEnd(42), 'ms/op'.padStart(10), 'baseline'.padEnd(20), 'ms/op'.padStart(10), 'ratio'.padStart(8));
-for (const c of cases) {
-  const r = await runCase(c);
-  console.log(c.name.padEnd(42), r.msPerOp.toFixed(4).padStart(10), c.baselineName.padEnd(20), r.baselineMsPerOp.toFixed(4).padStart(10), ratioText(r.ratio).padStart(8));
+console.log(`npm run bench${QUICK ? ' -- --quick' : ''}: ${ROUNDS} alternating rounds per case, medians\n`);
+console.log(table([]));
+for (const c of results) print(c);
+for (const t of timed) {
+  const r = await runCase({ name: t.name, baselineName: 'baseline', ...t.bench }, ROUNDS);
+  const scale = t.unit === 'µs' ? 1000 : 1;
+  const c = measured({
+    name: t.name, what: t.what, ferry: r.msPerOp * scale, baseline: r.baselineMsPerOp * scale, unit: t.unit, target: t.target, better: 'lower',
+    ...(t.partOf !== undefined ? { partOf: t.partOf } : {}),
+  });
+  results.push(c);
+  print(c);
 }
 await roundRig.close();
 await keyPool.stop();
 rmSync(dir, { recursive: true, force: true });
+
+const api = await apiCase({ quick: QUICK });
+results.push(api);
+print(api);
+
+const out = join(import.meta.dirname, '..', '..', 'bench', 'results', 'latest.json');
+writeResults(out, results);
+console.log(`\n${table(results)}\n\nwritten to ${out}`);

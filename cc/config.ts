@@ -7,6 +7,7 @@ import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
+import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
 import { randomHex8 } from '../shared/model/ids.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, DEFAULT_TLS_URI_TEMPLATE, DEFAULT_URI_TEMPLATE, type MigrationSettings } from './migration/settings.js';
@@ -59,6 +60,8 @@ export const ccConfigSchema = z.object({
   tlsDir: tlsDirFlag,
   /** Plaintext on purpose; exactly one of the two is required. */
   insecurePlaintext: insecurePlaintextFlag,
+  /** What calls to the NCs are sent in (the server reads both). */
+  wireEncoding: wireEncodingFlag,
   /** The wire server's header and request timeouts and pending-connection caps (shared/net/connectionGuard.ts). */
   ...connectionLimitShape,
 }).superRefine((r, ctx) => {
@@ -92,6 +95,7 @@ const FIELDS = [
   ['migrationKeyPool', '--migration-key-pool <n>', 'FERRY_CC_MIGRATION_KEY_POOL', 'per-migration key pairs made ahead, off the critical path (8; 0 makes each when issued; at most 256)'],
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CC_TLS_DIR', 'ferry-init directory (ca.pem, cc-HOST.pem/.key, migration-ca.pem/.key): mutual TLS with the CLC and NCs (this or --insecure-plaintext is required)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)'],
+  ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CC_WIRE_ENCODING', WIRE_ENCODING_HELP],
   ...connectionLimitFields('FERRY_CC'),
 ] as const;
 

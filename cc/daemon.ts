@@ -37,7 +37,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const store = await openViewStore(config.stateDir);
   const cache = new ViewCacheWriter(store, logger, clock);
   const transport = new HttpWireTransport({
-    path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, ...clientTlsOf(security),
+    path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security),
   });
   const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host), config.ncInstanceTimeoutMs);
   const keeper = new ViewKeeper({

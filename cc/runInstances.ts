@@ -16,7 +16,7 @@ import type { NodeClient } from './nodeClient.js';
 import { schedule, type SchedulableNode } from './scheduler.js';
 import { reservedOn } from './migration/reservations.js';
 import {
-  applyInstanceState, applyStarted, committed, findEntry, isSchedulable, locateInstance, reservationsOfView, type ClusterView, type Located,
+  applyInstanceState, applyStarted, committed, findEntry, isSchedulable, locateInstance, locateOutside, reservationsOfView, type ClusterView, type Located,
 } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
 
@@ -96,15 +96,6 @@ function validate(view: ClusterView, req: RunRequest): Located[] {
  * A restart's view of an id: copies on the fenced hosts do not count (they died behind the fence);
  * a live copy elsewhere is an earlier attempt of this same restart.
  */
-function locateOutside(view: ClusterView, instanceId: string, fenced: ReadonlySet<string>): Located | undefined {
-  for (const e of view.entries) {
-    if (fenced.has(e.node.host)) continue;
-    const instance = e.node.instances.find((i) => i.instanceId === instanceId && i.state !== 'terminated');
-    if (instance) return { host: e.node.host, instance };
-  }
-  return undefined;
-}
-
 export async function runInstances(ctx: RunContext, req: RunRequest): Promise<CcInstance[]> {
   const { keeper, logger } = ctx;
   await settleEarlierRuns(ctx, req);

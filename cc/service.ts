@@ -96,7 +96,7 @@ export class CcService {
     },
     ccDescribeInstances: async () => {
       const { view, stale } = await this.readView();
-      return { partition: view.partition, instances: listInstances(view), complete: stale.size === 0 };
+      return { partition: view.partition, instances: listInstances(view, this.opts.keeper.fencedHosts()), complete: stale.size === 0 };
     },
     ccRunInstances: async (req) => ({
       instances: await this.placement.run(async () => {
@@ -136,22 +136,23 @@ export class CcService {
     const { keeper, nodes } = this.opts;
     const ids = [...new Set(req.instanceIds)];
     if (req.onHost !== undefined) return this.terminateOnHost(req.onHost, ids);
+    const fenced = keeper.fencedHosts();
     const before = keeper.get();
     // Route by the view; an id it does not know may have appeared since the last poll, and one
     // it knows only as terminated may run on a node it has not heard from lately.
     const held = (v: ClusterView, id: string): boolean => {
-      const state = locateInstance(v, id)?.instance.state;
+      const state = locateInstance(v, id, fenced)?.instance.state;
       return state !== undefined && state !== 'terminated';
     };
     const unknown = ids.some((id) => !held(before, id));
-    const hosts = unknown ? keeper.hosts() : ids.map((id) => locateInstance(before, id)?.host ?? '');
+    const hosts = unknown ? keeper.hosts() : ids.map((id) => locateInstance(before, id, fenced)?.host ?? '');
     await keeper.refreshStale(unknown ? 0 : FRESH_MS, this.quickTimeoutMs, [...new Set(hosts)]);
     if (!unknown && ids.some((id) => !held(keeper.get(), id))) await keeper.refreshStale(0, this.quickTimeoutMs);
 
     // Validate everything before touching anything: one bad id and nothing is terminated.
     const view = keeper.get();
     const targets = ids.map((instanceId) => {
-      const at = locateInstance(view, instanceId);
+      const at = locateInstance(view, instanceId, fenced);
       if (!at) throw CcErrors.make('InstanceNotFound', { instanceId, partition: view.partition });
       return { instanceId, host: at.host };
     });
@@ -161,7 +162,7 @@ export class CcService {
     // Only a tombstone is known: a node that did not answer may still run it (a re-placed run, a
     // finished migration). Answering "terminated" from the tombstone would be a lie then.
     const silent = listNodes(view).find((n) => !n.reachable);
-    const tombstoned = targets.find((t) => locateInstance(view, t.instanceId)?.instance.state === 'terminated');
+    const tombstoned = targets.find((t) => locateInstance(view, t.instanceId, fenced)?.instance.state === 'terminated');
     if (silent && tombstoned) {
       throw CcErrors.make('NodeUnreachable', { host: silent.host, detail: `${tombstoned.instanceId} is known only as terminated and may still run there` });
     }
@@ -214,7 +215,9 @@ export class CcService {
     const view = keeper.get();
     if (!findEntry(view, req.host)) throw CcErrors.make('NodeNotFound', { host: req.host, partition: view.partition });
     const deadline = clock.now() + req.timeoutMs;
-    await keeper.refreshStale(FRESH_MS, Math.min(this.quickTimeoutMs, req.timeoutMs));
+    // Who can look: the neighbours, as of now. Not the suspect itself: its NC may be the very thing
+    // that hangs, and waiting for it would turn every check into a timeout (an inconclusive sample).
+    await keeper.refreshStale(FRESH_MS, Math.min(this.quickTimeoutMs, req.timeoutMs), listNodes(view).map((n) => n.host).filter((h) => h !== req.host));
     const neighbours = listNodes(keeper.get()).filter((n) => n.host !== req.host && n.reachable && n.healthy).map((n) => n.host);
     const tried: string[] = [];
     for (const by of neighbours) {

@@ -186,10 +186,16 @@ export interface Located {
 }
 
 /**
- * Where an instance is, by the view. Should an id show up on two nodes: while it migrates, the copy
- * it is listed from (the source until its item completes); otherwise a live copy wins.
+ * Where an instance is, by the view. Should an id show up on two nodes: a live copy outside the
+ * `fenced` hosts first (host HA restarted it there; the fenced host's copy is obsolete); then,
+ * while it migrates, the copy it is listed from (the source until its item completes); otherwise a
+ * live copy wins.
  */
-export function locateInstance(view: ClusterView, instanceId: string): Located | undefined {
+export function locateInstance(view: ClusterView, instanceId: string, fenced: ReadonlySet<string> = new Set()): Located | undefined {
+  if (fenced.size > 0) {
+    const outside = locateOutside(view, instanceId, fenced);
+    if (outside) return outside;
+  }
   const preferred = preferredHost(migrationInputs(view), instanceId);
   const there = preferred === undefined ? undefined : findEntry(view, preferred)?.node.instances.find((i) => i.instanceId === instanceId);
   if (preferred !== undefined && there && holds(there)) return { host: preferred, instance: there };
@@ -199,6 +205,16 @@ export function locateInstance(view: ClusterView, instanceId: string): Located |
     if (instance && (!found || (!holds(found.instance) && holds(instance)))) found = { host: e.node.host, instance };
   }
   return found;
+}
+
+/** A live copy on a host outside `fenced`, if any. */
+export function locateOutside(view: ClusterView, instanceId: string, fenced: ReadonlySet<string>): Located | undefined {
+  for (const e of view.entries) {
+    if (fenced.has(e.node.host)) continue;
+    const instance = e.node.instances.find((i) => i.instanceId === instanceId && holds(i));
+    if (instance) return { host: e.node.host, instance };
+  }
+  return undefined;
 }
 
 /** New instances may go here: enabled by its NC, reachable now, and its hypervisor working. */
@@ -235,9 +251,12 @@ export function listNodes(view: ClusterView): CcNode[] {
   return view.entries.map((e) => e.node);
 }
 
-/** Every instance once (a migrating one from the node it is listed from), with its migration. */
-export function listInstances(view: ClusterView): CcInstance[] {
-  return listInstancesWithMigrations(migrationInputs(view)).map((l) => ({
+/**
+ * Every instance once (a migrating one from the node it is listed from), with its migration; a
+ * copy on a `fenced` host only when no other host holds the instance.
+ */
+export function listInstances(view: ClusterView, fenced: ReadonlySet<string> = new Set()): CcInstance[] {
+  return listInstancesWithMigrations(migrationInputs(view), fenced).map((l) => ({
     ...l.instance, migrationState: l.migrationState, host: l.host, partition: view.partition,
     migrationSource: l.migrationSource, migrationDestination: l.migrationDestination,
   }));

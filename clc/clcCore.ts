@@ -4,8 +4,8 @@
  * clients. clc/main.ts serves it over the admin API; the simulator (sim/simClc.ts) assembles the same
  * pieces on its clock, disk and network, so both run one CLC.
  */
-import { PartitionGate } from './api/partitionGate.js';
 import type { GateLimits } from './core/gate.js';
+import { PartitionGate } from './core/partitionGate.js';
 import { HaControl } from './ha/haControl.js';
 import { haSectionOf } from './ha/haRunner.js';
 import { startHaRuntime, type HaRuntime, type HaRuntimeDeps } from './ha/haRuntime.js';

@@ -7,6 +7,7 @@ import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { flagNames, HelpShown, intFlag, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerScheme, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
+import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import type { PartitionInfo } from './clusters/clusters.js';
 import { DEFAULT_GATE_LIMITS } from './core/gate.js';
@@ -55,6 +56,8 @@ export const clcConfigSchema = z.object({
   tlsDir: tlsDirFlag,
   /** Call the CCs over plain HTTP, on purpose; exactly one of the two is required. */
   insecurePlaintext: insecurePlaintextFlag,
+  /** What calls to the CCs are sent in (compact JSON unless xml; a CC that reads only XML is called in XML). */
+  wireEncoding: wireEncodingFlag,
   /** Host HA: how often the runner checks eligibility and lets time pass for every host (clc/ha/haRuntime.ts). */
   haTickMs: intFlag(2_000, 50, 600_000),
   /** Host HA: the per-host BMC settings file (mode 600); absent: <state-dir>/bmc.json. */
@@ -91,6 +94,7 @@ const FIELDS = [
   ['haTickMs', '--ha-tick-ms <ms>', 'FERRY_CLC_HA_TICK_MS', 'host HA: interval of the HA runner\'s checks and timers (2000)'],
   ['bmcStore', '--bmc-store <file>', 'FERRY_CLC_BMC_STORE', 'host HA: per-host BMC (fence agent) settings, mode 600 (<state-dir>/bmc.json)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
+  ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CLC_WIRE_ENCODING', WIRE_ENCODING_HELP],
   ...connectionLimitFields('FERRY_CLC'),
 ] as const;
 

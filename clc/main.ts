@@ -9,20 +9,20 @@ import { join } from 'node:path';
 import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
 import { connectionLimitsOf } from '../shared/config/connectionFlags.js';
+import { createLogger } from '../shared/log.js';
 import { guardConnections, httpServerOptions } from '../shared/net/connectionGuard.js';
 import { RefusalLog } from '../shared/refusalLog.js';
 import { openFileStore } from '../shared/store/store.js';
-import { createLogger } from '../shared/log.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { buildClcApp, CLC_PATH } from './api/app.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
-import { identityDirectory } from './api/identities.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { startClcCore } from './clcCore.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
+import { identityDirectory } from './core/identities.js';
 import { BMC_STORE_FILE, BMC_STORE_OPTIONS } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { openClcStore } from './state/clcStore.js';
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   } else {
     logger.warn('--auth none: unsigned requests are accepted and act as the cloud administrator');
   }
-  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, ...clientTlsOf(security) });
+  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs, instanceTimeoutMs: config.ccInstanceTimeoutMs });
   const bmc = await openFileStore(config.bmcStore ?? join(config.stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
   const { gate, ha, haControl } = await startClcCore({

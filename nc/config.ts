@@ -12,6 +12,8 @@ import type { ConnectionLimits } from '../shared/net/connectionGuard.js';
 import { defaultSocketPath, MAX_SOCKET_PATH_BYTES } from './hypervisor/sim/config.js';
 import type { TunnelSettings } from './hypervisor/libvirt/migrationTunnels.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
+import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
+import type { WireEncoding } from '../shared/wire/wireEncoding.js';
 
 export const DEFAULT_NC_PORT = 8775;
 const MiB = 1024 * 1024;
@@ -35,6 +37,10 @@ export type HypervisorConfig =
     readonly migrationBandwidthMiBs?: number;
     /** Per-migration TLS tunnels between the NCs (docs/libvirt.md); preferred over migrationTlsDir. */
     readonly tunnel?: TunnelSettings;
+    /** The cluster's shared disk directory: each guest's root disk is `<dir>/<id>.img` (docs/libvirt.md). */
+    readonly diskDir?: string;
+    /** Boot guests from this kernel and initrd (test labs; firmware only without). */
+    readonly directKernel?: { readonly kernel: string; readonly initrd: string };
   };
 
 export interface NcConfig {
@@ -53,6 +59,8 @@ export interface NcConfig {
   readonly storageDir?: string;
   /** The server's header and request timeouts and pending-connection caps. */
   readonly connections: ConnectionLimits;
+  /** What hints to the CC are sent in (the server reads both). */
+  readonly wireEncoding: WireEncoding;
 }
 
 /** The connection-limit flags, as every serving daemon names them (shared/config/connectionFlags.ts). */
@@ -74,11 +82,15 @@ const FIELDS = {
   libvirtTunnelPort: ['--libvirt-tunnel-port', 'FERRY_NC_LIBVIRT_TUNNEL_PORT'],
   libvirtTunnelLocal: ['--libvirt-tunnel-local', 'FERRY_NC_LIBVIRT_TUNNEL_LOCAL'],
   libvirtTunnelDataPorts: ['--libvirt-tunnel-data-ports', 'FERRY_NC_LIBVIRT_TUNNEL_DATA_PORTS'],
+  libvirtDiskDir: ['--libvirt-disk-dir', 'FERRY_NC_LIBVIRT_DISK_DIR'],
+  libvirtGuestKernel: ['--libvirt-guest-kernel', 'FERRY_NC_LIBVIRT_GUEST_KERNEL'],
+  libvirtGuestInitrd: ['--libvirt-guest-initrd', 'FERRY_NC_LIBVIRT_GUEST_INITRD'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
   insecurePlaintext: ['--insecure-plaintext', 'FERRY_NC_INSECURE_PLAINTEXT'],
   storageDir: ['--storage-dir', 'FERRY_NC_STORAGE_DIR'],
+  wireEncoding: ['--wire-encoding', 'FERRY_NC_WIRE_ENCODING'],
   headersTimeoutMs: [bare(CONN.headersTimeoutMs.flag), CONN.headersTimeoutMs.env],
   requestTimeoutMs: [bare(CONN.requestTimeoutMs.flag), CONN.requestTimeoutMs.env],
   maxPendingConnections: [bare(CONN.maxPendingConnections.flag), CONN.maxPendingConnections.env],
@@ -122,11 +134,15 @@ const rawSchema = z.object({
   libvirtTunnelDataPorts: z.string().regex(/^\d+-\d+$/, 'must be a port range MIN-MAX').optional()
     .transform((v) => (v === undefined ? undefined : { min: Number(v.split('-')[0]), max: Number(v.split('-')[1]) }))
     .refine((r) => r === undefined || (r.min >= 1 && r.min <= r.max && r.max <= 65535), 'must be MIN-MAX with 1 <= MIN <= MAX <= 65535'),
+  libvirtDiskDir: z.string().min(1, 'must name a directory').optional(),
+  libvirtGuestKernel: z.string().min(1, 'must name a file').optional(),
+  libvirtGuestInitrd: z.string().min(1, 'must name a file').optional(),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   ccUrl: httpUrl.optional(),
   tlsDir: tlsDirFlag,
   insecurePlaintext: insecurePlaintextFlag,
   storageDir: z.string().min(1, 'must name a directory').optional(),
+  wireEncoding: wireEncodingFlag,
   ...connectionLimitShape,
 }).superRefine((r, ctx) => {
   checkConnectionLimits(r, ctx);
@@ -134,6 +150,12 @@ const rawSchema = z.object({
   if (r.hypervisor !== 'libvirt' && r.libvirtUri !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'needs --hypervisor libvirt' });
   if (r.hypervisor !== 'libvirt' && r.libvirtTunnelPort !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelPort'], message: 'needs --hypervisor libvirt' });
   if (r.libvirtTunnelPort === undefined && r.libvirtTunnelDataPorts !== undefined) ctx.addIssue({ code: 'custom', path: ['libvirtTunnelDataPorts'], message: 'needs --libvirt-tunnel-port' });
+  for (const f of ['libvirtDiskDir', 'libvirtGuestKernel', 'libvirtGuestInitrd'] as const) {
+    if (r.hypervisor !== 'libvirt' && r[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: 'needs --hypervisor libvirt' });
+  }
+  if ((r.libvirtGuestKernel === undefined) !== (r.libvirtGuestInitrd === undefined)) {
+    ctx.addIssue({ code: 'custom', path: [r.libvirtGuestKernel === undefined ? 'libvirtGuestKernel' : 'libvirtGuestInitrd'], message: 'goes with --libvirt-guest-kernel and --libvirt-guest-initrd both' });
+  }
   if (r.hypervisor !== 'sim' && r.simSocket !== undefined) ctx.addIssue({ code: 'custom', path: ['simSocket'], message: 'is for --hypervisor sim' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
@@ -153,6 +175,10 @@ const rawSchema = z.object({
       ...(r.libvirtTunnelPort !== undefined
         ? { tunnel: { port: r.libvirtTunnelPort, local: r.libvirtTunnelLocal, ...(r.libvirtTunnelDataPorts ? { dataPorts: r.libvirtTunnelDataPorts } : {}) } }
         : {}),
+      ...(r.libvirtDiskDir !== undefined ? { diskDir: resolve(r.libvirtDiskDir) } : {}),
+      ...(r.libvirtGuestKernel !== undefined && r.libvirtGuestInitrd !== undefined
+        ? { directKernel: { kernel: resolve(r.libvirtGuestKernel), initrd: resolve(r.libvirtGuestInitrd) } }
+        : {}),
     }
     : { kind: 'sim', socket: resolve(r.simSocket ?? defaultSocketPath(r.host)) },
   ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
@@ -160,6 +186,7 @@ const rawSchema = z.object({
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
   ...(r.storageDir !== undefined ? { storageDir: resolve(r.storageDir) } : {}),
   connections: connectionLimitsOf(r),
+  wireEncoding: r.wireEncoding,
 }));
 
 function command(): Command {
@@ -172,8 +199,9 @@ function command(): Command {
     host: '--host <addr>', port: '--port <n>', stateDir: '--state-dir <dir>', hypervisor: '--hypervisor <kind>',
     simSocket: '--sim-socket <path>', simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
     libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>',
-    libvirtTunnelPort: '--libvirt-tunnel-port <port>', libvirtTunnelLocal: '--libvirt-tunnel-local <loopback|host>', libvirtTunnelDataPorts: '--libvirt-tunnel-data-ports <min-max>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
-    tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>',
+    libvirtTunnelPort: '--libvirt-tunnel-port <port>', libvirtTunnelLocal: '--libvirt-tunnel-local <loopback|host>', libvirtTunnelDataPorts: '--libvirt-tunnel-data-ports <min-max>',
+    libvirtDiskDir: '--libvirt-disk-dir <dir>', libvirtGuestKernel: '--libvirt-guest-kernel <file>', libvirtGuestInitrd: '--libvirt-guest-initrd <file>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>', wireEncoding: WIRE_ENCODING_FLAG,
     headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
     maxPendingConnections: CONN.maxPendingConnections.flag, maxPendingPerPeer: CONN.maxPendingPerPeer.flag,
   };
@@ -188,10 +216,14 @@ function command(): Command {
     libvirtTunnelPort: 'carry TLS migrations through per-migration tunnels between the NCs, listening here (same port on every host)',
     libvirtTunnelLocal: 'where QEMU meets the tunnel: loopback (127.0.0.1) or host (the NC\'s address; one-machine labs)',
     libvirtTunnelDataPorts: 'ports QEMU\'s stream uses at the tunnel\'s local ends (49152-49215)',
+    libvirtDiskDir: 'the cluster\'s shared disk directory (every host mounts it at this path): each guest\'s root disk is <dir>/<instance>.img, so a live migration moves no disk data and a fenced host\'s guests restart elsewhere on their own disks',
+    libvirtGuestKernel: 'boot guests from this kernel (test labs; with --libvirt-guest-initrd)',
+    libvirtGuestInitrd: 'the initrd that goes with --libvirt-guest-kernel',
     maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',
     storageDir: 'shared storage root, for host HA activity checks of neighbours (optional)',
+    wireEncoding: WIRE_ENCODING_HELP,
     headersTimeoutMs: CONN.headersTimeoutMs.help, requestTimeoutMs: CONN.requestTimeoutMs.help,
     maxPendingConnections: CONN.maxPendingConnections.help, maxPendingPerPeer: CONN.maxPendingPerPeer.help,
   };

@@ -20,7 +20,7 @@ export function createDriver(config: HypervisorConfig, ctx: DriverContext): Hype
       ctx.logger.info({ uri: config.uri, migrationTlsDir: config.migrationTlsDir, tunnel: config.tunnel }, 'using libvirt');
       return new LibvirtDriver({
         uri: config.uri, host: ctx.host, migrationTlsDir: config.migrationTlsDir, guestMemoryCapMiB: config.guestMemoryCapMiB,
-        migrationBandwidthMiBs: config.migrationBandwidthMiBs, tunnel: config.tunnel,
+        migrationBandwidthMiBs: config.migrationBandwidthMiBs, tunnel: config.tunnel, diskDir: config.diskDir, directKernel: config.directKernel,
       });
   }
 }

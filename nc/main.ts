@@ -52,7 +52,7 @@ function listen(server: http.Server, port: number, host: string): Promise<void> 
 function ccNotifier(config: NcConfig, security: WireSecurity, logger: Logger): { notifier: CcNotifier; close: () => void } {
   if (!config.ccUrl) return { notifier: NO_CC_NOTIFIER, close: () => undefined };
   const transport = new HttpWireTransport({
-    path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, ...clientTlsOf(security),
+    path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, encoding: config.wireEncoding, ...clientTlsOf(security),
   });
   logger.info({ ccUrl: config.ccUrl }, 'telling the CC about changes');
   return { notifier: new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger }), close: () => transport.close() };

@@ -53,12 +53,28 @@ dir=$1; shift
 # Close what ipmi_sim lets us inherit (its UDP socket has no close-on-exec) before starting a host.
 for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"; done
 
-# The host's process group id, if any live (non-zombie) process is in it; zombies count as dead.
+# The host's live (non-zombie) processes: its process group and every descendant of a member. A
+# real host's power takes everything; a process that left the group (libvirt daemonizes each QEMU
+# into a session of its own) is still the child of a subreaper in it (tini -s), so it goes too.
+host_pids() {
+  ps -e -o pid=,ppid=,pgid=,stat= | awk -v pg="$1" '
+    { pid[NR] = $1; ppid[NR] = $2; grp[NR] = $3; st[NR] = $4 }
+    END {
+      for (i = 1; i <= NR; i++) if (grp[i] == pg) mine[pid[i]] = 1
+      do {
+        added = 0
+        for (i = 1; i <= NR; i++) if (!(pid[i] in mine) && (ppid[i] in mine)) { mine[pid[i]] = 1; added = 1 }
+      } while (added)
+      for (i = 1; i <= NR; i++) if ((pid[i] in mine) && st[i] !~ /^Z/) print pid[i]
+    }'
+}
+
+# The host's process group id, if any of its processes lives; zombies count as dead.
 live_group() {
   local pg
   pg=$(cat "$dir/host.pgid" 2>/dev/null) || return 1
   [ -n "$pg" ] || return 1
-  ps -e -o pgid=,stat= | awk -v pg="$pg" '$1 == pg && $2 !~ /^Z/ { found = 1 } END { exit !found }' || return 1
+  [ -n "$(host_pids "$pg")" ] || return 1
   echo "$pg"
 }
 
@@ -73,8 +89,12 @@ power_on() {
 }
 
 power_off() {
-  local pg
+  local pg pids
   pg=$(live_group) || return 0
+  # Freeze first (no process forks or leaves the tree meanwhile), then kill every one at once.
+  for _ in 1 2; do pids=$(host_pids "$pg"); [ -n "$pids" ] && kill -STOP $pids 2>/dev/null; done
+  pids=$(host_pids "$pg")
+  [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
   kill -KILL -- "-$pg" 2>/dev/null
   for _ in $(seq 50); do live_group >/dev/null || return 0; sleep 0.01; done
 }

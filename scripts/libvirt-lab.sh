@@ -6,8 +6,12 @@
 #
 #   scripts/libvirt-lab.sh install           apt packages + libvirt-qemu user (skipped when present)
 #   scripts/libvirt-lab.sh start  [LABDIR]   start both daemons (no-op for one already running)
-#   scripts/libvirt-lab.sh stop   [LABDIR]   destroy their guests, stop exactly the daemons started here
+#   scripts/libvirt-lab.sh stop   [LABDIR]   destroy their guests, stop exactly the daemons started here,
+#                                            and remove their domain definitions and runtime state
 #   scripts/libvirt-lab.sh status [LABDIR]   exit 0 only when both daemons answer
+#   scripts/libvirt-lab.sh run-host N [LABDIR]  host N's libvirtd in the foreground, in the caller's
+#                                            process group (a fencing-lab BMC's host: power-off kills
+#                                            it and its QEMUs); `stop` stops it like the others
 #   scripts/libvirt-lab.sh guest  [LABDIR]   a tiny Linux guest (Debian cloud kernel + busybox initrd)
 #                                            in LABDIR/guest, whose serial port prints a counter and uptime
 #
@@ -70,6 +74,18 @@ uuid_of() { printf 'f3e77e00-0000-4000-8000-%012d\n' "$1"; }
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+# Inside a host's private mount namespace: its own libvirt directories, then libvirtd under tini -s.
+# shellcheck disable=SC2016 # expanded by the inner bash
+SERVE='
+  set -e
+  d=$1
+  mount --bind "$d/run" /run/libvirt
+  mount --bind "$d/lib" /var/lib/libvirt
+  mount --bind "$d/log" /var/log/libvirt
+  mount --bind "$d/cache" /var/cache/libvirt
+  mount --bind "$d/etc" /etc/libvirt
+  exec tini -s -- libvirtd --listen -f /etc/libvirt/libvirtd.conf -p /run/libvirt/libvirtd.pid'
+
 write_config() {
   local n=$1 d
   d=$(dir_of "$n")
@@ -107,16 +123,7 @@ start_one() {
   if alive "$d/daemon.pid"; then log "host $n already running (pid $(cat "$d/daemon.pid"))"; return; fi
   write_config "$n"
   # unshare and bash exec in place, so $! is tini's pid; tini -s reaps orphaned QEMUs at once.
-  setsid unshare --mount --propagation private -- bash -c '
-    set -e
-    d=$1
-    mount --bind "$d/run" /run/libvirt
-    mount --bind "$d/lib" /var/lib/libvirt
-    mount --bind "$d/log" /var/log/libvirt
-    mount --bind "$d/cache" /var/cache/libvirt
-    mount --bind "$d/etc" /etc/libvirt
-    exec tini -s -- libvirtd --listen -f /etc/libvirt/libvirtd.conf -p /run/libvirt/libvirtd.pid
-  ' lab-host "$d" </dev/null >"$d/daemon.out" 2>&1 &
+  setsid unshare --mount --propagation private -- bash -c "$SERVE" lab-host "$d" </dev/null >"$d/daemon.out" 2>&1 &
   echo $! >"$d/daemon.pid"
 }
 
@@ -144,10 +151,18 @@ do_start() {
   for n in "${HOSTS[@]}"; do echo "host$n $(uri_of "$n") qemu:///system?socket=$(dir_of "$n")/run/libvirt-sock"; done
 }
 
+# Nothing of a stopped host outlives the lab, not even what a daemon killed beforehand (a BMC's
+# power-off) left defined: the next start begins empty. A power cycle through run-host keeps it.
+wipe_state() {
+  local d
+  d=$(dir_of "$1")
+  rm -rf "${d:?}/etc" "$d/lib" "$d/run" "$d/cache"
+}
+
 stop_one() {
   local n=$1 d pid dom qpid i
   d=$(dir_of "$n")
-  [ -f "$d/daemon.pid" ] || return 0
+  [ -f "$d/daemon.pid" ] || { wipe_state "$n"; return 0; }
   pid=$(cat "$d/daemon.pid")
   if kill -0 "$pid" 2>/dev/null; then
     for dom in $(virsh -q -c "$(uri_of "$n")" list --all --name 2>/dev/null); do
@@ -167,7 +182,23 @@ stop_one() {
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
   fi
   rm -f "$d/daemon.pid"
+  wipe_state "$n"
   log "host $n stopped"
+}
+
+# Host N's libvirtd in the foreground, as this very process (daemon.pid is its pid: unshare without
+# --fork and bash exec in place), in the caller's session and process group.
+do_run_host() {
+  local n=$1 d
+  need_root
+  [[ $n == 1 || $n == 2 ]] || die "run-host: host 1 or 2"
+  command -v libvirtd >/dev/null && command -v tini >/dev/null || die "libvirtd/tini missing: run '$0 install' first"
+  for p in /run/libvirt /var/lib/libvirt /var/log/libvirt /var/cache/libvirt /etc/libvirt; do mkdir -p "$p"; done
+  d=$(dir_of "$n")
+  alive "$d/daemon.pid" && die "host $n already running (pid $(cat "$d/daemon.pid"))"
+  write_config "$n"
+  echo $$ >"$d/daemon.pid"
+  exec unshare --mount --propagation private -- bash -c "$SERVE" lab-host "$d"
 }
 
 do_stop() {
@@ -245,5 +276,6 @@ case "$cmd" in
   stop) do_stop ;;
   status) do_status ;;
   guest) do_guest ;;
+  run-host) LAB=${3:-${FERRY_LIBVIRT_LAB:-/tmp/ferry-libvirt-lab}}; do_run_host "${2:-}" ;;
   *) die "usage: $0 install | start [LABDIR] | stop [LABDIR] | status [LABDIR] | guest [LABDIR]" ;;
 esac

@@ -5,20 +5,22 @@
  * API runs them: parameters from query pairs, one request gate per request, left when it ends. Only
  * the HTTP edge (SigV4, XML) is left out. Power goes through a SimBmc per host (simBmc.ts).
  */
-import { findAction } from '../clc/api/actions/index.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from '../clc/api/action.js';
+import { findAction } from '../clc/api/actions/index.js';
 import type { Principal } from '../clc/api/auth.js';
+import { adminErrorFromHa } from '../clc/api/haErrorMap.js';
 import { parseQueryParams } from '../clc/api/queryParams.js';
-import { gatedClusters, openRequestGate } from '../clc/api/requestGate.js';
 import type { XmlObject } from '../clc/api/xmlResponse.js';
 import { startClcCore, type ClcCore } from '../clc/clcCore.js';
 import { createCcClusters } from '../clc/clusters/ccClusters.js';
 import { DEFAULT_GATE_LIMITS } from '../clc/core/gate.js';
 import { KeyedMutex } from '../clc/core/keyedMutex.js';
+import { gatedClusters, openRequestGate } from '../clc/core/requestGate.js';
 import { BMC_STORE_OPTIONS, type BmcState } from '../clc/ha/power/bmcStore.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
 import { CLC_STORE_OPTIONS, type ClcState } from '../clc/state/clcStore.js';
 import type { Clock } from '../shared/clock.js';
+import { isFerryError } from '../shared/errors/registry.js';
 import { silentLogger } from '../shared/log.js';
 import type { Store } from '../shared/store/store.js';
 import type { WireTransport } from '../shared/wire/transport.js';
@@ -85,7 +87,9 @@ export function bootClc(o: SimClcOptions): { clc: SimClc; started: Promise<unkno
       const ctx: ActionContext = {
         clusters: gatedClusters(clusters, gate), gate, store, clock, logger, ids: o.ids, principal: SIM_ADMIN, origin: DEFAULT_CLC_ORIGIN, keyLocks, ha: core.haControl, haHooks: core.ha.hooks,
       };
-      const done = life.guard(Promise.resolve().then(() => action.handle(parseQueryParams(pairs), ctx)));
+      const done = life.guard(Promise.resolve().then(() => action.handle(parseQueryParams(pairs), ctx)))
+        // As the admin API's error handler does: an HA refusal answers with the admin code it stands for.
+        .catch((e: unknown) => { throw isFerryError(e) ? adminErrorFromHa(e) : e; });
       return done.finally(() => gate.leaveAll());
     },
   };

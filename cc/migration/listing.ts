@@ -24,15 +24,18 @@ export function preferredHost(nodes: readonly NodeMigrations[], instanceId: stri
   return found.item.state === 'completed' ? found.item.destination : found.plan.source;
 }
 
-export function listInstancesWithMigrations(nodes: readonly NodeMigrations[]): ListedInstance[] {
+export function listInstancesWithMigrations(nodes: readonly NodeMigrations[], fenced: ReadonlySet<string> = new Set()): ListedInstance[] {
   const plans = plansOf(nodes);
   const nodeOf = new Map(nodes.map((n) => [n.host, n]));
   const holders = new Map<string, Set<string>>();
   for (const n of nodes) for (const i of n.instances) holders.set(i.instanceId, (holders.get(i.instanceId) ?? new Set()).add(n.host));
+  // Host HA restarted it elsewhere: the fenced host's copy is obsolete, whatever an old plan says.
+  const heldOutsideFence = (id: string): boolean => [...(holders.get(id) ?? [])].some((h) => !fenced.has(h));
 
   const out: ListedInstance[] = [];
   for (const n of nodes) {
     for (const instance of n.instances) {
+      if (fenced.has(n.host) && heldOutsideFence(instance.instanceId)) continue;
       const found = latestItemOf(plans, instance.instanceId);
       if (!found) {
         out.push({ host: n.host, instance, migrationState: instance.migrationState, migrationSource: '', migrationDestination: '' });
@@ -41,7 +44,7 @@ export function listInstancesWithMigrations(nodes: readonly NodeMigrations[]): L
       const { plan, item } = found;
       const preferred = item.state === 'completed' ? item.destination : plan.source;
       const copies = holders.get(instance.instanceId) ?? new Set();
-      if (copies.size > 1 && copies.has(preferred) && n.host !== preferred) continue;
+      if (copies.size > 1 && copies.has(preferred) && n.host !== preferred && !fenced.has(preferred)) continue;
       const moving = !isFinal(item.state);
       const phase = observedPhase(item, incomingAt(nodeOf.get(item.destination), plan.migrationId, item.instanceId));
       out.push({

@@ -2,10 +2,11 @@
  * Pure migration placement: which destination each instance of a drain goes to, honouring the
  * allow/deny set and counting running VMs plus in-flight reservations, so two instances of one drain
  * never land on a node that only fits one (Eucalyptus reserved nothing and over-committed).
- * Largest-first with best-fit; when that leaves instances unplaced, a bounded backtracking search
- * looks for a placement of everything before giving up.
+ * Largest-first with best-fit; when that leaves instances unplaced, an exact search (packing.ts)
+ * looks for a placement of everything, and says when it has proven there is none.
  */
-import { fits, sub, add, type Resources } from '../../shared/model/resources.js';
+import { fits, sub, type Resources } from '../../shared/model/resources.js';
+import { completeBins, fillBins, MAX_PACK_GROUPS, packAll, type PackBin, type PackItem } from './packing.js';
 
 export interface PlacementNode {
   readonly host: string;
@@ -47,6 +48,11 @@ export interface Placement {
 export interface PlacementResult {
   readonly placements: readonly Placement[];
   readonly unplaced: readonly { readonly instanceId: string; readonly reason: UnplacedReason }[];
+  /**
+   * Set when some are unplaced: `infeasible`, the exact search proved no placement of every
+   * instance exists; `gave-up`, it ran out of budget (a placement may exist).
+   */
+  readonly search?: 'infeasible' | 'gave-up';
 }
 
 /** Destinations for an instance on `source`: enabled usable nodes, or disabled ones only when explicitly allowed. */
@@ -59,8 +65,6 @@ export function eligibleDestinations(nodes: readonly PlacementNode[], source: st
     return n.enabled && !named.has(n.host);
   });
 }
-
-const SEARCH_BUDGET = 20_000;
 
 /** Largest first: memory, then cores, then disk; ties by id so the result is deterministic. */
 function bySizeDesc(a: PlacementInstance, b: PlacementInstance): number {
@@ -98,11 +102,14 @@ export function planPlacement(nodes: readonly PlacementNode[], instances: readon
     }
   }
 
+  let search: PlacementResult['search'];
   if (placed.size < order.length) {
-    const complete = searchComplete(order, eligible, new Map(nodes.map((n) => [n.host, sub(n.capacity, n.used)])));
-    if (complete) {
+    const outcome = searchAll(nodes, order, eligible);
+    if (outcome.kind === 'placed') {
       placed.clear();
-      for (const [id, host] of complete) placed.set(id, host);
+      for (const [id, host] of outcome.at) placed.set(id, host);
+    } else {
+      search = outcome.kind;
     }
   }
 
@@ -113,38 +120,36 @@ export function planPlacement(nodes: readonly PlacementNode[], instances: readon
     if (dest) placements.push({ instanceId: inst.instanceId, source: inst.source, destination: dest });
     else unplaced.push({ instanceId: inst.instanceId, reason: whyUnplaced(inst, eligible.get(inst.instanceId) ?? []) });
   }
-  return { placements, unplaced };
+  return search === undefined ? { placements, unplaced } : { placements, unplaced, search };
+}
+
+/** packAll over the instances' eligibility groups (usually one: a drain's instances share a source). */
+function searchAll(nodes: readonly PlacementNode[], order: readonly PlacementInstance[], eligible: ReadonlyMap<string, readonly PlacementNode[]>) {
+  const groupOf = new Map<string, number>();
+  const mask = new Map<string, number>();
+  const items: PackItem[] = order.map((inst) => {
+    const hosts = (eligible.get(inst.instanceId) ?? []).map((n) => n.host);
+    const sig = hosts.join(',');
+    let g = groupOf.get(sig);
+    if (g === undefined) {
+      g = groupOf.size;
+      groupOf.set(sig, g);
+      if (g < MAX_PACK_GROUPS) for (const h of hosts) mask.set(h, (mask.get(h) ?? 0) | (1 << g));
+    }
+    return { id: inst.instanceId, need: inst.resources, group: g };
+  });
+  if (groupOf.size > MAX_PACK_GROUPS) return { kind: 'gave-up' } as const;
+  const bins: PackBin[] = nodes.filter((n) => mask.has(n.host)).map((n) => ({ host: n.host, free: sub(n.capacity, n.used), mask: mask.get(n.host) ?? 0 }));
+  for (const largestFirst of [false, true]) {
+    const filled = fillBins(items, bins, undefined, largestFirst);
+    if (filled.size === items.length) return { kind: 'placed', at: filled } as const;
+  }
+  const completed = completeBins(items, bins);
+  if (completed) return { kind: 'placed', at: completed } as const;
+  return packAll(items, bins);
 }
 
 function whyUnplaced(inst: PlacementInstance, eligible: readonly PlacementNode[]): UnplacedReason {
   if (eligible.length === 0) return 'no-eligible-destination';
   return eligible.some((n) => fits(inst.resources, n.capacity)) ? 'insufficient-capacity' : 'too-large';
-}
-
-/** Depth-first search for a placement of every instance, within a fixed step budget (bin packing is NP-hard). */
-function searchComplete(
-  order: readonly PlacementInstance[], eligible: ReadonlyMap<string, readonly PlacementNode[]>, free: Map<string, Resources>,
-): Map<string, string> | undefined {
-  let steps = 0;
-  const chosen = new Map<string, string>();
-  const go = (k: number): boolean => {
-    if (k === order.length) return true;
-    if (++steps > SEARCH_BUDGET) return false;
-    const inst = order[k] as PlacementInstance;
-    const tried = new Set<string>();
-    for (const n of eligible.get(inst.instanceId) ?? []) {
-      const f = free.get(n.host) as Resources;
-      // Two destinations with the same free space are interchangeable here: try one of them.
-      const shape = `${f.cores}/${f.memoryMiB}/${f.diskGiB}`;
-      if (!fits(inst.resources, f) || tried.has(shape)) continue;
-      tried.add(shape);
-      free.set(n.host, sub(f, inst.resources));
-      chosen.set(inst.instanceId, n.host);
-      if (go(k + 1)) return true;
-      free.set(n.host, add(free.get(n.host) as Resources, inst.resources));
-      chosen.delete(inst.instanceId);
-    }
-    return false;
-  };
-  return go(0) ? chosen : undefined;
 }

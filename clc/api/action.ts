@@ -3,32 +3,21 @@
  * coded errors), `run` does the work and returns the response body. Parse is pure so each action's
  * validation table is tested without a server.
  */
-import type { Logger } from 'pino';
-import type { Clock } from '../../shared/clock.js';
 import type { IdSource } from '../../shared/model/ids.js';
-import type { Store } from '../../shared/store/store.js';
-import type { Clusters } from '../clusters/clusters.js';
+import { ClcErrors } from '../core/errors.js';
 import type { KeyedMutex } from '../core/keyedMutex.js';
+import type { OperationContext } from '../core/operationContext.js';
+import { showKey } from '../core/showKey.js';
 import type { HaControl } from '../ha/haControl.js';
-import type { HaNodeHooks } from '../ha/nodeHooks.js';
-import type { ClcState } from '../state/clcStore.js';
 import type { Principal } from './auth.js';
-import { ClcErrors } from './errors.js';
-import { showKey, type ParamMap } from './queryParams.js';
-import type { RequestGate } from './requestGate.js';
+import type { ParamMap } from './queryParams.js';
 import type { XmlObject } from './xmlResponse.js';
 
 /** Where clients reach a CLC started with the default flags. */
 export const DEFAULT_CLC_ORIGIN = 'http://127.0.0.1:8773';
 
-export interface ActionContext {
-  /** Reads go through freely; a change only into a partition this request holds through `gate`. */
-  readonly clusters: Clusters;
-  /** This request's place in the change gate (clc/core/gate.ts); left once the reply is written. */
-  readonly gate: RequestGate;
-  readonly store: Store<ClcState>;
-  readonly clock: Clock;
-  readonly logger: Logger;
+/** A core operation's context (clc/core/operationContext.ts) plus who asked, for the actions that need it. */
+export interface ActionContext extends OperationContext {
   /** Hex source for new reservation and instance ids. */
   readonly ids: IdSource;
   readonly principal: Principal;
@@ -38,8 +27,6 @@ export interface ActionContext {
   readonly keyLocks: KeyedMutex;
   /** Host HA's operator side (clc/ha/haControl.ts); absent when the CLC was built without it. */
   readonly ha?: HaControl;
-  /** Host HA's say in node changes (clc/ha/nodeHooks.ts); absent without HA. */
-  readonly haHooks?: HaNodeHooks;
 }
 
 export interface ActionSpec<P> {

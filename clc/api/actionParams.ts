@@ -5,8 +5,9 @@
  */
 import { z } from 'zod';
 import type { FerryError } from '../../shared/errors/registry.js';
-import { ClcErrors, type ClcErrorCode } from './errors.js';
-import { awsParamName, showKey, valueAt, type ParamMap } from './queryParams.js';
+import { ClcErrors, type ClcErrorCode } from '../core/errors.js';
+import { showKey } from '../core/showKey.js';
+import { awsParamName, valueAt, type ParamMap } from './queryParams.js';
 
 /** Marks a zod issue with the registry code it should become (zod carries it in `params`). */
 export function coded(code: ClcErrorCode, message: string, fields: Readonly<Record<string, string>> = {}): { message: string; params: CodedParams } {

@@ -6,28 +6,29 @@
  * Every failure, at any step, leaves through sendError with its registry code and status. A request
  * that changes a partition holds its place in the change gate until its reply has been written.
  */
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
 import { randomHex8, type IdSource } from '../../shared/model/ids.js';
 import { RefusalLog } from '../../shared/refusalLog.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
+import { ClcErrors } from '../core/errors.js';
 import { KeyedMutex } from '../core/keyedMutex.js';
+import type { HaNodeHooks } from '../core/nodeHooks.js';
+import { PartitionGate } from '../core/partitionGate.js';
+import { gatedClusters, openRequestGate } from '../core/requestGate.js';
+import { showKey } from '../core/showKey.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
-import type { HaNodeHooks } from '../ha/nodeHooks.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from './action.js';
 import { findAction } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
 import { splitEnvelope } from './envelope.js';
 import { sendError, toClcError } from './errorHandler.js';
-import { ClcErrors } from './errors.js';
-import { PartitionGate } from './partitionGate.js';
-import { parseQueryParams, showKey } from './queryParams.js';
-import { gatedClusters, openRequestGate } from './requestGate.js';
+import { parseQueryParams } from './queryParams.js';
 import { renderResponse } from './xmlResponse.js';
 
 /** Ferry's own path for the admin API, the one its tools and docs use. */

@@ -4,6 +4,7 @@
  * CLC's identities; `acceptUnsigned` (--auth none, and in-process tests) lets anyone act as admin.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { ADMIN_ACCOUNT_ID } from '../core/identities.js';
 
 /** What a signature check needs to see of a request, exactly as it arrived. */
 export interface QueryRequestView {
@@ -31,9 +32,6 @@ export interface Authenticator {
   /** Resolves with the caller, or rejects with a coded error (AuthFailure, SignatureDoesNotMatch, ...). */
   authenticate(req: QueryRequestView): Promise<Principal>;
 }
-
-/** The account of the cloud administrator (Eucalyptus's `eucalyptus` account). */
-export const ADMIN_ACCOUNT_ID = '000000000000';
 
 /** Accepts any request as the admin; the access key is recorded but not checked. Only for --auth none. */
 export const acceptUnsigned: Authenticator = {

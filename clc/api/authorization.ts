@@ -3,8 +3,8 @@
  * everyone's instances); describes and one's own instances are open to any known identity. Every host-HA and
  * fencing action is admin-only.
  */
+import { ClcErrors } from '../core/errors.js';
 import type { Principal } from './auth.js';
-import { ClcErrors } from './errors.js';
 
 export const ADMIN_ONLY: ReadonlySet<string> = new Set([
   'EnableService', 'DisableService', 'ModifyService', 'MigrateInstances', 'CancelMigration',

@@ -2,7 +2,8 @@
 import type { Response } from 'express';
 import { FerryError } from '../../shared/errors/registry.js';
 import { refusalLevelOf, type RefusalLog } from '../../shared/refusalLog.js';
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
+import { adminErrorFromHa } from './haErrorMap.js';
 import { renderError } from './xmlResponse.js';
 
 /**
@@ -12,6 +13,8 @@ import { renderError } from './xmlResponse.js';
 export function toClcError(e: unknown): FerryError {
   if (e instanceof FerryError) {
     if (ClcErrors.has(e.code)) return e;
+    const fromHa = adminErrorFromHa(e);
+    if (fromHa !== e) return fromHa;
     // Another surface's coded error (the store's, say): keep its words, answer with our code for its kind.
     return ClcErrors.make(e.retryable ? 'ServiceUnavailable' : 'InternalError', { detail: `${e.code}: ${e.message}` });
   }

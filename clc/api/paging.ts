@@ -5,11 +5,11 @@
  */
 import { z } from 'zod';
 import type { Store } from '../../shared/store/store.js';
+import { ClcErrors } from '../core/errors.js';
 import { issuePageToken, MAX_PAGE_SIZE, MIN_PAGE_SIZE, readPageToken, takePage, type PageOrder, type PageScope } from '../core/paging.js';
 import type { ClcState } from '../state/clcStore.js';
 import { ensurePagingKey, pagingKeyOf } from '../state/pagingKey.js';
 import { coded, intParam } from './actionParams.js';
-import { ClcErrors } from './errors.js';
 
 /** The parameters with EC2's MaxResults range for the action, to spread into its schema. */
 export function pagingParamsUpTo(maxPageSize: number) {

@@ -11,7 +11,8 @@
  *   and a parent mixing indexes and names are MalformedQueryString;
  * - maps have no prototype, so `constructor` or `toString` are just names.
  */
-import { ClcErrors } from './errors.js';
+import { ClcErrors } from '../core/errors.js';
+import { showKey } from '../core/showKey.js';
 
 export type ParamValue = string | ParamList | ParamMap;
 export type ParamList = readonly ParamValue[];
@@ -31,12 +32,6 @@ type Node = Leaf | Branch;
 
 function malformed(detail: string): never {
   throw ClcErrors.make('MalformedQueryString', { detail });
-}
-
-/** Shows a client-supplied key in a message without letting it run on. */
-export function showKey(key: string): string {
-  const clean = key.replace(/[^\x20-\x7e]/g, '?');
-  return clean.length > 64 ? `${clean.slice(0, 64)}...` : clean;
 }
 
 function splitKey(key: string): string[] {

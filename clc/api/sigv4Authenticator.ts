@@ -9,11 +9,11 @@
  * safe by the actions instead (ClientToken for RunInstances; the others set a state). Keeping no
  * per-signature memory also means no table a burst of traffic could fill (docs/SECURITY.md).
  */
-import type { Clock } from '../../shared/clock.js';
 import { freshness, parseSignature, signatureMatches } from '../../shared/auth/verify.js';
+import type { Clock } from '../../shared/clock.js';
+import { ClcErrors } from '../core/errors.js';
+import type { IdentityDirectory } from '../core/identities.js';
 import type { Authenticator, Principal, QueryRequestView } from './auth.js';
-import { ClcErrors } from './errors.js';
-import type { IdentityDirectory } from './identities.js';
 
 /**
  * The credential scope's service: what the tools this API serves sign with — `ec2` (the AWS SDKs and

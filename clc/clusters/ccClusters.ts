@@ -1,9 +1,9 @@
 /** The real Clusters adapter: typed CC calls over a WireTransport, failures translated at this edge. */
 import { TypedClient } from '../../shared/protocol/typedClient.js';
 import type { WireTransport } from '../../shared/wire/transport.js';
-import { ClcErrors } from '../api/errors.js';
-import { translateCcFailure } from './ccFaults.js';
+import { ClcErrors } from '../core/errors.js';
 import { CLC_CC_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from './ccContract.js';
+import { translateCcFailure } from './ccFaults.js';
 import type { Clusters, PartitionInfo } from './clusters.js';
 
 export interface CcClustersOptions {

@@ -10,7 +10,7 @@ export type ClcCcResponse<O extends ClcCcOp> = z.infer<(typeof CLC_CC_OPS)[O]['r
 
 /**
  * Operations that change something in a partition. The CLC sends them only while the request holds
- * the partition's gate (clc/api/requestGate.ts refuses any other): reads are never gated.
+ * the partition's gate (clc/core/requestGate.ts refuses any other): reads are never gated.
  */
 export const CHANGE_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>([
   'ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccMigrateInstances', 'ccCancelMigration',

@@ -4,7 +4,7 @@
  * PeerUnreachable / PeerTimeout / PeerProtocolError.
  */
 import { FerryError } from '../../shared/errors/registry.js';
-import { ClcErrors } from '../api/errors.js';
+import { ClcErrors } from '../core/errors.js';
 
 /** Connection errors that mean the request never reached the CC, so it cannot have acted. */
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN']);

@@ -1,7 +1,7 @@
 /**
  * The operator's side of host HA (issue 6): one narrow facade over the HA section of clc.json, the
  * BMC store and the HaRunner, behind the admin API's HA actions (clc/api/actions/ha*.ts). Every
- * operation validates first and throws a coded error (clc/api/errors.ts) before changing anything;
+ * operation validates first and throws a coded error (clc/ha/errors.ts) before changing anything;
  * every change is written to its store before the call resolves. Operator events (FenceHost,
  * ConfirmHostFenced, HA switched on or off) go through HaRunner.deliver, so they are stepped,
  * persisted and acted on like any other event. BMC passwords go into the BMC store only and come
@@ -12,7 +12,7 @@
  */
 import type { Clock } from '../../shared/clock.js';
 import type { Store } from '../../shared/store/store.js';
-import { ClcErrors } from '../api/errors.js';
+import { HaErrors } from './errors.js';
 import { forecast, type HaForecast } from './haDryRun.js';
 import { haContexts, hostContext, type HaRunner, type HaSectionStore } from './haRunner.js';
 import { appendHaEvents, type HaLogEvent, type HaPartitionConfig, type HaSection } from './haState.js';
@@ -125,13 +125,13 @@ export class HaControl {
 
   private requirePartition(partition: string): void {
     const known = this.opts.partitions();
-    if (!known.includes(partition)) throw ClcErrors.make('InvalidAvailabilityZone', { zone: partition, known: known.join(', ') });
+    if (!known.includes(partition)) throw HaErrors.make('UnknownPartition', { zone: partition, known: known.join(', ') });
   }
 
   /** The host's record; InvalidHost.NotFound for a host HA does not know (ConfigureHAForHost adds it). */
   requireHost(host: string): HostHaRecord {
     const rec = this.read().hosts[host];
-    if (!rec) throw ClcErrors.make('InvalidHost.NotFound', { host, scope: 'host HA (configure it first with ConfigureHAForHost)' });
+    if (!rec) throw HaErrors.make('UnknownHost', { host, scope: 'host HA (configure it first with ConfigureHAForHost)' });
     return rec;
   }
 
@@ -144,14 +144,14 @@ export class HaControl {
     this.requirePartition(input.partition);
     const existing = this.read().hosts[input.host];
     if (existing && existing.partition !== input.partition) {
-      throw ClcErrors.make('InvalidParameterCombination', { detail: `host ${input.host} is known to HA in partition ${existing.partition}, not ${input.partition}` });
+      throw HaErrors.make('HostInOtherPartition', { detail: `host ${input.host} is known to HA in partition ${existing.partition}, not ${input.partition}` });
     }
     const entry = this.mergeBmc(input.host, input.bmc);
     if (entry) {
       try {
         fenceConfigFor(input.host, entry);
       } catch (e) {
-        throw ClcErrors.make('InvalidParameterValue', { parameter: 'Agent/Address/Port/Username/Password/TimeoutMs', value: '(BMC settings)', detail: message(e) });
+        throw HaErrors.make('InvalidBmcSettings', { parameter: 'Agent/Address/Port/Username/Password/TimeoutMs', value: '(BMC settings)', detail: message(e) });
       }
       await setBmc(this.opts.bmc, input.host, entry);
     }
@@ -166,7 +166,7 @@ export class HaControl {
     const given = Object.values(bmc).some((v) => v !== undefined);
     if (!given) return undefined;
     const agent = bmc.agent ?? old?.agent;
-    if (agent === undefined) throw ClcErrors.make('MissingParameter', { parameter: 'Agent' });
+    if (agent === undefined) throw HaErrors.make('MissingBmcSetting', { parameter: 'Agent' });
     const options: Record<string, string> = { ...(old?.options ?? {}) };
     if (bmc.address !== undefined) options.ip = bmc.address;
     if (bmc.port !== undefined) options.ipport = String(bmc.port);
@@ -175,7 +175,7 @@ export class HaControl {
       if (v === null) delete options[k];
       else options[k] = v;
     }
-    if (options.ip === undefined) throw ClcErrors.make('MissingParameter', { parameter: 'Address' });
+    if (options.ip === undefined) throw HaErrors.make('MissingBmcSetting', { parameter: 'Address' });
     return { agent, options, password: bmc.password ?? old?.password ?? '', timeoutMs: bmc.timeoutMs ?? old?.timeoutMs ?? DEFAULT_BMC_TIMEOUT_MS };
   }
 
@@ -183,7 +183,7 @@ export class HaControl {
   async configureCluster(input: ConfigureClusterInput): Promise<ConfigurationsView> {
     if (input.partition !== undefined) this.requirePartition(input.partition);
     else if (input.autoRepair !== undefined) {
-      throw ClcErrors.make('InvalidParameterCombination', { detail: 'AutoRepair is set per cluster: give Partition' });
+      throw HaErrors.make('AutoRepairNeedsPartition', { detail: 'AutoRepair is set per cluster: give Partition' });
     }
     const apply = (ha: HaSection): void => {
       if (input.partition === undefined) {
@@ -203,7 +203,7 @@ export class HaControl {
       try {
         compileHaSettings(trial.global.settings, p === undefined ? undefined : trial.partitions[p]?.settings);
       } catch (e) {
-        throw ClcErrors.make('InvalidParameterCombination', { detail: `the settings would not hold for ${p ?? 'the global layer'}: ${zodText(e)}` });
+        throw HaErrors.make('SettingsWouldNotHold', { detail: `the settings would not hold for ${p ?? 'the global layer'}: ${zodText(e)}` });
       }
     }
     await this.opts.store.update((d) => {
@@ -233,7 +233,7 @@ export class HaControl {
   async setHostEnabled(host: string, enabled: boolean, by: string): Promise<HostHaView> {
     this.requireHost(host);
     const state = this.read().hosts[host]?.state;
-    if (!enabled && state === 'FENCING') throw ClcErrors.make('HostFenceInProgress', { host, state });
+    if (!enabled && state === 'FENCING') throw HaErrors.make('FenceInProgress', { host, state });
     await this.opts.store.update((ha) => {
       ha.hostDisabled = ha.hostDisabled.filter((h) => h !== host);
       if (!enabled) ha.hostDisabled.push(host);
@@ -275,7 +275,7 @@ export class HaControl {
     } catch (e) {
       if (e instanceof IllegalHaEventError) {
         const now = this.read().hosts[host] ?? rec;
-        throw ClcErrors.make('IncorrectHostHAState', { host, state: now.state, detail: e.message });
+        throw HaErrors.make('IllegalOperatorEvent', { host, state: now.state, detail: e.message });
       }
       throw e;
     }
@@ -286,7 +286,7 @@ export class HaControl {
   async suspend(scope: SuspendScope, until: number | null, reason: string, by: string): Promise<Suspension & { key: string }> {
     this.requireScope(scope);
     if (until !== null && until <= this.opts.clock.now()) {
-      throw ClcErrors.make('InvalidParameterValue', { parameter: 'Until', value: new Date(until).toISOString(), detail: 'must be in the future' });
+      throw HaErrors.make('SuspensionInPast', { parameter: 'Until', value: new Date(until).toISOString(), detail: 'must be in the future' });
     }
     const key = `${scope.kind}:${scope.name}`;
     const s: Suspension = { until, reason, by };

@@ -9,17 +9,17 @@
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
 import type { Store } from '../../shared/store/store.js';
-import { ClcErrors } from '../api/errors.js';
-import type { PartitionGate } from '../api/partitionGate.js';
 import type { Clusters } from '../clusters/clusters.js';
+import type { HaNodeHooks } from '../core/nodeHooks.js';
+import type { PartitionGate } from '../core/partitionGate.js';
 import type { ClcState } from '../state/clcStore.js';
 import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
 import { composeProvider } from './composedProvider.js';
+import { HaErrors } from './errors.js';
 import type { HaHostRef, HaProvider } from './haProvider.js';
 import { HaRunner, haSectionOf } from './haRunner.js';
 import { FENCE_STATES, fencedHostsOf } from './hostHaState.js';
-import type { HaNodeHooks } from './nodeHooks.js';
 import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.js';
 import { FenceAgentDriver } from './power/fenceAgentDriver.js';
 import type { PowerDriver } from './power/powerDriver.js';
@@ -157,12 +157,12 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
     async beforeEnable(host, partition) {
       const state = haStateOf(host);
       if (state === 'FENCING') {
-        throw ClcErrors.make('OperationNotPermitted', { action: 'EnableService', detail: `host ${host}: host HA is fencing it; confirm the fence or wait for it first` });
+        throw HaErrors.make('EnableWhileFencing', { action: 'EnableService', detail: `host ${host}: host HA is fencing it; confirm the fence or wait for it first` });
       }
       if (state !== 'FENCED') return;
       const left = await actions.clearObsolete({ host, partition });
       if (left === undefined) {
-        throw ClcErrors.make('OperationNotPermitted', { action: 'EnableService', detail: `fenced host ${host}: its NC does not answer, so the copies of instances restarted elsewhere cannot be destroyed yet` });
+        throw HaErrors.make('FencedHostSilent', { action: 'EnableService', detail: `fenced host ${host}: its NC does not answer, so the copies of instances restarted elsewhere cannot be destroyed yet` });
       }
     },
     async afterEnable(host) {

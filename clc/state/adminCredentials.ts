@@ -11,8 +11,7 @@ import {
   CredentialsFileError, formatCredentialsFile, generateCredentials, missingToolExports, parseCredentialsFile, type Credentials,
 } from '../../shared/auth/credentialsFile.js';
 import { writeFileDurable } from '../../shared/store/durableFile.js';
-import { ADMIN_ACCOUNT_ID } from '../api/auth.js';
-import type { Identity } from '../api/identities.js';
+import { ADMIN_ACCOUNT_ID, type Identity } from '../core/identities.js';
 
 export const ADMIN_CREDENTIALS_FILE = 'admin.credentials';
 

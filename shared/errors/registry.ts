@@ -68,6 +68,8 @@ export function defineErrors<T extends ErrorTable>(table: T): ErrorRegistry<T> {
 /** Shorthands for table entries. */
 export const client = (status: number, message: string): ErrorSpec => ({ status, message, clientFault: true, retryable: false });
 export const server = (status: number, message: string, retryable = true): ErrorSpec => ({ status, message, clientFault: false, retryable });
+/** The request conflicts with the current state (409, the client's to resolve); `retryable` when that state passes by itself. */
+export const conflict = (message: string, retryable: boolean): ErrorSpec => ({ status: 409, message, clientFault: true, retryable });
 
 export function isFerryError(e: unknown): e is FerryError {
   return e instanceof FerryError;

@@ -3,9 +3,13 @@ import https from 'node:https';
 import { FerryError } from '../errors/registry.js';
 import { WireErrors } from './errors.js';
 import { soapActionOf } from './soapAction.js';
-import { DEFAULT_DECODE_LIMITS, WireDecoder, type DecodedMessage } from './wireDecoder.js';
-import { encodeMessage, type WireObject } from './xmlCodec.js';
+import { DEFAULT_DECODE_LIMITS, type DecodedMessage } from './wireDecoder.js';
+import { contentTypeOf, decoderFor, encodeFor, encodingOfContentType, type WireEncoding } from './wireEncoding.js';
+import type { WireObject } from './wireValue.js';
 import type { CallOptions, WireTransport } from './transport.js';
+
+/** After a peer refused JSON, it is called in XML for this long, then JSON is tried again (it may have been upgraded). */
+export const XML_ONLY_RETRY_MS = 10 * 60_000;
 
 export interface HttpTransportOptions {
   /** Path appended to the endpoint for each call (CC_PATH or NC_PATH). */
@@ -15,12 +19,22 @@ export interface HttpTransportOptions {
   readonly tls?: https.AgentOptions;
   /** Largest response accepted, bytes. */
   readonly maxResponseBytes?: number;
+  /**
+   * What requests are sent in (default json, compact, between Ferry's own tiers). A peer that refuses
+   * JSON (an older Ferry, XML only: 415 UnsupportedMediaType, decided before its body is read, so
+   * nothing was done) is called again in XML, and in XML for XML_ONLY_RETRY_MS after that.
+   */
+  readonly encoding?: WireEncoding;
+  /** Milliseconds now, for the XML-only memory (default Date.now). */
+  readonly now?: () => number;
 }
 
-/** XML over HTTP(S) with node:http, so TLS client certificates can be added without another client. */
+/** Typed XML or compact JSON over HTTP(S) with node:http, so TLS client certificates can be added without another client. */
 export class HttpWireTransport implements WireTransport {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent: https.Agent;
+  /** Endpoints that refused JSON, until when they are called in XML. */
+  private readonly xmlOnlyUntil = new Map<string, number>();
 
   constructor(private readonly opts: HttpTransportOptions) {
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64, ...opts.tls });
@@ -28,9 +42,14 @@ export class HttpWireTransport implements WireTransport {
 
   async call(endpoint: string, operation: string, body: WireObject, callOpts: CallOptions = {}): Promise<WireObject> {
     const timeoutMs = callOpts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 10_000;
-    const payload = encodeMessage(operation, body);
     const url = new URL(this.opts.path, endpoint);
-    const { status, decoded } = await this.post(url, payload, operation, timeoutMs);
+    const encoding = this.encodingFor(url.origin);
+    let answer = await this.post(url, encoding, encodeFor(encoding, operation, body), operation, timeoutMs);
+    if (encoding === 'json' && refusedJson(answer)) {
+      this.xmlOnlyUntil.set(url.origin, this.now() + XML_ONLY_RETRY_MS);
+      answer = await this.post(url, 'xml', encodeFor('xml', operation, body), operation, timeoutMs);
+    }
+    const { status, decoded } = answer;
     if (status >= 200 && status < 300 && decoded.operation === `${operation}Response`) return decoded.body;
     if (decoded.operation === 'Fault' && typeof decoded.body.code === 'string') {
       const remoteMessage = typeof decoded.body.message === 'string' ? decoded.body.message : '';
@@ -42,8 +61,23 @@ export class HttpWireTransport implements WireTransport {
     throw WireErrors.make('PeerProtocolError', { peer: endpoint, operation, detail: `HTTP ${status} with root <${decoded.operation}>` });
   }
 
-  /** Sends the request and decodes the answer as it arrives (bounded: a peer's answer is not trusted to be small). */
-  private post(url: URL, payload: string, operation: string, timeoutMs: number): Promise<{ status: number; decoded: DecodedMessage }> {
+  private now(): number {
+    return (this.opts.now ?? Date.now)();
+  }
+
+  /** The configured encoding, unless this peer refused JSON recently. */
+  private encodingFor(origin: string): WireEncoding {
+    const configured = this.opts.encoding ?? 'json';
+    if (configured === 'xml') return 'xml';
+    const until = this.xmlOnlyUntil.get(origin);
+    if (until === undefined) return configured;
+    if (this.now() < until) return 'xml';
+    this.xmlOnlyUntil.delete(origin);
+    return configured;
+  }
+
+  /** Sends the request and decodes the answer, in the encoding its Content-Type names, as it arrives (bounded: a peer's answer is not trusted to be small). */
+  private post(url: URL, encoding: WireEncoding, payload: string, operation: string, timeoutMs: number): Promise<Answer> {
     const isHttps = url.protocol === 'https:';
     const lib = isHttps ? https : http;
     const max = this.opts.maxResponseBytes ?? DEFAULT_DECODE_LIMITS.maxBytes;
@@ -52,9 +86,11 @@ export class HttpWireTransport implements WireTransport {
       const req = lib.request(url, {
         method: 'POST',
         agent: isHttps ? this.httpsAgent : this.httpAgent,
-        headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': Buffer.byteLength(payload), soapaction: soapActionOf(operation) },
+        headers: { 'content-type': contentTypeOf(encoding), 'content-length': Buffer.byteLength(payload), soapaction: soapActionOf(operation) },
       }, (res) => {
-        const decoder = new WireDecoder({ ...DEFAULT_DECODE_LIMITS, maxBytes: Number.POSITIVE_INFINITY });
+        // An answer that names no encoding is an older Ferry's, which writes XML only.
+        const answerEncoding = encodingOfContentType(res.headers['content-type']) ?? 'xml';
+        const decoder = decoderFor(answerEncoding, { ...DEFAULT_DECODE_LIMITS, maxBytes: Number.POSITIVE_INFINITY });
         let size = 0;
         let refused = false;
         const refuse = (detail: string): void => {
@@ -93,7 +129,15 @@ export class HttpWireTransport implements WireTransport {
   }
 
   close(): void {
+    this.xmlOnlyUntil.clear();
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
+}
+
+interface Answer { readonly status: number; readonly decoded: DecodedMessage }
+
+/** The peer does not read JSON: it refused the media type before reading the body. */
+function refusedJson(a: Answer): boolean {
+  return a.status === 415 && a.decoded.operation === 'Fault' && a.decoded.body.code === 'UnsupportedMediaType';
 }

@@ -1,7 +1,8 @@
 /**
  * Serves wire operations on an express app: one admission step, one streaming reader, one
- * dispatcher and one error path (every failure leaves as a <Fault> with the error's code and HTTP
- * status, never as a 200).
+ * dispatcher and one error path (every failure leaves as a Fault with the error's code and HTTP
+ * status, never as a 200). A request is typed XML or compact JSON by its Content-Type
+ * (wireEncoding.ts); the answer, Fault included, is in the request's encoding.
  *
  * Order matters (docs/SECURITY.md, "Who may call what"): everything decided from the connection and
  * the headers (the caller's certificate, the operation named in SOAPAction, the media type, the
@@ -16,10 +17,11 @@ import { WireErrors } from './errors.js';
 import {
   BULK_REQUEST, checkSpeaksFor, grantOf, mayCallAny, peerIdentityOf, requestLimits, widestGrant, type AccessTable, type Grant, type PeerIdentity,
 } from './peerAuth.js';
-import { encodeMessage } from './xmlCodec.js';
-import { WireDecoder, type DecodedMessage, type DecodeLimits } from './wireDecoder.js';
+import type { DecodedMessage, DecodeLimits } from './wireDecoder.js';
+import { contentTypeOf, decoderFor, encodeFor, encodingOfContentType, type WireEncoding } from './wireEncoding.js';
 import { operationOf, SOAP_ACTION_HEADER } from './soapAction.js';
 import type { WireHandler, WireHandlers } from './transport.js';
+import type { WireObject } from './wireValue.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** After a refusal with the body unread, this much more of it is taken (and dropped) so the caller can read the answer. */
@@ -47,13 +49,20 @@ export interface WireServiceOptions {
   readonly onRefused?: (err: FerryError, req: Request) => void;
 }
 
+/** The encoding to answer in: the request's, XML when it named neither (what every Ferry reads). */
+function answerEncodingOf(req: Request | undefined): WireEncoding {
+  return encodingOfContentType(req?.headers['content-type']) ?? 'xml';
+}
+
+function sendMessage(res: Response, status: number, encoding: WireEncoding, operation: string, body: WireObject): void {
+  res.status(status).set('content-type', contentTypeOf(encoding)).send(encodeFor(encoding, operation, body));
+}
+
 /** The one way out for a failure. A body left unread is not read further than a short linger. */
 export function sendFault(res: Response, err: FerryError): void {
   const req = res.req as Request | undefined;
   if (req && !req.complete) lingerThenClose(req, res);
-  res.status(err.status).type('text/xml').send(encodeMessage('Fault', {
-    code: err.code, message: err.message, retryable: err.retryable,
-  }));
+  sendMessage(res, err.status, answerEncodingOf(req), 'Fault', { code: err.code, message: err.message, retryable: err.retryable });
 }
 
 /**
@@ -111,6 +120,7 @@ interface Admitted {
   readonly handler: WireHandler;
   readonly grant: Grant;
   readonly peer: PeerIdentity | undefined;
+  readonly encoding: WireEncoding;
 }
 
 function own<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
@@ -140,11 +150,12 @@ function admit(req: Request, opts: WireServiceOptions, cap: number): Admitted {
   else if (checking) grant = grantOf(named, peer?.role, table);
   else grant = widestGrant(named, table);
   if (!grant) throw WireErrors.make('PeerNotAuthorized', { role: peer?.role ?? '(no certificate)', operation: named });
-  if (!req.is(['text/xml', 'application/xml']) || !isUtf8(req.headers['content-type'])) throw WireErrors.make('UnsupportedMediaType');
+  const encoding = encodingOfContentType(req.headers['content-type']);
+  if (encoding === undefined || !isUtf8(req.headers['content-type'])) throw WireErrors.make('UnsupportedMediaType');
   const limits: DecodeLimits = { ...grant.limits, maxBytes: Math.min(grant.limits.maxBytes, cap) };
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limits.maxBytes) throw WireErrors.make('RequestTooLarge', { limit: limits.maxBytes });
-  return { operation: named, handler, grant: { ...grant, limits }, peer };
+  return { operation: named, handler, grant: { ...grant, limits }, peer, encoding };
 }
 
 /** The wire is UTF-8; a body declared in another charset is refused rather than misread. */
@@ -154,8 +165,8 @@ function isUtf8(contentType: string | undefined): boolean {
 }
 
 /** Decodes the body as it arrives; stops reading at the first bound crossed or problem found. */
-function readMessage(req: Request, limits: DecodeLimits, operation: string): Promise<DecodedMessage> {
-  const decoder = new WireDecoder(limits, operation);
+function readMessage(req: Request, limits: DecodeLimits, operation: string, encoding: WireEncoding): Promise<DecodedMessage> {
+  const decoder = decoderFor(encoding, limits, operation);
   return new Promise((resolve, reject) => {
     let size = 0;
     let settled = false;
@@ -189,7 +200,7 @@ function readMessage(req: Request, limits: DecodeLimits, operation: string): Pro
       }
     };
     // A caller that hangs up half-way leaves no reader waiting for an end that never comes.
-    const onClose = (): void => stop(WireErrors.make('MalformedXml', { detail: 'the connection closed before the body ended' }));
+    const onClose = (): void => stop(WireErrors.make(encoding === 'json' ? 'MalformedJson' : 'MalformedXml', { detail: 'the connection closed before the body ended' }));
     req.on('data', onData);
     req.once('end', onEnd);
     req.once('error', stop);
@@ -207,11 +218,11 @@ export function mountWireService(app: Express, opts: WireServiceOptions): void {
     void (async () => {
       try {
         const a = admit(req, opts, cap);
-        const { body } = await readMessage(req, a.grant.limits, a.operation);
+        const { body } = await readMessage(req, a.grant.limits, a.operation, a.encoding);
         const refused = a.peer ? checkSpeaksFor(a.operation, a.grant, a.peer, body) : undefined;
         if (refused) throw refused;
         const result = await a.handler(body, { peer: req.socket.remoteAddress ?? 'unknown' });
-        res.status(200).type('text/xml').send(encodeMessage(`${a.operation}Response`, result));
+        sendMessage(res, 200, a.encoding, `${a.operation}Response`, result);
       } catch (e) {
         refuse(req, res, toFerryError(e, opts.logger));
       }

@@ -24,7 +24,7 @@ describe('CC configuration', () => {
       maxMigrationsPerSource: 2, maxMigrationsPerDestination: 2, maxMigrationsPerCluster: 8,
       migrationPrepareTimeoutMs: 60_000, migrationReadyTimeoutMs: 60_000, migrationBaseTimeoutMs: 60_000,
       migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000, migrationKeyPool: 8,
-      insecurePlaintext: true,
+      insecurePlaintext: true, wireEncoding: 'json',
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
     });
     expect(Object.isFrozen(c)).toBe(true);

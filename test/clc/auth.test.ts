@@ -4,8 +4,8 @@
  * call, the store holds no instance). Signing times are the harness's ManualClock's.
  */
 import { describe, expect, it } from 'vitest';
+import type { Identity } from '../../clc/core/identities.js';
 import { presignUrl, signQuery, signRequest } from '../../shared/auth/sign.js';
-import type { Identity } from '../../clc/api/identities.js';
 import { sendRaw, serveApp, signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
 import { capturingLogger, errorCode, harness, items, START, type Harness, type QueryReply } from './harness.js';
 

@@ -1,12 +1,12 @@
 /** Identities and a SigV4 authenticator for API tests, and a way to send a signed request to an app. */
-import { createServer } from 'node:http';
 import type { Express } from 'express';
-import { ADMIN_ACCOUNT_ID, type Authenticator } from '../../clc/api/auth.js';
+import { createServer } from 'node:http';
 import { CLC_PATH } from '../../clc/api/app.js';
-import { identityDirectory, type Identity } from '../../clc/api/identities.js';
+import type { Authenticator } from '../../clc/api/auth.js';
 import { sigv4Authenticator } from '../../clc/api/sigv4Authenticator.js';
-import type { Clock } from '../../shared/clock.js';
+import { ADMIN_ACCOUNT_ID, identityDirectory, type Identity } from '../../clc/core/identities.js';
 import { signQuery } from '../../shared/auth/sign.js';
+import type { Clock } from '../../shared/clock.js';
 import { API_HOST, parseXml, type QueryReply } from './harness.js';
 
 export const TEST_ADMIN: Identity = {

@@ -6,7 +6,7 @@
 import request from 'supertest';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CLC_PATH } from '../../clc/api/app.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { harness, parseXml, query, type Harness, type QueryReply } from './harness.js';
 
 let h: Harness;

@@ -2,22 +2,22 @@
  * The real Clusters adapter: CC failures are translated into the admin registry at this boundary.
  * Table-driven over a fake WireTransport, then over real HTTP against a stub CC on 127.0.12.1.
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCcClusters } from '../../clc/clusters/ccClusters.js';
 import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { defineErrors, client, server, FerryError } from '../../shared/errors/registry.js';
 import { silentLogger } from '../../shared/log.js';
+import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { CC_OPS } from '../../shared/protocol/ccProtocol.js';
 import { typedHandlers } from '../../shared/protocol/typedServer.js';
 import { WireErrors } from '../../shared/wire/errors.js';
 import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
 import { mountWireService } from '../../shared/wire/server.js';
 import { CC_PATH, type WireTransport } from '../../shared/wire/transport.js';
-import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 
 const HOST = '127.0.12.1';
 const remote = (remoteCode: string) => WireErrors.make('RemoteFault', { peer: 'cc', operation: 'op', remoteCode, remoteMessage: `cc says ${remoteCode}`, remoteStatus: 409 });

@@ -6,15 +6,15 @@
  * CC's codes inside RemoteFault, translated by the real ccFaults.ts as the real adapter does.
  * No mocking library.
  */
-import { ClcErrors } from '../../clc/api/errors.js';
-import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
 import { CLC_CC_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from '../../clc/clusters/ccContract.js';
+import { translateCcFailure } from '../../clc/clusters/ccFaults.js';
 import type { Clusters, PartitionInfo } from '../../clc/clusters/clusters.js';
+import { ClcErrors } from '../../clc/core/errors.js';
+import { ManualClock } from '../../shared/clock.js';
 import type { FerryError } from '../../shared/errors/registry.js';
 import { resourceMatrix } from '../../shared/model/resourceMatrix.js';
 import { ZERO, add, countFitting, fits, sub, sum, type Resources } from '../../shared/model/resources.js';
 import type { VmType } from '../../shared/model/vmTypes.js';
-import { ManualClock } from '../../shared/clock.js';
 import type { CcInstance, CcNode } from '../../shared/protocol/ccProtocol.js';
 import type { MigrationState, NodeState } from '../../shared/protocol/common.js';
 import { FINAL_ITEM_STATES, type ItemState, type MigrationPlan, type PlanItem } from '../../shared/protocol/migrationProtocol.js';

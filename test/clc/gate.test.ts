@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PartitionGate } from '../../clc/api/partitionGate.js';
+import { PartitionGate } from '../../clc/core/partitionGate.js';
 import {
   EMPTY_GATE, GateError, step, waitingByPartition,
   type GateEffect, type GateEvent, type GateKind, type GateLimits, type GateState,

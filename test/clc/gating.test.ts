@@ -5,9 +5,9 @@
  * no change reaches a CC without the gate.
  */
 import { describe, expect, it } from 'vitest';
-import { ClcErrors } from '../../clc/api/errors.js';
-import { PartitionGate } from '../../clc/api/partitionGate.js';
-import { gatedClusters, openRequestGate } from '../../clc/api/requestGate.js';
+import { ClcErrors } from '../../clc/core/errors.js';
+import { PartitionGate } from '../../clc/core/partitionGate.js';
+import { gatedClusters, openRequestGate } from '../../clc/core/requestGate.js';
 import { ManualClock } from '../../shared/clock.js';
 import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { FakeClusters, type RecordedCall } from './fakeClusters.js';

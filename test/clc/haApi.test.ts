@@ -5,11 +5,11 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_ONLY } from '../../clc/api/authorization.js';
-import { ClcErrors } from '../../clc/api/errors.js';
-import { HA_NOT_WIRED_REASON } from '../../clc/ha/notWired.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { TEST_USER, testAuthenticator } from './authFixtures.js';
 import { signedQuery } from './authFixtures.js';
 import { FakeHa } from './ha/fakeHa.js';
+import { HA_NOT_WIRED_REASON } from './ha/notWired.js';
 import { errorCode, harness, items, launchRunning, query, START, type Harness, type QueryReply } from './harness.js';
 
 const N1 = '127.0.12.11';

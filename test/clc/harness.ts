@@ -1,24 +1,24 @@
 /** Builds the admin API in-process over a fake Clusters, a memory store and a manual clock. */
+import type { Express } from 'express';
 import { createServer, type Server } from 'node:http';
+import { pino, type Logger } from 'pino';
 import request from 'supertest';
 import xml2js from 'xml2js';
-import type { Express } from 'express';
-import { pino, type Logger } from 'pino';
-import type { Clusters } from '../../clc/clusters/clusters.js';
 import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
-import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
 import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
-import { PartitionGate } from '../../clc/api/partitionGate.js';
+import type { Clusters } from '../../clc/clusters/clusters.js';
 import type { GateLimits } from '../../clc/core/gate.js';
+import type { HaNodeHooks } from '../../clc/core/nodeHooks.js';
+import { PartitionGate } from '../../clc/core/partitionGate.js';
 import type { HaProvider, HaServiceActions } from '../../clc/ha/haProvider.js';
-import { setUpHa } from '../../clc/ha/haSetup.js';
-import { notWiredHa } from '../../clc/ha/notWired.js';
 import { openMemoryBmcStore } from '../../clc/ha/power/bmcStore.js';
 import { openMemoryClcStore, type ClcState } from '../../clc/state/clcStore.js';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import type { Store } from '../../shared/store/store.js';
 import { twoZoneCloud, type FakeClusters } from './fakeClusters.js';
+import { setUpHa } from './ha/haSetup.js';
+import { notWiredHa } from './ha/notWired.js';
 
 export const START = Date.UTC(2013, 5, 1, 12, 0, 0);
 
@@ -50,7 +50,7 @@ export interface HarnessOptions {
   readonly authenticator?: (clock: ManualClock) => Authenticator;
   /** Host HA's provider and actions (notWiredHa() unless given); false: the CLC is built without HA. */
   readonly ha?: { provider: HaProvider; actions: HaServiceActions } | false;
-  /** Host HA's hooks into node changes (clc/ha/nodeHooks.ts); none unless given. */
+  /** Host HA's hooks into node changes (clc/core/nodeHooks.ts); none unless given. */
   readonly haHooks?: HaNodeHooks;
 }
 

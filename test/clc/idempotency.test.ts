@@ -8,15 +8,15 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from '../../clc/api/action.js';
 import { runInstances } from '../../clc/api/actions/runInstances.js';
 import { parseQueryParams } from '../../clc/api/queryParams.js';
-import { gatedClusters, openRequestGate } from '../../clc/api/requestGate.js';
 import type { Clusters } from '../../clc/clusters/clusters.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { KeyedMutex } from '../../clc/core/keyedMutex.js';
-import { silentLogger } from '../../shared/log.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { gatedClusters, openRequestGate } from '../../clc/core/requestGate.js';
 import { RUN_TOKEN_RETENTION_MS } from '../../clc/core/runTokens.js';
+import { silentLogger } from '../../shared/log.js';
 import { signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
-import { counterIds, errorCode, harness, items, query, type Harness, type QueryReply } from './harness.js';
 import type { FakeClusters } from './fakeClusters.js';
+import { counterIds, errorCode, harness, items, query, type Harness, type QueryReply } from './harness.js';
 
 const RUN = { Action: 'RunInstances', ImageId: 'emi-00000001', MinCount: '1', MaxCount: '2', 'Placement.AvailabilityZone': 'cluster01' };
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { instanceStatusOf, type HostFacts } from '../../clc/core/instanceStatus.js';
 import type { InstanceView } from '../../clc/core/instanceView.js';
-import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
+import type { HaNodeHooks } from '../../clc/core/nodeHooks.js';
 import type { CcNode } from '../../shared/protocol/ccProtocol.js';
 import { errorCode, harness, items, launchRunning, query } from './harness.js';
 

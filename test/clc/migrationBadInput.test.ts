@@ -7,7 +7,7 @@
  * the one change request, refused.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { FakeClusters } from './fakeClusters.js';
 import { harness, launchRunning, query, type Harness, type QueryReply } from './harness.js';
 

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { ACTIONS } from '../../clc/api/actions/index.js';
 import { CLC_PATH } from '../../clc/api/app.js';
-import { ClcErrors } from '../../clc/api/errors.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import { harness, parseXml } from './harness.js';
 
 const actionName = fc.oneof(fc.constantFrom(...Object.keys(ACTIONS)), fc.string({ maxLength: 12 }));

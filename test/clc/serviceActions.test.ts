@@ -4,14 +4,14 @@
  * euserv-modify-service send, and their answers read the way those tools read them.
  */
 import { describe, expect, it } from 'vitest';
-import { CLC_PATH } from '../../clc/api/app.js';
 import { DEFAULT_CLC_ORIGIN } from '../../clc/api/action.js';
 import { CLC_SERVICE_PATH } from '../../clc/api/actions/describeServices.js';
-import type { HaNodeHooks } from '../../clc/ha/nodeHooks.js';
+import { CLC_PATH } from '../../clc/api/app.js';
+import type { HaNodeHooks } from '../../clc/core/nodeHooks.js';
+import { parseListDelimitedXml, type ToolValue } from '../clients/listDelimitedXml.js';
 import { signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
 import { FakeClusters } from './fakeClusters.js';
 import { errorCode, eventually, harness, items, query, START, type Harness } from './harness.js';
-import { parseListDelimitedXml, type ToolValue } from '../clients/listDelimitedXml.js';
 
 /** euserv-describe-services' LIST_TAGS: how it reads DescribeServices answers. */
 const DESCRIBE_LIST_TAGS = ['serviceAccounts', 'serviceStatuses', 'statusDetails', 'uris'];

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import xml2js from 'xml2js';
 import { describe, expect, it } from 'vitest';
-import { ClcErrors } from '../../clc/api/errors.js';
+import xml2js from 'xml2js';
 import { instanceItem, reservationItems } from '../../clc/api/render/instanceItems.js';
 import { EC2_NAMESPACE, EUCA_NAMESPACE, renderError, renderResponse } from '../../clc/api/xmlResponse.js';
+import { ClcErrors } from '../../clc/core/errors.js';
 import type { InstanceView } from '../../clc/core/instanceView.js';
 import { items, parseXml } from './harness.js';
 

@@ -40,11 +40,12 @@ export class TestCloud {
   private readonly running = new Map<string, RunningDaemon>();
   private readonly clients: HttpWireTransport[] = [];
 
-  constructor(subnet: number, nodes: number, extra: Partial<CloudLayoutOptions> = {}) {
+  /** `extra` may depend on the cloud's directory (e.g. flags naming its shared storage). */
+  constructor(subnet: number, nodes: number, extra: Partial<CloudLayoutOptions> | ((baseDir: string) => Partial<CloudLayoutOptions>) = {}) {
     this.baseDir = mkdtempSync(join(tmpdir(), `ferry-cloud-${subnet}-`));
     this.controller = `127.0.${subnet}.254`;
     this.nodeHosts = Array.from({ length: nodes }, (_, i) => `127.0.${subnet}.${i + 1}`);
-    this.layout = { baseDir: this.baseDir, controllerHost: this.controller, nodeHosts: this.nodeHosts, ...extra };
+    this.layout = { baseDir: this.baseDir, controllerHost: this.controller, nodeHosts: this.nodeHosts, ...(typeof extra === 'function' ? extra(this.baseDir) : extra) };
     ensureCloudPki(this.layout);
     this.specs = cloudLayout(this.layout);
     this.url = clcUrl(this.controller);
@@ -69,6 +70,13 @@ export class TestCloud {
     const t = tierClient({ certsDir: this.certsDir, role, host, path });
     this.clients.push(t);
     return t;
+  }
+
+  /** How a process of this cloud is started (for a test that runs it itself, e.g. behind a lab BMC). */
+  spec(name: string): ProcessSpec {
+    const spec = this.specs.find((s) => s.name === name);
+    if (!spec) throw new Error(`no process ${name}`);
+    return spec;
   }
 
   names(): string[] {

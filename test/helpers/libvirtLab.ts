@@ -61,6 +61,17 @@ export async function startLab(lab: Lab): Promise<void> {
   await script('start', lab);
 }
 
+/** Installs what is missing and stops whatever a crashed run left, without starting the daemons (a test runs them itself: `run-host`). */
+export async function prepareLab(lab: Lab): Promise<void> {
+  await script('install', lab);
+  await script('stop', lab);
+}
+
+/** The command that runs lab host `n`'s libvirtd in the foreground, in the caller's process group (a BMC's host). */
+export function runHostCommand(lab: Lab, n: 1 | 2): string[] {
+  return ['env', ...Object.entries(lab.env).map(([k, v]) => `${k}=${v}`), 'bash', SCRIPT, 'run-host', String(n), lab.dir];
+}
+
 export async function stopLab(lab: Lab): Promise<void> {
   await script('stop', lab);
 }

@@ -7,115 +7,23 @@
  *  - a caller that may call it is held to that operation's size, also before or while it sends;
  *  - the operation named before the body (SOAPAction) must be the body's;
  *  - a node's certificate cannot speak for another host (ccNodeEvent, the one operation a node calls).
- * Clients here are raw TLS sockets (tls.connect) so that a request can stop half-way.
+ * Clients here are raw TLS sockets (test/helpers/rawWirePost.ts) so that a request can stop half-way.
+ * The same attacks in Ferry's compact JSON: wireEncoding.test.ts.
  */
-import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PeerRole } from '../../shared/pki/spec.js';
-import { loadTlsIdentity } from '../../shared/pki/tlsIdentity.js';
 import { CC_PATH, NC_PATH } from '../../shared/wire/transport.js';
 import { encodeMessage, type WireObject } from '../../shared/wire/xmlCodec.js';
 import { TestCloud } from '../helpers/cloud.js';
+import { rawWirePost, type RawAnswer, type RawRequest } from '../helpers/rawWirePost.js';
 
 const cloud = new TestCloud(49, 2, { ccArgs: ['--poll-interval-ms', '500'] });
 const [NC1, NC2] = cloud.nodeHosts as [string, string];
 const MiB = 1024 * 1024;
 
-interface RawAnswer {
-  /** HTTP status, 0 when none came before the deadline. */
-  readonly status: number;
-  /** The Fault's code, '' for a success or no answer. */
-  readonly code: string;
-  /** Bytes of the body written before the answer arrived. */
-  readonly bodyBytesSent: number;
-  /** Whether the server closed the connection after answering (within the deadline). */
-  readonly closedByServer: boolean;
-}
-
-interface RawRequest {
-  readonly role: PeerRole;
-  readonly host: string;
-  /** https://HOST:PORT of the daemon. */
-  readonly url: string;
-  readonly path: string;
-  /** SOAPAction's operation; undefined sends no SOAPAction. */
-  readonly operation: string | undefined;
-  /** The body's first bytes: sent at once after the headers. */
-  readonly start: Buffer;
-  /** Content-Length to declare; undefined: chunked, with `chunks` more chunks of filler sent one by one. */
-  readonly declared?: number;
-  readonly chunks?: number;
-  /** After the answer, wait for the server to close (default); false: return at once. */
-  readonly awaitClose?: boolean;
-}
-
 /** Array items, to make a body as large as wanted. */
 const FILLER = Buffer.from('<item t="z"/>'.repeat(100));
 
-/**
- * Writes the headers and `start` (and, chunked, up to `chunks` filler chunks, one per write, stopping
- * at the first answer), then waits up to 10 s for an answer and up to 5 s more for the server to
- * close. Never sends the rest of a declared body.
- */
-function rawPost(r: RawRequest): Promise<RawAnswer> {
-  const id = loadTlsIdentity(cloud.certsDir, r.role, r.host);
-  const u = new URL(r.url);
-  return new Promise((resolve, reject) => {
-    let received = '';
-    let sent = 0;
-    let answered = false;
-    let status = 0;
-    const socket = tls.connect({ host: u.hostname, port: Number(u.port), key: id.key, cert: id.cert, ca: id.ca });
-    const finish = (closed: boolean): void => {
-      clearTimeout(deadline);
-      socket.destroy();
-      const code = /<code>([^<]*)<\/code>/.exec(received)?.[1] ?? '';
-      resolve({ status, code, bodyBytesSent: sent, closedByServer: closed });
-    };
-    let deadline = setTimeout(() => finish(false), 10_000);
-    socket.on('error', (e: NodeJS.ErrnoException) => (answered ? finish(true) : reject(e)));
-    socket.on('close', () => finish(answered));
-    socket.on('data', (d: Buffer) => {
-      received += d.toString('utf8');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(received);
-      if (!answered && m && received.includes('\r\n\r\n') && /<\/(Fault|\w+Response)>/.test(received)) {
-        answered = true;
-        status = Number(m[1]);
-        if (r.awaitClose === false) return finish(false);
-        // The server has answered; now see whether it closes without the rest of the body.
-        clearTimeout(deadline);
-        deadline = setTimeout(() => finish(false), 5_000);
-      }
-    });
-    socket.once('secureConnect', () => {
-      const headers = [
-        `POST ${r.path} HTTP/1.1`, `Host: ${u.host}`, 'Content-Type: text/xml; charset=utf-8',
-        ...(r.operation !== undefined ? [`SOAPAction: "urn:ferry:wire:1#${r.operation}"`] : []),
-        r.declared !== undefined ? `Content-Length: ${r.declared}` : 'Transfer-Encoding: chunked',
-      ];
-      socket.write(`${headers.join('\r\n')}\r\n\r\n`);
-      if (r.declared !== undefined) {
-        socket.write(r.start);
-        sent = r.start.length;
-        return;
-      }
-      const chunk = (b: Buffer): void => {
-        socket.write(`${b.length.toString(16)}\r\n`);
-        socket.write(b);
-        socket.write('\r\n');
-        sent += b.length;
-      };
-      chunk(r.start);
-      let left = r.chunks ?? 0;
-      const more = (): void => {
-        if (answered || left-- <= 0 || socket.destroyed) return;
-        chunk(FILLER);
-        setImmediate(more);
-      };
-      more();
-    });
-  });
-}
+const rawPost = (r: Omit<RawRequest, 'filler'>): Promise<RawAnswer> => rawWirePost(cloud.certsDir, { ...r, filler: FILLER });
 
 const opening = (operation: string): Buffer => Buffer.concat([Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><${operation} xmlns="urn:ferry:wire:1"><pad t="a">`), FILLER]);
 

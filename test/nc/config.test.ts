@@ -21,7 +21,7 @@ describe('NC configuration', () => {
     expect(c).toEqual({
       host: '127.0.10.1', port: 8775, stateDir: '/tmp/nc', maxBodyBytes: 1024 * 1024,
       hypervisor: { kind: 'sim', socket: '/run/ferry/simhv-127.0.10.1.sock' }, insecurePlaintext: true,
-      connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPending: 1024, maxPendingPerPeer: 256 },
+      connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPending: 1024, maxPendingPerPeer: 256 }, wireEncoding: 'json',
     });
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.hypervisor)).toBe(true);
@@ -106,6 +106,14 @@ describe('NC configuration', () => {
     expect(parseNcConfig(libvirt, {}).hypervisor).toEqual({ kind: 'libvirt', uri: 'qemu:///system', tunnel: { port: 16515, local: 'loopback' } });
     expect(parseNcConfig([...libvirt, '--libvirt-tunnel-local', 'host', '--libvirt-tunnel-data-ports', '17600-17699'], {}).hypervisor)
       .toMatchObject({ tunnel: { port: 16515, local: 'host', dataPorts: { min: 17600, max: 17699 } } });
+  });
+
+  it('puts guests\' disks on the shared disk directory and boots a lab kernel, both only with libvirt', () => {
+    const libvirt = [...BASE, '--hypervisor', 'libvirt', '--libvirt-uri', 'qemu:///system'];
+    expect(parseNcConfig([...libvirt, '--libvirt-disk-dir', '/shared/disks', '--libvirt-guest-kernel', '/lab/vmlinuz', '--libvirt-guest-initrd', '/lab/initrd.img'], {}).hypervisor)
+      .toEqual({ kind: 'libvirt', uri: 'qemu:///system', diskDir: '/shared/disks', directKernel: { kernel: '/lab/vmlinuz', initrd: '/lab/initrd.img' } });
+    expect(() => parseNcConfig([...libvirt, '--libvirt-guest-kernel', '/lab/vmlinuz'], {})).toThrow(/--libvirt-guest-initrd .*goes with --libvirt-guest-kernel and --libvirt-guest-initrd both/);
+    expect(() => parseNcConfig([...BASE, '--libvirt-disk-dir', '/shared/disks'], {})).toThrow(/--libvirt-disk-dir .*needs --hypervisor libvirt/);
   });
 
   it('reports every bad field at once', () => {

@@ -4,7 +4,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mountWireService } from '../../shared/wire/server.js';
 import { wireHeaders } from '../helpers/wireHeaders.js';
-import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
+import { HttpWireTransport, XML_ONLY_RETRY_MS } from '../../shared/wire/httpTransport.js';
+import { WireErrors } from '../../shared/wire/errors.js';
+import { encodingOfContentType } from '../../shared/wire/wireEncoding.js';
+import { decodeMessage, encodeMessage } from '../../shared/wire/xmlCodec.js';
 import { defineErrors, client } from '../../shared/errors/registry.js';
 import { silentLogger } from '../../shared/log.js';
 import type { WireHandlers } from '../../shared/wire/transport.js';
@@ -20,19 +23,49 @@ const handlers: WireHandlers = {
 
 let server: Server;
 let endpoint: string;
+/** Content-Types of the requests the current server received, in order. */
+const seen: string[] = [];
 const transport = new HttpWireTransport({ path: PATH, defaultTimeoutMs: 2000 });
+const xmlTransport = new HttpWireTransport({ path: PATH, defaultTimeoutMs: 2000, encoding: 'xml' });
+
+/**
+ * A Ferry from before the JSON encoding, as its server answered: XML only, any other media type
+ * refused with 415 UnsupportedMediaType (in XML) before the body is read.
+ */
+function xmlOnlyPeer(): express.Express {
+  const app = express();
+  app.use(PATH, (req, res, next) => {
+    if (encodingOfContentType(req.headers['content-type']) === 'xml') return next();
+    const err = WireErrors.make('UnsupportedMediaType');
+    res.status(415).type('text/xml').send(encodeMessage('Fault', { code: err.code, message: err.message, retryable: false }));
+  });
+  mountWireService(app, { path: PATH, handlers, logger: silentLogger() });
+  return app;
+}
+let oldServer: Server;
+let oldEndpoint: string;
+
+async function listen(app: express.Express, host: string): Promise<[Server, string]> {
+  const srv = app.listen(0, host);
+  await new Promise((r) => srv.once('listening', r));
+  return [srv, `http://${host}:${(srv.address() as AddressInfo).port}`];
+}
 
 beforeAll(async () => {
   const app = express();
+  app.use((req, _res, next) => { seen.push(req.headers['content-type'] ?? ''); next(); });
   mountWireService(app, { path: PATH, handlers, logger: silentLogger(), maxBodyBytes: 4096 });
-  server = app.listen(0, '127.0.5.1');
-  await new Promise((r) => server.once('listening', r));
-  endpoint = `http://127.0.5.1:${(server.address() as AddressInfo).port}`;
+  [server, endpoint] = await listen(app, '127.0.5.1');
+  const old = xmlOnlyPeer();
+  [oldServer, oldEndpoint] = await listen(old, '127.0.5.3');
 });
 afterAll(async () => {
   transport.close();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  xmlTransport.close();
+  for (const s of [server, oldServer]) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
 });
 
 async function rawPost(body: string, type = 'text/xml'): Promise<{ status: number; text: string }> {
@@ -44,6 +77,45 @@ describe('wire transport over HTTP', () => {
   it('carries a typed body there and back', async () => {
     const body = { n: 1, list: ['a'], nested: { ok: true } };
     expect(await transport.call(endpoint, 'echo', body)).toEqual({ got: body });
+  });
+
+  it('sends compact JSON by default and typed XML when told to, and reads either answer', async () => {
+    seen.length = 0;
+    const body = { s: '5', n: 5, one: ['x'], empty: [], z: null, deep: { b: false } };
+    expect(await transport.call(endpoint, 'echo', body)).toEqual({ got: body });
+    expect(await xmlTransport.call(endpoint, 'echo', body)).toEqual({ got: body });
+    expect(seen).toEqual(['application/x-ferry+json; charset=utf-8', 'text/xml; charset=utf-8']);
+  });
+
+  it('answers each request in its own encoding, Faults included', async () => {
+    const json = await fetch(`${endpoint}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/x-ferry+json', soapaction: '"urn:ferry:wire:1#refuse"' }, body: '{"refuse":{}}' });
+    expect(json.headers.get('content-type')).toMatch(/^application\/x-ferry\+json/);
+    expect(await json.json()).toEqual({ Fault: { code: 'Nope', message: 'no way', retryable: false } });
+    const xml = await rawPost(encodeMessage('refuse', {}));
+    expect((await decodeMessage(xml.text)).body).toMatchObject({ code: 'Nope' });
+  });
+
+  it('calls an XML-only peer (an older Ferry) in XML: once refused, it stays XML for a while, then JSON is tried again', async () => {
+    let now = 1_000_000;
+    const t = new HttpWireTransport({ path: PATH, defaultTimeoutMs: 2000, now: () => now });
+    const types: string[] = [];
+    oldServer.on('request', (req: { headers: Record<string, string> }) => types.push(req.headers['content-type'] ?? ''));
+    try {
+      expect(await t.call(oldEndpoint, 'echo', { a: 1 })).toEqual({ got: { a: 1 } });
+      expect(await t.call(oldEndpoint, 'echo', { a: 2 })).toEqual({ got: { a: 2 } });
+      // Another peer is not held to it.
+      seen.length = 0;
+      await t.call(endpoint, 'echo', {});
+      expect(seen).toEqual(['application/x-ferry+json; charset=utf-8']);
+      now += XML_ONLY_RETRY_MS;
+      expect(await t.call(oldEndpoint, 'echo', { a: 3 })).toEqual({ got: { a: 3 } });
+      expect(types.map(encodingOfContentType)).toEqual(['json', 'xml', 'xml', 'json', 'xml']);
+      // A refusal that is not about the media type is not retried.
+      await expect(t.call(oldEndpoint, 'refuse', {})).rejects.toMatchObject({ fields: { remoteCode: 'Nope' } });
+      expect(types.slice(5).map(encodingOfContentType)).toEqual(['xml']);
+    } finally {
+      t.close();
+    }
   });
 
   it('turns a peer coded error into RemoteFault carrying the peer code', async () => {
@@ -59,7 +131,7 @@ describe('wire transport over HTTP', () => {
   it.each([
     ['unknown operation', '<nothing/>', 'text/xml', 400, 'UnknownOperation'],
     ['malformed XML', '<echo><a>', 'text/xml', 400, 'MalformedXml'],
-    ['wrong content type', '{}', 'application/json', 415, 'UnsupportedMediaType'],
+    ['a JSON body sent as generic JSON, not Ferry\'s', '{"echo":{}}', 'application/json', 415, 'UnsupportedMediaType'],
     ['oversized body', `<echo><a>${'x'.repeat(5000)}</a></echo>`, 'text/xml', 413, 'RequestTooLarge'],
   ])('answers %s with a coded Fault and status', async (_n, body, type, status, code) => {
     const res = await rawPost(body, type);

@@ -5,10 +5,10 @@
  */
 import { z } from 'zod';
 import { partitionNames } from '../../clusters/clusters.js';
+import { ClcErrors } from '../../core/errors.js';
 import { viewOfPlan } from '../../core/migrationView.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { migrationIdParam, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
 import type { ParamMap } from '../queryParams.js';
 import { migrationXml } from '../render/migrationItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';

@@ -9,12 +9,12 @@ import type { FerryError } from '../../../shared/errors/registry.js';
 import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions } from '../../clusters/fanOut.js';
 import { filterPredicate } from '../../core/instanceFilters.js';
+import { requireZone } from '../../core/zones.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { boolParam, filterListParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { verboseZoneItems } from '../render/matrixItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { requireZone } from './zones.js';
 
 export const VERBOSE = 'verbose';
 export const REGION_NAME = 'eucalyptus';

@@ -20,7 +20,7 @@ import type { ParamMap } from '../queryParams.js';
 import { instanceStatusItem } from '../render/instanceStatusItems.js';
 import { unavailableItems } from '../render/serviceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { dedupe, requireInstances, visibleInstances } from './instanceLookup.js';
+import { dedupe, requireInstances, visibleInstances } from '../../core/instanceLookup.js';
 
 const ACTION = 'DescribeInstanceStatus';
 

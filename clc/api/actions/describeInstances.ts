@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { instanceFilterPredicate, INSTANCE_FILTER_NAMES, isInstanceFilterName, TAG_FILTER_PREFIX } from '../../core/instanceFilters.js';
+import { dedupe, requireInstances, visibleInstances } from '../../core/instanceLookup.js';
 import type { InstanceView } from '../../core/instanceView.js';
 import { INSTANCE_PAGE_ORDER } from '../../core/pageOrders.js';
 import { canonicalFilters, selectionDigest, type PageScope } from '../../core/paging.js';
@@ -14,7 +15,6 @@ import type { ParamMap } from '../queryParams.js';
 import { reservationItems } from '../render/instanceItems.js';
 import { unavailableItems } from '../render/serviceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { dedupe, requireInstances, visibleInstances } from './instanceLookup.js';
 
 const ACTION = 'DescribeInstances';
 

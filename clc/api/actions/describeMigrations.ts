@@ -5,13 +5,13 @@
  */
 import { z } from 'zod';
 import { partitionNames } from '../../clusters/clusters.js';
+import { dedupe } from '../../core/instanceLookup.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { migrationIdParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { migrationXml } from '../render/migrationItems.js';
 import { unavailableItems } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { dedupe } from './instanceLookup.js';
 import { describeMigrations as knownMigrations, requireMigrations } from './migrationLookup.js';
 
 const schema = z.strictObject({

@@ -3,15 +3,15 @@
  * instances, and for a migrating instance where it moves from and to.
  */
 import { z } from 'zod';
-import { partitionNames } from '../../clusters/clusters.js';
 import type { ClcCcResponse } from '../../clusters/ccContract.js';
+import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions, type FanOut } from '../../clusters/fanOut.js';
+import { requireZone } from '../../core/zones.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { nodeItem, unavailableItems, type InstanceMove } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { requireZone } from './zones.js';
 
 const schema = z.strictObject({
   ByPartition: z.string().min(1).optional(),

@@ -20,7 +20,7 @@ import { boolParam, coded, filterListParam, paramList, parseActionParams } from 
 import type { ParamMap } from '../queryParams.js';
 import { clusterServiceStatus, nodeServiceStatus, serviceStatusItem, type ServiceStatus } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { requireZone } from './zones.js';
+import { requireZone } from '../../core/zones.js';
 
 /** Where the CLC serves its API under its origin: app.ts's CLC_PATH (test/clc/services.test.ts keeps them equal). */
 export const CLC_SERVICE_PATH = '/services/Eucalyptus';

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { TAG_FILTER_PREFIX } from '../../core/instanceFilters.js';
+import { visibleInstances } from '../../core/instanceLookup.js';
 import { TAG_PAGE_ORDER } from '../../core/pageOrders.js';
 import { canonicalFilters, selectionDigest, type PageScope } from '../../core/paging.js';
 import { isTagFilterName, selectResourceTags, TAG_FILTER_NAMES } from '../../core/resourceTags.js';
@@ -14,7 +15,6 @@ import type { ParamMap } from '../queryParams.js';
 import { unavailableItems } from '../render/serviceItems.js';
 import { resourceTagItem } from '../render/tagItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { visibleInstances } from './instanceLookup.js';
 
 const ACTION = 'DescribeTags';
 

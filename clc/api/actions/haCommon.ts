@@ -1,8 +1,8 @@
 /** What the host-HA actions share: the facade, the operator's name, and their parameter schemas. */
 import { z } from 'zod';
+import { ClcErrors } from '../../core/errors.js';
 import type { HaControl } from '../../ha/haControl.js';
 import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../errors.js';
 
 export function requireHa(ctx: ActionContext): HaControl {
   if (!ctx.ha) throw ClcErrors.make('ServiceUnavailable', { detail: 'host HA is not set up in this CLC' });

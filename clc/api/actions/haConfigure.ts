@@ -10,8 +10,10 @@
 import { z } from 'zod';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
 import { partitionNames } from '../../clusters/clusters.js';
-import { autoRepairSchema } from '../../ha/repairPolicy.js';
+import { findNodePartition } from '../../core/nodeLookup.js';
+import { requireZone } from '../../core/zones.js';
 import { isRedfishPath } from '../../ha/power/fenceAgentProtocol.js';
+import { autoRepairSchema } from '../../ha/repairPolicy.js';
 import { haSettingsOverrideSchema, type HaSettingsOverride } from '../../ha/settings.js';
 import { maxUnhealthySchema } from '../../ha/stormGuard.js';
 import { defineAction, type ActionContext } from '../action.js';
@@ -20,8 +22,6 @@ import type { ParamMap } from '../queryParams.js';
 import { configurationsXml, hostHaItem } from '../render/haItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { operatorOf, requireHa } from './haCommon.js';
-import { findNodePartition } from './nodeLookup.js';
-import { requireZone } from './zones.js';
 
 const oneLine = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').regex(/^[^\r\n\0]*$/, 'must be one line');
 

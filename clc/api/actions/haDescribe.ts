@@ -6,14 +6,14 @@
  */
 import { z } from 'zod';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
+import { dedupe } from '../../core/instanceLookup.js';
+import { requireZone } from '../../core/zones.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { boolParam, intParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { configurationsXml, haEventItem, hostHaItem } from '../render/haItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { requireHa, timeParam } from './haCommon.js';
-import { dedupe } from './instanceLookup.js';
-import { requireZone } from './zones.js';
 
 const listSchema = z.strictObject({});
 

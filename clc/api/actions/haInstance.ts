@@ -5,13 +5,13 @@
  * restarts elsewhere read it from clc.json (clc/ha/cloud/serviceActions.ts storedRepairPolicies).
  */
 import { z } from 'zod';
+import { instanceNotFound } from '../../core/instanceLookup.js';
 import { autoRepairSchema } from '../../ha/repairPolicy.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, instanceIdParam, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { operatorOf, requireHa } from './haCommon.js';
-import { instanceNotFound } from './instanceLookup.js';
 
 const LEVELS = [...autoRepairSchema.options, 'inherit'] as const;
 

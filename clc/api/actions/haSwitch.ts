@@ -5,13 +5,13 @@
  */
 import { z } from 'zod';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
+import { requireZone } from '../../core/zones.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { hostHaItem } from '../render/haItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { operatorOf, requireHa } from './haCommon.js';
-import { requireZone } from './zones.js';
 
 const hostParams = z.strictObject({ Host: hostSchema });
 const clusterParams = z.strictObject({ Partition: partitionSchema });

@@ -9,14 +9,14 @@
  * account's, the others being InvalidInstanceID.NotFound as EC2 answers for another account's ids.
  */
 import { z } from 'zod';
+import { ClcErrors } from '../../core/errors.js';
+import { dedupe, instanceNotFound } from '../../core/instanceLookup.js';
 import { MAX_USER_TAGS, planRetag, withoutTags, withTags, type Tag } from '../../core/userTags.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { paramList, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
 import type { ParamMap } from '../queryParams.js';
 import { resourceIdParam, tagsToDeleteParam, tagsToSetParam } from '../tagParams.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { dedupe, instanceNotFound } from './instanceLookup.js';
 
 /** EC2's limit on ResourceId.N per request. */
 export const MAX_TAGGED_RESOURCES = 1000;

@@ -4,10 +4,10 @@
  * migration, before anything is done: the migration owns the instance until its item is final.
  */
 import { askPartitions } from '../../clusters/fanOut.js';
+import { ClcErrors } from '../../core/errors.js';
 import { isMigrating, type InstanceView } from '../../core/instanceView.js';
 import { isFinalItemState } from '../../core/migrationView.js';
 import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../errors.js';
 
 /** How many refused instances one message names before it says "and N more". */
 const NAMED_IN_MESSAGE = 5;

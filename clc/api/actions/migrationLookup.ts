@@ -1,9 +1,9 @@
 /** Migrations across partitions, shared by DescribeMigrations and CancelMigration. */
 import type { FerryError } from '../../../shared/errors/registry.js';
 import { askPartitions } from '../../clusters/fanOut.js';
+import { ClcErrors } from '../../core/errors.js';
 import { compareMigrations, viewOfPlan, type MigrationView } from '../../core/migrationView.js';
 import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../errors.js';
 
 export interface KnownMigrations {
   /** Oldest first. */

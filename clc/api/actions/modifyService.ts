@@ -1,19 +1,16 @@
 /**
  * EnableService / DisableService for `Type=NODE` (Eucalyptus 3.3 node maintenance mode). The node
- * is found (in `Partition`, or in whichever partition reports it), its CC is asked to change it, and
- * the reply goes out only after the CC answered, which it does once the NC has persisted the state.
- *
- * Gating: DisableService is exclusive in the node's partition, EnableService an ordinary change
- * (clc/core/gate.ts).
- *
- * The node is named by `Host=<address>` or by `ServiceId=<full name>` as DescribeServices prints it
- * (`arn:euca:eucalyptus:<partition>:node:<host>/`), never both. Eucalyptus 4's ModifyService
- * ENABLE/DISABLE (modifyServiceByName.ts) makes the same change through changeNodeState.
+ * is named by `Host=<address>` or by `ServiceId=<full name>` as DescribeServices prints it
+ * (`arn:euca:eucalyptus:<partition>:node:<host>/`), never both, and optionally its `Partition`.
+ * The change itself (finding the node, the gate, host HA's hooks, the CC's answer after the NC
+ * persisted the state) is the core operation changeNodeState (clc/core/nodeState.ts), which host
+ * HA's DisableService of a failing host runs too. Eucalyptus 4's ModifyService ENABLE/DISABLE
+ * (modifyServiceByName.ts) makes the same change.
  */
 import { z } from 'zod';
 import type { NodeState } from '../../../shared/protocol/common.js';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
-import { partitionNames } from '../../clusters/clusters.js';
+import { changeNodeState, type NodeStateChange } from '../../core/nodeState.js';
 import { parseServiceFullName } from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, parseActionParams } from '../actionParams.js';
@@ -21,8 +18,6 @@ import type { ParamMap } from '../queryParams.js';
 import { matrixItems } from '../render/matrixItems.js';
 import { nodeItem, nodeServiceStatus, serviceStatusItem } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { findNodePartition } from './nodeLookup.js';
-import { requireZone } from './zones.js';
 
 /** The only service type whose state Ferry changes; others are Eucalyptus's and out of scope. */
 const MODIFIABLE_TYPE = 'node';
@@ -63,38 +58,18 @@ export function parseModifyService(params: ParamMap): ModifyServiceInput {
   return parseActionParams(schema, params);
 }
 
-/** A node to change: its address, and its partition when the admin named it. */
-export interface NodeTarget {
-  readonly host: string;
-  readonly partition: string | undefined;
-}
-
-/**
- * Puts a node in or out of maintenance mode, as EnableService/DisableService and ModifyService do:
- * through the change gate, with host HA's hooks, answering after its CC answered (after the NC
- * persisted the state). `label` names the request to whoever waits behind it in the gate.
- */
-export async function changeNodeState(ctx: ActionContext, target: NodeTarget, stateName: NodeState, label: string): Promise<XmlObject> {
-  const candidates = target.partition !== undefined ? [requireZone(ctx.clusters, target.partition)] : partitionNames(ctx.clusters);
-  // Disabling takes capacity away: it runs alone in its partition and the changes that arrive
-  // meanwhile wait for its reply. Enabling only adds capacity, so it is an ordinary change.
-  const ticket = ctx.gate.enter(stateName === 'disabled' ? 'exclusive' : 'change', label, candidates);
-  const partition = await findNodePartition(ctx, target.host, candidates, target.partition);
-  await ticket.ready([partition]);
-  if (stateName === 'enabled') await ctx.haHooks?.beforeEnable(target.host, partition);
-  const r = await ctx.clusters.call(partition, 'ccModifyNode', { host: target.host, stateName, vmTypes: ctx.store.read().vmTypes });
-  if (stateName === 'enabled') await ctx.haHooks?.afterEnable(target.host, partition);
-  ctx.logger.info({ partition, host: target.host, previousState: r.previousState, stateName }, 'node state changed');
+/** The core operation's answer (clc/core/nodeState.ts) as EnableService, DisableService and ModifyService reply. */
+export function nodeChangeXml({ changed }: NodeStateChange): XmlObject {
   return {
-    serviceStatuses: [serviceStatusItem(nodeServiceStatus(r.node))],
-    previousState: r.previousState,
-    node: nodeItem(r.node),
-    resourceMatrix: matrixItems(r.matrix),
+    serviceStatuses: [serviceStatusItem(nodeServiceStatus(changed.node))],
+    previousState: changed.previousState,
+    node: nodeItem(changed.node),
+    resourceMatrix: matrixItems(changed.matrix),
   };
 }
 
 function modifyNode(action: 'EnableService' | 'DisableService', stateName: NodeState) {
-  return (input: ModifyServiceInput, ctx: ActionContext): Promise<XmlObject> => changeNodeState(ctx, input, stateName, `${action} of node ${input.host}`);
+  return async (input: ModifyServiceInput, ctx: ActionContext): Promise<XmlObject> => nodeChangeXml(await changeNodeState(ctx, input, stateName, `${action} of node ${input.host}`));
 }
 
 export const enableService = defineAction({ namespace: EUCA_NAMESPACE, parse: parseModifyService, run: modifyNode('EnableService', 'enabled') });

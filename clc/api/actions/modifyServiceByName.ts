@@ -3,7 +3,7 @@
  * DescribeServices prints it (name or full name) and a Eucalyptus transition or state name.
  *
  * For a node, ENABLE/ENABLED and DISABLE/DISABLED are EnableService and DisableService exactly
- * (changeNodeState in modifyService.ts: same gate kind, same HA hooks, the reply after the NC
+ * (changeNodeState in clc/core/nodeState.ts: same gate kind, same HA hooks, the reply after the NC
  * persisted the state). Every other transition of a node, and any change of the CLC or of a
  * cluster, is UnsupportedOperation naming what Ferry does instead; nothing is changed.
  */
@@ -17,11 +17,13 @@ import {
 } from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
-import { showKey, type ParamMap } from '../queryParams.js';
+import { ClcErrors } from '../../core/errors.js';
+import { findNodePartition } from '../../core/nodeLookup.js';
+import { changeNodeState } from '../../core/nodeState.js';
+import { showKey } from '../../core/showKey.js';
+import type { ParamMap } from '../queryParams.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { changeNodeState } from './modifyService.js';
-import { findNodePartition } from './nodeLookup.js';
+import { nodeChangeXml } from './modifyService.js';
 
 /** The names under which a node's maintenance mode is switched; every other State is refused. */
 const NODE_CHANGES: Readonly<Partial<Record<EucaTransition | EucaState, NodeState>>> = Object.freeze({
@@ -88,7 +90,7 @@ async function run(input: ModifyServiceByNameInput, ctx: ActionContext): Promise
   }
   const changed = await asServiceLookup(input.name, changeNodeState(ctx, target, input.change, `ModifyService ${input.state} of node ${ref.host}`));
   // EmpyreanMessage replies start with <return>.
-  return { return: true, ...changed };
+  return { return: true, ...nodeChangeXml(changed) };
 }
 
 export const modifyServiceByName = defineAction({ namespace: EUCA_NAMESPACE, parse: parseModifyServiceByName, run });

@@ -25,12 +25,13 @@ import {
 import type { InstanceRecord } from '../../state/clcStore.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, intParam, parseActionParams } from '../actionParams.js';
-import { ClcErrors } from '../errors.js';
-import { showKey, type ParamMap } from '../queryParams.js';
+import { ClcErrors } from '../../core/errors.js';
+import { showKey } from '../../core/showKey.js';
+import type { ParamMap } from '../queryParams.js';
 import { instanceItem } from '../render/instanceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { tagSpecificationsParam } from '../tagParams.js';
-import { requireZone } from './zones.js';
+import { requireZone } from '../../core/zones.js';
 
 /**
  * EC2's historical default was 20 per request; Eucalyptus had no fixed cap. 100 keeps one

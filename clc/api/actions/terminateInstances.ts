@@ -9,13 +9,13 @@ import type { InstanceState } from '../../../shared/protocol/common.js';
 import type { ClcCcResponse } from '../../clusters/ccContract.js';
 import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions } from '../../clusters/fanOut.js';
+import { dedupe, requireInstances } from '../../core/instanceLookup.js';
 import { liveInstances, mergeInstances } from '../../core/instanceView.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
 import { instanceStateXml } from '../render/instanceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
-import { dedupe, requireInstances } from './instanceLookup.js';
 import { refuseMigrating } from './migrationGuard.js';
 
 const schema = z.strictObject({

@@ -1,34 +1,33 @@
 /**
- * HaServiceActions over the CLC's own paths (issue 6), so HA changes nothing an operator could not:
- *  - disableHost runs the DisableService action (exclusive in the partition's change gate);
- *  - drain (one attempt at the drain HA owes a DEGRADED host) runs DisableService unless the node is
- *    disabled, then the MigrateInstances action (a drain of the host; per instance when the repair
- *    policy leaves some out), only for instances whose auto-repair allows `migrate`; it is done once
- *    the node is disabled and holds nothing but what the policy leaves;
+ * HaServiceActions over the CLC's own core operations (issue 6), the ones the admin API runs too, so
+ * HA changes nothing an operator could not:
+ *  - disableHost runs changeNodeState (clc/core/nodeState.ts; exclusive in the partition's change gate);
+ *  - drain (one attempt at the drain HA owes a DEGRADED host) disables the node unless it is
+ *    disabled, then runs planMigration (clc/core/planMigration.ts: a drain of the host; per instance
+ *    when the repair policy leaves some out), only for instances whose auto-repair allows `migrate`;
+ *    it is done once the node is disabled and holds nothing but what the policy leaves;
  *  - evacuate restarts the fenced host's instances elsewhere (ccRunInstances with restartFrom: same
  *    instance id and VM type, from the CLC's records), only while HA holds the host FENCED and only
  *    for instances whose auto-repair allows `failover`;
  *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere and the
  *    copies of instances terminated meanwhile.
- * Each call takes its own place in the gate, like a request, and leaves it when done.
+ * Each call takes its own place in the gate, like a request, and leaves it when done
+ * (inGatedOperation). HA never goes through the admin API.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../../shared/clock.js';
-import { randomHex8 } from '../../../shared/model/ids.js';
 import type { NcInstance } from '../../../shared/protocol/ncProtocol.js';
 import type { Store } from '../../../shared/store/store.js';
-import { DEFAULT_CLC_ORIGIN, type ActionContext } from '../../api/action.js';
-import { disableService } from '../../api/actions/modifyService.js';
-import { migrateInstances } from '../../api/actions/migrateInstances.js';
-import { ClcErrors } from '../../api/errors.js';
-import type { PartitionGate } from '../../api/partitionGate.js';
-import { gatedClusters, openRequestGate, type RequestGate } from '../../api/requestGate.js';
 import type { Clusters } from '../../clusters/clusters.js';
+import { changeNodeState, type NodeTarget } from '../../core/nodeState.js';
+import { inGatedOperation, type OperationContext } from '../../core/operationContext.js';
+import type { PartitionGate } from '../../core/partitionGate.js';
+import { planMigration } from '../../core/planMigration.js';
 import type { ClcState } from '../../state/clcStore.js';
+import { HaErrors } from '../errors.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
 import { fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
-import { KeyedMutex } from '../../core/keyedMutex.js';
 
 /** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
 export interface RepairPolicies {
@@ -82,30 +81,17 @@ export interface CloudHaActions extends HaServiceActions {
   keepInMaintenance(ref: HaHostRef, stillFenced: () => boolean): Promise<boolean>;
 }
 
-const HA_PRINCIPAL = Object.freeze({ accessKeyId: undefined, accountId: 'ferry-ha', isAdmin: true });
-
 const live = (i: NcInstance): boolean => i.state !== 'terminated' && i.state !== 'shutting-down';
 
 export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const policies = opts.policies ?? storedRepairPolicies(opts.store);
   const log = opts.logger;
-  const keyLocks = new KeyedMutex();
-
-  /** A request's context for HA: its own gate tickets, left by `done`. */
-  const context = (): { ctx: ActionContext; gate: RequestGate } => {
-    const gate = openRequestGate(opts.gate);
-    const ctx: ActionContext = {
-      clusters: gatedClusters(opts.clusters, gate), gate, store: opts.store, clock: opts.clock, logger: log, ids: randomHex8, principal: HA_PRINCIPAL, origin: DEFAULT_CLC_ORIGIN, keyLocks,
-    };
-    return { ctx, gate };
-  };
-  const inRequest = async <T>(work: (ctx: ActionContext) => Promise<T>): Promise<T> => {
-    const { ctx, gate } = context();
-    try {
-      return await work(ctx);
-    } finally {
-      gate.leaveAll();
-    }
+  /** One change of HA's, like one request: its own gate tickets, left when it ends. */
+  const inRequest = <T>(work: (ctx: OperationContext) => Promise<T>): Promise<T> => inGatedOperation(opts, work);
+  /** The same change (and gate label) as the admin's DisableService of the node. */
+  const disableNode = (ref: HaHostRef): Promise<unknown> => {
+    const target: NodeTarget = { host: ref.host, partition: ref.partition };
+    return inRequest((ctx) => changeNodeState(ctx, target, 'disabled', `DisableService of node ${ref.host}`));
   };
 
   /** Per node, not the merged instance list: a fenced host that came back may hold copies of ids that run elsewhere. */
@@ -140,11 +126,11 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     if (p.repair.length === 0) return { repaired: [], skipped: p.skipped, failed: [] };
     const failed: { instanceId: string; reason: string }[] = [];
     if (p.skipped.length === 0) {
-      await inRequest((ctx) => migrateInstances.run({ sourceHost: ref.host, instanceId: undefined, destinations: [], allowHosts: true, reserveDestinations: false, partial: true }, ctx));
+      await inRequest((ctx) => planMigration(ctx, { sourceHost: ref.host, instanceId: undefined, destinations: [], allowHosts: true, reserveDestinations: false, partial: true }));
     } else {
       for (const instanceId of p.repair) {
         try {
-          await inRequest((ctx) => migrateInstances.run({ sourceHost: undefined, instanceId, destinations: [], allowHosts: true, reserveDestinations: false, partial: false }, ctx));
+          await inRequest((ctx) => planMigration(ctx, { sourceHost: undefined, instanceId, destinations: [], allowHosts: true, reserveDestinations: false, partial: false }));
         } catch (e) {
           failed.push({ instanceId, reason: (e as Error).message });
         }
@@ -160,7 +146,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     if (!node?.reachable) return { done: false, detail: `the NC of ${ref.host} does not answer: DisableService and MigrateInstances wait for it` };
     if (node.nodeState !== 'disabled') {
       log.warn({ host: ref.host }, 'host HA: DisableService of a host that lost control while its VMs ran');
-      await inRequest((ctx) => disableService.run({ host: ref.host, partition: ref.partition }, ctx));
+      await disableNode(ref);
     }
     const { mine } = await instancesOn(ref);
     // Migrations already under way are left to finish: asking again would be refused as a second plan.
@@ -181,7 +167,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     const requireFenced = (): void => {
       const rec = haState(ref.host);
       if (rec?.state !== 'FENCED') {
-        throw ClcErrors.make('OperationNotPermitted', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
+        throw HaErrors.make('HostNotFenced', { action: 'Restarting instances elsewhere', detail: `host ${ref.host}: it is ${rec?.state ?? 'unknown to HA'}, not FENCED` });
       }
     };
     requireFenced();
@@ -227,7 +213,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       }
     }
     log.warn({ host: ref.host, fencedBy, restarted: repaired, skipped: p.skipped, failed }, 'host HA: instances of a fenced host restarted elsewhere');
-    if (failed.length > 0) throw new Error(`could not restart ${failed.map((f) => `${f.instanceId} (${f.reason})`).join(', ')}`);
+    if (failed.length > 0) throw HaErrors.make('RestartsFailed', { detail: failed.map((f) => `${f.instanceId} (${f.reason})`).join(', ') });
     return { repaired, skipped: p.skipped, failed, inMigration: inFlight };
   };
 
@@ -261,7 +247,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     keepInMaintenance,
     async disableHost(ref, reason) {
       log.warn({ host: ref.host, reason }, 'host HA: DisableService');
-      await inRequest((ctx) => disableService.run({ host: ref.host, partition: ref.partition }, ctx));
+      await disableNode(ref);
     },
     drain: drainAttempt,
     async evacuate(ref, fencedBy) {

@@ -24,6 +24,8 @@ export interface DomainXmlInput {
   readonly boot?: DirectKernelBoot;
   /** A file the guest's first serial port appends to (kept across a migration on shared storage). */
   readonly serialLog?: string;
+  /** The guest's root disk, a raw file on the cluster's shared disk directory (virtio, vda). */
+  readonly disk?: string;
 }
 
 export interface DirectKernelBoot {
@@ -68,6 +70,9 @@ export function buildDomainXml(i: DomainXmlInput): string {
     `  <on_crash>destroy</on_crash>`,
     `  <devices>`,
     `    <emulator>${esc(i.emulator)}</emulator>`,
+    // cache=none (O_DIRECT): nothing of the guest's writes is held in this host's page cache, so
+    // the destination of a live migration reads what the source wrote.
+    ...(i.disk ? [`    <disk type='file' device='disk'><driver name='qemu' type='raw' cache='none'/><source file='${esc(i.disk)}'/><target dev='vda' bus='virtio'/></disk>`] : []),
     ...(i.serialLog ? [`    <serial type='file'><source path='${esc(i.serialLog)}' append='on'/><target port='0'/></serial>`] : []),
     `    <memballoon model='none'/>`,
     `  </devices>`,

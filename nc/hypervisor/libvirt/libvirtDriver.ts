@@ -18,6 +18,7 @@ import {
   buildDomainXml, domainStateOf, guestSize, migratedAway, parseFerryMetadata, parseSizing, type DirectKernelBoot, type LibvirtDomainType,
 } from './domainXml.js';
 import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
+import { ensureDisk } from './guestDisk.js';
 import { lifecycleMeaning } from './domainEvents.js';
 import { startLibvirtEventLoop } from './eventLoop.js';
 import { domainTypeFor, probeKvm } from './kvmProbe.js';
@@ -65,6 +66,12 @@ export interface LibvirtDriverOptions {
   readonly open?: OpenLibvirt;
   /** Boot guests from this kernel and initrd instead of firmware only (test labs). */
   readonly directKernel?: DirectKernelBoot;
+  /**
+   * The cluster's shared disk directory: each guest gets a root disk `<dir>/<id>.img` (a sparse raw
+   * file of the VM type's size, made at its first start and kept when it stops: a fenced host's
+   * guest restarts elsewhere on it, and only the storage layer may decide it is garbage).
+   */
+  readonly diskDir?: string;
   /** Directory for each guest's serial log, `<id>.serial` (shared by the hosts, so it follows a migration). */
   readonly serialLogDir?: string;
   /** Subscribe to libvirt's lifecycle events (default: with the real libvirt, yes). */
@@ -96,7 +103,7 @@ export class LibvirtDriver implements HypervisorDriver {
     this.tunnels = o.tunnel ? new MigrationTunnels(o.tunnel, o.host, this.clock) : undefined;
     const tlsDir = this.tls;
     this.outgoing = new OutgoingMigrations({
-      uri: o.uri, host: o.host, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs,
+      uri: o.uri, host: o.host, clock: this.clock, progressIntervalMs: o.progressIntervalMs ?? 500, bandwidthMiBs: o.migrationBandwidthMiBs, sharedDisks: o.diskDir !== undefined,
       conn: () => this.conn(), open: this.open, emit: (e) => this.emit(e), fail: (e, c) => this.fail(e, c),
       route: (id, target) => this.routeFor(id, target),
     });
@@ -168,12 +175,14 @@ export class LibvirtDriver implements HypervisorDriver {
       if (existing.state === 'running') return existing;
     }
     const c = await this.conn();
+    const disk = this.o.diskDir === undefined ? undefined : await ensureDisk(this.o.diskDir, spec);
     const xml = buildDomainXml({
       spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
       emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
       ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
       boot: this.o.directKernel,
       serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
+      disk,
     });
     try {
       if (existing) await c.withDomain(spec.id, (dom) => c.start(dom));

@@ -23,11 +23,13 @@ export function destinationHost(destinationUri: string): string {
 /**
  * Live, peer-to-peer (the source libvirtd drives the destination's), persistent on the destination.
  * Not UNDEFINE_SOURCE: the driver reads the completed job's statistics on the source first, then
- * undefines it itself.
+ * undefines it itself. `sharedDisks`: the guest's disks are on the cluster's shared disk directory,
+ * which libvirt recognises as shared only on NFS, GFS2 and the like ("Migration without shared
+ * storage is unsafe" otherwise): the operator declared it shared (--libvirt-disk-dir), so UNSAFE.
  */
-export function migrationFlags(tls: boolean): number {
+export function migrationFlags(tls: boolean, sharedDisks = false): number {
   const m = VIR.MIGRATE;
-  return m.LIVE | m.PEER2PEER | m.PERSIST_DEST | (tls ? m.TLS : 0);
+  return m.LIVE | m.PEER2PEER | m.PERSIST_DEST | (tls ? m.TLS : 0) | (sharedDisks ? m.UNSAFE : 0);
 }
 
 /** Where QEMU's stream goes instead of straight to the destination (a migration tunnel's ends). */

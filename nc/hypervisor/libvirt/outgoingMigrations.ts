@@ -22,6 +22,8 @@ export interface OutgoingDeps {
   readonly clock: Clock;
   readonly progressIntervalMs: number;
   readonly bandwidthMiBs?: number;
+  /** Guests' disks live on the cluster's shared disk directory (migrationFlags). */
+  readonly sharedDisks?: boolean;
   /** The driver's shared connection (lookups, job statistics, abort). */
   readonly conn: () => Promise<LibvirtSession>;
   /** Opens the connection a migration has to itself. */
@@ -130,7 +132,7 @@ export class OutgoingMigrations {
         if (target.maxDowntimeMs !== undefined) await c.setMaxDowntime(dom, target.maxDowntimeMs).catch(() => undefined);
         this.pollProgress(entry).catch(() => undefined);
         if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
-        await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs, r.stream), migrationFlags(r.tls));
+        await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs, r.stream), migrationFlags(r.tls, this.d.sharedDisks === true));
         return true;
       });
       if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.d.host });

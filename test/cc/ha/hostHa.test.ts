@@ -21,6 +21,17 @@ describe('ccCheckHostActivity', () => {
     expect(h.fake.callsOf('activity').map((c) => c.host)).toEqual([B]);
   });
 
+  it('does not wait for the suspect\'s own NC (hung: its poll never ends), only for the neighbours', async () => {
+    const h = await harness({ nodes: [[A, CAP], [B, CAP]] });
+    h.fake.activity.set(A, 'active');
+    h.fake.gate = (call) => (call.op === 'describe' && call.host === A ? new Promise<void>(() => {}) : Promise.resolve());
+    h.clock.advance(5000); // every node's data is stale: a check refreshes the neighbours first
+    const r = await h.ops.ccCheckHostActivity({ host: A, since: 0, timeoutMs: 1000 }, CTX);
+    expect(r).toMatchObject({ outcome: 'active', checkedBy: B });
+    expect(h.fake.callsOf('describe').map((c) => c.host)).toEqual([B]);
+    h.fake.gate = undefined;
+  });
+
   it('moves on to the next neighbour when one fails', async () => {
     const h = await harness({ nodes: [[A, CAP], [B, CAP], [C, CAP]] });
     h.fake.activity.set(A, 'active');

@@ -28,6 +28,15 @@ describe('listing during migrations', () => {
     expect(listInstancesWithMigrations(nodes).map(route)).toEqual(expected);
   });
 
+  it('a fenced host\'s copy of an instance host HA restarted elsewhere is obsolete: listed from the other host, even against a completed migration to the fenced one', () => {
+    // The instance once moved S → D1 (completed); D1 died, was fenced, and its copy was restarted on S.
+    const nodes = [node(S, { running: running(id(1)), plans: [plan([item(id(1), D1, { state: 'completed' })])] }), node(D1, { running: running(id(1)), reachable: false })];
+    expect(listInstancesWithMigrations(nodes).map(route)).toEqual([[id(1), D1, 'none', '', '']]);
+    expect(listInstancesWithMigrations(nodes, new Set([D1])).map(route)).toEqual([[id(1), S, 'none', '', '']]);
+    // Held only by the fenced host (not restarted yet): still listed, from there.
+    expect(listInstancesWithMigrations([node(S), node(D1, { running: running(id(2)) })], new Set([D1])).map(route)).toEqual([[id(2), D1, 'none', '', '']]);
+  });
+
   it('describe shows preparing/ready from the destination (or the CC\'s own pending prepare) for items the source calls queued', () => {
     const p = plan([item(id(1), D1), item(id(2), D2), item(id(3), D1), item(id(4), D1, { state: 'migrating' })]);
     const nodes = [node(S, { running: running(id(1), id(2), id(3), id(4)), plans: [p] }), node(D1, { incoming: [record(id(1), 'ready')] }), node(D2, { reachable: false })];
@@ -64,6 +73,14 @@ describe('view: migrations carried from the NCs', () => {
     v = applyPlan(v, S, plan([item(id(1), D1, { state: 'rolled-back' })]));
     expect(v.entries[0]?.plans.map((p) => p.items[0]?.state)).toEqual(['rolled-back']);
     expect(matrixOf(v, [SMALL])[0]).toMatchObject({ available: 7 });
+  });
+
+  it('locates an instance restarted elsewhere outside the fenced hosts (terminate reaches the live copy)', () => {
+    let v = applyReport(initialView('cluster01', [D1, S]), D1, report(D1, { instances: running(id(1)) }), 1);
+    v = applyReport(v, S, report(S, { instances: running(id(1)), plans: [plan([item(id(1), D1, { state: 'completed' })])] }), 1);
+    expect(locateInstance(v, id(1))?.host).toBe(D1);
+    expect(locateInstance(v, id(1), new Set([D1]))?.host).toBe(S);
+    expect(listInstances(v, new Set([D1])).map((i) => i.host)).toEqual([S]);
   });
 
   it('locates and lists a migrating instance on its source until it completes', () => {

@@ -3,9 +3,9 @@
  * scripted FakeHa: every operator operation, and a table of refusals that each change nothing.
  */
 import { describe, expect, it } from 'vitest';
+import { adminErrorFromHa } from '../../../clc/api/haErrorMap.js';
 import type { HaControl } from '../../../clc/ha/haControl.js';
 import type { HaRunner } from '../../../clc/ha/haRunner.js';
-import { setUpHa } from '../../../clc/ha/haSetup.js';
 import { openMemoryBmcStore, type BmcState } from '../../../clc/ha/power/bmcStore.js';
 import { openMemoryClcStore, type ClcState } from '../../../clc/state/clcStore.js';
 import { ManualClock } from '../../../shared/clock.js';
@@ -13,6 +13,7 @@ import { isFerryError } from '../../../shared/errors/registry.js';
 import type { Store } from '../../../shared/store/store.js';
 import { FakeHa } from './fakeHa.js';
 import { SETTINGS } from './haFixtures.js';
+import { setUpHa } from './haSetup.js';
 
 const H1 = '127.0.30.1';
 const H2 = '127.0.30.2';
@@ -50,11 +51,15 @@ async function enabled(env: Env): Promise<void> {
 
 const state = (env: Env, host: string) => env.store.read().ha.hosts[host]?.state;
 
+/** The refusal as the admin sees it: HA's own code, mapped to the admin API's (clc/api/haErrorMap.ts). */
 async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
   try {
     await (typeof p === 'function' ? p() : p);
   } catch (e) {
-    if (isFerryError(e)) return `${e.code}: ${e.message}`;
+    if (isFerryError(e)) {
+      const admin = adminErrorFromHa(e);
+      return `${admin.code}: ${admin.message}`;
+    }
     throw e;
   }
   throw new Error('expected a coded error');

@@ -96,14 +96,14 @@ describe('host HA runtime', () => {
   it('evacuate refuses a host that is not FENCED, and restarts nothing', async () => {
     const w = await world();
     await w.run(100);
-    await expect(w.runtime.actions.restartElsewhere({ host: A, partition: P }, 'agent')).rejects.toMatchObject({ code: 'OperationNotPermitted' });
+    await expect(w.runtime.actions.restartElsewhere({ host: A, partition: P }, 'agent')).rejects.toMatchObject({ code: 'HostNotFenced' });
     expect(w.ops('ccRunInstances')).toHaveLength(1);
   });
 
   it('a fenced host that comes back goes into maintenance, loses its obsolete copies, and EnableService unfences it', async () => {
     const { w, node } = await fencedA();
     // EnableService while its NC is still gone is refused.
-    await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'OperationNotPermitted' });
+    await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'FencedHostSilent' });
     node.reachable = true; // powered on again: its NC reports the old copies, and the state it had
     node.nodeState = 'enabled';
     await w.run(50);
@@ -180,7 +180,7 @@ describe('host HA runtime', () => {
     loseNc(w, A, 'inactive');
     await w.run(500);
     expect(w.state(A)).toBe('FENCING');
-    await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'OperationNotPermitted' });
+    await expect(w.runtime.hooks.beforeEnable(A, P)).rejects.toMatchObject({ code: 'EnableWhileFencing' });
   });
 
   it('a restart of the CLC mid-fence re-issues the fence and then restarts the instances', async () => {

@@ -3,7 +3,7 @@
  * instances launched on A and recorded as the CLC records them), memory stores, a ManualClock and
  * fake power drivers that log their actions.
  */
-import { PartitionGate } from '../../../clc/api/partitionGate.js';
+import { PartitionGate } from '../../../clc/core/partitionGate.js';
 import { startHaRuntime, type HaRuntime } from '../../../clc/ha/haRuntime.js';
 import type { HaState } from '../../../clc/ha/hostHaState.js';
 import { openMemoryBmcStore, type BmcEntry } from '../../../clc/ha/power/bmcStore.js';

@@ -1,11 +1,11 @@
 /**
- * Host HA's say in the admin actions that change nodes (clc/ha/nodeHooks.ts): EnableService asks it
+ * Host HA's say in the admin actions that change nodes (clc/core/nodeHooks.ts): EnableService asks it
  * first (and a refusal changes nothing), tells it afterwards; MigrateInstances never sends an
  * instance to a fenced host, named or not; RunInstances asks the CC to avoid fenced hosts.
  */
 import { describe, expect, it } from 'vitest';
-import { ClcErrors } from '../../../clc/api/errors.js';
-import type { HaNodeHooks } from '../../../clc/ha/nodeHooks.js';
+import { ClcErrors } from '../../../clc/core/errors.js';
+import type { HaNodeHooks } from '../../../clc/core/nodeHooks.js';
 import { errorCode, harness, launchRunning, query } from '../harness.js';
 
 const [H11, H12] = ['127.0.12.11', '127.0.12.12'] as const;

@@ -14,7 +14,7 @@ describe('PKI and mTLS error codes are documented in docs/SECURITY.md', () => {
 
   it.each([
     ...Object.entries(PkiErrors.table),
-    ...(['PeerNotAuthorized', 'PeerHostMismatch', 'OperationHeaderMissing', 'OperationMismatch', 'RequestTooLarge', 'XmlLimitExceeded', 'MalformedXml'] as const)
+    ...(['PeerNotAuthorized', 'PeerHostMismatch', 'OperationHeaderMissing', 'OperationMismatch', 'RequestTooLarge', 'XmlLimitExceeded', 'MalformedXml', 'JsonLimitExceeded', 'MalformedJson', 'UnsupportedMediaType'] as const)
       .map((code) => [code, WireErrors.table[code]] as const),
   ])('%s with its HTTP status', (code, spec) => {
     expect(section).toMatch(new RegExp(`\\| \`${code}\` \\| ${spec.status} \\|`));

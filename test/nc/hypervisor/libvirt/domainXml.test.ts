@@ -27,6 +27,8 @@ describe('buildDomainXml', () => {
     expect(xml).toContain('<initrd>/lab/guest/initrd.img</initrd>');
     expect(xml).toContain('<cmdline>console=ttyS0 quiet</cmdline>');
     expect(xml).toContain("<serial type='file'><source path='/lab/i-1.serial' append='on'/><target port='0'/></serial>");
+    const withDisk = buildDomainXml({ spec, domainType: 'qemu', startedAt: 0, emulator: 'q', memoryMiB: 64, vcpus: 1, disk: '/shared/disks/i-1.img' });
+    expect(withDisk).toContain("<disk type='file' device='disk'><driver name='qemu' type='raw' cache='none'/><source file='/shared/disks/i-1.img'/><target dev='vda' bus='virtio'/></disk>");
     const plain = buildDomainXml({ spec, domainType: 'qemu', startedAt: 0, emulator: 'q', memoryMiB: 64, vcpus: 1 });
     expect(plain).not.toMatch(/<kernel>|<serial/);
   });

@@ -19,6 +19,9 @@ describe('migration parameters', () => {
     expect(migrationFlags(false)).toBe(m.LIVE | m.PEER2PEER | m.PERSIST_DEST);
     expect(migrationFlags(true)).toBe(m.LIVE | m.PEER2PEER | m.PERSIST_DEST | m.TLS);
     expect(migrationFlags(true) & m.UNDEFINE_SOURCE).toBe(0);
+    // Disks on the declared shared directory: libvirt cannot tell a local directory is shared.
+    expect(migrationFlags(false, true)).toBe(m.LIVE | m.PEER2PEER | m.PERSIST_DEST | m.UNSAFE);
+    expect(migrationFlags(false) & m.UNSAFE).toBe(0);
   });
 
   it('has the incoming QEMU listen on the destination address only, and caps bandwidth only when asked', () => {

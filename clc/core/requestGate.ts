@@ -1,12 +1,13 @@
 /**
- * The gate as one request sees it: the tickets it took (all left once its reply is written, by
- * app.ts) and a Clusters that sends a change only into a partition the request holds. So no change
- * can skip the gate, and one that tries is our bug (InternalError), caught by the tests.
+ * The gate as one request sees it (an admin request, or one change host HA makes): the tickets it
+ * took (all left once its reply is written, by clc/api/app.ts; once its work ends, for HA) and a
+ * Clusters that sends a change only into a partition the request holds. So no change can skip the
+ * gate, and one that tries is our bug (InternalError), caught by the tests.
  */
 import { CHANGE_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from '../clusters/ccContract.js';
 import type { Clusters } from '../clusters/clusters.js';
-import type { GateKind } from '../core/gate.js';
 import { ClcErrors } from './errors.js';
+import type { GateKind } from './gate.js';
 import type { PartitionGate, Ticket } from './partitionGate.js';
 
 export interface RequestGate {

@@ -1,12 +1,12 @@
 /**
  * The instances a request sees: every visible one (DescribeInstances, DescribeTags), and resolving
- * the ids a request names (DescribeInstances, TerminateInstances).
+ * the ids a request names (DescribeInstances, TerminateInstances, MigrateInstances of one instance).
  */
-import type { FerryError } from '../../../shared/errors/registry.js';
-import { askAllPartitions } from '../../clusters/fanOut.js';
-import { liveInstances, mergeInstances, type InstanceView, type MergedInstances } from '../../core/instanceView.js';
-import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../errors.js';
+import type { FerryError } from '../../shared/errors/registry.js';
+import { askAllPartitions } from '../clusters/fanOut.js';
+import { ClcErrors } from './errors.js';
+import { liveInstances, mergeInstances, type InstanceView, type MergedInstances } from './instanceView.js';
+import type { OperationContext } from './operationContext.js';
 
 export interface VisibleInstances {
   readonly merged: MergedInstances;
@@ -15,7 +15,7 @@ export interface VisibleInstances {
 }
 
 /** Every instance of the partitions that answer, the CCs' reports joined with the CLC's records. */
-export async function visibleInstances(ctx: ActionContext): Promise<VisibleInstances> {
+export async function visibleInstances(ctx: Pick<OperationContext, 'clusters' | 'store' | 'logger'>): Promise<VisibleInstances> {
   const fan = await askAllPartitions(ctx.clusters, 'ccDescribeInstances', {}, ctx.logger);
   const { live, incomplete } = liveInstances(fan.answers);
   return { merged: mergeInstances(ctx.store.read().instances, live, incomplete), unavailable: fan.unavailable };

@@ -4,6 +4,9 @@
  */
 import type { Credentials } from '../../shared/auth/credentialsFile.js';
 
+/** The account of the cloud administrator (Eucalyptus's `eucalyptus` account). */
+export const ADMIN_ACCOUNT_ID = '000000000000';
+
 export interface Identity extends Credentials {
   /** A name for logs (never the secret). */
   readonly name: string;

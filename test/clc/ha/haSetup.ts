@@ -1,15 +1,15 @@
 /**
- * Builds host HA's runner and operator facade over the CLC's store and `<state-dir>/bmc.json`. The
- * provider and service actions come from the caller: clc/main.ts passes `notWiredHa()` until the
- * real ones exist (that call is the one seam to swap).
+ * For tests: host HA's runner and operator facade over a CLC store and a BMC store, with the
+ * provider and service actions the test gives (often `notWiredHa()`, notWired.ts). The running CLC
+ * builds the same pieces with the real provider in clc/clcCore.ts.
  */
-import type { Clock } from '../../shared/clock.js';
-import type { Store } from '../../shared/store/store.js';
-import type { ClcState } from '../state/clcStore.js';
-import { HaControl } from './haControl.js';
-import type { HaProvider, HaServiceActions } from './haProvider.js';
-import { haSectionOf, HaRunner } from './haRunner.js';
-import { openBmcStore, type BmcState } from './power/bmcStore.js';
+import { HaControl } from '../../../clc/ha/haControl.js';
+import type { HaProvider, HaServiceActions } from '../../../clc/ha/haProvider.js';
+import { haSectionOf, HaRunner } from '../../../clc/ha/haRunner.js';
+import { openBmcStore, type BmcState } from '../../../clc/ha/power/bmcStore.js';
+import type { ClcState } from '../../../clc/state/clcStore.js';
+import type { Clock } from '../../../shared/clock.js';
+import type { Store } from '../../../shared/store/store.js';
 
 export interface HaSetupOptions {
   readonly store: Store<ClcState>;

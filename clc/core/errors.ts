@@ -1,13 +1,13 @@
 /**
  * The admin API's one error registry (STYLE habit 6): every failure the CLC answers with has an
- * EC2-style code here, with its message template, HTTP status and fault/retry flags. Errors from
- * other surfaces (CC faults, the store, body parsing) are translated into these at their boundary;
- * docs/API.md lists every code (test/clc/errorsDocumented.test.ts fails when one is missing).
+ * EC2-style code here, with its message template, HTTP status and fault/retry flags. It lives in
+ * the core, below the API, because the core operations (clc/core), the change gate and the CC
+ * adapter (clc/clusters) raise these codes themselves; the API (clc/api) only renders them. Errors
+ * from other surfaces (CC faults, the store, body parsing, host HA's clc/ha/errors.ts) are
+ * translated into these at their boundary; docs/API.md lists every code
+ * (test/clc/errorsDocumented.test.ts fails when one is missing).
  */
-import { defineErrors, client, server, type ErrorSpec } from '../../shared/errors/registry.js';
-
-/** The request conflicts with the cloud's current state (409); `retryable` when that state passes by itself. */
-const conflict = (message: string, retryable: boolean): ErrorSpec => ({ status: 409, message, clientFault: true, retryable });
+import { defineErrors, client, conflict, server } from '../../shared/errors/registry.js';
 
 export const ClcErrors = defineErrors({
   // Request envelope and parameters.

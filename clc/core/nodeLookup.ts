@@ -1,14 +1,14 @@
-/** Which partition holds a node, shared by EnableService / DisableService and MigrateInstances. */
-import { askPartitions } from '../../clusters/fanOut.js';
-import type { ActionContext } from '../action.js';
-import { ClcErrors } from '../errors.js';
+/** Which partition holds a node: the node operations (nodeState.ts, planMigration.ts) and ConfigureHAForHost. */
+import { askPartitions } from '../clusters/fanOut.js';
+import { ClcErrors } from './errors.js';
+import type { OperationContext } from './operationContext.js';
 
 /**
  * The partition among `candidates` whose CC reports `host`. `named` is the partition the admin gave,
  * if any, for the NotFound message. A host not found while a candidate did not answer is
  * ServiceUnavailable: it may be a node of that partition, so not a NotFound we can vouch for.
  */
-export async function findNodePartition(ctx: ActionContext, host: string, candidates: readonly string[], named?: string): Promise<string> {
+export async function findNodePartition(ctx: Pick<OperationContext, 'clusters' | 'logger'>, host: string, candidates: readonly string[], named?: string): Promise<string> {
   const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeNodes', {}, ctx.logger);
   for (const [partition, r] of fan.answers) {
     if (r.nodes.some((n) => n.host === host)) return partition;

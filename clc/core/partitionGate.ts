@@ -1,14 +1,15 @@
 /**
- * Runs the pure change gate (clc/core/gate.ts) for the API: one state for the whole CLC, tickets as
- * promises, deadlines on the injected clock, refusals as PartitionBusy. Tickets are taken per request
- * through requestGate.ts, which also makes sure no change reaches a CC without one.
+ * Runs the pure change gate (gate.ts) for the whole CLC: one state that admin requests and host HA's
+ * changes share, tickets as promises, deadlines on the injected clock, refusals as PartitionBusy.
+ * Tickets are taken per request through requestGate.ts, which also makes sure no change reaches a
+ * CC without one.
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
 import {
   DEFAULT_GATE_LIMITS, EMPTY_GATE, step, waitingByPartition,
   type GateEffect, type GateEvent, type GateKind, type GateLimits, type GateState,
-} from '../core/gate.js';
+} from './gate.js';
 import { ClcErrors } from './errors.js';
 
 /** One request's place in the gate. */

@@ -1,11 +1,11 @@
 /**
- * The HA provider and service actions the CLC uses until the real ones are wired (the CC's relay of
- * health and activity checks, DisableService/MigrateInstances/evacuate): every host is ineligible,
- * so the machine never checks, recovers or fences anything by itself. The admin API still works:
- * configuration, enable/disable, suspension, describe and dry run. Swap `notWiredHa` for the real
- * pair in clc/main.ts.
+ * For tests: an HA provider and service actions that wire nothing (no health or activity checks,
+ * no DisableService/MigrateInstances/evacuate): every host is ineligible, so the machine never
+ * checks, recovers or fences anything by itself, while the admin API's HA actions still work
+ * (configuration, enable/disable, suspension, describe, dry run). The running CLC wires the real
+ * ones (clc/ha/haRuntime.ts).
  */
-import type { HaProvider, HaServiceActions } from './haProvider.js';
+import type { HaProvider, HaServiceActions } from '../../../clc/ha/haProvider.js';
 
 export const HA_NOT_WIRED_REASON = 'HA provider not configured';
 
