@@ -258,9 +258,14 @@ export class HaControl {
     if (on && this.read().hosts[host]?.state === 'INELIGIBLE') await this.opts.runner.evaluateEligibility([host]);
   }
 
-  /** FenceHost: fence now (or retry a failed fence). */
-  fenceHost(host: string, by: string): Promise<HostHaView> {
-    return this.operatorEvent(host, { type: 'fenceRequested', operator: by });
+  /**
+   * FenceHost: fence now (or retry a failed fence). A host HA finds AVAILABLE is probed first: if its
+   * NC answers, it is up and healthy and only `force` fences it (HostHealthy otherwise).
+   */
+  async fenceHost(host: string, by: string, force = false): Promise<HostHaView> {
+    const rec = this.requireHost(host);
+    const answering = rec.state === 'AVAILABLE' ? (await this.opts.runner.probeHealth(host)).healthy : false;
+    return this.operatorEvent(host, { type: 'fenceRequested', operator: by, force, answering });
   }
 
   /** ConfirmHostFenced: only for a host being fenced (typically one whose fence needs an operator). */
@@ -274,6 +279,7 @@ export class HaControl {
       await this.opts.runner.deliver(host, event);
     } catch (e) {
       if (e instanceof IllegalHaEventError) {
+        if (e.healthy) throw ClcErrors.make('HostHealthy', { host });
         const now = this.read().hosts[host] ?? rec;
         throw ClcErrors.make('IncorrectHostHAState', { host, state: now.state, detail: e.message });
       }

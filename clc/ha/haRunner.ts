@@ -128,6 +128,19 @@ export class HaRunner {
     }));
   }
 
+  /**
+   * Asks the provider once, outside the machine, whether the host's NC answers now (FenceHost's
+   * "up and healthy" check), within the partition's health-check timeout; any failure is "no".
+   */
+  async probeHealth(host: string): Promise<{ readonly healthy: boolean; readonly detail: string }> {
+    const ha = this.opts.store.read();
+    const rec = ha.hosts[host];
+    const ctx = rec ? haContexts(ha).get(rec.partition) : undefined;
+    if (!rec || !ctx) return { healthy: false, detail: 'unknown to HA' };
+    const deadline = this.opts.clock.now() + ctx.settings.healthCheckTimeoutMs;
+    return this.opts.provider.isHealthy({ host, partition: rec.partition }, deadline).catch((e: unknown) => ({ healthy: false, detail: message(e) }));
+  }
+
   /** One event for one host (a result, or an operator's command: those may throw IllegalHaEventError). */
   deliver(host: string, event: HaEvent): Promise<void> {
     return this.mailbox.run(() => this.apply(new Map([[host, [event]]])));

@@ -20,9 +20,12 @@ export interface HaStep {
   readonly effects: readonly HaEffect[];
 }
 
-/** An operator command the host's state does not allow (FenceHost on a FENCED host, ...). */
+/**
+ * An operator command the host's state does not allow (ConfirmHostFenced of an AVAILABLE host, ...).
+ * `healthy`: refused only because the host is up and healthy (FenceHost without Force).
+ */
 export class IllegalHaEventError extends Error {
-  constructor(readonly host: string, readonly state: HaState, readonly event: HaEvent['type'], detail: string) {
+  constructor(readonly host: string, readonly state: HaState, readonly event: HaEvent['type'], readonly detail: string, readonly healthy = false) {
     super(`${event} is not allowed for host ${host} in state ${state}: ${detail}`);
     this.name = 'IllegalHaEventError';
   }

@@ -121,8 +121,11 @@ export type HaEvent =
   | { readonly type: 'recoverResult'; readonly token: number; readonly ok: boolean; readonly detail: string }
   /** ok: the agent confirmed power off ("already off" included). */
   | { readonly type: 'fenceResult'; readonly token: number; readonly ok: boolean; readonly detail: string }
-  /** FenceHost by an operator: fence now (or retry a failed fence). */
-  | { readonly type: 'fenceRequested'; readonly operator: string }
+  /**
+   * FenceHost by an operator: fence now (or retry a failed fence). `answering`: its NC answered a
+   * health probe just before (OpenStack's fencing blueprint: a healthy host is fenced only with `force`).
+   */
+  | { readonly type: 'fenceRequested'; readonly operator: string; readonly force?: boolean; readonly answering?: boolean }
   /** ConfirmHostFenced: an operator vouches the host is off (a dead BMC). */
   | { readonly type: 'operatorConfirmedFenced'; readonly operator: string }
   /** The fenced host was cleaned and enabled again by an explicit EnableService. */

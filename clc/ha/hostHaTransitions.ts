@@ -30,7 +30,7 @@ export interface HaPayloads {
   timers: Record<string, never>;
   healthDue: Record<string, never>;
   repairDue: Record<string, never>;
-  fenceRequested: { readonly operator: string };
+  fenceRequested: { readonly operator: string; readonly force?: boolean; readonly answering?: boolean };
   operatorConfirmedFenced: { readonly operator: string };
   unfenced: Record<string, never>;
   resumed: Record<string, never>;
@@ -101,9 +101,11 @@ const activitySummary = (r: HostHaRecord, p: HaPayloads['activity']): string =>
   `${r.activityFailures} of ${r.activityChecks} activity checks found no activity (last: ${p.outcome}, ${p.detail})`;
 const failedRecovery = (r: HostHaRecord, p: { readonly detail: string }): string => `recovery attempt ${r.recoveryAttempts} failed: ${p.detail}`;
 const DISABLE_WAITS = 'HA switch-off waits until the fenced host is returned by EnableService';
-const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced', detail: string) => (rec: HostHaRecord): never => {
-  throw new IllegalHaEventError(rec.host, rec.state, event, detail);
+const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced', detail: string, healthy = false) => (rec: HostHaRecord): never => {
+  throw new IllegalHaEventError(rec.host, rec.state, event, detail, healthy);
 };
+/** OpenStack's fencing blueprint: a host HA finds AVAILABLE and whose NC answers now is up and healthy. */
+const upAndHealthy = (r: HostHaRecord, p: HaPayloads['fenceRequested']): boolean => r.state === 'AVAILABLE' && p.answering === true;
 
 export const HA_TABLE: HaTable = {
   haDisabled: {
@@ -224,7 +226,16 @@ export const HA_TABLE: HaTable = {
       // OpenStack's fencing blueprint: fencing a fenced host succeeds and does nothing more (idempotent for retrying callers).
       { from: ['FENCED'], guard: '', to: 'stay', effects: 'none: already fenced, a success', run: (r) => unchanged(r) },
       { from: ['FENCING'], guard: 'fence running (not needsOperator)', to: 'refused', effects: 'a fence is already running', when: (r) => !r.needsOperator, run: refuse('fenceRequested', 'a fence is already running') },
-      { from: but('DISABLED', 'FENCED'), guard: '', to: 'FENCING', effects: ENTER_FENCING, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}`) },
+      // OpenStack's fencing blueprint: fencing a host that is up and healthy needs the operator's Force.
+      {
+        from: ['AVAILABLE'], guard: 'its NC answers; not forced', to: 'refused', effects: 'HostHealthy: up and healthy, FenceHost needs Force=true',
+        when: (r, p) => upAndHealthy(r, p) && p.force !== true, run: refuse('fenceRequested', 'it is up and healthy (its NC answers); pass Force=true to fence it anyway', true),
+      },
+      {
+        from: ['AVAILABLE'], guard: 'its NC answers; forced', to: 'FENCING', effects: `${ENTER_FENCING}; the event log names who forced it`,
+        when: upAndHealthy, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}, forced (the host was up and healthy)`),
+      },
+      { from: but('DISABLED', 'FENCED'), guard: '', to: 'FENCING', effects: ENTER_FENCING, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}${p.force === true ? ' (forced)' : ''}`) },
     ],
   },
   operatorConfirmedFenced: {

@@ -131,7 +131,7 @@ describe('host HA actions', () => {
   it('DisableHAForHost of a FENCING host is refused with its state, and changes nothing', async () => {
     await watched();
     fake.fences.set(N1, 'hang');
-    await ok({ Action: 'FenceHost', Host: N1 });
+    await ok({ Action: 'FenceHost', Host: N1, Force: 'true' });
     // Not refused(): its idle() would wait for the hanging fence.
     const before = snapshot();
     const r = await query(h.app, { Action: 'DisableHAForHost', Host: N1 });
@@ -151,8 +151,12 @@ describe('host HA actions', () => {
     expect(items(d.hostSet)[0].nextHealthCheckAt).toMatch(/^2013-06-01T/);
     const off = await ok({ Action: 'DisableHAForHost', Host: N2 });
     expect(off.host).toMatchObject({ state: 'DISABLED', haEnabled: 'false' });
-    const f = await ok({ Action: 'FenceHost', Host: N1 });
+    // N1 is up and healthy: refused without Force, and nothing changes; with Force it is fenced and the log says who forced it.
+    await refused({ Action: 'FenceHost', Host: N1 }, 'HostHealthy', 409, /^Host 127\.0\.12\.11 is up and healthy .*unless Force=true/);
+    expect(fake.calls.filter((c) => !c.startsWith('health'))).toEqual([]);
+    const f = await ok({ Action: 'FenceHost', Host: N1, Force: 'true' });
     expect(f.host.state).toBe('FENCING');
+    expect(h.store.read().ha.events.some((e) => e.host === N1 && e.to === 'FENCING' && /^FenceHost by \S+, forced \(the host was up and healthy\)$/.test(e.message))).toBe(true);
     await haOf(h).runner.idle();
     expect(fake.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${N1}`, `fence ${N1}`, `evacuate ${N1} (agent)`]);
     await refused({ Action: 'ConfirmHostFenced', Host: N1 }, 'IncorrectHostHAState', 409, /Host 127\.0\.12\.11 is FENCED/);
@@ -166,7 +170,7 @@ describe('host HA actions', () => {
   it('a failed fence: DescribeHostHA DryRun says it waits for an operator; ConfirmHostFenced fences it', async () => {
     await watched();
     fake.fences.set(N1, 'fail');
-    await ok({ Action: 'FenceHost', Host: N1 });
+    await ok({ Action: 'FenceHost', Host: N1, Force: 'true' });
     await haOf(h).runner.idle();
     const d = await ok({ Action: 'DescribeHostHA', 'Host.1': N1, DryRun: 'true', MaxEvents: '3' });
     const x = items(d.hostSet)[0];

@@ -154,7 +154,10 @@ describe('the other host-HA commands', () => {
     expect(rows.filter((l) => l.startsWith('EVENT'))).toHaveLength(1);
 
     fake.fences.set(N1, 'fail');
-    const f = await cli('bin/euca-fence-host', [N1]);
+    const healthy = await cli('bin/euca-fence-host', [N1]);
+    expect(healthy.code).toBe(1);
+    expect(healthy.stderr).toMatch(/^HostHealthy: Host 127\.0\.12\.11 is up and healthy/);
+    const f = await cli('bin/euca-fence-host', [N1, '--force']);
     expect(f.code).toBe(0);
     expect(lines(f.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tFENCING\t/);
     await h.ha?.runner.idle();

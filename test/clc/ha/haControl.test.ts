@@ -111,6 +111,13 @@ describe('HaControl', () => {
     expect(JSON.stringify([env.store.read(), env.bmc.read()])).toBe(before);
   });
 
+  it('FenceHost of an AVAILABLE host whose NC does not answer fences without force (HA has not noticed yet)', async () => {
+    const env = await setup();
+    await enabled(env);
+    env.fake.healthy.set(H1, false);
+    expect((await env.control.fenceHost(H1, 'admin')).record).toMatchObject({ state: 'FENCING', reason: 'FenceHost by admin' });
+  });
+
   it('FenceHost of a DISABLED host is refused, naming the state', async () => {
     const env = await setup();
     expect(state(env, H1)).toBe('DISABLED');
@@ -141,8 +148,14 @@ describe('HaControl', () => {
   it('FenceHost: DisableService, then the fence, then FENCED and evacuated, all in the log', async () => {
     const env = await setup();
     await enabled(env);
-    const view = await env.control.fenceHost(H1, 'AKIDADMIN');
+    // Up and healthy (AVAILABLE, its NC answers): refused without force, and nothing changes.
+    const untouched = JSON.stringify(env.store.read());
+    expect(await codeOf(env.control.fenceHost(H1, 'AKIDADMIN'))).toMatch(/^HostHealthy: Host 127\.0\.30\.1 is up and healthy/);
+    await env.runner.idle();
+    expect(JSON.stringify(env.store.read())).toBe(untouched);
+    const view = await env.control.fenceHost(H1, 'AKIDADMIN', true);
     expect(view.record.state).toBe('FENCING');
+    expect(view.record.reason).toBe('FenceHost by AKIDADMIN, forced (the host was up and healthy)');
     await env.runner.idle();
     expect(state(env, H1)).toBe('FENCED');
     expect(env.fake.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${H1}`, `fence ${H1}`, `evacuate ${H1} (agent)`]);
@@ -161,7 +174,7 @@ describe('HaControl', () => {
     const env = await setup();
     await enabled(env);
     env.fake.fences.set(H1, 'hang');
-    await env.control.fenceHost(H1, 'admin');
+    await env.control.fenceHost(H1, 'admin', true);
     const before = structuredClone(env.store.read().ha);
     expect(await codeOf(env.control.setHostEnabled(H1, false, 'admin'))).toBe(
       'HostFenceInProgress: Host 127.0.30.1 is FENCING: a power-off in flight cannot be un-issued, so HA stays on for it; wait for FENCED (or ConfirmHostFenced if its BMC is dead), then DisableHAForHost');
@@ -185,7 +198,7 @@ describe('HaControl', () => {
     const env = await setup();
     await enabled(env);
     env.fake.fences.set(H1, 'fail');
-    await env.control.fenceHost(H1, 'admin');
+    await env.control.fenceHost(H1, 'admin', true);
     await env.runner.idle();
     const [v] = env.control.describeHosts({ hosts: [H1], dryRun: true });
     expect(v?.record).toMatchObject({ state: 'FENCING', needsOperator: true });

@@ -35,6 +35,7 @@ const ev = {
   recovered: (ok: boolean, token = OP): HaEvent => ({ type: 'recoverResult', token, ok, detail: ok ? 'power cycled' : 'BMC error' }),
   fenced: (ok: boolean, token = OP): HaEvent => ({ type: 'fenceResult', token, ok, detail: ok ? 'Already OFF' : 'timed out' }),
   fenceHost: { type: 'fenceRequested', operator: 'admin' } as HaEvent,
+  fenceHealthy: (force: boolean): HaEvent => ({ type: 'fenceRequested', operator: 'admin', force, answering: true }),
   confirm: { type: 'operatorConfirmedFenced', operator: 'admin' } as HaEvent,
   unfenced: { type: 'unfenced' } as HaEvent,
   resumed: { type: 'resumed' } as HaEvent,
@@ -287,6 +288,33 @@ describe('FenceHost on a FENCED host (OpenStack fencing blueprint)', () => {
     const { next, effects } = step(from, ev.fenceHost, 1, ctx());
     expect(next).toBe(from);
     expect(effects).toEqual([]);
+  });
+});
+
+describe('FenceHost on a host that is up and healthy (OpenStack fencing blueprint)', () => {
+  it('AVAILABLE and its NC answering: refused as healthy without force, nothing changes', () => {
+    const from = inState('AVAILABLE');
+    let err: unknown;
+    try {
+      step(from, ev.fenceHealthy(false), 1, ctx());
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(IllegalHaEventError);
+    expect((err as IllegalHaEventError).healthy).toBe(true);
+    expect((err as IllegalHaEventError).state).toBe('AVAILABLE');
+  });
+
+  it('forced: fenced like any FenceHost, and the transition names who forced it', () => {
+    const { next, effects } = step(inState('AVAILABLE'), ev.fenceHealthy(true), 1, ctx(STORM));
+    expect(next.state).toBe('FENCING');
+    expect(actions(effects)).toEqual(['disableHost', 'fence']);
+    expect(effects.find((e) => e.kind === 'transition')).toMatchObject({ to: 'FENCING', reason: 'FenceHost by admin, forced (the host was up and healthy)' });
+  });
+
+  const unhealthyRows: [string, HostHaRecord][] = (['SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERED', 'INELIGIBLE'] as const).map((s) => [s, inState(s)]);
+  it.each(unhealthyRows)('%s (not AVAILABLE): a FenceHost fences without force even if the NC answers now', (_s, from) => {
+    expect(step(from, { type: 'fenceRequested', operator: 'admin', answering: true }, 1, ctx()).next.state).toBe('FENCING');
   });
 });
 
