@@ -15,7 +15,7 @@ import { step, type HaContext } from './hostHaMachine.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
 import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema } from './stormGuard.js';
-import { remediationFor } from './suspension.js';
+import { remediationFor, suspensionReason } from './suspension.js';
 import { WorkPool } from './workPool.js';
 
 /** The runner's view of the store: the HA section of clc.json. */
@@ -66,7 +66,9 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
 
 /** A host's context: its partition's, with any suspension of it (suspension.ts) folded in. */
 export function hostContext(partitionCtx: HaContext, ha: HaSection, rec: HostHaRecord, now: number): HaContext {
-  return { ...partitionCtx, remediation: remediationFor(partitionCtx.remediation, ha.suspended, rec, now) };
+  const remediation = remediationFor(partitionCtx.remediation, ha.suspended, rec, now);
+  const suspended = suspensionReason(ha.suspended, rec, now);
+  return { ...partitionCtx, remediation, ...(suspended !== undefined ? { suspended } : {}) };
 }
 
 export class HaRunner {

@@ -13,6 +13,11 @@ export interface HaContext {
   readonly settings: HaSettings;
   /** The storm guard's verdict for the host's partition, taken once per step (stormGuard.ts). */
   readonly remediation: RemediationAllowance;
+  /**
+   * Why the host's automation is suspended now (suspension.ts), or absent: owed repairs are then
+   * kept but not started (Ganeti harep: neither executed nor lost), a storm alone does not hold them.
+   */
+  readonly suspended?: string;
 }
 
 export interface HaStep {
@@ -92,7 +97,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
     }
     case 'DEGRADED':
       // Owed from now on: a host that lost control while its VMs ran leaves service and is emptied, even if its NC comes back.
-      settle(startDueRepair(owe(next, 'drain', now), now, s));
+      settle(startDueRepair(owe(next, 'drain', now), now, s, ctx.suspended));
       effects.push({ kind: 'alert', host, level: 'warn', message: `host ${host} is degraded (activity without control): disabling and draining it` });
       break;
     case 'RECOVERING': {
@@ -115,7 +120,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
       break;
     }
     case 'FENCED':
-      settle(startDueRepair(owe(next.owed?.kind === 'drain' ? { ...next, owed: null } : next, 'evacuate', now), now, s));
+      settle(startDueRepair(owe(next.owed?.kind === 'drain' ? { ...next, owed: null } : next, 'evacuate', now), now, s, ctx.suspended));
       effects.push({ kind: 'alert', host, level: 'critical', message: `host ${host} is fenced (${reason}); its instances restart elsewhere` });
       break;
   }

@@ -73,6 +73,8 @@ export interface HaOwedRepair {
   readonly inFlight: number | null;
   /** What the last attempt reported, or null before the first one. */
   readonly lastOutcome: string | null;
+  /** Why a due attempt is held rather than started (HA automation suspended); absent when not held. */
+  readonly heldBy?: string;
 }
 
 export interface HostHaRecord {
@@ -199,7 +201,7 @@ export const hostHaRecordSchema = z.strictObject({
   reason: z.string(),
   owed: z.strictObject({
     kind: z.enum(['drain', 'evacuate']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
-    inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(),
+    inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(), heldBy: z.string().optional(),
   }).nullable().optional(),
 }).transform((r): HostHaRecord => ({
   ...r,

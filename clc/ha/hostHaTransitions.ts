@@ -217,7 +217,14 @@ export const HA_TABLE: HaTable = {
   },
   repairDue: {
     on: 'tick',
-    rows: [{ from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain` or (FENCED only) `evacuate` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) }],
+    rows: [
+      // Ganeti harep: while suspended, an owed repair is neither executed nor lost; it starts once the suspension ends, if still owed.
+      {
+        from: ALL, guard: 'an owed repair is due, none in flight; automation suspended', to: 'stay', effects: 'kept, not started: `owed.heldBy` + warn alert (once per reason)',
+        when: (_r, _p, _n, ctx) => ctx.suspended !== undefined, run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings, ctx.suspended),
+      },
+      { from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain` or (FENCED only) `evacuate` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) },
+    ],
   },
   fenceRequested: {
     on: 'FenceHost (an operator; the storm guard does not apply)',

@@ -291,6 +291,34 @@ describe('FenceHost on a FENCED host (OpenStack fencing blueprint)', () => {
   });
 });
 
+describe('owed repairs while automation is suspended (Ganeti harep)', () => {
+  const SUSP = 'automation suspended for host:h1 by admin until lifted: x';
+  const held = (r: { owed: HostHaRecord['owed'] }) => r.owed?.heldBy;
+  const rows: [string, HostHaRecord, HaEvent][] = [
+    ['DEGRADED, drain due, tick', inState('DEGRADED', { owed: owedDue('drain') }), ev.tick],
+    ['FENCED, restart due, tick', inState('FENCED', { owed: owedDue('evacuate') }), ev.tick],
+    ['FENCING + fence confirmed: the restart is owed but not started', inState('FENCING'), ev.fenced(true)],
+    ['CHECKING + activity: DEGRADED owes a drain, not started', inState('CHECKING', { activityChecks: 2 }), ev.activity('active')],
+  ];
+  it.each(rows)('%s', (_name, from, event) => {
+    const c = { ...ctx(), suspended: SUSP };
+    const first = step(from, event, 1, c);
+    expect(actions(first.effects).filter((k) => k === 'drain' || k === 'evacuate')).toEqual([]);
+    expect(first.next.owed).not.toBeNull();
+    expect(held(first.next)).toBe(SUSP);
+    expect(first.next.owed?.attempts).toBe(from.owed?.attempts ?? 0);
+    // Said once: the next tick neither alerts again nor starts it.
+    const again = step(first.next, ev.tick, 2, c);
+    expect(again.effects.filter((e) => e.kind !== 'healthCheck')).toEqual([]);
+    expect(again.next.owed).toEqual(first.next.owed);
+    // The suspension ends: the next tick starts it, and the hold is forgotten.
+    const after = step(again.next, ev.tick, 3, ctx());
+    expect(actions(after.effects)).toContain(first.next.owed?.kind);
+    expect(held(after.next)).toBeUndefined();
+    expect(after.next.owed?.inFlight).not.toBeNull();
+  });
+});
+
 describe('FenceHost on a host that is up and healthy (OpenStack fencing blueprint)', () => {
   it('AVAILABLE and its NC answering: refused as healthy without force, nothing changes', () => {
     const from = inState('AVAILABLE');
