@@ -83,6 +83,7 @@ export class HaRunner {
       activity: new WorkPool('activity', limits.activity),
       recovery: new WorkPool('recovery', limits.recovery),
       fence: new WorkPool('fence', limits.fence),
+      power: new WorkPool('power', limits.power),
     };
   }
 
@@ -220,6 +221,11 @@ export class HaRunner {
             (err: unknown): HaEvent => ({ type: 'fenceResult', token: e.token, ok: false, detail: message(err) })));
           break;
         }
+        case 'powerStatus':
+          this.submit('power', ref, e.token, () => provider.powerStatus(ref, e.deadline).then(
+            (r): HaEvent => ({ type: 'powerStatus', token: e.token, power: r.power, detail: r.detail }),
+            (err: unknown): HaEvent => ({ type: 'powerStatus', token: e.token, power: 'unknown', detail: message(err) })));
+          break;
         case 'drain':
           this.repair(ref, e.token, () => actions.drain(ref));
           break;
@@ -237,7 +243,8 @@ export class HaRunner {
   private submit(kind: HaOperationKind, ref: HaHostRef, token: number, work: () => Promise<HaEvent>): void {
     const isStale = () => {
       const r = this.opts.store.read().hosts[ref.host];
-      return kind === 'health' ? r?.health?.token !== token : r?.operation?.token !== token;
+      if (kind === 'health') return r?.health?.token !== token;
+      return kind === 'power' ? r?.powerProbe?.token !== token : r?.operation?.token !== token;
     };
     const accepted = this.pools[kind].submit({ isStale, run: async () => this.deliver(ref.host, await work()) });
     if (accepted === 'full') this.track(this.deliver(ref.host, { type: 'dispatchRefused', token }));

@@ -43,6 +43,9 @@ function onTick(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
     (r) => fire('timers', r, {}, now, ctx),
     (r) => fire('healthDue', r, {}, now, ctx),
     (r) => fire('repairDue', r, {}, now, ctx),
+    // A power status past its deadline is unknown: dropped, never read as "off".
+    (r) => (r.powerProbe && now >= r.powerProbe.deadline ? unchanged({ ...r, powerProbe: null }) : unchanged(r)),
+    (r) => fire('powerDue', r, {}, now, ctx),
   ]);
 }
 
@@ -60,6 +63,8 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
     case 'fenceResult':
       if (!isCurrent(rec, 'fence', event.token)) return unchanged(rec);
       return event.ok ? fire('fenced', rec, event, now, ctx) : fire('fenceFailed', rec, event, now, ctx);
+    case 'powerStatus':
+      return rec.powerProbe?.token === event.token ? fire('power', { ...rec, powerProbe: null }, event, now, ctx) : unchanged(rec);
     case 'haDisabled':
     case 'eligibility':
     case 'fenceRequested':

@@ -38,6 +38,11 @@ export class IllegalHaEventError extends Error {
 
 /** States whose health is checked periodically. */
 export const HEALTH_WATCHED: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERED']);
+/**
+ * States whose BMC power status is watched (CloudStack): a host found off there is fenced through the
+ * BMC ("already off" is a success). Not RECOVERING/RECOVERED (a power cycle is under way), not FENCING/FENCED.
+ */
+export const POWER_WATCHED: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED']);
 /** One failure episode: a health probe survives moves between these (a passing check must always win). */
 export const EPISODE: ReadonlySet<HaState> = new Set(['SUSPECT', 'CHECKING', 'DEGRADED']);
 /** States a failed eligibility evaluation moves to INELIGIBLE (a started fence is finished or handed to an operator). */
@@ -167,7 +172,7 @@ export function chain(rec: HostHaRecord, handlers: readonly Handler[]): HaStep {
 /** After a CLC restart: the operation in flight is issued again under a new token (off and status are idempotent). */
 export function onResumed(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
   const s = ctx.settings;
-  const base: HostHaRecord = resumeRepair({ ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now) }, now);
+  const base: HostHaRecord = resumeRepair({ ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now), powerProbe: null }, now);
   const op = rec.operation;
   if (!op) return { next: base, effects: [] };
   const token = rec.seq + 1;

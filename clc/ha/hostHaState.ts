@@ -108,6 +108,10 @@ export interface HostHaRecord {
   readonly reason: string;
   /** The drain or restart elsewhere HA still owes the host (owedRepair.ts), whatever its state. */
   readonly owed: HaOwedRepair | null;
+  /** A BMC power-status probe in flight (the power watch), or null. */
+  readonly powerProbe: HaHealthProbe | null;
+  /** When the BMC's power status is asked next (in POWER_WATCHED states). */
+  readonly nextPowerCheckAt: number;
 }
 
 export type HaEvent =
@@ -139,7 +143,9 @@ export type HaEvent =
   /** An attempt at the owed drain or restart elsewhere finished: done, or why not yet. */
   | { readonly type: 'repairResult'; readonly token: number; readonly done: boolean; readonly detail: string }
   /** An operator's EnableService of the (not fenced) host: an owed drain is no longer wanted. */
-  | { readonly type: 'serviceEnabled' };
+  | { readonly type: 'serviceEnabled' }
+  /** The BMC's power status for the current power probe: `unknown` when it could not say (never treated as off). */
+  | { readonly type: 'powerStatus'; readonly token: number; readonly power: 'on' | 'off' | 'unknown'; readonly detail: string };
 
 export type HaEffect =
   | { readonly kind: 'healthCheck'; readonly host: string; readonly token: number; readonly deadline: number }
@@ -153,6 +159,8 @@ export type HaEffect =
   | { readonly kind: 'fence'; readonly host: string; readonly token: number; readonly deadline: number }
   /** One attempt at the owed drain: DisableService, then MigrateInstances; for DEGRADED hosts, never a fence. */
   | { readonly kind: 'drain'; readonly host: string; readonly token: number; readonly attempt: number }
+  /** The power watch: ask the host's BMC (its fence agent's `status`) whether its power is on. */
+  | { readonly kind: 'powerStatus'; readonly host: string; readonly token: number; readonly deadline: number }
   /** One attempt at restarting the host's instances elsewhere: only ever while it is FENCED. */
   | { readonly kind: 'evacuate'; readonly host: string; readonly fencedBy: 'agent' | 'operator'; readonly token: number; readonly attempt: number }
   | { readonly kind: 'alert'; readonly host: string; readonly level: 'info' | 'warn' | 'critical'; readonly message: string }
@@ -171,7 +179,7 @@ export function newHostHaRecord(host: string, partition: string, now: number): H
     version: 1, host, partition, state: 'INELIGIBLE', since: now, seq: 0, operation: null, health: null,
     nextHealthCheckAt: now, nextActivityCheckAt: null, suspectSince: null, lastActivityCheckAt: null,
     activityChecks: 0, activityFailures: 0, recoveryAttempts: 0, fenceAttempts: 0, needsOperator: false,
-    blocked: null, fencedBy: null, reason: 'not yet evaluated', owed: null,
+    blocked: null, fencedBy: null, reason: 'not yet evaluated', owed: null, powerProbe: null, nextPowerCheckAt: now,
   };
 }
 
@@ -203,8 +211,13 @@ export const hostHaRecordSchema = z.strictObject({
     kind: z.enum(['drain', 'evacuate']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
     inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(), heldBy: z.string().optional(),
   }).nullable().optional(),
+  powerProbe: z.strictObject(timed).nullable().optional(),
+  nextPowerCheckAt: z.number().optional(),
 }).transform((r): HostHaRecord => ({
   ...r,
+  // Absent in stores written before the power watch: nothing in flight, first check due now.
+  powerProbe: r.powerProbe ?? null,
+  nextPowerCheckAt: r.nextPowerCheckAt ?? r.since,
   // Absent in stores written before owed repairs: a FENCED host then re-ran its restart at every start, so it owes one.
   owed: r.owed !== undefined ? r.owed : r.state === 'FENCED'
     ? { kind: 'evacuate', since: r.since, attempts: 0, nextAttemptAt: r.since, inFlight: null, lastOutcome: null }

@@ -10,7 +10,7 @@
 import type { ActivityOutcome, HaState, HostHaRecord } from './hostHaState.js';
 import { HA_STATES } from './hostHaState.js';
 import {
-  ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
+  ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, POWER_WATCHED, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
   startRemediation, unchanged, type HaContext, type HaStep,
 } from './hostHaMoves.js';
 import { forgive, onRepairResult, startDueRepair } from './owedRepair.js';
@@ -37,6 +37,8 @@ export interface HaPayloads {
   dispatchRefused: { readonly token: number };
   repairResult: { readonly token: number; readonly done: boolean; readonly detail: string };
   serviceEnabled: Record<string, never>;
+  powerDue: Record<string, never>;
+  power: { readonly power: 'on' | 'off' | 'unknown'; readonly detail: string };
 }
 export type HaTrigger = keyof HaPayloads;
 
@@ -275,6 +277,10 @@ export const HA_TABLE: HaTable = {
         run: (r, _p, now, ctx) => enter(r, 'SUSPECT', now, ctx, 'activity check not started: the work queue is full (back-pressure)', { nextActivityCheckAt: now + activityBackoffMs(r.activityChecks, ctx.settings) }),
       },
       {
+        from: ALL, guard: 'the power probe', to: 'stay', effects: 'probe dropped; next check after the interval', when: (r, p) => r.powerProbe?.token === p.token,
+        run: (r, _p, now, ctx) => unchanged({ ...r, powerProbe: null, nextPowerCheckAt: now + ctx.settings.powerCheckIntervalMs }),
+      },
+      {
         from: ['RECOVERING', 'FENCING'], guard: 'the power cycle or fence', to: 'stay', effects: 'held like a storm; the attempt is not counted', when: (r, p) => r.operation?.token === p.token,
         run: (r, _p, now) => heldByBackPressure(r, now),
       },
@@ -287,6 +293,41 @@ export const HA_TABLE: HaTable = {
   serviceEnabled: {
     on: 'EnableService of a host that is not fenced',
     rows: [{ from: ALL, guard: 'a drain is owed', to: 'stay', effects: 'the drain is forgiven', when: (r) => r.owed?.kind === 'drain', run: (r) => forgive(r, 'the host was returned to service by EnableService') }],
+  },
+  powerDue: {
+    on: 'tick (the BMC power watch)',
+    rows: [{
+      from: set(POWER_WATCHED), guard: 'no power probe in flight; power check due', to: 'stay', effects: '`powerStatus` (the fence agent\'s status, on the bounded power pool)',
+      when: (r, _p, now) => !r.powerProbe && now >= r.nextPowerCheckAt,
+      run: (r, _p, now, ctx) => {
+        const token = r.seq + 1;
+        const deadline = now + ctx.settings.powerCheckTimeoutMs;
+        return {
+          next: { ...r, seq: token, powerProbe: { token, startedAt: now, deadline }, nextPowerCheckAt: now + ctx.settings.powerCheckIntervalMs },
+          effects: [{ kind: 'powerStatus', host: r.host, token, deadline }],
+        };
+      },
+    }],
+  },
+  power: {
+    on: 'powerStatus for the current power probe (tick: past its deadline, dropped as unknown). The probe is cleared first',
+    rows: [
+      // CloudStack: a host found powered off out of band counts as fenced only once the BMC confirms it; the fence's "already off" does.
+      {
+        from: set(POWER_WATCHED), guard: 'the BMC says off; storm guard and suspension allow', to: 'FENCING', effects: `${ENTER_FENCING} (the fence answers "already off")`,
+        when: (_r, p, _n, ctx) => p.power === 'off' && ctx.remediation.allowed,
+        run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `the BMC reports the power off (out of band): ${p.detail}`),
+      },
+      {
+        from: set(POWER_WATCHED), guard: 'the BMC says off; storm guard or suspension refuses', to: 'stay', effects: 'warn alert; looked at again at the next power check',
+        when: (_r, p) => p.power === 'off',
+        run: (r, p, _now, ctx) => ({
+          next: r,
+          effects: [{ kind: 'alert', host: r.host, level: 'warn', message: `host ${r.host}: the BMC reports the power off (${p.detail}), not fenced: ${ctx.remediation.allowed ? '' : ctx.remediation.reason}` }],
+        }),
+      },
+      { from: ALL, guard: 'on, unknown, or no longer watched', to: 'stay', effects: 'none (next check at its time)', run: (r) => unchanged(r) },
+    ],
   },
 };
 
