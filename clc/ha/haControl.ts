@@ -58,6 +58,8 @@ export interface ConfigureClusterInput {
   readonly partition?: string;
   readonly settings: HaSettingsOverride;
   readonly maxUnhealthy?: string;
+  /** "[2-5]" sets Cluster API's unhealthyRange (it takes precedence over maxUnhealthy); null removes it. */
+  readonly unhealthyRange?: string | null;
   readonly autoRepair?: AutoRepair;
   readonly by: string;
 }
@@ -80,6 +82,7 @@ export interface PartitionConfigView {
   readonly partition: string;
   readonly enabled: boolean;
   readonly maxUnhealthy: string | null;
+  readonly unhealthyRange: string | null;
   readonly autoRepair: AutoRepair | null;
   readonly overrides: HaSettingsOverride;
   readonly effective: HaSettings;
@@ -95,7 +98,7 @@ export interface InstanceRepairView {
 }
 
 export interface ConfigurationsView {
-  readonly global: { readonly maxUnhealthy: string | null; readonly overrides: HaSettingsOverride; readonly effective: HaSettings };
+  readonly global: { readonly maxUnhealthy: string | null; readonly unhealthyRange: string | null; readonly overrides: HaSettingsOverride; readonly effective: HaSettings };
   readonly partitions: readonly PartitionConfigView[];
   readonly hosts: readonly { readonly host: string; readonly partition: string; readonly hostDisabled: boolean; readonly bmc: PublicBmcView | null }[];
   readonly suspended: readonly { readonly key: string; readonly until: number | null; readonly reason: string; readonly by: string }[];
@@ -189,11 +192,15 @@ export class HaControl {
       if (input.partition === undefined) {
         ha.global.settings = { ...ha.global.settings, ...input.settings };
         if (input.maxUnhealthy !== undefined) ha.global.maxUnhealthy = input.maxUnhealthy;
+        if (input.unhealthyRange === null) delete ha.global.unhealthyRange;
+        else if (input.unhealthyRange !== undefined) ha.global.unhealthyRange = input.unhealthyRange;
         return;
       }
       const cfg = partitionConfig(ha, input.partition);
       cfg.settings = { ...cfg.settings, ...input.settings };
       if (input.maxUnhealthy !== undefined) cfg.maxUnhealthy = input.maxUnhealthy;
+      if (input.unhealthyRange === null) delete cfg.unhealthyRange;
+      else if (input.unhealthyRange !== undefined) cfg.unhealthyRange = input.unhealthyRange;
       if (input.autoRepair !== undefined) cfg.autoRepair = input.autoRepair;
     };
     // Tried on a copy first: every layer must still compile with the others (e.g. initial delay within the interval).
@@ -208,7 +215,7 @@ export class HaControl {
     }
     await this.opts.store.update((d) => {
       apply(d);
-      this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, autoRepair: input.autoRepair })}`);
+      this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, unhealthyRange: input.unhealthyRange, autoRepair: input.autoRepair })}`);
     });
     return this.configurations();
   }
@@ -325,11 +332,12 @@ export class HaControl {
     const ha = this.read();
     const bmc = this.opts.bmc.read().hosts;
     return {
-      global: { maxUnhealthy: ha.global.maxUnhealthy ?? null, overrides: ha.global.settings, effective: compileHaSettings(ha.global.settings) },
+      global: { maxUnhealthy: ha.global.maxUnhealthy ?? null, unhealthyRange: ha.global.unhealthyRange ?? null, overrides: ha.global.settings, effective: compileHaSettings(ha.global.settings) },
       partitions: this.opts.partitions().map((p) => {
         const cfg = ha.partitions[p];
         return {
           partition: p, enabled: cfg?.enabled ?? false, maxUnhealthy: cfg?.maxUnhealthy ?? ha.global.maxUnhealthy ?? null,
+          unhealthyRange: cfg?.unhealthyRange ?? ha.global.unhealthyRange ?? null,
           autoRepair: cfg?.autoRepair ?? null, overrides: cfg?.settings ?? {}, effective: compileHaSettings(ha.global.settings, cfg?.settings),
         };
       }),

@@ -14,7 +14,7 @@ import { appendHaEvents, type HaLogEvent, type HaSection } from './haState.js';
 import { step, type HaContext } from './hostHaMachine.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
-import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema } from './stormGuard.js';
+import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
 import { remediationFor, suspensionReason } from './suspension.js';
 import { WorkPool } from './workPool.js';
 
@@ -58,7 +58,9 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
     const cfg = ha.partitions[partition];
     const settings = compileHaSettings(ha.global.settings, cfg?.settings);
     const max = cfg?.maxUnhealthy ?? ha.global.maxUnhealthy;
-    const verdict = judgeStorm(partition, recs.map((r) => r.state), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max));
+    const range = cfg?.unhealthyRange ?? ha.global.unhealthyRange;
+    const verdict = judgeStorm(partition, recs.map((r) => r.state), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max),
+      range === undefined ? undefined : unhealthyRangeSchema.parse(range));
     out.set(partition, { settings, remediation: verdict.allowance });
   }
   return out;

@@ -7,12 +7,13 @@
 import { z } from 'zod';
 import { hostHaRecordSchema, HA_STATES } from './hostHaState.js';
 import { haSettingsOverrideSchema } from './settings.js';
-import { maxUnhealthySchema } from './stormGuard.js';
+import { maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
 import { autoRepairSchema } from './repairPolicy.js';
 import { suspensionsSchema } from './suspension.js';
 
 /** Kept as the operator wrote it ("2", "40%"), validated on the way in. */
 const maxUnhealthyText = z.string().refine((s) => maxUnhealthySchema.safeParse(s).success, 'a host count ("2") or a percentage ("40%")');
+const unhealthyRangeText = z.string().refine((s) => unhealthyRangeSchema.safeParse(s).success, 'a range such as "[2-5]"');
 
 /** The event log keeps this many entries (oldest dropped first): DescribeHostHA shows the last ones. */
 export const HA_EVENT_LOG_LIMIT = 1000;
@@ -22,6 +23,8 @@ export const haPartitionConfigSchema = z.strictObject({
   enabled: z.boolean(),
   /** Storm protection bound: a count ("2") or a percentage ("50%"); parsed by stormGuard.ts. */
   maxUnhealthy: maxUnhealthyText.optional(),
+  /** Cluster API's unhealthyRange ("[2-5]"): when set, it decides instead of maxUnhealthy. */
+  unhealthyRange: unhealthyRangeText.optional(),
   /** Cluster-level settings over the global ones. */
   settings: haSettingsOverrideSchema.default({}),
   /** The cluster's auto-repair level (repairPolicy.ts); unset = failover. */
@@ -41,7 +44,7 @@ export const haEventSchema = z.strictObject({
 export type HaLogEvent = z.infer<typeof haEventSchema>;
 
 export const haSectionSchema = z.strictObject({
-  global: z.strictObject({ settings: haSettingsOverrideSchema.default({}), maxUnhealthy: maxUnhealthyText.optional() }),
+  global: z.strictObject({ settings: haSettingsOverrideSchema.default({}), maxUnhealthy: maxUnhealthyText.optional(), unhealthyRange: unhealthyRangeText.optional() }),
   partitions: z.record(z.string(), haPartitionConfigSchema),
   /** Per host (the NC's address), with HA switched on for it unless `hostDisabled` lists it. */
   hosts: z.record(z.string(), hostHaRecordSchema),

@@ -23,6 +23,20 @@ export const maxUnhealthySchema = z.string().regex(/^\d{1,6}%?$/, 'a host count 
     : { kind: 'count', value: Number(s) }))
   .refine((m) => m.kind === 'count' || m.value <= 100, 'a percentage is at most 100%');
 
+/** Cluster API's unhealthyRange: remediation only while the unhealthy count is within [min, max]. */
+export interface UnhealthyRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+/** "[2-5]" (inclusive), as Cluster API writes it; takes precedence over maxUnhealthy. */
+export const unhealthyRangeSchema = z.string().regex(/^\[\d{1,6}-\d{1,6}\]$/, 'a range such as "[2-5]"')
+  .transform((s): UnhealthyRange => {
+    const [min, max] = s.slice(1, -1).split('-').map(Number) as [number, number];
+    return { min, max };
+  })
+  .refine((r) => r.min <= r.max, 'the range\'s lower bound is above its upper bound');
+
 /** oVirt's rule: fence nobody when more than half the hosts look unhealthy. */
 export const DEFAULT_MAX_UNHEALTHY: MaxUnhealthy = Object.freeze({ kind: 'percent', value: 50 });
 
@@ -44,10 +58,22 @@ export function resolveLimit(m: MaxUnhealthy, total: number): number {
   return m.kind === 'count' ? m.value : Math.ceil((total * m.value) / 100);
 }
 
-export function judgeStorm(partition: string, states: readonly HaState[], max: MaxUnhealthy): StormVerdict {
+/** The verdict; an unhealthyRange, when given, decides instead of maxUnhealthy (Cluster API: it takes precedence). */
+export function judgeStorm(partition: string, states: readonly HaState[], max: MaxUnhealthy, range?: UnhealthyRange): StormVerdict {
   const counted = states.filter((s) => !NOT_COUNTED.has(s));
   const total = counted.length;
   const unhealthy = counted.filter((s) => s !== 'AVAILABLE').length;
+  if (range) {
+    if (unhealthy >= range.min && unhealthy <= range.max) return { total, unhealthy, limit: range.max, allowance: { allowed: true } };
+    return {
+      total, unhealthy, limit: range.max,
+      allowance: {
+        allowed: false,
+        reason: `storm protection: ${unhealthy} of ${total} hosts in ${partition} are unhealthy, outside unhealthyRange `
+          + `[${range.min}-${range.max}]; no new recovery or fence starts`,
+      },
+    };
+  }
   const limit = resolveLimit(max, total);
   if (unhealthy <= limit) return { total, unhealthy, limit, allowance: { allowed: true } };
   return {

@@ -106,6 +106,12 @@ describe('host HA actions', () => {
     expect(p1).toMatchObject({ enabled: 'false', maxUnhealthy: '1', autoRepair: 'migrate' });
     expect(items(p1.overrideSet)).toEqual([{ name: 'activityCheckFailureRatio', value: '0.8' }, { name: 'fenceTimeoutMs', value: '45000' }]);
     expect(items(p1.settingSet)).toContainEqual({ name: 'recoverFailureThreshold', value: '1' });
+    // Cluster API's unhealthyRange, shown beside maxUnhealthy; "none" removes it.
+    const ranged = await ok({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', UnhealthyRange: '[2-5]' });
+    expect(items(ranged.partitionSet).find((p) => p.partition === 'cluster01')).toMatchObject({ maxUnhealthy: '1', unhealthyRange: '[2-5]' });
+    expect(h.store.read().ha.partitions.cluster01?.unhealthyRange).toBe('[2-5]');
+    await ok({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', UnhealthyRange: 'none' });
+    expect(h.store.read().ha.partitions.cluster01?.unhealthyRange).toBeUndefined();
     const list = await ok({ Action: 'ListHostHAConfigurations' });
     expect(items(list.partitionSet).map((p) => p.partition)).toEqual(['cluster01', 'cluster02']);
     expect(items(list.hostSet)).toEqual([{ host: N1, partition: 'cluster01', hostDisabled: 'false', bmc: expect.objectContaining({ passwordSet: 'true' }) }]);
@@ -234,6 +240,9 @@ describe('host HA actions: bad input changes nothing', () => {
   it.each([
     ['an unknown parameter', { Action: 'EnableHAForHost', Host: N1, Force: 'true' }, 'UnknownParameter', /Force/],
     ['a missing host', { Action: 'FenceHost' }, 'MissingParameter', /Host/],
+    ['FenceHost with a Force that is not a boolean', { Action: 'FenceHost', Host: N1, Force: 'yes' }, 'InvalidParameterValue', /Force/],
+    ['an unhealthyRange upside down', { Action: 'ConfigureHAForCluster', Partition: 'cluster01', UnhealthyRange: '[5-2]' }, 'InvalidParameterValue', /UnhealthyRange/],
+    ['an unhealthyRange that is not a range', { Action: 'ConfigureHAForCluster', UnhealthyRange: '2-5' }, 'InvalidParameterValue', /UnhealthyRange/],
     ['a host that is not an address', { Action: 'ConfigureHAForHost', Host: 'node-1' }, 'InvalidParameterValue', /IPv4/],
     ['a node no CC reports', { Action: 'ConfigureHAForHost', Host: '127.0.12.99' }, 'InvalidHost.NotFound', /127\.0\.12\.99/],
     ['a host HA does not know', { Action: 'DisableHAForHost', Host: N2 }, 'InvalidHost.NotFound', /ConfigureHAForHost/],

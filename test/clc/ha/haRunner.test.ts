@@ -210,6 +210,20 @@ describe('HaRunner', () => {
     await runUntil(env, () => env.fake.calls.some((c) => c.startsWith('recover')));
   });
 
+  it('unhealthyRange takes precedence over maxUnhealthy: one failing host of [2-3] is held, a second brings both into the range', async () => {
+    const env = await setup({ maxUnhealthy: '0' });
+    await env.section.update((ha) => { if (ha.partitions.p1) ha.partitions.p1.unhealthyRange = '[2-3]'; });
+    env.fake.healthy.set(H(1), false);
+    env.fake.activity.set(H(1), 'inactive');
+    await runUntil(env, () => env.section.read().hosts[H(1)]?.blocked !== null);
+    expect(env.section.read().hosts[H(1)]?.blocked?.reason).toMatch(/^storm protection: 1 of 4 hosts in p1 are unhealthy, outside unhealthyRange \[2-3\]/);
+    expect(env.fake.calls.some((c) => c.startsWith('recover'))).toBe(false);
+    // maxUnhealthy 0 alone would hold every remediation; the range lets two or three go.
+    env.fake.healthy.set(H(2), false);
+    env.fake.activity.set(H(2), 'inactive');
+    await runUntil(env, () => env.fake.calls.includes(`recover ${H(1)}`) && env.fake.calls.includes(`recover ${H(2)}`));
+  });
+
   it('a suspension holds recovery back with its reason until it expires', async () => {
     const env = await setup();
     await env.section.update((ha) => { ha.suspended['host:127.0.1.1'] = { until: 400, reason: 'BIOS update', by: 'admin' }; });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { step } from '../../../clc/ha/hostHaMachine.js';
 import type { HaState } from '../../../clc/ha/hostHaState.js';
-import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, type MaxUnhealthy } from '../../../clc/ha/stormGuard.js';
+import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema, type MaxUnhealthy, type UnhealthyRange } from '../../../clc/ha/stormGuard.js';
 import { SETTINGS, actions, inState } from './haFixtures.js';
 
 const count = (value: number): MaxUnhealthy => ({ kind: 'count', value });
@@ -44,6 +44,32 @@ describe('judgeStorm', () => {
     expect(r.next.blocked?.reason).toMatch(/^storm protection: 3 of 4 hosts in p1 are unhealthy, more than maxUnhealthy 50%/);
     expect(r.effects).toContainEqual(expect.objectContaining({ kind: 'alert', level: 'warn' }));
   });
+});
+
+describe('judgeStorm with unhealthyRange (Cluster API: takes precedence over maxUnhealthy)', () => {
+  const C = 'CHECKING';
+  const range = (min: number, max: number): UnhealthyRange => ({ min, max });
+  const rows: [string, HaState[], MaxUnhealthy, UnhealthyRange, boolean][] = [
+    ['below the range: 1 unhealthy, [2-5]', [A, A, A, C], pct(100), range(2, 5), false],
+    ['at the lower bound', [A, A, C, C], pct(0), range(2, 5), true],
+    ['inside, where maxUnhealthy (1) alone would refuse', [A, C, C, C], count(1), range(2, 5), true],
+    ['at the upper bound', [A, C, C, C, C, C], pct(50), range(2, 5), true],
+    ['above the range, where maxUnhealthy (100%) alone would allow', [C, C, C, C, C, C], pct(100), range(2, 5), false],
+    ['[0-0]: only while all are healthy (nothing to remediate then)', [A, C], pct(100), range(0, 0), false],
+    ['[0-1]', [A, A, C], count(0), range(0, 1), true],
+    ['not counted: maintenance and DISABLED', ['INELIGIBLE', 'DISABLED', C, C], count(0), range(2, 2), true],
+  ];
+  it.each(rows)('%s', (_name, states, max, r, allowed) => {
+    const v = judgeStorm('p1', states, max, r);
+    expect(v.allowance.allowed).toBe(allowed);
+    if (!v.allowance.allowed) expect(v.allowance.reason).toMatch(new RegExp(`^storm protection: \\d+ of \\d+ hosts in p1 are unhealthy, outside unhealthyRange \\[${r.min}-${r.max}\\]`));
+  });
+});
+
+describe('unhealthyRangeSchema', () => {
+  const good: [string, UnhealthyRange][] = [['[2-5]', { min: 2, max: 5 }], ['[0-0]', { min: 0, max: 0 }], ['[3-3]', { min: 3, max: 3 }]];
+  it.each(good)('parses %s', (text, want) => expect(unhealthyRangeSchema.parse(text)).toEqual(want));
+  it.each(['', '2-5', '[5-2]', '[2-]', '[-5]', '[2 - 5]', '[2-5', '(2-5)', '[a-b]', '[2-5]x'])('refuses %j', (text) => expect(unhealthyRangeSchema.safeParse(text).success).toBe(false));
 });
 
 describe('maxUnhealthySchema', () => {
