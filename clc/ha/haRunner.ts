@@ -59,7 +59,7 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
     const settings = compileHaSettings(ha.global.settings, cfg?.settings);
     const max = cfg?.maxUnhealthy ?? ha.global.maxUnhealthy;
     const range = cfg?.unhealthyRange ?? ha.global.unhealthyRange;
-    const verdict = judgeStorm(partition, recs.map((r) => r.state), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max),
+    const verdict = judgeStorm(partition, recs.map((r) => ({ state: r.state, startupOverdue: r.startupOverdue })), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max),
       range === undefined ? undefined : unhealthyRangeSchema.parse(range));
     out.set(partition, { settings, remediation: verdict.allowance });
   }

@@ -112,6 +112,12 @@ export interface HostHaRecord {
   readonly powerProbe: HaHealthProbe | null;
   /** When the BMC's power status is asked next (in POWER_WATCHED states). */
   readonly nextPowerCheckAt: number;
+  /** When HA first saw the host (it joined: its CC reported it). */
+  readonly joinedAt: number;
+  /** A health check has passed at least once since it joined. */
+  readonly reportedHealthy: boolean;
+  /** Never reported healthy within nodeStartupTimeoutMs of joining: counted as unhealthy (storm guard) until it does. */
+  readonly startupOverdue: boolean;
 }
 
 export type HaEvent =
@@ -180,6 +186,7 @@ export function newHostHaRecord(host: string, partition: string, now: number): H
     nextHealthCheckAt: now, nextActivityCheckAt: null, suspectSince: null, lastActivityCheckAt: null,
     activityChecks: 0, activityFailures: 0, recoveryAttempts: 0, fenceAttempts: 0, needsOperator: false,
     blocked: null, fencedBy: null, reason: 'not yet evaluated', owed: null, powerProbe: null, nextPowerCheckAt: now,
+    joinedAt: now, reportedHealthy: false, startupOverdue: false,
   };
 }
 
@@ -213,8 +220,15 @@ export const hostHaRecordSchema = z.strictObject({
   }).nullable().optional(),
   powerProbe: z.strictObject(timed).nullable().optional(),
   nextPowerCheckAt: z.number().optional(),
+  joinedAt: z.number().optional(),
+  reportedHealthy: z.boolean().optional(),
+  startupOverdue: z.boolean().optional(),
 }).transform((r): HostHaRecord => ({
   ...r,
+  // Absent in stores written before the node-startup timeout: such a host started long ago, so it is not held to it.
+  joinedAt: r.joinedAt ?? r.since,
+  reportedHealthy: r.reportedHealthy ?? true,
+  startupOverdue: r.startupOverdue ?? false,
   // Absent in stores written before the power watch: nothing in flight, first check due now.
   powerProbe: r.powerProbe ?? null,
   nextPowerCheckAt: r.nextPowerCheckAt ?? r.since,

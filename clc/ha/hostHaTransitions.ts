@@ -38,6 +38,7 @@ export interface HaPayloads {
   repairResult: { readonly token: number; readonly done: boolean; readonly detail: string };
   serviceEnabled: Record<string, never>;
   powerDue: Record<string, never>;
+  startupTimeout: Record<string, never>;
   power: { readonly power: 'on' | 'off' | 'unknown'; readonly detail: string };
 }
 export type HaTrigger = keyof HaPayloads;
@@ -307,6 +308,21 @@ export const HA_TABLE: HaTable = {
           effects: [{ kind: 'powerStatus', host: r.host, token, deadline }],
         };
       },
+    }],
+  },
+  startupTimeout: {
+    on: 'tick (Cluster API\'s nodeStartupTimeout)',
+    rows: [{
+      from: but('DISABLED'), guard: 'joined nodeStartupTimeoutMs ago, never reported healthy, not yet overdue', to: 'stay',
+      effects: '`startupOverdue`: counted as unhealthy by the storm guard until a health check passes; warn alert',
+      when: (r, _p, now, ctx) => !r.reportedHealthy && !r.startupOverdue && now >= r.joinedAt + ctx.settings.nodeStartupTimeoutMs,
+      run: (r, _p, _now, ctx) => ({
+        next: { ...r, startupOverdue: true },
+        effects: [{
+          kind: 'alert', host: r.host, level: 'warn',
+          message: `host ${r.host} joined but has not reported healthy within the node-startup timeout (${ctx.settings.nodeStartupTimeoutMs} ms): counted as unhealthy (${r.reason})`,
+        }],
+      }),
     }],
   },
   power: {

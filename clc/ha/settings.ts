@@ -40,6 +40,8 @@ export interface HaSettings {
   readonly powerCheckIntervalMs: number;
   /** Ferry: a power status that takes longer is unknown (never "off"). */
   readonly powerCheckTimeoutMs: number;
+  /** Cluster API's nodeStartupTimeout: a host that joined but never reported healthy within it counts as unhealthy. */
+  readonly nodeStartupTimeoutMs: number;
 }
 
 const ms = z.number().int().positive();
@@ -64,6 +66,7 @@ export const haSettingsOverrideSchema = z.strictObject({
   drainMaxAttempts: z.number().int().min(1).max(1000),
   powerCheckIntervalMs: ms,
   powerCheckTimeoutMs: ms,
+  nodeStartupTimeoutMs: ms,
 }).partial();
 export type HaSettingsOverride = z.infer<typeof haSettingsOverrideSchema>;
 
@@ -85,6 +88,7 @@ export const DEFAULT_HA_SETTINGS: HaSettings = Object.freeze({
   drainMaxAttempts: 30,
   powerCheckIntervalMs: 60_000,
   powerCheckTimeoutMs: 30_000,
+  nodeStartupTimeoutMs: 600_000, // Cluster API's default, 10 minutes
 });
 
 /** Global defaults, then the global layer, then the cluster's: the most specific wins. */

@@ -4,8 +4,9 @@
  * hosts of a partition are unhealthy than allowed, no new recovery or fence starts, and the reason is
  * recorded on every held host. Pure: the runner calls it once per partition per step.
  *
- * Counted hosts are those HA watches (not DISABLED, not INELIGIBLE: maintenance is not a failure);
- * unhealthy are all of them but AVAILABLE, so hosts being remediated (RECOVERING, FENCING) and fenced
+ * Counted hosts are those HA watches (not DISABLED, not INELIGIBLE: maintenance is not a failure),
+ * and any host past the node-startup timeout (Cluster API: joined, never healthy in time; it counts as
+ * unhealthy whatever its state but DISABLED); unhealthy are all of them but AVAILABLE, so hosts being remediated (RECOVERING, FENCING) and fenced
  * ones count too: a recovery storm cannot let itself grow.
  */
 import { z } from 'zod';
@@ -59,10 +60,15 @@ export function resolveLimit(m: MaxUnhealthy, total: number): number {
 }
 
 /** The verdict; an unhealthyRange, when given, decides instead of maxUnhealthy (Cluster API: it takes precedence). */
-export function judgeStorm(partition: string, states: readonly HaState[], max: MaxUnhealthy, range?: UnhealthyRange): StormVerdict {
-  const counted = states.filter((s) => !NOT_COUNTED.has(s));
+/** A host as the guard counts it: its state, or a host past the node-startup timeout (Cluster API: unhealthy whatever its state). */
+export type StormSample = HaState | { readonly state: HaState; readonly startupOverdue: boolean };
+
+export function judgeStorm(partition: string, samples: readonly StormSample[], max: MaxUnhealthy, range?: UnhealthyRange): StormVerdict {
+  const hosts = samples.map((s) => (typeof s === 'string' ? { state: s, startupOverdue: false } : s)).filter((h) => h.state !== 'DISABLED');
+  // A host that joined but never became healthy in time counts, even while INELIGIBLE.
+  const counted = hosts.filter((h) => !NOT_COUNTED.has(h.state) || h.startupOverdue);
   const total = counted.length;
-  const unhealthy = counted.filter((s) => s !== 'AVAILABLE').length;
+  const unhealthy = counted.filter((h) => h.state !== 'AVAILABLE' || h.startupOverdue).length;
   if (range) {
     if (unhealthy >= range.min && unhealthy <= range.max) return { total, unhealthy, limit: range.max, allowance: { allowed: true } };
     return {

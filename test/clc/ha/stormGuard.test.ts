@@ -77,3 +77,36 @@ describe('maxUnhealthySchema', () => {
   it.each(good)('parses %s', (text, want) => expect(maxUnhealthySchema.parse(text)).toEqual(want));
   it.each(['', '-1', '1.5', '101%', '%', '50 %', 'half'])('refuses %j', (text) => expect(maxUnhealthySchema.safeParse(text).success).toBe(false));
 });
+
+describe('node-startup timeout (Cluster API nodeStartupTimeout)', () => {
+  it('a host past it counts as unhealthy whatever its state, even INELIGIBLE; DISABLED never counts', () => {
+    const overdue = (state: HaState) => ({ state, startupOverdue: true });
+    const rows: [string, Parameters<typeof judgeStorm>[1], { total: number; unhealthy: number }][] = [
+      ['an INELIGIBLE host that never became healthy', [A, A, overdue('INELIGIBLE')], { total: 3, unhealthy: 1 }],
+      ['an AVAILABLE one not yet checked healthy', [A, overdue('AVAILABLE')], { total: 2, unhealthy: 1 }],
+      ['a DISABLED one', [A, overdue('DISABLED')], { total: 1, unhealthy: 0 }],
+      ['plain states as before', [A, 'INELIGIBLE', { state: 'INELIGIBLE', startupOverdue: false }], { total: 1, unhealthy: 0 }],
+    ];
+    for (const [name, samples, want] of rows) {
+      const v = judgeStorm('p1', samples, count(0));
+      expect({ name, total: v.total, unhealthy: v.unhealthy }).toEqual({ name, ...want });
+    }
+  });
+
+  it('the machine marks it once, after the timeout, and forgets it at the first passing health check', () => {
+    const s = { ...SETTINGS, nodeStartupTimeoutMs: 100 };
+    const c = { settings: s, remediation: { allowed: true } as const };
+    const joined = inState('INELIGIBLE', { joinedAt: 0, reportedHealthy: false, health: null });
+    expect(step(joined, { type: 'tick' }, 99, c).next.startupOverdue).toBe(false);
+    const late = step(joined, { type: 'tick' }, 100, c);
+    expect(late.next.startupOverdue).toBe(true);
+    expect(late.effects).toEqual([expect.objectContaining({ kind: 'alert', level: 'warn', message: expect.stringContaining('has not reported healthy within the node-startup timeout (100 ms)') })]);
+    expect(step(late.next, { type: 'tick' }, 200, c).effects).toEqual([]);
+    // Eligible at last, and its first health check passes.
+    const avail = { ...late.next, state: 'AVAILABLE' as const, health: { token: 99, startedAt: 200, deadline: 300 } };
+    const healthy = step(avail, { type: 'healthResult', token: 99, healthy: true, detail: 'ok' }, 201, c).next;
+    expect(healthy).toMatchObject({ reportedHealthy: true, startupOverdue: false });
+    // A host that reported healthy once is never held to it again.
+    expect(step({ ...healthy, state: 'INELIGIBLE', health: null }, { type: 'tick' }, 10_000, c).next.startupOverdue).toBe(false);
+  });
+});
