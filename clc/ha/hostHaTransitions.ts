@@ -110,6 +110,16 @@ const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced'
 /** OpenStack's fencing blueprint: a host HA finds AVAILABLE and whose NC answers now is up and healthy. */
 const upAndHealthy = (r: HostHaRecord, p: HaPayloads['fenceRequested']): boolean => r.state === 'AVAILABLE' && p.answering === true;
 
+/** A periodic probe (a health check, or the BMC's power status) starts: token, deadline, and the next one's time. */
+function startProbe(r: HostHaRecord, kind: 'health' | 'power', now: number, timeoutMs: number, intervalMs: number): HaStep {
+  const token = r.seq + 1;
+  const deadline = now + timeoutMs;
+  const probe = { token, startedAt: now, deadline };
+  return kind === 'health'
+    ? { next: { ...r, seq: token, health: probe, nextHealthCheckAt: now + intervalMs }, effects: [{ kind: 'healthCheck', host: r.host, token, deadline }] }
+    : { next: { ...r, seq: token, powerProbe: probe, nextPowerCheckAt: now + intervalMs }, effects: [{ kind: 'powerStatus', host: r.host, token, deadline }] };
+}
+
 export const HA_TABLE: HaTable = {
   haDisabled: {
     on: 'haDisabled (DisableHAForHost/Cluster/Partition)',
@@ -208,14 +218,7 @@ export const HA_TABLE: HaTable = {
     rows: [{
       from: set(HEALTH_WATCHED), guard: 'no probe in flight; health check due', to: 'stay', effects: '`healthCheck`',
       when: (r, _p, now) => !r.health && now >= r.nextHealthCheckAt,
-      run: (r, _p, now, ctx) => {
-        const token = r.seq + 1;
-        const deadline = now + ctx.settings.healthCheckTimeoutMs;
-        return {
-          next: { ...r, seq: token, health: { token, startedAt: now, deadline }, nextHealthCheckAt: now + ctx.settings.healthCheckIntervalMs },
-          effects: [{ kind: 'healthCheck', host: r.host, token, deadline }],
-        };
-      },
+      run: (r, _p, now, ctx) => startProbe(r, 'health', now, ctx.settings.healthCheckTimeoutMs, ctx.settings.healthCheckIntervalMs),
     }],
   },
   repairDue: {
@@ -300,14 +303,7 @@ export const HA_TABLE: HaTable = {
     rows: [{
       from: set(POWER_WATCHED), guard: 'no power probe in flight; power check due', to: 'stay', effects: '`powerStatus` (the fence agent\'s status, on the bounded power pool)',
       when: (r, _p, now) => !r.powerProbe && now >= r.nextPowerCheckAt,
-      run: (r, _p, now, ctx) => {
-        const token = r.seq + 1;
-        const deadline = now + ctx.settings.powerCheckTimeoutMs;
-        return {
-          next: { ...r, seq: token, powerProbe: { token, startedAt: now, deadline }, nextPowerCheckAt: now + ctx.settings.powerCheckIntervalMs },
-          effects: [{ kind: 'powerStatus', host: r.host, token, deadline }],
-        };
-      },
+      run: (r, _p, now, ctx) => startProbe(r, 'power', now, ctx.settings.powerCheckTimeoutMs, ctx.settings.powerCheckIntervalMs),
     }],
   },
   startupTimeout: {
