@@ -115,7 +115,7 @@ const bmcSchema = z.object({
   agent: z.string(), address: text, port: text, username: text, timeoutMs: text, passwordSet: z.string(), sslInsecure: text, systemsUri: text, redfishUri: text,
 });
 
-const haEventSchema = z.object({ timestamp: z.string(), host: z.string(), kind: z.string(), level: z.string(), fromState: text, toState: text, message: text });
+const haEventSchema = z.object({ eventId: text, timestamp: z.string(), host: z.string(), kind: z.string(), level: z.string(), fromState: text, toState: text, message: text });
 export type HaEventReading = z.infer<typeof haEventSchema>;
 
 const hostHaSchema = z.object({

@@ -111,7 +111,12 @@ export interface EventQuery {
   readonly level?: HaLogEvent['level'];
   readonly since?: number;
   readonly limit?: number;
+  /** Only events with a larger id (a cursor): then `limit` keeps the oldest, so a follower misses none. */
+  readonly after?: number;
 }
+
+/** How often a waiting DescribeHAEvents looks at the log (in memory: cheap). */
+const EVENT_POLL_MS = 100;
 
 /** Default number of events per host in DescribeHostHA. */
 export const LAST_EVENTS_PER_HOST = 5;
@@ -139,7 +144,7 @@ export class HaControl {
   }
 
   private log(ha: HaSection, host: string, text: string): void {
-    appendHaEvents(ha.events, [{ at: this.opts.clock.now(), host, kind: 'alert', level: 'info', message: text }]);
+    appendHaEvents(ha, [{ at: this.opts.clock.now(), host, kind: 'alert', level: 'info', message: text }]);
   }
 
   /** ConfigureHAForHost: BMC settings (merged into the host's current ones) and the host's HA record. */
@@ -380,8 +385,22 @@ export class HaControl {
   /** DescribeHAEvents: oldest first, the newest `limit`. */
   events(q: EventQuery): HaLogEvent[] {
     const out = this.read().events.filter((e) => (q.host === undefined || e.host === q.host)
-      && (q.level === undefined || e.level === q.level) && (q.since === undefined || e.at >= q.since));
-    return q.limit === undefined ? out : out.slice(Math.max(0, out.length - q.limit));
+      && (q.level === undefined || e.level === q.level) && (q.since === undefined || e.at >= q.since)
+      && (q.after === undefined || (e.id ?? 0) > q.after));
+    if (q.limit === undefined) return out;
+    return q.after !== undefined ? out.slice(0, q.limit) : out.slice(Math.max(0, out.length - q.limit));
+  }
+
+  /** DescribeHAEvents with WaitSeconds: answers as soon as a matching event exists, or empty after `waitMs` (long poll). */
+  async waitEvents(q: EventQuery, waitMs: number): Promise<HaLogEvent[]> {
+    const clock = this.opts.clock;
+    const deadline = clock.now() + waitMs;
+    for (;;) {
+      const out = this.events(q);
+      const left = deadline - clock.now();
+      if (out.length > 0 || left <= 0) return out;
+      await new Promise<void>((resolve) => clock.setTimer(Math.min(EVENT_POLL_MS, left), resolve));
+    }
   }
 
   private hostView(ha: HaSection, host: string, dryRun: boolean, events = LAST_EVENTS_PER_HOST): HostHaView {

@@ -186,7 +186,7 @@ export class HaRunner {
     await this.opts.store.update((d) => {
       for (const { rec, effects } of changed) {
         d.hosts[rec.host] = rec;
-        appendHaEvents(d.events, toLog(rec.host, effects, now));
+        appendHaEvents(d, toLog(rec.host, effects, now));
       }
     });
     for (const { rec, effects } of changed) this.dispatch({ host: rec.host, partition: rec.partition }, effects);
@@ -262,7 +262,7 @@ export class HaRunner {
 
   private note(host: string, level: HaLogEvent['level'], text: string): Promise<void> {
     const at = this.opts.clock.now();
-    return this.opts.store.update((d) => appendHaEvents(d.events, [{ at, host, kind: 'alert', level, message: text }]));
+    return this.opts.store.update((d) => appendHaEvents(d, [{ at, host, kind: 'alert', level, message: text }]));
   }
 
   private track(p: Promise<unknown>): void {

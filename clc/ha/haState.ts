@@ -33,6 +33,8 @@ export const haPartitionConfigSchema = z.strictObject({
 export type HaPartitionConfig = z.infer<typeof haPartitionConfigSchema>;
 
 export const haEventSchema = z.strictObject({
+  /** Durable, increasing from 1 (a DescribeHAEvents `After` cursor); absent only in stores written before ids. */
+  id: z.number().int().min(1).optional(),
   at: z.number(),
   host: z.string(),
   kind: z.enum(['transition', 'alert']),
@@ -52,16 +54,24 @@ export const haSectionSchema = z.strictObject({
   /** Automation paused per host, cluster or partition (suspension.ts); absent in older stores. */
   suspended: suspensionsSchema.default({}),
   events: z.array(haEventSchema).max(HA_EVENT_LOG_LIMIT),
+  /** The id the next logged event gets; absent in older stores (their events are numbered on load). */
+  nextEventId: z.number().int().min(1).default(1),
   /** Auto-repair level per instance (ConfigureHAForInstance); absent = inherit the cluster's. */
   instanceAutoRepair: z.record(z.string(), autoRepairSchema).default({}),
+}).transform((ha) => {
+  // Events from before ids are numbered in log order, after any id already given: a cursor never goes back.
+  if (ha.events.every((e) => e.id !== undefined)) return ha;
+  let next = Math.max(ha.nextEventId, ...ha.events.map((e) => (e.id ?? 0) + 1));
+  return { ...ha, events: ha.events.map((e) => (e.id !== undefined ? e : { ...e, id: next++ })), nextEventId: next };
 });
 
 export type HaSection = z.infer<typeof haSectionSchema>;
 
-export const emptyHaSection = (): HaSection => ({ global: { settings: {} }, partitions: {}, hosts: {}, hostDisabled: [], suspended: {}, events: [], instanceAutoRepair: {} });
+export const emptyHaSection = (): HaSection => ({ global: { settings: {} }, partitions: {}, hosts: {}, hostDisabled: [], suspended: {}, events: [], nextEventId: 1, instanceAutoRepair: {} });
 
-/** Appends to the log, dropping the oldest beyond the limit. */
-export function appendHaEvents(log: HaLogEvent[], added: readonly HaLogEvent[]): void {
-  log.push(...added);
+/** Appends to the log with the next ids, dropping the oldest beyond the limit. */
+export function appendHaEvents(ha: { events: HaLogEvent[]; nextEventId: number }, added: readonly HaLogEvent[]): void {
+  const log = ha.events;
+  for (const e of added) log.push({ ...e, id: ha.nextEventId++ });
   if (log.length > HA_EVENT_LOG_LIMIT) log.splice(0, log.length - HA_EVENT_LOG_LIMIT);
 }

@@ -240,6 +240,8 @@ describe('host HA actions: bad input changes nothing', () => {
   it.each([
     ['an unknown parameter', { Action: 'EnableHAForHost', Host: N1, Force: 'true' }, 'UnknownParameter', /Force/],
     ['a missing host', { Action: 'FenceHost' }, 'MissingParameter', /Host/],
+    ['a WaitSeconds above 20', { Action: 'DescribeHAEvents', WaitSeconds: '21' }, 'InvalidParameterValue', /WaitSeconds/],
+    ['an After that is not a number', { Action: 'DescribeHAEvents', After: 'x' }, 'InvalidParameterValue', /After/],
     ['FenceHost with a Force that is not a boolean', { Action: 'FenceHost', Host: N1, Force: 'yes' }, 'InvalidParameterValue', /Force/],
     ['an unhealthyRange upside down', { Action: 'ConfigureHAForCluster', Partition: 'cluster01', UnhealthyRange: '[5-2]' }, 'InvalidParameterValue', /UnhealthyRange/],
     ['an unhealthyRange that is not a range', { Action: 'ConfigureHAForCluster', UnhealthyRange: '2-5' }, 'InvalidParameterValue', /UnhealthyRange/],

@@ -8,7 +8,7 @@ import type { XmlObject } from '../xmlResponse.js';
 export const iso = (ms: number | null | undefined): string | undefined => (ms === null || ms === undefined ? undefined : new Date(ms).toISOString());
 
 export function haEventItem(e: HaLogEvent): XmlObject {
-  return { timestamp: iso(e.at), host: e.host, kind: e.kind, level: e.level, fromState: e.from, toState: e.to, message: e.message };
+  return { eventId: e.id, timestamp: iso(e.at), host: e.host, kind: e.kind, level: e.level, fromState: e.from, toState: e.to, message: e.message };
 }
 
 function bmcItem(b: PublicBmcView | null): XmlObject | undefined {

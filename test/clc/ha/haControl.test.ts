@@ -118,6 +118,30 @@ describe('HaControl', () => {
     expect((await env.control.fenceHost(H1, 'admin')).record).toMatchObject({ state: 'FENCING', reason: 'FenceHost by admin' });
   });
 
+  it('the event log can be followed: After a cursor, a long poll answers as soon as a newer event exists, none missed or repeated', async () => {
+    const env = await setup();
+    const all = env.control.events({});
+    const ids = all.map((e) => e.id ?? 0);
+    expect(ids.every((id, i) => id > (ids[i - 1] ?? 0))).toBe(true);
+    const last = ids.at(-1) ?? 0;
+    const waiting = env.control.waitEvents({ after: last }, 20_000);
+    await env.control.suspend({ kind: 'partition', name: 'p1' }, null, 'rack work', 'admin');
+    await env.control.suspend({ kind: 'partition', name: 'p2' }, null, 'rack work', 'admin');
+    env.clock.advance(100);
+    const got = await waiting;
+    expect(got.map((e) => e.id)).toEqual([last + 1, last + 2]);
+    // A cursor with MaxResults keeps the oldest after it: the next call takes up where this one stopped.
+    expect(env.control.events({ after: last, limit: 1 }).map((e) => e.id)).toEqual([last + 1]);
+    expect(env.control.events({ after: last + 1, limit: 1 }).map((e) => e.id)).toEqual([last + 2]);
+    // Nothing newer: the long poll answers empty once its wait is over.
+    const idle = env.control.waitEvents({ after: last + 2 }, 1000);
+    for (let i = 0; i < 12; i++) {
+      env.clock.advance(100);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await idle).toEqual([]);
+  });
+
   it('FenceHost of a DISABLED host is refused, naming the state', async () => {
     const env = await setup();
     expect(state(env, H1)).toBe('DISABLED');
