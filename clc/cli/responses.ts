@@ -115,7 +115,7 @@ const bmcSchema = z.object({
   agent: z.string(), address: text, port: text, username: text, timeoutMs: text, passwordSet: z.string(), sslInsecure: text, systemsUri: text, redfishUri: text,
 });
 
-const haEventSchema = z.object({ timestamp: z.string(), host: z.string(), kind: z.string(), level: z.string(), fromState: text, toState: text, message: text });
+const haEventSchema = z.object({ eventId: text, timestamp: z.string(), host: z.string(), kind: z.string(), level: z.string(), fromState: text, toState: text, message: text });
 export type HaEventReading = z.infer<typeof haEventSchema>;
 
 const hostHaSchema = z.object({
@@ -145,8 +145,8 @@ export type HostHaReading = z.infer<typeof hostHaSchema>;
 
 const settingItems = itemsOf(z.object({ name: z.string(), value: z.string() }));
 const haConfigSchema = z.object({
-  global: z.object({ maxUnhealthy: z.string(), overrideSet: settingItems, settingSet: settingItems }),
-  partitionSet: itemsOf(z.object({ partition: z.string(), enabled: z.string(), maxUnhealthy: z.string(), autoRepair: z.string(), overrideSet: settingItems, settingSet: settingItems })),
+  global: z.object({ maxUnhealthy: z.string(), unhealthyRange: z.string().optional(), overrideSet: settingItems, settingSet: settingItems }),
+  partitionSet: itemsOf(z.object({ partition: z.string(), enabled: z.string(), maxUnhealthy: z.string(), unhealthyRange: z.string().optional(), autoRepair: z.string(), overrideSet: settingItems, settingSet: settingItems })),
   hostSet: itemsOf(z.object({ host: z.string(), partition: z.string(), hostDisabled: z.string(), bmc: bmcSchema.optional() })),
   suspensionSet: itemsOf(z.object({ scope: z.string(), until: text, reason: text, by: text })),
   instanceSet: itemsOf(z.object({ instanceId: z.string(), autoRepair: z.string() })),

@@ -49,5 +49,11 @@ export function composeProvider(parts: ProviderParts): HaProvider {
     hasActivity: (ref, since, deadline) => parts.activity.hasActivity(ref, since, deadline),
     recover: async (ref) => powerOf(ref).reboot(),
     fence: async (ref) => powerOf(ref).off(),
+    async powerStatus(ref) {
+      const p = parts.power(ref.host);
+      if (!p) return { power: 'unknown', detail: 'no BMC configured' };
+      const power = await p.status();
+      return { power, detail: `the BMC says ${power}` };
+    },
   };
 }

@@ -58,6 +58,8 @@ export interface ConfigureClusterInput {
   readonly partition?: string;
   readonly settings: HaSettingsOverride;
   readonly maxUnhealthy?: string;
+  /** "[2-5]" sets Cluster API's unhealthyRange (it takes precedence over maxUnhealthy); null removes it. */
+  readonly unhealthyRange?: string | null;
   readonly autoRepair?: AutoRepair;
   readonly by: string;
 }
@@ -80,6 +82,7 @@ export interface PartitionConfigView {
   readonly partition: string;
   readonly enabled: boolean;
   readonly maxUnhealthy: string | null;
+  readonly unhealthyRange: string | null;
   readonly autoRepair: AutoRepair | null;
   readonly overrides: HaSettingsOverride;
   readonly effective: HaSettings;
@@ -95,7 +98,7 @@ export interface InstanceRepairView {
 }
 
 export interface ConfigurationsView {
-  readonly global: { readonly maxUnhealthy: string | null; readonly overrides: HaSettingsOverride; readonly effective: HaSettings };
+  readonly global: { readonly maxUnhealthy: string | null; readonly unhealthyRange: string | null; readonly overrides: HaSettingsOverride; readonly effective: HaSettings };
   readonly partitions: readonly PartitionConfigView[];
   readonly hosts: readonly { readonly host: string; readonly partition: string; readonly hostDisabled: boolean; readonly bmc: PublicBmcView | null }[];
   readonly suspended: readonly { readonly key: string; readonly until: number | null; readonly reason: string; readonly by: string }[];
@@ -108,7 +111,12 @@ export interface EventQuery {
   readonly level?: HaLogEvent['level'];
   readonly since?: number;
   readonly limit?: number;
+  /** Only events with a larger id (a cursor): then `limit` keeps the oldest, so a follower misses none. */
+  readonly after?: number;
 }
+
+/** How often a waiting DescribeHAEvents looks at the log (in memory: cheap). */
+const EVENT_POLL_MS = 100;
 
 /** Default number of events per host in DescribeHostHA. */
 export const LAST_EVENTS_PER_HOST = 5;
@@ -136,7 +144,7 @@ export class HaControl {
   }
 
   private log(ha: HaSection, host: string, text: string): void {
-    appendHaEvents(ha.events, [{ at: this.opts.clock.now(), host, kind: 'alert', level: 'info', message: text }]);
+    appendHaEvents(ha, [{ at: this.opts.clock.now(), host, kind: 'alert', level: 'info', message: text }]);
   }
 
   /** ConfigureHAForHost: BMC settings (merged into the host's current ones) and the host's HA record. */
@@ -189,11 +197,15 @@ export class HaControl {
       if (input.partition === undefined) {
         ha.global.settings = { ...ha.global.settings, ...input.settings };
         if (input.maxUnhealthy !== undefined) ha.global.maxUnhealthy = input.maxUnhealthy;
+        if (input.unhealthyRange === null) delete ha.global.unhealthyRange;
+        else if (input.unhealthyRange !== undefined) ha.global.unhealthyRange = input.unhealthyRange;
         return;
       }
       const cfg = partitionConfig(ha, input.partition);
       cfg.settings = { ...cfg.settings, ...input.settings };
       if (input.maxUnhealthy !== undefined) cfg.maxUnhealthy = input.maxUnhealthy;
+      if (input.unhealthyRange === null) delete cfg.unhealthyRange;
+      else if (input.unhealthyRange !== undefined) cfg.unhealthyRange = input.unhealthyRange;
       if (input.autoRepair !== undefined) cfg.autoRepair = input.autoRepair;
     };
     // Tried on a copy first: every layer must still compile with the others (e.g. initial delay within the interval).
@@ -208,7 +220,7 @@ export class HaControl {
     }
     await this.opts.store.update((d) => {
       apply(d);
-      this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, autoRepair: input.autoRepair })}`);
+      this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, unhealthyRange: input.unhealthyRange, autoRepair: input.autoRepair })}`);
     });
     return this.configurations();
   }
@@ -258,9 +270,14 @@ export class HaControl {
     if (on && this.read().hosts[host]?.state === 'INELIGIBLE') await this.opts.runner.evaluateEligibility([host]);
   }
 
-  /** FenceHost: fence now (or retry a failed fence). */
-  fenceHost(host: string, by: string): Promise<HostHaView> {
-    return this.operatorEvent(host, { type: 'fenceRequested', operator: by });
+  /**
+   * FenceHost: fence now (or retry a failed fence). A host HA finds AVAILABLE is probed first: if its
+   * NC answers, it is up and healthy and only `force` fences it (HostHealthy otherwise).
+   */
+  async fenceHost(host: string, by: string, force = false): Promise<HostHaView> {
+    const rec = this.requireHost(host);
+    const answering = rec.state === 'AVAILABLE' ? (await this.opts.runner.probeHealth(host)).healthy : false;
+    return this.operatorEvent(host, { type: 'fenceRequested', operator: by, force, answering });
   }
 
   /** ConfirmHostFenced: only for a host being fenced (typically one whose fence needs an operator). */
@@ -274,6 +291,7 @@ export class HaControl {
       await this.opts.runner.deliver(host, event);
     } catch (e) {
       if (e instanceof IllegalHaEventError) {
+        if (e.healthy) throw ClcErrors.make('HostHealthy', { host });
         const now = this.read().hosts[host] ?? rec;
         throw HaErrors.make('IllegalOperatorEvent', { host, state: now.state, detail: e.message });
       }
@@ -319,11 +337,12 @@ export class HaControl {
     const ha = this.read();
     const bmc = this.opts.bmc.read().hosts;
     return {
-      global: { maxUnhealthy: ha.global.maxUnhealthy ?? null, overrides: ha.global.settings, effective: compileHaSettings(ha.global.settings) },
+      global: { maxUnhealthy: ha.global.maxUnhealthy ?? null, unhealthyRange: ha.global.unhealthyRange ?? null, overrides: ha.global.settings, effective: compileHaSettings(ha.global.settings) },
       partitions: this.opts.partitions().map((p) => {
         const cfg = ha.partitions[p];
         return {
           partition: p, enabled: cfg?.enabled ?? false, maxUnhealthy: cfg?.maxUnhealthy ?? ha.global.maxUnhealthy ?? null,
+          unhealthyRange: cfg?.unhealthyRange ?? ha.global.unhealthyRange ?? null,
           autoRepair: cfg?.autoRepair ?? null, overrides: cfg?.settings ?? {}, effective: compileHaSettings(ha.global.settings, cfg?.settings),
         };
       }),
@@ -366,8 +385,22 @@ export class HaControl {
   /** DescribeHAEvents: oldest first, the newest `limit`. */
   events(q: EventQuery): HaLogEvent[] {
     const out = this.read().events.filter((e) => (q.host === undefined || e.host === q.host)
-      && (q.level === undefined || e.level === q.level) && (q.since === undefined || e.at >= q.since));
-    return q.limit === undefined ? out : out.slice(Math.max(0, out.length - q.limit));
+      && (q.level === undefined || e.level === q.level) && (q.since === undefined || e.at >= q.since)
+      && (q.after === undefined || (e.id ?? 0) > q.after));
+    if (q.limit === undefined) return out;
+    return q.after !== undefined ? out.slice(0, q.limit) : out.slice(Math.max(0, out.length - q.limit));
+  }
+
+  /** DescribeHAEvents with WaitSeconds: answers as soon as a matching event exists, or empty after `waitMs` (long poll). */
+  async waitEvents(q: EventQuery, waitMs: number): Promise<HaLogEvent[]> {
+    const clock = this.opts.clock;
+    const deadline = clock.now() + waitMs;
+    for (;;) {
+      const out = this.events(q);
+      const left = deadline - clock.now();
+      if (out.length > 0 || left <= 0) return out;
+      await new Promise<void>((resolve) => clock.setTimer(Math.min(EVENT_POLL_MS, left), resolve));
+    }
   }
 
   private hostView(ha: HaSection, host: string, dryRun: boolean, events = LAST_EVENTS_PER_HOST): HostHaView {

@@ -21,6 +21,8 @@ export interface HaProvider {
   recover(ref: HaHostRef, deadline: number): Promise<void>;
   /** Power off; resolves only once the power is confirmed off ("already off" included). */
   fence(ref: HaHostRef, deadline: number): Promise<{ readonly alreadyOff: boolean }>;
+  /** The BMC's power status (the power watch); `unknown` without a configured BMC. A rejection counts as unknown. */
+  powerStatus(ref: HaHostRef, deadline: number): Promise<{ readonly power: 'on' | 'off' | 'unknown'; readonly detail: string }>;
 }
 
 /** One attempt at an owed repair: done, or what is left (the attempt is retried with back-off). */

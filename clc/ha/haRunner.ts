@@ -14,8 +14,8 @@ import { appendHaEvents, type HaLogEvent, type HaSection } from './haState.js';
 import { step, type HaContext } from './hostHaMachine.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
-import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema } from './stormGuard.js';
-import { remediationFor } from './suspension.js';
+import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
+import { remediationFor, suspensionReason } from './suspension.js';
 import { WorkPool } from './workPool.js';
 
 /** The runner's view of the store: the HA section of clc.json. */
@@ -58,7 +58,9 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
     const cfg = ha.partitions[partition];
     const settings = compileHaSettings(ha.global.settings, cfg?.settings);
     const max = cfg?.maxUnhealthy ?? ha.global.maxUnhealthy;
-    const verdict = judgeStorm(partition, recs.map((r) => r.state), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max));
+    const range = cfg?.unhealthyRange ?? ha.global.unhealthyRange;
+    const verdict = judgeStorm(partition, recs.map((r) => ({ state: r.state, startupOverdue: r.startupOverdue })), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max),
+      range === undefined ? undefined : unhealthyRangeSchema.parse(range));
     out.set(partition, { settings, remediation: verdict.allowance });
   }
   return out;
@@ -66,7 +68,9 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
 
 /** A host's context: its partition's, with any suspension of it (suspension.ts) folded in. */
 export function hostContext(partitionCtx: HaContext, ha: HaSection, rec: HostHaRecord, now: number): HaContext {
-  return { ...partitionCtx, remediation: remediationFor(partitionCtx.remediation, ha.suspended, rec, now) };
+  const remediation = remediationFor(partitionCtx.remediation, ha.suspended, rec, now);
+  const suspended = suspensionReason(ha.suspended, rec, now);
+  return { ...partitionCtx, remediation, ...(suspended !== undefined ? { suspended } : {}) };
 }
 
 export class HaRunner {
@@ -81,6 +85,7 @@ export class HaRunner {
       activity: new WorkPool('activity', limits.activity),
       recovery: new WorkPool('recovery', limits.recovery),
       fence: new WorkPool('fence', limits.fence),
+      power: new WorkPool('power', limits.power),
     };
   }
 
@@ -128,6 +133,19 @@ export class HaRunner {
     }));
   }
 
+  /**
+   * Asks the provider once, outside the machine, whether the host's NC answers now (FenceHost's
+   * "up and healthy" check), within the partition's health-check timeout; any failure is "no".
+   */
+  async probeHealth(host: string): Promise<{ readonly healthy: boolean; readonly detail: string }> {
+    const ha = this.opts.store.read();
+    const rec = ha.hosts[host];
+    const ctx = rec ? haContexts(ha).get(rec.partition) : undefined;
+    if (!rec || !ctx) return { healthy: false, detail: 'unknown to HA' };
+    const deadline = this.opts.clock.now() + ctx.settings.healthCheckTimeoutMs;
+    return this.opts.provider.isHealthy({ host, partition: rec.partition }, deadline).catch((e: unknown) => ({ healthy: false, detail: message(e) }));
+  }
+
   /** One event for one host (a result, or an operator's command: those may throw IllegalHaEventError). */
   deliver(host: string, event: HaEvent): Promise<void> {
     return this.mailbox.run(() => this.apply(new Map([[host, [event]]])));
@@ -168,7 +186,7 @@ export class HaRunner {
     await this.opts.store.update((d) => {
       for (const { rec, effects } of changed) {
         d.hosts[rec.host] = rec;
-        appendHaEvents(d.events, toLog(rec.host, effects, now));
+        appendHaEvents(d, toLog(rec.host, effects, now));
       }
     });
     for (const { rec, effects } of changed) this.dispatch({ host: rec.host, partition: rec.partition }, effects);
@@ -205,6 +223,11 @@ export class HaRunner {
             (err: unknown): HaEvent => ({ type: 'fenceResult', token: e.token, ok: false, detail: message(err) })));
           break;
         }
+        case 'powerStatus':
+          this.submit('power', ref, e.token, () => provider.powerStatus(ref, e.deadline).then(
+            (r): HaEvent => ({ type: 'powerStatus', token: e.token, power: r.power, detail: r.detail }),
+            (err: unknown): HaEvent => ({ type: 'powerStatus', token: e.token, power: 'unknown', detail: message(err) })));
+          break;
         case 'drain':
           this.repair(ref, e.token, () => actions.drain(ref));
           break;
@@ -222,7 +245,8 @@ export class HaRunner {
   private submit(kind: HaOperationKind, ref: HaHostRef, token: number, work: () => Promise<HaEvent>): void {
     const isStale = () => {
       const r = this.opts.store.read().hosts[ref.host];
-      return kind === 'health' ? r?.health?.token !== token : r?.operation?.token !== token;
+      if (kind === 'health') return r?.health?.token !== token;
+      return kind === 'power' ? r?.powerProbe?.token !== token : r?.operation?.token !== token;
     };
     const accepted = this.pools[kind].submit({ isStale, run: async () => this.deliver(ref.host, await work()) });
     if (accepted === 'full') this.track(this.deliver(ref.host, { type: 'dispatchRefused', token }));
@@ -238,7 +262,7 @@ export class HaRunner {
 
   private note(host: string, level: HaLogEvent['level'], text: string): Promise<void> {
     const at = this.opts.clock.now();
-    return this.opts.store.update((d) => appendHaEvents(d.events, [{ at, host, kind: 'alert', level, message: text }]));
+    return this.opts.store.update((d) => appendHaEvents(d, [{ at, host, kind: 'alert', level, message: text }]));
   }
 
   private track(p: Promise<unknown>): void {

@@ -84,6 +84,7 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
     ...composed,
     recover: (ref, deadline) => withDeadline(clock, deadline, `power cycle of ${ref.host}`, composed.recover(ref, deadline)),
     fence: (ref, deadline) => withDeadline(clock, deadline, `fence of ${ref.host}`, composed.fence(ref, deadline)),
+    powerStatus: (ref, deadline) => withDeadline(clock, deadline, `power status of ${ref.host}`, composed.powerStatus(ref, deadline)),
   };
   const actions = cloudHaActions({ clusters, gate: deps.gate, store, clock, logger, ...(deps.policies ? { policies: deps.policies } : {}) });
   const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, ...(deps.pools ? { pools: deps.pools } : {}) });

@@ -43,6 +43,10 @@ function onTick(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
     (r) => fire('timers', r, {}, now, ctx),
     (r) => fire('healthDue', r, {}, now, ctx),
     (r) => fire('repairDue', r, {}, now, ctx),
+    // A power status past its deadline is unknown: dropped, never read as "off".
+    (r) => (r.powerProbe && now >= r.powerProbe.deadline ? unchanged({ ...r, powerProbe: null }) : unchanged(r)),
+    (r) => fire('powerDue', r, {}, now, ctx),
+    (r) => fire('startupTimeout', r, {}, now, ctx),
   ]);
 }
 
@@ -51,7 +55,9 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
     case 'tick':
       return onTick(rec, now, ctx);
     case 'healthResult':
-      return rec.health?.token === event.token ? fire('health', { ...rec, health: null }, event, now, ctx) : unchanged(rec);
+      if (rec.health?.token !== event.token) return unchanged(rec);
+      // A passing check is the host's first report of health, if it never made one: the startup timeout no longer applies.
+      return fire('health', event.healthy ? { ...rec, health: null, reportedHealthy: true, startupOverdue: false } : { ...rec, health: null }, event, now, ctx);
     case 'activityResult':
       return isCurrent(rec, 'activity', event.token) ? fire('activity', countSample(rec, event.outcome, now), event, now, ctx) : unchanged(rec);
     case 'recoverResult':
@@ -60,6 +66,8 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
     case 'fenceResult':
       if (!isCurrent(rec, 'fence', event.token)) return unchanged(rec);
       return event.ok ? fire('fenced', rec, event, now, ctx) : fire('fenceFailed', rec, event, now, ctx);
+    case 'powerStatus':
+      return rec.powerProbe?.token === event.token ? fire('power', { ...rec, powerProbe: null }, event, now, ctx) : unchanged(rec);
     case 'haDisabled':
     case 'eligibility':
     case 'fenceRequested':

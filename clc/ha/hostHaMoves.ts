@@ -13,6 +13,11 @@ export interface HaContext {
   readonly settings: HaSettings;
   /** The storm guard's verdict for the host's partition, taken once per step (stormGuard.ts). */
   readonly remediation: RemediationAllowance;
+  /**
+   * Why the host's automation is suspended now (suspension.ts), or absent: owed repairs are then
+   * kept but not started (Ganeti harep: neither executed nor lost), a storm alone does not hold them.
+   */
+  readonly suspended?: string;
 }
 
 export interface HaStep {
@@ -20,9 +25,12 @@ export interface HaStep {
   readonly effects: readonly HaEffect[];
 }
 
-/** An operator command the host's state does not allow (FenceHost on a FENCED host, ...). */
+/**
+ * An operator command the host's state does not allow (ConfirmHostFenced of an AVAILABLE host, ...).
+ * `healthy`: refused only because the host is up and healthy (FenceHost without Force).
+ */
 export class IllegalHaEventError extends Error {
-  constructor(readonly host: string, readonly state: HaState, readonly event: HaEvent['type'], detail: string) {
+  constructor(readonly host: string, readonly state: HaState, readonly event: HaEvent['type'], readonly detail: string, readonly healthy = false) {
     super(`${event} is not allowed for host ${host} in state ${state}: ${detail}`);
     this.name = 'IllegalHaEventError';
   }
@@ -30,6 +38,11 @@ export class IllegalHaEventError extends Error {
 
 /** States whose health is checked periodically. */
 export const HEALTH_WATCHED: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERED']);
+/**
+ * States whose BMC power status is watched (CloudStack): a host found off there is fenced through the
+ * BMC ("already off" is a success). Not RECOVERING/RECOVERED (a power cycle is under way), not FENCING/FENCED.
+ */
+export const POWER_WATCHED: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED']);
 /** One failure episode: a health probe survives moves between these (a passing check must always win). */
 export const EPISODE: ReadonlySet<HaState> = new Set(['SUSPECT', 'CHECKING', 'DEGRADED']);
 /** States a failed eligibility evaluation moves to INELIGIBLE (a started fence is finished or handed to an operator). */
@@ -89,7 +102,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
     }
     case 'DEGRADED':
       // Owed from now on: a host that lost control while its VMs ran leaves service and is emptied, even if its NC comes back.
-      settle(startDueRepair(owe(next, 'drain', now), now, s));
+      settle(startDueRepair(owe(next, 'drain', now), now, s, ctx.suspended));
       effects.push({ kind: 'alert', host, level: 'warn', message: `host ${host} is degraded (activity without control): disabling and draining it` });
       break;
     case 'RECOVERING': {
@@ -112,7 +125,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
       break;
     }
     case 'FENCED':
-      settle(startDueRepair(owe(next.owed?.kind === 'drain' ? { ...next, owed: null } : next, 'evacuate', now), now, s));
+      settle(startDueRepair(owe(next.owed?.kind === 'drain' ? { ...next, owed: null } : next, 'evacuate', now), now, s, ctx.suspended));
       effects.push({ kind: 'alert', host, level: 'critical', message: `host ${host} is fenced (${reason}); its instances restart elsewhere` });
       break;
   }
@@ -159,7 +172,7 @@ export function chain(rec: HostHaRecord, handlers: readonly Handler[]): HaStep {
 /** After a CLC restart: the operation in flight is issued again under a new token (off and status are idempotent). */
 export function onResumed(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
   const s = ctx.settings;
-  const base: HostHaRecord = resumeRepair({ ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now) }, now);
+  const base: HostHaRecord = resumeRepair({ ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now), powerProbe: null }, now);
   const op = rec.operation;
   if (!op) return { next: base, effects: [] };
   const token = rec.seq + 1;

@@ -73,6 +73,8 @@ export interface HaOwedRepair {
   readonly inFlight: number | null;
   /** What the last attempt reported, or null before the first one. */
   readonly lastOutcome: string | null;
+  /** Why a due attempt is held rather than started (HA automation suspended); absent when not held. */
+  readonly heldBy?: string;
 }
 
 export interface HostHaRecord {
@@ -106,6 +108,16 @@ export interface HostHaRecord {
   readonly reason: string;
   /** The drain or restart elsewhere HA still owes the host (owedRepair.ts), whatever its state. */
   readonly owed: HaOwedRepair | null;
+  /** A BMC power-status probe in flight (the power watch), or null. */
+  readonly powerProbe: HaHealthProbe | null;
+  /** When the BMC's power status is asked next (in POWER_WATCHED states). */
+  readonly nextPowerCheckAt: number;
+  /** When HA first saw the host (it joined: its CC reported it). */
+  readonly joinedAt: number;
+  /** A health check has passed at least once since it joined. */
+  readonly reportedHealthy: boolean;
+  /** Never reported healthy within nodeStartupTimeoutMs of joining: counted as unhealthy (storm guard) until it does. */
+  readonly startupOverdue: boolean;
 }
 
 export type HaEvent =
@@ -121,8 +133,11 @@ export type HaEvent =
   | { readonly type: 'recoverResult'; readonly token: number; readonly ok: boolean; readonly detail: string }
   /** ok: the agent confirmed power off ("already off" included). */
   | { readonly type: 'fenceResult'; readonly token: number; readonly ok: boolean; readonly detail: string }
-  /** FenceHost by an operator: fence now (or retry a failed fence). */
-  | { readonly type: 'fenceRequested'; readonly operator: string }
+  /**
+   * FenceHost by an operator: fence now (or retry a failed fence). `answering`: its NC answered a
+   * health probe just before (OpenStack's fencing blueprint: a healthy host is fenced only with `force`).
+   */
+  | { readonly type: 'fenceRequested'; readonly operator: string; readonly force?: boolean; readonly answering?: boolean }
   /** ConfirmHostFenced: an operator vouches the host is off (a dead BMC). */
   | { readonly type: 'operatorConfirmedFenced'; readonly operator: string }
   /** The fenced host was cleaned and enabled again by an explicit EnableService. */
@@ -134,7 +149,9 @@ export type HaEvent =
   /** An attempt at the owed drain or restart elsewhere finished: done, or why not yet. */
   | { readonly type: 'repairResult'; readonly token: number; readonly done: boolean; readonly detail: string }
   /** An operator's EnableService of the (not fenced) host: an owed drain is no longer wanted. */
-  | { readonly type: 'serviceEnabled' };
+  | { readonly type: 'serviceEnabled' }
+  /** The BMC's power status for the current power probe: `unknown` when it could not say (never treated as off). */
+  | { readonly type: 'powerStatus'; readonly token: number; readonly power: 'on' | 'off' | 'unknown'; readonly detail: string };
 
 export type HaEffect =
   | { readonly kind: 'healthCheck'; readonly host: string; readonly token: number; readonly deadline: number }
@@ -148,6 +165,8 @@ export type HaEffect =
   | { readonly kind: 'fence'; readonly host: string; readonly token: number; readonly deadline: number }
   /** One attempt at the owed drain: DisableService, then MigrateInstances; for DEGRADED hosts, never a fence. */
   | { readonly kind: 'drain'; readonly host: string; readonly token: number; readonly attempt: number }
+  /** The power watch: ask the host's BMC (its fence agent's `status`) whether its power is on. */
+  | { readonly kind: 'powerStatus'; readonly host: string; readonly token: number; readonly deadline: number }
   /** One attempt at restarting the host's instances elsewhere: only ever while it is FENCED. */
   | { readonly kind: 'evacuate'; readonly host: string; readonly fencedBy: 'agent' | 'operator'; readonly token: number; readonly attempt: number }
   | { readonly kind: 'alert'; readonly host: string; readonly level: 'info' | 'warn' | 'critical'; readonly message: string }
@@ -166,7 +185,8 @@ export function newHostHaRecord(host: string, partition: string, now: number): H
     version: 1, host, partition, state: 'INELIGIBLE', since: now, seq: 0, operation: null, health: null,
     nextHealthCheckAt: now, nextActivityCheckAt: null, suspectSince: null, lastActivityCheckAt: null,
     activityChecks: 0, activityFailures: 0, recoveryAttempts: 0, fenceAttempts: 0, needsOperator: false,
-    blocked: null, fencedBy: null, reason: 'not yet evaluated', owed: null,
+    blocked: null, fencedBy: null, reason: 'not yet evaluated', owed: null, powerProbe: null, nextPowerCheckAt: now,
+    joinedAt: now, reportedHealthy: false, startupOverdue: false,
   };
 }
 
@@ -196,10 +216,22 @@ export const hostHaRecordSchema = z.strictObject({
   reason: z.string(),
   owed: z.strictObject({
     kind: z.enum(['drain', 'evacuate']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
-    inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(),
+    inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(), heldBy: z.string().optional(),
   }).nullable().optional(),
+  powerProbe: z.strictObject(timed).nullable().optional(),
+  nextPowerCheckAt: z.number().optional(),
+  joinedAt: z.number().optional(),
+  reportedHealthy: z.boolean().optional(),
+  startupOverdue: z.boolean().optional(),
 }).transform((r): HostHaRecord => ({
   ...r,
+  // Absent in stores written before the node-startup timeout: such a host started long ago, so it is not held to it.
+  joinedAt: r.joinedAt ?? r.since,
+  reportedHealthy: r.reportedHealthy ?? true,
+  startupOverdue: r.startupOverdue ?? false,
+  // Absent in stores written before the power watch: nothing in flight, first check due now.
+  powerProbe: r.powerProbe ?? null,
+  nextPowerCheckAt: r.nextPowerCheckAt ?? r.since,
   // Absent in stores written before owed repairs: a FENCED host then re-ran its restart at every start, so it owes one.
   owed: r.owed !== undefined ? r.owed : r.state === 'FENCED'
     ? { kind: 'evacuate', since: r.since, attempts: 0, nextAttemptAt: r.since, inFlight: null, lastOutcome: null }

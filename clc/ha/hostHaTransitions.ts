@@ -10,7 +10,7 @@
 import type { ActivityOutcome, HaState, HostHaRecord } from './hostHaState.js';
 import { HA_STATES } from './hostHaState.js';
 import {
-  ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
+  ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, POWER_WATCHED, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
   startRemediation, unchanged, type HaContext, type HaStep,
 } from './hostHaMoves.js';
 import { forgive, onRepairResult, startDueRepair } from './owedRepair.js';
@@ -30,13 +30,16 @@ export interface HaPayloads {
   timers: Record<string, never>;
   healthDue: Record<string, never>;
   repairDue: Record<string, never>;
-  fenceRequested: { readonly operator: string };
+  fenceRequested: { readonly operator: string; readonly force?: boolean; readonly answering?: boolean };
   operatorConfirmedFenced: { readonly operator: string };
   unfenced: Record<string, never>;
   resumed: Record<string, never>;
   dispatchRefused: { readonly token: number };
   repairResult: { readonly token: number; readonly done: boolean; readonly detail: string };
   serviceEnabled: Record<string, never>;
+  powerDue: Record<string, never>;
+  startupTimeout: Record<string, never>;
+  power: { readonly power: 'on' | 'off' | 'unknown'; readonly detail: string };
 }
 export type HaTrigger = keyof HaPayloads;
 
@@ -101,9 +104,21 @@ const activitySummary = (r: HostHaRecord, p: HaPayloads['activity']): string =>
   `${r.activityFailures} of ${r.activityChecks} activity checks found no activity (last: ${p.outcome}, ${p.detail})`;
 const failedRecovery = (r: HostHaRecord, p: { readonly detail: string }): string => `recovery attempt ${r.recoveryAttempts} failed: ${p.detail}`;
 const DISABLE_WAITS = 'HA switch-off waits until the fenced host is returned by EnableService';
-const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced', detail: string) => (rec: HostHaRecord): never => {
-  throw new IllegalHaEventError(rec.host, rec.state, event, detail);
+const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced', detail: string, healthy = false) => (rec: HostHaRecord): never => {
+  throw new IllegalHaEventError(rec.host, rec.state, event, detail, healthy);
 };
+/** OpenStack's fencing blueprint: a host HA finds AVAILABLE and whose NC answers now is up and healthy. */
+const upAndHealthy = (r: HostHaRecord, p: HaPayloads['fenceRequested']): boolean => r.state === 'AVAILABLE' && p.answering === true;
+
+/** A periodic probe (a health check, or the BMC's power status) starts: token, deadline, and the next one's time. */
+function startProbe(r: HostHaRecord, kind: 'health' | 'power', now: number, timeoutMs: number, intervalMs: number): HaStep {
+  const token = r.seq + 1;
+  const deadline = now + timeoutMs;
+  const probe = { token, startedAt: now, deadline };
+  return kind === 'health'
+    ? { next: { ...r, seq: token, health: probe, nextHealthCheckAt: now + intervalMs }, effects: [{ kind: 'healthCheck', host: r.host, token, deadline }] }
+    : { next: { ...r, seq: token, powerProbe: probe, nextPowerCheckAt: now + intervalMs }, effects: [{ kind: 'powerStatus', host: r.host, token, deadline }] };
+}
 
 export const HA_TABLE: HaTable = {
   haDisabled: {
@@ -203,19 +218,19 @@ export const HA_TABLE: HaTable = {
     rows: [{
       from: set(HEALTH_WATCHED), guard: 'no probe in flight; health check due', to: 'stay', effects: '`healthCheck`',
       when: (r, _p, now) => !r.health && now >= r.nextHealthCheckAt,
-      run: (r, _p, now, ctx) => {
-        const token = r.seq + 1;
-        const deadline = now + ctx.settings.healthCheckTimeoutMs;
-        return {
-          next: { ...r, seq: token, health: { token, startedAt: now, deadline }, nextHealthCheckAt: now + ctx.settings.healthCheckIntervalMs },
-          effects: [{ kind: 'healthCheck', host: r.host, token, deadline }],
-        };
-      },
+      run: (r, _p, now, ctx) => startProbe(r, 'health', now, ctx.settings.healthCheckTimeoutMs, ctx.settings.healthCheckIntervalMs),
     }],
   },
   repairDue: {
     on: 'tick',
-    rows: [{ from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain` or (FENCED only) `evacuate` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) }],
+    rows: [
+      // Ganeti harep: while suspended, an owed repair is neither executed nor lost; it starts once the suspension ends, if still owed.
+      {
+        from: ALL, guard: 'an owed repair is due, none in flight; automation suspended', to: 'stay', effects: 'kept, not started: `owed.heldBy` + warn alert (once per reason)',
+        when: (_r, _p, _n, ctx) => ctx.suspended !== undefined, run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings, ctx.suspended),
+      },
+      { from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain` or (FENCED only) `evacuate` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) },
+    ],
   },
   fenceRequested: {
     on: 'FenceHost (an operator; the storm guard does not apply)',
@@ -224,7 +239,16 @@ export const HA_TABLE: HaTable = {
       // OpenStack's fencing blueprint: fencing a fenced host succeeds and does nothing more (idempotent for retrying callers).
       { from: ['FENCED'], guard: '', to: 'stay', effects: 'none: already fenced, a success', run: (r) => unchanged(r) },
       { from: ['FENCING'], guard: 'fence running (not needsOperator)', to: 'refused', effects: 'a fence is already running', when: (r) => !r.needsOperator, run: refuse('fenceRequested', 'a fence is already running') },
-      { from: but('DISABLED', 'FENCED'), guard: '', to: 'FENCING', effects: ENTER_FENCING, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}`) },
+      // OpenStack's fencing blueprint: fencing a host that is up and healthy needs the operator's Force.
+      {
+        from: ['AVAILABLE'], guard: 'its NC answers; not forced', to: 'refused', effects: 'HostHealthy: up and healthy, FenceHost needs Force=true',
+        when: (r, p) => upAndHealthy(r, p) && p.force !== true, run: refuse('fenceRequested', 'it is up and healthy (its NC answers); pass Force=true to fence it anyway', true),
+      },
+      {
+        from: ['AVAILABLE'], guard: 'its NC answers; forced', to: 'FENCING', effects: `${ENTER_FENCING}; the event log names who forced it`,
+        when: upAndHealthy, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}, forced (the host was up and healthy)`),
+      },
+      { from: but('DISABLED', 'FENCED'), guard: '', to: 'FENCING', effects: ENTER_FENCING, run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `FenceHost by ${p.operator}${p.force === true ? ' (forced)' : ''}`) },
     ],
   },
   operatorConfirmedFenced: {
@@ -257,6 +281,10 @@ export const HA_TABLE: HaTable = {
         run: (r, _p, now, ctx) => enter(r, 'SUSPECT', now, ctx, 'activity check not started: the work queue is full (back-pressure)', { nextActivityCheckAt: now + activityBackoffMs(r.activityChecks, ctx.settings) }),
       },
       {
+        from: ALL, guard: 'the power probe', to: 'stay', effects: 'probe dropped; next check after the interval', when: (r, p) => r.powerProbe?.token === p.token,
+        run: (r, _p, now, ctx) => unchanged({ ...r, powerProbe: null, nextPowerCheckAt: now + ctx.settings.powerCheckIntervalMs }),
+      },
+      {
         from: ['RECOVERING', 'FENCING'], guard: 'the power cycle or fence', to: 'stay', effects: 'held like a storm; the attempt is not counted', when: (r, p) => r.operation?.token === p.token,
         run: (r, _p, now) => heldByBackPressure(r, now),
       },
@@ -269,6 +297,49 @@ export const HA_TABLE: HaTable = {
   serviceEnabled: {
     on: 'EnableService of a host that is not fenced',
     rows: [{ from: ALL, guard: 'a drain is owed', to: 'stay', effects: 'the drain is forgiven', when: (r) => r.owed?.kind === 'drain', run: (r) => forgive(r, 'the host was returned to service by EnableService') }],
+  },
+  powerDue: {
+    on: 'tick (the BMC power watch)',
+    rows: [{
+      from: set(POWER_WATCHED), guard: 'no power probe in flight; power check due', to: 'stay', effects: '`powerStatus` (the fence agent\'s status, on the bounded power pool)',
+      when: (r, _p, now) => !r.powerProbe && now >= r.nextPowerCheckAt,
+      run: (r, _p, now, ctx) => startProbe(r, 'power', now, ctx.settings.powerCheckTimeoutMs, ctx.settings.powerCheckIntervalMs),
+    }],
+  },
+  startupTimeout: {
+    on: 'tick (Cluster API\'s nodeStartupTimeout)',
+    rows: [{
+      from: but('DISABLED'), guard: 'joined nodeStartupTimeoutMs ago, never reported healthy, not yet overdue', to: 'stay',
+      effects: '`startupOverdue`: counted as unhealthy by the storm guard until a health check passes; warn alert',
+      when: (r, _p, now, ctx) => !r.reportedHealthy && !r.startupOverdue && now >= r.joinedAt + ctx.settings.nodeStartupTimeoutMs,
+      run: (r, _p, _now, ctx) => ({
+        next: { ...r, startupOverdue: true },
+        effects: [{
+          kind: 'alert', host: r.host, level: 'warn',
+          message: `host ${r.host} joined but has not reported healthy within the node-startup timeout (${ctx.settings.nodeStartupTimeoutMs} ms): counted as unhealthy (${r.reason})`,
+        }],
+      }),
+    }],
+  },
+  power: {
+    on: 'powerStatus for the current power probe (tick: past its deadline, dropped as unknown). The probe is cleared first',
+    rows: [
+      // CloudStack: a host found powered off out of band counts as fenced only once the BMC confirms it; the fence's "already off" does.
+      {
+        from: set(POWER_WATCHED), guard: 'the BMC says off; storm guard and suspension allow', to: 'FENCING', effects: `${ENTER_FENCING} (the fence answers "already off")`,
+        when: (_r, p, _n, ctx) => p.power === 'off' && ctx.remediation.allowed,
+        run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `the BMC reports the power off (out of band): ${p.detail}`),
+      },
+      {
+        from: set(POWER_WATCHED), guard: 'the BMC says off; storm guard or suspension refuses', to: 'stay', effects: 'warn alert; looked at again at the next power check',
+        when: (_r, p) => p.power === 'off',
+        run: (r, p, _now, ctx) => ({
+          next: r,
+          effects: [{ kind: 'alert', host: r.host, level: 'warn', message: `host ${r.host}: the BMC reports the power off (${p.detail}), not fenced: ${ctx.remediation.allowed ? '' : ctx.remediation.reason}` }],
+        }),
+      },
+      { from: ALL, guard: 'on, unknown, or no longer watched', to: 'stay', effects: 'none (next check at its time)', run: (r) => unchanged(r) },
+    ],
   },
 };
 

@@ -42,14 +42,26 @@ export function forgive(rec: HostHaRecord, why: string): RepairStep {
   };
 }
 
-/** Starts the next attempt when one is due and none runs; an evacuation only while the host is FENCED. */
-export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings): RepairStep {
+/**
+ * Starts the next attempt when one is due and none runs; an evacuation only while the host is FENCED.
+ * While automation is `suspended` (the reason), a due attempt is held instead: kept, with the reason
+ * in `heldBy` (said once), and started by the first tick after the suspension ends.
+ */
+export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings, suspended?: string): RepairStep {
   const o = rec.owed;
   if (!o || o.inFlight !== null || now < o.nextAttemptAt || exhausted(o, s)) return none(rec);
   if (o.kind === 'evacuate' && rec.state !== 'FENCED') return none(rec);
+  if (suspended !== undefined) {
+    if (o.heldBy === suspended) return none(rec);
+    return {
+      next: { ...rec, owed: { ...o, heldBy: suspended } },
+      effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: owed ${WHAT[o.kind]} held, not dropped: ${suspended}` }],
+    };
+  }
   const token = rec.seq + 1;
   const attempt = o.attempts + 1;
-  const next: HostHaRecord = { ...rec, seq: token, owed: { ...o, attempts: attempt, inFlight: token } };
+  const { heldBy: _held, ...rest } = o;
+  const next: HostHaRecord = { ...rec, seq: token, owed: { ...rest, attempts: attempt, inFlight: token } };
   const effect: HaEffect = o.kind === 'drain'
     ? { kind: 'drain', host: rec.host, token, attempt }
     : { kind: 'evacuate', host: rec.host, fencedBy: rec.fencedBy ?? 'agent', token, attempt };

@@ -36,6 +36,12 @@ export interface HaSettings {
   readonly repairRetryIntervalMs: number;
   /** Ferry: attempts at an owed drain before HA gives up and asks an operator (a restart elsewhere never gives up). */
   readonly drainMaxAttempts: number;
+  /** Ferry (CloudStack's power-state watch): how often a watched host's BMC is asked its power status. */
+  readonly powerCheckIntervalMs: number;
+  /** Ferry: a power status that takes longer is unknown (never "off"). */
+  readonly powerCheckTimeoutMs: number;
+  /** Cluster API's nodeStartupTimeout: a host that joined but never reported healthy within it counts as unhealthy. */
+  readonly nodeStartupTimeoutMs: number;
 }
 
 const ms = z.number().int().positive();
@@ -58,6 +64,9 @@ export const haSettingsOverrideSchema = z.strictObject({
   repairRetryInitialDelayMs: ms,
   repairRetryIntervalMs: ms,
   drainMaxAttempts: z.number().int().min(1).max(1000),
+  powerCheckIntervalMs: ms,
+  powerCheckTimeoutMs: ms,
+  nodeStartupTimeoutMs: ms,
 }).partial();
 export type HaSettingsOverride = z.infer<typeof haSettingsOverrideSchema>;
 
@@ -77,6 +86,9 @@ export const DEFAULT_HA_SETTINGS: HaSettings = Object.freeze({
   repairRetryInitialDelayMs: 10_000,
   repairRetryIntervalMs: 300_000,
   drainMaxAttempts: 30,
+  powerCheckIntervalMs: 60_000,
+  powerCheckTimeoutMs: 30_000,
+  nodeStartupTimeoutMs: 600_000, // Cluster API's default, 10 minutes
 });
 
 /** Global defaults, then the global layer, then the cluster's: the most specific wins. */
@@ -101,7 +113,7 @@ export interface HaPoolLimits {
   readonly maxConcurrent: number;
 }
 
-export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'fence';
+export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'fence' | 'power';
 
 /** CloudStack's HAManager defaults per management server. */
 export const DEFAULT_HA_POOLS: Readonly<Record<HaOperationKind, HaPoolLimits>> = Object.freeze({
@@ -109,4 +121,6 @@ export const DEFAULT_HA_POOLS: Readonly<Record<HaOperationKind, HaPoolLimits>> =
   activity: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   recovery: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   fence: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
+  // Ferry: the BMC power-status watch; few at a time, as BMCs are slow and a status is never urgent.
+  power: Object.freeze({ maxPending: 5000, maxConcurrent: 10 }),
 });

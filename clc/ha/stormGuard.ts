@@ -4,8 +4,9 @@
  * hosts of a partition are unhealthy than allowed, no new recovery or fence starts, and the reason is
  * recorded on every held host. Pure: the runner calls it once per partition per step.
  *
- * Counted hosts are those HA watches (not DISABLED, not INELIGIBLE: maintenance is not a failure);
- * unhealthy are all of them but AVAILABLE, so hosts being remediated (RECOVERING, FENCING) and fenced
+ * Counted hosts are those HA watches (not DISABLED, not INELIGIBLE: maintenance is not a failure),
+ * and any host past the node-startup timeout (Cluster API: joined, never healthy in time; it counts as
+ * unhealthy whatever its state but DISABLED); unhealthy are all of them but AVAILABLE, so hosts being remediated (RECOVERING, FENCING) and fenced
  * ones count too: a recovery storm cannot let itself grow.
  */
 import { z } from 'zod';
@@ -22,6 +23,20 @@ export const maxUnhealthySchema = z.string().regex(/^\d{1,6}%?$/, 'a host count 
     ? { kind: 'percent', value: Number(s.slice(0, -1)) }
     : { kind: 'count', value: Number(s) }))
   .refine((m) => m.kind === 'count' || m.value <= 100, 'a percentage is at most 100%');
+
+/** Cluster API's unhealthyRange: remediation only while the unhealthy count is within [min, max]. */
+export interface UnhealthyRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+/** "[2-5]" (inclusive), as Cluster API writes it; takes precedence over maxUnhealthy. */
+export const unhealthyRangeSchema = z.string().regex(/^\[\d{1,6}-\d{1,6}\]$/, 'a range such as "[2-5]"')
+  .transform((s): UnhealthyRange => {
+    const [min, max] = s.slice(1, -1).split('-').map(Number) as [number, number];
+    return { min, max };
+  })
+  .refine((r) => r.min <= r.max, 'the range\'s lower bound is above its upper bound');
 
 /** oVirt's rule: fence nobody when more than half the hosts look unhealthy. */
 export const DEFAULT_MAX_UNHEALTHY: MaxUnhealthy = Object.freeze({ kind: 'percent', value: 50 });
@@ -44,10 +59,27 @@ export function resolveLimit(m: MaxUnhealthy, total: number): number {
   return m.kind === 'count' ? m.value : Math.ceil((total * m.value) / 100);
 }
 
-export function judgeStorm(partition: string, states: readonly HaState[], max: MaxUnhealthy): StormVerdict {
-  const counted = states.filter((s) => !NOT_COUNTED.has(s));
+/** The verdict; an unhealthyRange, when given, decides instead of maxUnhealthy (Cluster API: it takes precedence). */
+/** A host as the guard counts it: its state, or a host past the node-startup timeout (Cluster API: unhealthy whatever its state). */
+export type StormSample = HaState | { readonly state: HaState; readonly startupOverdue: boolean };
+
+export function judgeStorm(partition: string, samples: readonly StormSample[], max: MaxUnhealthy, range?: UnhealthyRange): StormVerdict {
+  const hosts = samples.map((s) => (typeof s === 'string' ? { state: s, startupOverdue: false } : s)).filter((h) => h.state !== 'DISABLED');
+  // A host that joined but never became healthy in time counts, even while INELIGIBLE.
+  const counted = hosts.filter((h) => !NOT_COUNTED.has(h.state) || h.startupOverdue);
   const total = counted.length;
-  const unhealthy = counted.filter((s) => s !== 'AVAILABLE').length;
+  const unhealthy = counted.filter((h) => h.state !== 'AVAILABLE' || h.startupOverdue).length;
+  if (range) {
+    if (unhealthy >= range.min && unhealthy <= range.max) return { total, unhealthy, limit: range.max, allowance: { allowed: true } };
+    return {
+      total, unhealthy, limit: range.max,
+      allowance: {
+        allowed: false,
+        reason: `storm protection: ${unhealthy} of ${total} hosts in ${partition} are unhealthy, outside unhealthyRange `
+          + `[${range.min}-${range.max}]; no new recovery or fence starts`,
+      },
+    };
+  }
   const limit = resolveLimit(max, total);
   if (unhealthy <= limit) return { total, unhealthy, limit, allowance: { allowed: true } };
   return {

@@ -2,7 +2,8 @@
  * Suspending HA automation (issue 6, after Ganeti harep's suspend tag): an operator pauses automatic
  * recovery and fencing for a host, a cluster or a partition, optionally until a time. Health and
  * activity are still watched and shown; only new remediation is held, with the reason, exactly like
- * a storm (the machine sees one RemediationAllowance). Pure.
+ * a storm (the machine sees one RemediationAllowance). Owed repairs (drain, restart elsewhere) are
+ * held too but kept, and run once the suspension ends (HaContext.suspended; owedRepair.ts). Pure.
  */
 import { z } from 'zod';
 import type { RemediationAllowance } from './hostHaMachine.js';
@@ -37,11 +38,17 @@ export function activeSuspension(all: Readonly<Record<string, Suspension>>, scop
   return undefined;
 }
 
+/** Why the host's automation is suspended now, in words, or undefined. */
+export function suspensionReason(all: Readonly<Record<string, Suspension>>, scope: HostScope, now: number): string | undefined {
+  const active = activeSuspension(all, scope, now);
+  if (!active) return undefined;
+  const until = active.s.until === null ? 'until lifted' : `until ${new Date(active.s.until).toISOString()}`;
+  return `automation suspended for ${active.key} by ${active.s.by} ${until}: ${active.s.reason}`;
+}
+
 /** Combines the storm verdict with any suspension: either one holds remediation back. */
 export function remediationFor(storm: RemediationAllowance, all: Readonly<Record<string, Suspension>>, scope: HostScope, now: number): RemediationAllowance {
-  const active = activeSuspension(all, scope, now);
-  if (!active) return storm;
-  const until = active.s.until === null ? 'until lifted' : `until ${new Date(active.s.until).toISOString()}`;
-  const reason = `automation suspended for ${active.key} by ${active.s.by} ${until}: ${active.s.reason}`;
+  const reason = suspensionReason(all, scope, now);
+  if (reason === undefined) return storm;
   return storm.allowed ? { allowed: false, reason } : { allowed: false, reason: `${reason}; ${storm.reason}` };
 }

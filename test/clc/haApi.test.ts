@@ -106,6 +106,12 @@ describe('host HA actions', () => {
     expect(p1).toMatchObject({ enabled: 'false', maxUnhealthy: '1', autoRepair: 'migrate' });
     expect(items(p1.overrideSet)).toEqual([{ name: 'activityCheckFailureRatio', value: '0.8' }, { name: 'fenceTimeoutMs', value: '45000' }]);
     expect(items(p1.settingSet)).toContainEqual({ name: 'recoverFailureThreshold', value: '1' });
+    // Cluster API's unhealthyRange, shown beside maxUnhealthy; "none" removes it.
+    const ranged = await ok({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', UnhealthyRange: '[2-5]' });
+    expect(items(ranged.partitionSet).find((p) => p.partition === 'cluster01')).toMatchObject({ maxUnhealthy: '1', unhealthyRange: '[2-5]' });
+    expect(h.store.read().ha.partitions.cluster01?.unhealthyRange).toBe('[2-5]');
+    await ok({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', UnhealthyRange: 'none' });
+    expect(h.store.read().ha.partitions.cluster01?.unhealthyRange).toBeUndefined();
     const list = await ok({ Action: 'ListHostHAConfigurations' });
     expect(items(list.partitionSet).map((p) => p.partition)).toEqual(['cluster01', 'cluster02']);
     expect(items(list.hostSet)).toEqual([{ host: N1, partition: 'cluster01', hostDisabled: 'false', bmc: expect.objectContaining({ passwordSet: 'true' }) }]);
@@ -131,7 +137,7 @@ describe('host HA actions', () => {
   it('DisableHAForHost of a FENCING host is refused with its state, and changes nothing', async () => {
     await watched();
     fake.fences.set(N1, 'hang');
-    await ok({ Action: 'FenceHost', Host: N1 });
+    await ok({ Action: 'FenceHost', Host: N1, Force: 'true' });
     // Not refused(): its idle() would wait for the hanging fence.
     const before = snapshot();
     const r = await query(h.app, { Action: 'DisableHAForHost', Host: N1 });
@@ -151,8 +157,12 @@ describe('host HA actions', () => {
     expect(items(d.hostSet)[0].nextHealthCheckAt).toMatch(/^2013-06-01T/);
     const off = await ok({ Action: 'DisableHAForHost', Host: N2 });
     expect(off.host).toMatchObject({ state: 'DISABLED', haEnabled: 'false' });
-    const f = await ok({ Action: 'FenceHost', Host: N1 });
+    // N1 is up and healthy: refused without Force, and nothing changes; with Force it is fenced and the log says who forced it.
+    await refused({ Action: 'FenceHost', Host: N1 }, 'HostHealthy', 409, /^Host 127\.0\.12\.11 is up and healthy .*unless Force=true/);
+    expect(fake.calls.filter((c) => !c.startsWith('health'))).toEqual([]);
+    const f = await ok({ Action: 'FenceHost', Host: N1, Force: 'true' });
     expect(f.host.state).toBe('FENCING');
+    expect(h.store.read().ha.events.some((e) => e.host === N1 && e.to === 'FENCING' && /^FenceHost by \S+, forced \(the host was up and healthy\)$/.test(e.message))).toBe(true);
     await haOf(h).runner.idle();
     expect(fake.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${N1}`, `fence ${N1}`, `evacuate ${N1} (agent)`]);
     await refused({ Action: 'ConfirmHostFenced', Host: N1 }, 'IncorrectHostHAState', 409, /Host 127\.0\.12\.11 is FENCED/);
@@ -166,7 +176,7 @@ describe('host HA actions', () => {
   it('a failed fence: DescribeHostHA DryRun says it waits for an operator; ConfirmHostFenced fences it', async () => {
     await watched();
     fake.fences.set(N1, 'fail');
-    await ok({ Action: 'FenceHost', Host: N1 });
+    await ok({ Action: 'FenceHost', Host: N1, Force: 'true' });
     await haOf(h).runner.idle();
     const d = await ok({ Action: 'DescribeHostHA', 'Host.1': N1, DryRun: 'true', MaxEvents: '3' });
     const x = items(d.hostSet)[0];
@@ -230,6 +240,11 @@ describe('host HA actions: bad input changes nothing', () => {
   it.each([
     ['an unknown parameter', { Action: 'EnableHAForHost', Host: N1, Force: 'true' }, 'UnknownParameter', /Force/],
     ['a missing host', { Action: 'FenceHost' }, 'MissingParameter', /Host/],
+    ['a WaitSeconds above 20', { Action: 'DescribeHAEvents', WaitSeconds: '21' }, 'InvalidParameterValue', /WaitSeconds/],
+    ['an After that is not a number', { Action: 'DescribeHAEvents', After: 'x' }, 'InvalidParameterValue', /After/],
+    ['FenceHost with a Force that is not a boolean', { Action: 'FenceHost', Host: N1, Force: 'yes' }, 'InvalidParameterValue', /Force/],
+    ['an unhealthyRange upside down', { Action: 'ConfigureHAForCluster', Partition: 'cluster01', UnhealthyRange: '[5-2]' }, 'InvalidParameterValue', /UnhealthyRange/],
+    ['an unhealthyRange that is not a range', { Action: 'ConfigureHAForCluster', UnhealthyRange: '2-5' }, 'InvalidParameterValue', /UnhealthyRange/],
     ['a host that is not an address', { Action: 'ConfigureHAForHost', Host: 'node-1' }, 'InvalidParameterValue', /IPv4/],
     ['a node no CC reports', { Action: 'ConfigureHAForHost', Host: '127.0.12.99' }, 'InvalidHost.NotFound', /127\.0\.12\.99/],
     ['a host HA does not know', { Action: 'DisableHAForHost', Host: N2 }, 'InvalidHost.NotFound', /ConfigureHAForHost/],

@@ -137,9 +137,10 @@ describe('euca-describe-host-ha', () => {
 describe('the other host-HA commands', () => {
   it('configure the cluster, enable, describe with a dry run, fence, events, disable', async () => {
     await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1']);
-    const cfg = await cli('configureHaCluster', ['cluster01', '--set', 'fenceTimeoutMs=45000', '--max-unhealthy', '1', '--auto-repair', 'migrate']);
+    const cfg = await cli('configureHaCluster', ['cluster01', '--set', 'fenceTimeoutMs=45000', '--max-unhealthy', '1', '--unhealthy-range', '[0-5]', '--auto-repair', 'migrate']);
     expect(cfg.code).toBe(0);
     expect(lines(cfg.stdout)).toContain('HACONFIG\tcluster01\tdisabled\t1\tmigrate\tfenceTimeoutMs=45000');
+    expect(JSON.parse((await cli('configureHaCluster', ['cluster01', '--unhealthy-range', '[0-5]', '--json'])).stdout).partitionSet[0].unhealthyRange).toBe('[0-5]');
 
     const on = await cli('enableHa', ['-c', 'cluster01']);
     expect(on.code).toBe(0);
@@ -154,7 +155,10 @@ describe('the other host-HA commands', () => {
     expect(rows.filter((l) => l.startsWith('EVENT'))).toHaveLength(1);
 
     fake.fences.set(N1, 'fail');
-    const f = await cli('bin/euca-fence-host', [N1]);
+    const healthy = await cli('bin/euca-fence-host', [N1]);
+    expect(healthy.code).toBe(1);
+    expect(healthy.stderr).toMatch(/^HostHealthy: Host 127\.0\.12\.11 is up and healthy/);
+    const f = await cli('bin/euca-fence-host', [N1, '--force']);
     expect(f.code).toBe(0);
     expect(lines(f.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tFENCING\t/);
     await h.ha?.runner.idle();

@@ -15,7 +15,7 @@ import { requireZone } from '../../core/zones.js';
 import { isRedfishPath } from '../../ha/power/fenceAgentProtocol.js';
 import { autoRepairSchema } from '../../ha/repairPolicy.js';
 import { haSettingsOverrideSchema, type HaSettingsOverride } from '../../ha/settings.js';
-import { maxUnhealthySchema } from '../../ha/stormGuard.js';
+import { maxUnhealthySchema, unhealthyRangeSchema } from '../../ha/stormGuard.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { boolParam, coded, intParam, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
@@ -91,20 +91,23 @@ const settingsShape = Object.fromEntries(SETTING_KEYS.map((k) => [
 const clusterSchema = z.strictObject({
   Partition: partitionSchema.optional(),
   MaxUnhealthy: z.string().refine((s) => maxUnhealthySchema.safeParse(s).success, 'expected a host count ("2") or a percentage ("40%")').optional(),
+  // Cluster API's unhealthyRange; "none" removes it (maxUnhealthy decides again).
+  UnhealthyRange: z.string().refine((s) => s === 'none' || unhealthyRangeSchema.safeParse(s).success, 'expected a range such as "[2-5]" (lower bound not above the upper) or "none"').optional(),
   AutoRepair: autoRepairSchema.optional(),
   ...settingsShape,
 })
   .transform((p) => ({
     partition: p.Partition as string | undefined,
     maxUnhealthy: p.MaxUnhealthy as string | undefined,
+    unhealthyRange: (p.UnhealthyRange === 'none' ? null : p.UnhealthyRange) as string | null | undefined,
     autoRepair: p.AutoRepair as z.infer<typeof autoRepairSchema> | undefined,
     settings: Object.fromEntries(SETTING_KEYS.flatMap((k) => {
       const v = (p as Record<string, unknown>)[settingParam(k)];
       return v === undefined ? [] : [[k, v]];
     })) as HaSettingsOverride,
   }))
-  .refine((p) => p.maxUnhealthy !== undefined || p.autoRepair !== undefined || Object.keys(p.settings).length > 0, {
-    path: ['MaxUnhealthy'], ...coded('MissingParameter', 'nothing to configure', { parameter: `MaxUnhealthy, AutoRepair or a setting (${SETTING_KEYS.map(settingParam).join(', ')})` }),
+  .refine((p) => p.maxUnhealthy !== undefined || p.unhealthyRange !== undefined || p.autoRepair !== undefined || Object.keys(p.settings).length > 0, {
+    path: ['MaxUnhealthy'], ...coded('MissingParameter', 'nothing to configure', { parameter: `MaxUnhealthy, UnhealthyRange, AutoRepair or a setting (${SETTING_KEYS.map(settingParam).join(', ')})` }),
   });
 
 export type ConfigureClusterParams = Readonly<z.infer<typeof clusterSchema>>;
@@ -119,10 +122,11 @@ async function runConfigureCluster(p: ConfigureClusterParams, ctx: ActionContext
   const view = await ha.configureCluster({
     ...(p.partition !== undefined ? { partition: p.partition } : {}),
     ...(p.maxUnhealthy !== undefined ? { maxUnhealthy: p.maxUnhealthy } : {}),
+    ...(p.unhealthyRange !== undefined ? { unhealthyRange: p.unhealthyRange } : {}),
     ...(p.autoRepair !== undefined ? { autoRepair: p.autoRepair } : {}),
     settings: p.settings, by: operatorOf(ctx),
   });
-  ctx.logger.info({ partition: p.partition ?? '(global)', settings: p.settings, maxUnhealthy: p.maxUnhealthy, autoRepair: p.autoRepair }, 'HA configuration changed');
+  ctx.logger.info({ partition: p.partition ?? '(global)', settings: p.settings, maxUnhealthy: p.maxUnhealthy, unhealthyRange: p.unhealthyRange, autoRepair: p.autoRepair }, 'HA configuration changed');
   return configurationsXml(view);
 }
 

@@ -57,6 +57,10 @@ const eventsSchema = z.strictObject({
   Level: z.enum(['info', 'warn', 'critical']).optional(),
   Since: timeParam.optional(),
   MaxResults: intParam(1, 1000).optional(),
+  /** A cursor: only events with a larger eventId (oldest first, MaxResults of them). */
+  After: intParam(0, 999_999_999).optional(),
+  /** Long poll: with nothing to return, wait up to this long for a matching event. */
+  WaitSeconds: intParam(0, 20).optional(),
 });
 
 type EventsInput = Readonly<z.infer<typeof eventsSchema>>;
@@ -68,13 +72,14 @@ export function parseDescribeHAEvents(params: ParamMap): EventsInput {
 export const describeHAEvents = defineAction({
   namespace: EUCA_NAMESPACE,
   parse: parseDescribeHAEvents,
-  run(p: EventsInput, ctx: ActionContext): Promise<XmlObject> {
-    const events = requireHa(ctx).events({
+  async run(p: EventsInput, ctx: ActionContext): Promise<XmlObject> {
+    const events = await requireHa(ctx).waitEvents({
       ...(p.Host !== undefined ? { host: p.Host } : {}),
       ...(p.Level !== undefined ? { level: p.Level } : {}),
       ...(p.Since !== undefined ? { since: p.Since } : {}),
       ...(p.MaxResults !== undefined ? { limit: p.MaxResults } : {}),
-    });
-    return Promise.resolve({ eventSet: events.map(haEventItem) });
+      ...(p.After !== undefined ? { after: p.After } : {}),
+    }, (p.WaitSeconds ?? 0) * 1000);
+    return { eventSet: events.map(haEventItem) };
   },
 });

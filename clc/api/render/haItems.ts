@@ -8,7 +8,7 @@ import type { XmlObject } from '../xmlResponse.js';
 export const iso = (ms: number | null | undefined): string | undefined => (ms === null || ms === undefined ? undefined : new Date(ms).toISOString());
 
 export function haEventItem(e: HaLogEvent): XmlObject {
-  return { timestamp: iso(e.at), host: e.host, kind: e.kind, level: e.level, fromState: e.from, toState: e.to, message: e.message };
+  return { eventId: e.id, timestamp: iso(e.at), host: e.host, kind: e.kind, level: e.level, fromState: e.from, toState: e.to, message: e.message };
 }
 
 function bmcItem(b: PublicBmcView | null): XmlObject | undefined {
@@ -56,14 +56,14 @@ function settingItems(s: HaSettingsOverride | HaSettings): XmlObject[] {
 
 function partitionItem(p: PartitionConfigView): XmlObject {
   return {
-    partition: p.partition, enabled: p.enabled, maxUnhealthy: p.maxUnhealthy ?? '50%', autoRepair: p.autoRepair ?? 'failover',
+    partition: p.partition, enabled: p.enabled, maxUnhealthy: p.maxUnhealthy ?? '50%', unhealthyRange: p.unhealthyRange ?? '', autoRepair: p.autoRepair ?? 'failover',
     overrideSet: settingItems(p.overrides), settingSet: settingItems(p.effective),
   };
 }
 
 export function configurationsXml(c: ConfigurationsView): XmlObject {
   return {
-    global: { maxUnhealthy: c.global.maxUnhealthy ?? '50%', overrideSet: settingItems(c.global.overrides), settingSet: settingItems(c.global.effective) },
+    global: { maxUnhealthy: c.global.maxUnhealthy ?? '50%', unhealthyRange: c.global.unhealthyRange ?? '', overrideSet: settingItems(c.global.overrides), settingSet: settingItems(c.global.effective) },
     partitionSet: c.partitions.map(partitionItem),
     hostSet: c.hosts.map((h) => ({ host: h.host, partition: h.partition, hostDisabled: h.hostDisabled, bmc: bmcItem(h.bmc) })),
     suspensionSet: c.suspended.map((s) => ({ scope: s.key, until: iso(s.until), reason: s.reason, by: s.by })),

@@ -16,6 +16,9 @@ export class FakeHa implements HaProvider, HaServiceActions {
   readonly activity = new Map<string, Scripted<ActivityOutcome>>();
   readonly recovers = new Map<string, Scripted<'ok' | 'fail'>>();
   readonly fences = new Map<string, Scripted<'ok' | 'already-off' | 'fail'>>();
+  /** The BMC's power status per host (default on); 'fail' rejects. Counted apart from `calls`. */
+  readonly power = new Map<string, Scripted<'on' | 'off' | 'fail'>>();
+  readonly powerCalls: string[] = [];
   /** Per host, the outcomes of the next drain or evacuate attempts, in order (then: done). */
   readonly repairs = new Map<string, ('done' | 'not-done' | 'throw' | 'hang')[]>();
   private readonly held: (() => void)[] = [];
@@ -65,6 +68,13 @@ export class FakeHa implements HaProvider, HaServiceActions {
     const r = await this.answer(this.fences, ref.host, 'ok');
     if (r === 'fail') throw new Error('FenceAgentTimedOut: BMC does not answer');
     return { alreadyOff: r === 'already-off' };
+  }
+
+  async powerStatus(ref: HaHostRef) {
+    this.powerCalls.push(ref.host);
+    const p = await this.answer(this.power, ref.host, 'on');
+    if (p === 'fail') throw new Error('FenceAgentTimedOut: BMC does not answer');
+    return { power: p, detail: `the BMC says ${p}` };
   }
 
   async disableHost(ref: HaHostRef) {

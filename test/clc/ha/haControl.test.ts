@@ -116,6 +116,37 @@ describe('HaControl', () => {
     expect(JSON.stringify([env.store.read(), env.bmc.read()])).toBe(before);
   });
 
+  it('FenceHost of an AVAILABLE host whose NC does not answer fences without force (HA has not noticed yet)', async () => {
+    const env = await setup();
+    await enabled(env);
+    env.fake.healthy.set(H1, false);
+    expect((await env.control.fenceHost(H1, 'admin')).record).toMatchObject({ state: 'FENCING', reason: 'FenceHost by admin' });
+  });
+
+  it('the event log can be followed: After a cursor, a long poll answers as soon as a newer event exists, none missed or repeated', async () => {
+    const env = await setup();
+    const all = env.control.events({});
+    const ids = all.map((e) => e.id ?? 0);
+    expect(ids.every((id, i) => id > (ids[i - 1] ?? 0))).toBe(true);
+    const last = ids.at(-1) ?? 0;
+    const waiting = env.control.waitEvents({ after: last }, 20_000);
+    await env.control.suspend({ kind: 'partition', name: 'p1' }, null, 'rack work', 'admin');
+    await env.control.suspend({ kind: 'partition', name: 'p2' }, null, 'rack work', 'admin');
+    env.clock.advance(100);
+    const got = await waiting;
+    expect(got.map((e) => e.id)).toEqual([last + 1, last + 2]);
+    // A cursor with MaxResults keeps the oldest after it: the next call takes up where this one stopped.
+    expect(env.control.events({ after: last, limit: 1 }).map((e) => e.id)).toEqual([last + 1]);
+    expect(env.control.events({ after: last + 1, limit: 1 }).map((e) => e.id)).toEqual([last + 2]);
+    // Nothing newer: the long poll answers empty once its wait is over.
+    const idle = env.control.waitEvents({ after: last + 2 }, 1000);
+    for (let i = 0; i < 12; i++) {
+      env.clock.advance(100);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await idle).toEqual([]);
+  });
+
   it('FenceHost of a DISABLED host is refused, naming the state', async () => {
     const env = await setup();
     expect(state(env, H1)).toBe('DISABLED');
@@ -146,8 +177,14 @@ describe('HaControl', () => {
   it('FenceHost: DisableService, then the fence, then FENCED and evacuated, all in the log', async () => {
     const env = await setup();
     await enabled(env);
-    const view = await env.control.fenceHost(H1, 'AKIDADMIN');
+    // Up and healthy (AVAILABLE, its NC answers): refused without force, and nothing changes.
+    const untouched = JSON.stringify(env.store.read());
+    expect(await codeOf(env.control.fenceHost(H1, 'AKIDADMIN'))).toMatch(/^HostHealthy: Host 127\.0\.30\.1 is up and healthy/);
+    await env.runner.idle();
+    expect(JSON.stringify(env.store.read())).toBe(untouched);
+    const view = await env.control.fenceHost(H1, 'AKIDADMIN', true);
     expect(view.record.state).toBe('FENCING');
+    expect(view.record.reason).toBe('FenceHost by AKIDADMIN, forced (the host was up and healthy)');
     await env.runner.idle();
     expect(state(env, H1)).toBe('FENCED');
     expect(env.fake.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${H1}`, `fence ${H1}`, `evacuate ${H1} (agent)`]);
@@ -166,7 +203,7 @@ describe('HaControl', () => {
     const env = await setup();
     await enabled(env);
     env.fake.fences.set(H1, 'hang');
-    await env.control.fenceHost(H1, 'admin');
+    await env.control.fenceHost(H1, 'admin', true);
     const before = structuredClone(env.store.read().ha);
     expect(await codeOf(env.control.setHostEnabled(H1, false, 'admin'))).toBe(
       'HostFenceInProgress: Host 127.0.30.1 is FENCING: a power-off in flight cannot be un-issued, so HA stays on for it; wait for FENCED (or ConfirmHostFenced if its BMC is dead), then DisableHAForHost');
@@ -190,7 +227,7 @@ describe('HaControl', () => {
     const env = await setup();
     await enabled(env);
     env.fake.fences.set(H1, 'fail');
-    await env.control.fenceHost(H1, 'admin');
+    await env.control.fenceHost(H1, 'admin', true);
     await env.runner.idle();
     const [v] = env.control.describeHosts({ hosts: [H1], dryRun: true });
     expect(v?.record).toMatchObject({ state: 'FENCING', needsOperator: true });

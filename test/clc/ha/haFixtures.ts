@@ -27,7 +27,7 @@ export const PROBE = 8;
 
 /** A record in `state` at time 0, with the operation that state normally has in flight. */
 export function inState(state: HaState, patch: Partial<HostHaRecord> = {}): HostHaRecord {
-  const base: HostHaRecord = { ...newHostHaRecord('h1', 'p1', 0), state, since: 0, seq: 10, reason: 'fixture', nextHealthCheckAt: 1000 };
+  const base: HostHaRecord = { ...newHostHaRecord('h1', 'p1', 0), state, since: 0, seq: 10, reason: 'fixture', nextHealthCheckAt: 1000, nextPowerCheckAt: 1000, reportedHealthy: true };
   const op = (kind: 'activity' | 'recover' | 'fence', timeout: number) => ({ kind, token: OP, startedAt: 0, deadline: timeout });
   const health = { token: PROBE, startedAt: 0, deadline: SETTINGS.healthCheckTimeoutMs };
   const byState: Partial<Record<HaState, Partial<HostHaRecord>>> = {

@@ -210,6 +210,20 @@ describe('HaRunner', () => {
     await runUntil(env, () => env.fake.calls.some((c) => c.startsWith('recover')));
   });
 
+  it('unhealthyRange takes precedence over maxUnhealthy: one failing host of [2-3] is held, a second brings both into the range', async () => {
+    const env = await setup({ maxUnhealthy: '0' });
+    await env.section.update((ha) => { if (ha.partitions.p1) ha.partitions.p1.unhealthyRange = '[2-3]'; });
+    env.fake.healthy.set(H(1), false);
+    env.fake.activity.set(H(1), 'inactive');
+    await runUntil(env, () => env.section.read().hosts[H(1)]?.blocked !== null);
+    expect(env.section.read().hosts[H(1)]?.blocked?.reason).toMatch(/^storm protection: 1 of 4 hosts in p1 are unhealthy, outside unhealthyRange \[2-3\]/);
+    expect(env.fake.calls.some((c) => c.startsWith('recover'))).toBe(false);
+    // maxUnhealthy 0 alone would hold every remediation; the range lets two or three go.
+    env.fake.healthy.set(H(2), false);
+    env.fake.activity.set(H(2), 'inactive');
+    await runUntil(env, () => env.fake.calls.includes(`recover ${H(1)}`) && env.fake.calls.includes(`recover ${H(2)}`));
+  });
+
   it('a suspension holds recovery back with its reason until it expires', async () => {
     const env = await setup();
     await env.section.update((ha) => { ha.suspended['host:127.0.1.1'] = { until: 400, reason: 'BIOS update', by: 'admin' }; });
@@ -220,6 +234,43 @@ describe('HaRunner', () => {
     expect(env.fake.calls.some((c) => c.startsWith('recover'))).toBe(false);
     await runUntil(env, () => env.fake.calls.includes(`recover ${H(1)}`));
     expect(env.clock.now()).toBeGreaterThanOrEqual(400);
+  });
+
+  it('while suspended, an owed restart elsewhere is neither executed nor lost; it runs once the suspension ends (Ganeti harep)', async () => {
+    const env = await setup();
+    await env.section.update((ha) => { ha.suspended['partition:p1'] = { until: 300, reason: 'rack maintenance', by: 'admin' }; });
+    // An operator's fence is not held by a suspension; what it owes afterwards is.
+    await env.runner.deliver(H(1), { type: 'fenceRequested', operator: 'admin' });
+    await env.runner.idle();
+    expect(env.state(H(1))).toBe('FENCED');
+    await passTime(env, 100);
+    expect(env.fake.calls.filter((c) => c.startsWith('evacuate'))).toEqual([]);
+    const owed = env.section.read().hosts[H(1)]?.owed;
+    expect(owed).toMatchObject({ kind: 'evacuate', attempts: 0, inFlight: null, heldBy: expect.stringMatching(/^automation suspended for partition:p1 by admin until .*: rack maintenance$/) });
+    // Said once, not on every tick.
+    expect(env.section.read().events.filter((e) => e.host === H(1) && /owed restart elsewhere of the instances held, not dropped/.test(e.message))).toHaveLength(1);
+    // The suspension ends on its own (the clock passes `until`): the restart starts at once, exactly once.
+    await runUntil(env, () => env.fake.calls.includes(`evacuate ${H(1)} (agent)`));
+    expect(env.clock.now()).toBeGreaterThanOrEqual(300);
+    await passTime(env, 20);
+    expect(env.section.read().hosts[H(1)]?.owed).toBeNull();
+    expect(env.fake.calls.filter((c) => c.startsWith('evacuate'))).toHaveLength(1);
+  });
+
+  it('an owed drain held by a suspension is dropped if no longer needed when it ends (EnableService meanwhile)', async () => {
+    const env = await setup();
+    await env.section.update((ha) => { ha.suspended['host:127.0.1.1'] = { until: null, reason: 'hands off', by: 'admin' }; });
+    env.fake.healthy.set(H(1), false);
+    env.fake.activity.set(H(1), 'active');
+    await runUntil(env, () => env.state(H(1)) === 'DEGRADED');
+    await passTime(env, 30);
+    expect(env.fake.calls.filter((c) => c.startsWith('drain'))).toEqual([]);
+    expect(env.section.read().hosts[H(1)]?.owed).toMatchObject({ kind: 'drain', heldBy: expect.stringContaining('hands off') });
+    await env.runner.deliver(H(1), { type: 'serviceEnabled' });
+    await env.section.update((ha) => { delete ha.suspended['host:127.0.1.1']; });
+    await passTime(env, 30);
+    expect(env.fake.calls.filter((c) => c.startsWith('drain'))).toEqual([]);
+    expect(env.section.read().hosts[H(1)]?.owed).toBeNull();
   });
 
   it('back-pressure: a full fence queue refuses, the host is held and fenced once there is room', async () => {

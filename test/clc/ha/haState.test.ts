@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { step } from '../../../clc/ha/hostHaMachine.js';
-import { appendHaEvents, emptyHaSection, HA_EVENT_LOG_LIMIT, type HaLogEvent } from '../../../clc/ha/haState.js';
+import { appendHaEvents, emptyHaSection, haSectionSchema, HA_EVENT_LOG_LIMIT, type HaLogEvent } from '../../../clc/ha/haState.js';
 import { HA_STATES } from '../../../clc/ha/hostHaState.js';
 import { CLC_STORE_FILE, openClcStore } from '../../../clc/state/clcStore.js';
 import { isFerryError } from '../../../shared/errors/registry.js';
@@ -26,13 +26,14 @@ describe('host HA in clc.json', () => {
     hosts['127.0.1.51'] = { ...inState('FENCING', { operation: null, needsOperator: true }), host: '127.0.1.51' };
     const fenced = step(inState('FENCING'), { type: 'fenceResult', token: 7, ok: true, detail: 'Already OFF' }, 9, ctx()).next;
     hosts['127.0.1.52'] = { ...fenced, host: '127.0.1.52' };
-    const events: HaLogEvent[] = [{ at: 9, host: '127.0.1.52', kind: 'transition', level: 'info', from: 'FENCING', to: 'FENCED', message: 'power off confirmed' }];
+    const events: HaLogEvent[] = [{ id: 1, at: 9, host: '127.0.1.52', kind: 'transition', level: 'info', from: 'FENCING', to: 'FENCED', message: 'power off confirmed' }];
     await s.update((d) => {
       d.ha.hosts = hosts;
       d.ha.partitions.p1 = { enabled: true, maxUnhealthy: '40%', settings: { fenceTimeoutMs: 5000 } };
       d.ha.global = { settings: { recoverFailureThreshold: 2 }, maxUnhealthy: '2' };
       d.ha.hostDisabled = ['127.0.1.9'];
       d.ha.events = events;
+      d.ha.nextEventId = 2;
     });
     const raw = JSON.parse(await readFile(join(dir, CLC_STORE_FILE), 'utf8'));
     expect(raw).toMatchObject({ kind: 'ferry-clc', schemaVersion: 1, data: { ha: { partitions: { p1: { enabled: true } } } } });
@@ -74,12 +75,25 @@ describe('host HA in clc.json', () => {
 
 describe('appendHaEvents', () => {
   it('keeps the last entries up to the limit', () => {
-    const log: HaLogEvent[] = [];
+    const ha = { events: [] as HaLogEvent[], nextEventId: 1 };
+    const log = ha.events;
     const ev = (at: number): HaLogEvent => ({ at, host: 'h', kind: 'alert', level: 'info', message: String(at) });
-    appendHaEvents(log, Array.from({ length: HA_EVENT_LOG_LIMIT - 1 }, (_, i) => ev(i)));
-    appendHaEvents(log, [ev(5000), ev(5001), ev(5002)]);
+    appendHaEvents(ha, Array.from({ length: HA_EVENT_LOG_LIMIT - 1 }, (_, i) => ev(i)));
+    appendHaEvents(ha, [ev(5000), ev(5001), ev(5002)]);
     expect(log).toHaveLength(HA_EVENT_LOG_LIMIT);
     expect(log[0]?.at).toBe(2);
     expect(log.at(-1)?.at).toBe(5002);
+    // Durable ids, increasing, never reused after the oldest are dropped.
+    expect(log[0]?.id).toBe(3);
+    expect(log.at(-1)?.id).toBe(HA_EVENT_LOG_LIMIT + 2);
+    expect(ha.nextEventId).toBe(HA_EVENT_LOG_LIMIT + 3);
+  });
+
+  it('numbers the events of an older store in log order on load, after any id already given', () => {
+    const old = { ...emptyHaSection(), events: [{ at: 1, host: 'h', kind: 'alert', level: 'info', message: 'a' }, { at: 2, host: 'h', kind: 'alert', level: 'info', message: 'b' }] };
+    const { nextEventId: _n, ...withoutNext } = old;
+    const loaded = haSectionSchema.parse(withoutNext);
+    expect(loaded.events.map((e) => e.id)).toEqual([1, 2]);
+    expect(loaded.nextEventId).toBe(3);
   });
 });

@@ -35,6 +35,7 @@ const ev = {
   recovered: (ok: boolean, token = OP): HaEvent => ({ type: 'recoverResult', token, ok, detail: ok ? 'power cycled' : 'BMC error' }),
   fenced: (ok: boolean, token = OP): HaEvent => ({ type: 'fenceResult', token, ok, detail: ok ? 'Already OFF' : 'timed out' }),
   fenceHost: { type: 'fenceRequested', operator: 'admin' } as HaEvent,
+  fenceHealthy: (force: boolean): HaEvent => ({ type: 'fenceRequested', operator: 'admin', force, answering: true }),
   confirm: { type: 'operatorConfirmedFenced', operator: 'admin' } as HaEvent,
   unfenced: { type: 'unfenced' } as HaEvent,
   resumed: { type: 'resumed' } as HaEvent,
@@ -287,6 +288,61 @@ describe('FenceHost on a FENCED host (OpenStack fencing blueprint)', () => {
     const { next, effects } = step(from, ev.fenceHost, 1, ctx());
     expect(next).toBe(from);
     expect(effects).toEqual([]);
+  });
+});
+
+describe('owed repairs while automation is suspended (Ganeti harep)', () => {
+  const SUSP = 'automation suspended for host:h1 by admin until lifted: x';
+  const held = (r: { owed: HostHaRecord['owed'] }) => r.owed?.heldBy;
+  const rows: [string, HostHaRecord, HaEvent][] = [
+    ['DEGRADED, drain due, tick', inState('DEGRADED', { owed: owedDue('drain') }), ev.tick],
+    ['FENCED, restart due, tick', inState('FENCED', { owed: owedDue('evacuate') }), ev.tick],
+    ['FENCING + fence confirmed: the restart is owed but not started', inState('FENCING'), ev.fenced(true)],
+    ['CHECKING + activity: DEGRADED owes a drain, not started', inState('CHECKING', { activityChecks: 2 }), ev.activity('active')],
+  ];
+  it.each(rows)('%s', (_name, from, event) => {
+    const c = { ...ctx(), suspended: SUSP };
+    const first = step(from, event, 1, c);
+    expect(actions(first.effects).filter((k) => k === 'drain' || k === 'evacuate')).toEqual([]);
+    expect(first.next.owed).not.toBeNull();
+    expect(held(first.next)).toBe(SUSP);
+    expect(first.next.owed?.attempts).toBe(from.owed?.attempts ?? 0);
+    // Said once: the next tick neither alerts again nor starts it.
+    const again = step(first.next, ev.tick, 2, c);
+    expect(again.effects.filter((e) => e.kind !== 'healthCheck')).toEqual([]);
+    expect(again.next.owed).toEqual(first.next.owed);
+    // The suspension ends: the next tick starts it, and the hold is forgotten.
+    const after = step(again.next, ev.tick, 3, ctx());
+    expect(actions(after.effects)).toContain(first.next.owed?.kind);
+    expect(held(after.next)).toBeUndefined();
+    expect(after.next.owed?.inFlight).not.toBeNull();
+  });
+});
+
+describe('FenceHost on a host that is up and healthy (OpenStack fencing blueprint)', () => {
+  it('AVAILABLE and its NC answering: refused as healthy without force, nothing changes', () => {
+    const from = inState('AVAILABLE');
+    let err: unknown;
+    try {
+      step(from, ev.fenceHealthy(false), 1, ctx());
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(IllegalHaEventError);
+    expect((err as IllegalHaEventError).healthy).toBe(true);
+    expect((err as IllegalHaEventError).state).toBe('AVAILABLE');
+  });
+
+  it('forced: fenced like any FenceHost, and the transition names who forced it', () => {
+    const { next, effects } = step(inState('AVAILABLE'), ev.fenceHealthy(true), 1, ctx(STORM));
+    expect(next.state).toBe('FENCING');
+    expect(actions(effects)).toEqual(['disableHost', 'fence']);
+    expect(effects.find((e) => e.kind === 'transition')).toMatchObject({ to: 'FENCING', reason: 'FenceHost by admin, forced (the host was up and healthy)' });
+  });
+
+  const unhealthyRows: [string, HostHaRecord][] = (['SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERED', 'INELIGIBLE'] as const).map((s) => [s, inState(s)]);
+  it.each(unhealthyRows)('%s (not AVAILABLE): a FenceHost fences without force even if the NC answers now', (_s, from) => {
+    expect(step(from, { type: 'fenceRequested', operator: 'admin', answering: true }, 1, ctx()).next.state).toBe('FENCING');
   });
 });
 

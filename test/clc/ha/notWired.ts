@@ -19,6 +19,7 @@ export function notWiredHa(): { provider: HaProvider; actions: HaServiceActions 
       hasActivity: () => Promise.resolve({ outcome: 'unknown', detail: HA_NOT_WIRED_REASON }),
       recover: () => refuse('power cycle'),
       fence: () => refuse('fence'),
+      powerStatus: () => Promise.resolve({ power: 'unknown', detail: HA_NOT_WIRED_REASON }),
     },
     actions: {
       disableHost: () => refuse('DisableService'),

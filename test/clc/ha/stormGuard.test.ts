@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { step } from '../../../clc/ha/hostHaMachine.js';
 import type { HaState } from '../../../clc/ha/hostHaState.js';
-import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, type MaxUnhealthy } from '../../../clc/ha/stormGuard.js';
+import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema, type MaxUnhealthy, type UnhealthyRange } from '../../../clc/ha/stormGuard.js';
 import { SETTINGS, actions, inState } from './haFixtures.js';
 
 const count = (value: number): MaxUnhealthy => ({ kind: 'count', value });
@@ -46,8 +46,67 @@ describe('judgeStorm', () => {
   });
 });
 
+describe('judgeStorm with unhealthyRange (Cluster API: takes precedence over maxUnhealthy)', () => {
+  const C = 'CHECKING';
+  const range = (min: number, max: number): UnhealthyRange => ({ min, max });
+  const rows: [string, HaState[], MaxUnhealthy, UnhealthyRange, boolean][] = [
+    ['below the range: 1 unhealthy, [2-5]', [A, A, A, C], pct(100), range(2, 5), false],
+    ['at the lower bound', [A, A, C, C], pct(0), range(2, 5), true],
+    ['inside, where maxUnhealthy (1) alone would refuse', [A, C, C, C], count(1), range(2, 5), true],
+    ['at the upper bound', [A, C, C, C, C, C], pct(50), range(2, 5), true],
+    ['above the range, where maxUnhealthy (100%) alone would allow', [C, C, C, C, C, C], pct(100), range(2, 5), false],
+    ['[0-0]: only while all are healthy (nothing to remediate then)', [A, C], pct(100), range(0, 0), false],
+    ['[0-1]', [A, A, C], count(0), range(0, 1), true],
+    ['not counted: maintenance and DISABLED', ['INELIGIBLE', 'DISABLED', C, C], count(0), range(2, 2), true],
+  ];
+  it.each(rows)('%s', (_name, states, max, r, allowed) => {
+    const v = judgeStorm('p1', states, max, r);
+    expect(v.allowance.allowed).toBe(allowed);
+    if (!v.allowance.allowed) expect(v.allowance.reason).toMatch(new RegExp(`^storm protection: \\d+ of \\d+ hosts in p1 are unhealthy, outside unhealthyRange \\[${r.min}-${r.max}\\]`));
+  });
+});
+
+describe('unhealthyRangeSchema', () => {
+  const good: [string, UnhealthyRange][] = [['[2-5]', { min: 2, max: 5 }], ['[0-0]', { min: 0, max: 0 }], ['[3-3]', { min: 3, max: 3 }]];
+  it.each(good)('parses %s', (text, want) => expect(unhealthyRangeSchema.parse(text)).toEqual(want));
+  it.each(['', '2-5', '[5-2]', '[2-]', '[-5]', '[2 - 5]', '[2-5', '(2-5)', '[a-b]', '[2-5]x'])('refuses %j', (text) => expect(unhealthyRangeSchema.safeParse(text).success).toBe(false));
+});
+
 describe('maxUnhealthySchema', () => {
   const good: [string, MaxUnhealthy][] = [['2', count(2)], ['0', count(0)], ['40%', pct(40)], ['100%', pct(100)]];
   it.each(good)('parses %s', (text, want) => expect(maxUnhealthySchema.parse(text)).toEqual(want));
   it.each(['', '-1', '1.5', '101%', '%', '50 %', 'half'])('refuses %j', (text) => expect(maxUnhealthySchema.safeParse(text).success).toBe(false));
+});
+
+describe('node-startup timeout (Cluster API nodeStartupTimeout)', () => {
+  it('a host past it counts as unhealthy whatever its state, even INELIGIBLE; DISABLED never counts', () => {
+    const overdue = (state: HaState) => ({ state, startupOverdue: true });
+    const rows: [string, Parameters<typeof judgeStorm>[1], { total: number; unhealthy: number }][] = [
+      ['an INELIGIBLE host that never became healthy', [A, A, overdue('INELIGIBLE')], { total: 3, unhealthy: 1 }],
+      ['an AVAILABLE one not yet checked healthy', [A, overdue('AVAILABLE')], { total: 2, unhealthy: 1 }],
+      ['a DISABLED one', [A, overdue('DISABLED')], { total: 1, unhealthy: 0 }],
+      ['plain states as before', [A, 'INELIGIBLE', { state: 'INELIGIBLE', startupOverdue: false }], { total: 1, unhealthy: 0 }],
+    ];
+    for (const [name, samples, want] of rows) {
+      const v = judgeStorm('p1', samples, count(0));
+      expect({ name, total: v.total, unhealthy: v.unhealthy }).toEqual({ name, ...want });
+    }
+  });
+
+  it('the machine marks it once, after the timeout, and forgets it at the first passing health check', () => {
+    const s = { ...SETTINGS, nodeStartupTimeoutMs: 100 };
+    const c = { settings: s, remediation: { allowed: true } as const };
+    const joined = inState('INELIGIBLE', { joinedAt: 0, reportedHealthy: false, health: null });
+    expect(step(joined, { type: 'tick' }, 99, c).next.startupOverdue).toBe(false);
+    const late = step(joined, { type: 'tick' }, 100, c);
+    expect(late.next.startupOverdue).toBe(true);
+    expect(late.effects).toEqual([expect.objectContaining({ kind: 'alert', level: 'warn', message: expect.stringContaining('has not reported healthy within the node-startup timeout (100 ms)') })]);
+    expect(step(late.next, { type: 'tick' }, 200, c).effects).toEqual([]);
+    // Eligible at last, and its first health check passes.
+    const avail = { ...late.next, state: 'AVAILABLE' as const, health: { token: 99, startedAt: 200, deadline: 300 } };
+    const healthy = step(avail, { type: 'healthResult', token: 99, healthy: true, detail: 'ok' }, 201, c).next;
+    expect(healthy).toMatchObject({ reportedHealthy: true, startupOverdue: false });
+    // A host that reported healthy once is never held to it again.
+    expect(step({ ...healthy, state: 'INELIGIBLE', health: null }, { type: 'tick' }, 10_000, c).next.startupOverdue).toBe(false);
+  });
 });
