@@ -17,6 +17,7 @@ export const ADMIN_CODE_OF_HA: Readonly<Record<HaErrorCode, ClcErrorCode>> = Obj
   SettingsWouldNotHold: 'InvalidParameterCombination',
   SuspensionInPast: 'InvalidParameterValue',
   IllegalOperatorEvent: 'IncorrectHostHAState',
+  HostUpAndHealthy: 'HostHealthy',
   FenceInProgress: 'HostFenceInProgress',
   EnableWhileFencing: 'OperationNotPermitted',
   FencedHostSilent: 'OperationNotPermitted',

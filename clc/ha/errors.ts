@@ -24,6 +24,8 @@ export const HaErrors = defineErrors({
   // The host's state refuses the command.
   /** FenceHost / ConfirmHostFenced in a state whose transition table has no such event. */
   IllegalOperatorEvent: conflict('Host {host} is {state}: {detail}', false),
+  /** FenceHost of a host that is up and healthy, without Force (OpenStack's fencing blueprint). */
+  HostUpAndHealthy: conflict('Host {host} is up and healthy (HA finds it AVAILABLE and its NC answers): FenceHost refuses to fence it unless Force=true is given', false),
   /** DisableHAForHost while the power-off is in flight: it cannot be un-issued. */
   FenceInProgress: conflict('Host {host} is {state}: its power-off cannot be un-issued', true),
   /** EnableService of a host HA is fencing ({action} is the refused request). */

@@ -291,7 +291,7 @@ export class HaControl {
       await this.opts.runner.deliver(host, event);
     } catch (e) {
       if (e instanceof IllegalHaEventError) {
-        if (e.healthy) throw ClcErrors.make('HostHealthy', { host });
+        if (e.healthy) throw HaErrors.make('HostUpAndHealthy', { host });
         const now = this.read().hosts[host] ?? rec;
         throw HaErrors.make('IllegalOperatorEvent', { host, state: now.state, detail: e.message });
       }
