@@ -66,3 +66,48 @@ export function tightScenario(seed: number, hosts: number, instances: number): P
   }
   return { nodes, drain };
 }
+
+/** What the bench reports for plan-quality: the share placed by Ferry's planner and by round-robin, and the slowest plan. */
+export interface PlanQuality {
+  readonly ferryShare: number;
+  readonly roundRobinShare: number;
+  readonly worstMs: number;
+  readonly medianMs: number;
+}
+
+/** Round-robin over the destinations, each instance to the next one (from where the last went) it fits. */
+export function roundRobin(s: PlanScenario): number {
+  const free = s.nodes.slice(1).map((n) => ({ cores: n.capacity.cores - n.used.cores, memoryMiB: n.capacity.memoryMiB - n.used.memoryMiB, diskGiB: n.capacity.diskGiB - n.used.diskGiB }));
+  let at = 0;
+  let placed = 0;
+  for (const inst of s.drain) {
+    for (let tried = 0; tried < free.length; tried++) {
+      const j = (at + tried) % free.length;
+      const f = free[j] as Resources;
+      if (!fitsIn(inst.resources, f)) continue;
+      free[j] = { cores: f.cores - inst.resources.cores, memoryMiB: f.memoryMiB - inst.resources.memoryMiB, diskGiB: f.diskGiB - inst.resources.diskGiB };
+      at = j + 1;
+      placed++;
+      break;
+    }
+  }
+  return placed;
+}
+
+/** `seeds` scenarios of `hosts` destinations and `instances` instances through `plan` (Ferry's planner). */
+export function planQuality(plan: (s: PlanScenario) => number, seeds: number, hosts: number, instances: number): PlanQuality {
+  let ferry = 0;
+  let rr = 0;
+  let total = 0;
+  const times: number[] = [];
+  for (let seed = 1; seed <= seeds; seed++) {
+    const s = tightScenario(seed, hosts, instances);
+    const t = performance.now();
+    ferry += plan(s);
+    times.push(performance.now() - t);
+    rr += roundRobin(s);
+    total += s.drain.length;
+  }
+  times.sort((a, b) => a - b);
+  return { ferryShare: ferry / total, roundRobinShare: rr / total, worstMs: times[times.length - 1] ?? 0, medianMs: times[Math.floor(times.length / 2)] ?? 0 };
+}
