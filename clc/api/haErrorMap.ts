@@ -23,6 +23,8 @@ export const ADMIN_CODE_OF_HA: Readonly<Record<HaErrorCode, ClcErrorCode>> = Obj
   FencedHostSilent: 'OperationNotPermitted',
   HostNotFenced: 'OperationNotPermitted',
   RestartsFailed: 'ServiceUnavailable',
+  SourceTimedOut: 'ServiceUnavailable',
+  NoPowerManagement: 'ServiceUnavailable',
 });
 
 /** `e` in the admin registry when it is one of HA's; anything else unchanged. */

@@ -5,6 +5,7 @@
  * design: no power management, a host in maintenance, or no neighbour to check activity make a host
  * ineligible (a disabled partition is the runner's concern).
  */
+import { HaErrors } from './errors.js';
 import type { HaHostRef, HaProvider } from './haProvider.js';
 import type { ActivityOutcome } from './hostHaState.js';
 import type { PowerDriver } from './power/powerDriver.js';
@@ -35,7 +36,7 @@ export interface ProviderParts {
 export function composeProvider(parts: ProviderParts): HaProvider {
   const powerOf = (ref: HaHostRef): PowerDriver => {
     const p = parts.power(ref.host);
-    if (!p) throw new Error(`no power management is configured for ${ref.host}`);
+    if (!p) throw HaErrors.make('NoPowerManagement', { host: ref.host, detail: 'configure its BMC (ConfigureHAForHost)' });
     return p;
   };
   return {

@@ -34,6 +34,10 @@ export const HaErrors = defineErrors({
   FencedHostSilent: conflict('{action} refused: {detail}', true),
   /** A restart elsewhere of a host HA does not hold FENCED (fence before evacuate). */
   HostNotFenced: conflict('{action} refused: {detail}', false),
+  /** A source HA asked (the CC, for health or activity) did not answer before the effect's deadline; the sample is inconclusive. */
+  SourceTimedOut: server(504, '{detail}'),
+  /** A power action for a host without a BMC configured (HA keeps such a host INELIGIBLE; a race with DisableHAForHost). */
+  NoPowerManagement: server(503, 'no power management is configured for {host}: {detail}'),
   /** Some instances of a fenced host could not be restarted elsewhere; the attempt is retried. */
   RestartsFailed: server(503, 'could not restart {detail}'),
 });

@@ -32,6 +32,7 @@ export function renderHaTable(): string {
 export function withHaTable(doc: string): string {
   const b = doc.indexOf(HA_TABLE_BEGIN);
   const e = doc.indexOf(HA_TABLE_END);
+  // A programming-invariant check of a docs tool: only the test and the script call it, never a daemon.
   if (b < 0 || e < b) throw new Error('docs/ARCHITECTURE.md lacks the ha-table markers');
   return `${doc.slice(0, b + HA_TABLE_BEGIN.length)}\n${renderHaTable()}\n${doc.slice(e)}`;
 }

@@ -10,17 +10,18 @@ import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
 import type { Clusters } from '../../clusters/clusters.js';
 import type { ActivitySource, HealthSource, HostFacts } from '../composedProvider.js';
 import type { HaHostRef } from '../haProvider.js';
+import { HaErrors } from '../errors.js';
 import { FENCE_STATES, type HaState } from '../hostHaState.js';
 
-/** Rejects with a plain Error once `deadline` (epoch ms on `clock`) passes; the work is left to settle on its own. */
+/** Rejects with HA's SourceTimedOut once `deadline` (epoch ms on `clock`) passes; the work is left to settle on its own. */
 export function withDeadline<T>(clock: Clock, deadline: number, what: string, work: Promise<T>): Promise<T> {
   const left = deadline - clock.now();
-  if (left <= 0) return Promise.reject(new Error(`${what}: no time left before the deadline`));
+  if (left <= 0) return Promise.reject(HaErrors.make('SourceTimedOut', { detail: `${what}: no time left before the deadline` }));
   return new Promise<T>((resolve, reject) => {
-    const timer = clock.setTimer(left, () => reject(new Error(`${what} did not answer within ${left} ms`)));
+    const timer = clock.setTimer(left, () => reject(HaErrors.make('SourceTimedOut', { detail: `${what} did not answer within ${left} ms` })));
     work.then(
       (v) => { timer.cancel(); resolve(v); },
-      (e: unknown) => { timer.cancel(); reject(e instanceof Error ? e : new Error(String(e))); },
+      (e: unknown) => { timer.cancel(); reject(e instanceof Error ? e : HaErrors.make('SourceTimedOut', { detail: `${what} failed: ${String(e)}` })); },
     );
   });
 }
