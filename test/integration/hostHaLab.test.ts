@@ -31,6 +31,9 @@ const SETTINGS = {
   activityCheckInitialDelayMs: 200, activityCheckIntervalMs: 400, activityCheckTimeoutMs: 2000,
   activityCheckMaxAttempts: 3, activityCheckFailureRatio: 0.5,
   degradedMaxPeriodMs: 60_000, recoverTimeoutMs: 8000, recoverWaitPeriodMs: 5000, recoverFailureThreshold: 1, fenceTimeoutMs: 3000,
+  // The lab's BMC reports a crashed host as powered off (its processes are its power), which the
+  // power watch rightly fences at once: kept out of these cases (hostHaPowerWatch.test.ts has it).
+  powerCheckIntervalMs: 3_600_000,
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -131,6 +134,11 @@ describe('host HA runner with fence_ipmilan and ipmi_sim', () => {
     const r = await startRunner(lab, [h], { maxUnhealthy: '100%' });
     await r.drive(() => r.state(h) === 'AVAILABLE', 5000);
     expect(r.state(h)).toBe('AVAILABLE');
+    // The watch's first power status (asked at once) has answered "on"; the next is an hour away.
+    await r.drive(() => {
+      const rec = r.section.read().hosts[h];
+      return rec !== undefined && rec.powerProbe === null && rec.nextPowerCheckAt > Date.now() + 60_000;
+    }, 20_000);
     const before = await bmc.hostPgid();
     await crash(bmc);
     await r.drive(() => r.state(h) === 'RECOVERED' || r.state(h) === 'FENCING', 20_000);

@@ -64,12 +64,15 @@ describe('a caller is refused before its body is read', () => {
     expect(a).toEqual({ status: 413, code: 'RequestTooLarge', bodyBytesSent: start.length, closedByServer: true });
   });
 
-  it('an NC certificate streaming a chunked ccNodeEvent is cut off at its 4 KiB, long before 1 MiB', async () => {
-    const a = await rawPost({ role: 'nc', host: NC1, url: cloud.ccUrl, path: CC_PATH, operation: 'ccNodeEvent', start: opening('ccNodeEvent'), chunks: MiB / FILLER.length });
+  it('an NC certificate streaming a chunked ccNodeEvent is cut off at its 4 KiB: answered and closed without the rest of the body', async () => {
+    // About 8 KiB, then the sender stops with its chunked body unfinished (no last chunk): only a
+    // server that refuses at its bound answers at all. (How much a sender manages to queue before
+    // the answer arrives measures the machine's load, not the server: not asserted.)
+    const a = await rawPost({ role: 'nc', host: NC1, url: cloud.ccUrl, path: CC_PATH, operation: 'ccNodeEvent', start: opening('ccNodeEvent'), chunks: Math.ceil(8192 / FILLER.length) });
     expect(a.status).toBe(413);
     expect(['RequestTooLarge', 'XmlLimitExceeded']).toContain(a.code);
     expect(a.closedByServer).toBe(true);
-    expect(a.bodyBytesSent).toBeLessThan(MiB / 4);
+    expect(a.bodyBytesSent).toBeLessThan(MiB / 64);
   });
 
   it('a request without SOAPAction is refused before its body, with a code that says what to send', async () => {
