@@ -3,13 +3,14 @@
  * scripted FakeHa): rows, --json, the password from a file or an environment variable (never an
  * argument), usage errors, and `CODE: message` with exit 1 for a cloud refusal.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.js';
 import { serveApp, testAuthenticator, TEST_ADMIN } from './authFixtures.js';
-import { ensureBuilt } from './buildOnce.js';
+import { ensureBuilt, ROOT } from './buildOnce.js';
 import { lines, runBuiltCli, type CliRun } from './cliRunner.js';
 import { FakeHa } from './ha/fakeHa.js';
 import { harness, type Harness } from './harness.js';
@@ -132,6 +133,55 @@ describe('euca-describe-host-ha', () => {
     expect(r.code).toBe(0);
     expect(lines(r.stdout)).toContain(`OWED\t${N1}\tdrain\t2\t2013-06-01T12:00:20.000Z\tthe NC does not answer`);
   });
+});
+
+describe('euca-describe-ha-events --follow', () => {
+  it('prints the log so far, then each new event as it is logged, none missed and none twice, until interrupted', async () => {
+    await cli('configureHa', [N1, '--agent', 'fence_ipmilan', '--address', '127.0.31.1']);
+    const before = h.ha?.control.events({ host: N1 }) ?? [];
+    expect(before.length).toBeGreaterThan(0);
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'clc', 'cli', 'describeHaEvents.js'), '--host', N1, '--follow'], {
+      env: { PATH: process.env.PATH ?? '', EC2_URL: url, EC2_ACCESS_KEY: TEST_ADMIN.accessKey, EC2_SECRET_KEY: TEST_ADMIN.secretKey },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const waiters: (() => void)[] = [];
+    child.stdout.on('data', (b: Buffer) => { out += b.toString(); for (const w of waiters.splice(0)) w(); });
+    child.stderr.on('data', (b: Buffer) => { err += b.toString(); });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    /**
+     * Resolves once `n` EVENT lines are printed. The CLC's long poll looks at the log on its (manual)
+     * clock, so the clock moves on while the test waits for output; the test's own timeout bounds the wait.
+     */
+    const printed = async (n: number): Promise<string[]> => {
+      while (lines(out).length < n) {
+        if (child.exitCode !== null) throw new Error(`--follow exited (${child.exitCode}): ${err}`);
+        h.clock.advance(100);
+        await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 50); });
+      }
+      return lines(out);
+    };
+    try {
+      const first = await printed(before.length);
+      expect(first).toHaveLength(before.length);
+      // Logged while the command waits in its long poll: each printed once, in order.
+      await cli('enableHa', [N1]);
+      await cli('suspendHa', ['-p', 'cluster01', '--minutes', '30', '--reason', 'rack work']);
+      const after = h.ha?.control.events({ host: N1 }) ?? [];
+      expect(after.length).toBeGreaterThan(before.length);
+      const all = await printed(after.length);
+      expect(all).toHaveLength(after.length);
+      expect(all.slice(0, first.length)).toEqual(first);
+      // The same events in the same order as the log holds them: host and message of each line.
+      expect(all.map((l) => { const f = l.split('\t'); return [f[0], f[2], f.slice(5).join('\t')]; }))
+        .toEqual(after.map((e) => ['EVENT', N1, e.message]));
+    } finally {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    }
+    expect(err).toBe('');
+  }, 60_000);
 });
 
 describe('the other host-HA commands', () => {
