@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
+import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
@@ -64,6 +65,8 @@ export const ccConfigSchema = z.object({
   wireEncoding: wireEncodingFlag,
   /** The wire server's header and request timeouts and pending-connection caps (shared/net/connectionGuard.ts). */
   ...connectionLimitShape,
+  /** Prometheus metrics on their own listener (shared/metrics/listener.ts). */
+  ...metricsShape,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
@@ -97,6 +100,7 @@ const FIELDS = [
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CC_INSECURE_PLAINTEXT', 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)'],
   ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CC_WIRE_ENCODING', WIRE_ENCODING_HELP],
   ...connectionLimitFields('FERRY_CC'),
+  ...metricsFields('FERRY_CC'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

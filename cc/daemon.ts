@@ -2,6 +2,8 @@
  * Assembles one CC from its compiled config: the cached view, the NC client, the keeper, the
  * service and the HTTP server. start() resolves once the server listens; stop() undoes it all.
  */
+import { startMetrics } from '../shared/metrics/listener.js';
+import { addCcMetrics } from './metrics.js';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +29,8 @@ export interface RunningCc {
   /** http://HOST:PORT, or https:// with --tls-dir */
   readonly url: string;
   readonly keeper: ViewKeeper;
+  /** Where Prometheus scrapes this CC (with --metrics-port). */
+  readonly metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -72,6 +76,10 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  // Before polling starts, so the first round is counted too.
+  const metrics = await startMetrics({
+    daemon: 'cc', config, stateDir: config.stateDir, logger, labels: { partition: config.partition }, add: (m) => addCcMetrics(m, () => keeper.get()),
+  });
   keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
   // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
   service.planDriver.start();
@@ -84,7 +92,9 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   return {
     url: `${schemeOf(security)}://${config.host}:${port}`,
     keeper,
+    ...(metrics ? { metricsUrl: metrics.url } : {}),
     async stop() {
+      await metrics?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await service.planDriver.stop();

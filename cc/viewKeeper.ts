@@ -4,6 +4,8 @@
  * change to the view goes through set(), which logs node transitions and hands the view to the
  * cache writer. Refreshes never reject: a failed contact is recorded in the view instead.
  */
+import { performance } from 'node:perf_hooks';
+import { ccPollRound } from '../shared/metrics/channels.js';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
@@ -222,7 +224,10 @@ export class ViewKeeper {
   /** Polls every NC now, then again `intervalMs` after each round ends (rounds never overlap). */
   startPolling(intervalMs: number, timeoutMs: number): void {
     const round = async (): Promise<void> => {
-      await this.refreshHosts(this.hosts(), timeoutMs);
+      const hosts = this.hosts();
+      const t0 = performance.now();
+      await this.refreshHosts(hosts, timeoutMs);
+      ccPollRound.publish({ seconds: (performance.now() - t0) / 1000, hosts: hosts.length });
       if (!this.stopped) this.pollTimer = this.opts.clock.setTimer(intervalMs, () => { this.polling = round(); });
     };
     this.polling = round();

@@ -7,6 +7,7 @@ import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { flagNames, HelpShown, intFlag, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerScheme, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
+import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
 import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import type { PartitionInfo } from './clusters/clusters.js';
@@ -64,6 +65,8 @@ export const clcConfigSchema = z.object({
   bmcStore: z.string().min(1).optional(),
   /** The admin API's header and request timeouts and pending-connection caps (shared/net/connectionGuard.ts). */
   ...connectionLimitShape,
+  /** Prometheus metrics on their own listener (shared/metrics/listener.ts). */
+  ...metricsShape,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
@@ -96,6 +99,7 @@ const FIELDS = [
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
   ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CLC_WIRE_ENCODING', WIRE_ENCODING_HELP],
   ...connectionLimitFields('FERRY_CLC'),
+  ...metricsFields('FERRY_CLC'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

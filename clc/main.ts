@@ -16,6 +16,7 @@ import { openFileStore } from '../shared/store/store.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
+import { startMetrics } from '../shared/metrics/listener.js';
 import { buildClcApp, CLC_PATH } from './api/app.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
@@ -25,6 +26,7 @@ import { HelpShown, parseClcConfig } from './config.js';
 import { identityDirectory } from './core/identities.js';
 import { BMC_STORE_FILE, BMC_STORE_OPTIONS } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
+import { addClcMetrics } from './metrics.js';
 import { openClcStore } from './state/clcStore.js';
 import { ensurePagingKey } from './state/pagingKey.js';
 
@@ -73,6 +75,9 @@ async function main(): Promise<void> {
       resolve();
     });
   });
+  const metrics = await startMetrics({
+    daemon: 'clc', config, stateDir: config.stateDir, logger, add: (m) => addClcMetrics(m, { store, gate, partitions: config.clusters.map((p) => p.name) }),
+  });
   logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind, connections: guard.describe() }, 'clc started');
   process.stdout.write(`clc listening on ${url}\n`);
 
@@ -81,6 +86,7 @@ async function main(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     refusals.close();
+    void metrics?.close();
     void ha.stop().then(() => closed).finally(() => {
       transport.close();
       process.exit(0);

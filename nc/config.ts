@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFlags, connectionLimitsOf, connectionLimitShape } from '../shared/config/connectionFlags.js';
+import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
 import { intFlag } from '../shared/config/flagTable.js';
 import type { ConnectionLimits } from '../shared/net/connectionGuard.js';
 import { defaultSocketPath, MAX_SOCKET_PATH_BYTES } from './hypervisor/sim/config.js';
@@ -61,10 +62,15 @@ export interface NcConfig {
   readonly connections: ConnectionLimits;
   /** What hints to the CC are sent in (the server reads both). */
   readonly wireEncoding: WireEncoding;
+  /** Prometheus metrics on their own listener at HOST:metricsPort (shared/metrics/listener.ts); absent: off. */
+  readonly metricsPort?: number;
+  readonly metricsTokenFile?: string;
 }
 
 /** The connection-limit flags, as every serving daemon names them (shared/config/connectionFlags.ts). */
 const CONN = connectionLimitFlags('FERRY_NC');
+const METRICS = Object.fromEntries(metricsFields('FERRY_NC').map(([field, flag, env, help]) => [field, { flag, env, help }])) as
+  Readonly<Record<'metricsPort' | 'metricsTokenFile', { readonly flag: string; readonly env: string; readonly help: string }>>;
 const bare = (flag: string): string => flag.split(' ')[0] ?? flag;
 
 /** Flag (and env) name per schema field, so errors name what the operator typed. */
@@ -95,6 +101,8 @@ const FIELDS = {
   requestTimeoutMs: [bare(CONN.requestTimeoutMs.flag), CONN.requestTimeoutMs.env],
   maxPendingConnections: [bare(CONN.maxPendingConnections.flag), CONN.maxPendingConnections.env],
   maxPendingPerPeer: [bare(CONN.maxPendingPerPeer.flag), CONN.maxPendingPerPeer.env],
+  metricsPort: [bare(METRICS.metricsPort.flag), METRICS.metricsPort.env],
+  metricsTokenFile: [bare(METRICS.metricsTokenFile.flag), METRICS.metricsTokenFile.env],
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -144,6 +152,7 @@ const rawSchema = z.object({
   storageDir: z.string().min(1, 'must name a directory').optional(),
   wireEncoding: wireEncodingFlag,
   ...connectionLimitShape,
+  ...metricsShape,
 }).superRefine((r, ctx) => {
   checkConnectionLimits(r, ctx);
   if (r.hypervisor === 'libvirt' && r.libvirtUri === undefined) ctx.addIssue({ code: 'custom', path: ['libvirtUri'], message: 'is required with --hypervisor libvirt' });
@@ -187,6 +196,8 @@ const rawSchema = z.object({
   ...(r.storageDir !== undefined ? { storageDir: resolve(r.storageDir) } : {}),
   connections: connectionLimitsOf(r),
   wireEncoding: r.wireEncoding,
+  ...(r.metricsPort !== undefined ? { metricsPort: r.metricsPort } : {}),
+  ...(r.metricsTokenFile !== undefined ? { metricsTokenFile: r.metricsTokenFile } : {}),
 }));
 
 function command(): Command {
@@ -204,6 +215,7 @@ function command(): Command {
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>', wireEncoding: WIRE_ENCODING_FLAG,
     headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
     maxPendingConnections: CONN.maxPendingConnections.flag, maxPendingPerPeer: CONN.maxPendingPerPeer.flag,
+    metricsPort: METRICS.metricsPort.flag, metricsTokenFile: METRICS.metricsTokenFile.flag,
   };
   const help: Record<Field, string> = {
     host: 'this host\'s loopback address, one per simulated host (127.0.1.N)', port: 'port to listen on (8775)',
@@ -226,6 +238,7 @@ function command(): Command {
     wireEncoding: WIRE_ENCODING_HELP,
     headersTimeoutMs: CONN.headersTimeoutMs.help, requestTimeoutMs: CONN.requestTimeoutMs.help,
     maxPendingConnections: CONN.maxPendingConnections.help, maxPendingPerPeer: CONN.maxPendingPerPeer.help,
+    metricsPort: METRICS.metricsPort.help, metricsTokenFile: METRICS.metricsTokenFile.help,
   };
   for (const field of Object.keys(FIELDS) as Field[]) cmd.option(flags[field], `${help[field]} [env ${FIELDS[field][1]}]`);
   return cmd;

@@ -25,6 +25,8 @@ import { openNcStoreAtStart, type NcStoreAtStart } from './storeOrigin.js';
 import { NodeController } from './nodeController.js';
 import { fsSharedStorage } from './ha/activityCheck.js';
 import { createNcApp } from './server.js';
+import { addNcMetrics } from './metrics.js';
+import { startMetrics } from '../shared/metrics/listener.js';
 
 /** How long in-flight requests get to finish at shutdown before their sockets are cut. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
     : http.createServer(httpServerOptions(limits), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, onRefused, ...storage }));
   const guard = guardConnections(server, { limits, refusals });
   await listen(server, config.port, config.host);
+  const metrics = await startMetrics({ daemon: 'nc', config, stateDir: config.stateDir, logger, labels: { host: config.host }, add: (m) => addNcMetrics(m, store) });
   logger.info({ connections: guard.describe() }, 'nc serving');
   // The CC need not wait for its next poll to see this node back (and, after a lost store, disabled).
   cc.notifier.notify({ host: config.host, kind: 'node' });
@@ -114,6 +117,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     refusals.close();
+    void metrics?.close();
     const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     cut.unref();
     server.close(() => {

@@ -11,6 +11,7 @@
  * apply functions run the selected row on a store draft. The instance's migrationState follows:
  * ready while queued, migrating, cleaning, none otherwise.
  */
+import { ncMigrationEnded } from '../shared/metrics/channels.js';
 import type { ErrorFields } from '../shared/errors/registry.js';
 import type { ItemState, MigrationPlan, NcMigrateRequest, PlanItem } from '../shared/protocol/migrationProtocol.js';
 import { FINAL_ITEM_STATES } from '../shared/protocol/migrationProtocol.js';
@@ -367,6 +368,13 @@ function applyRow<K extends SourceTrigger>(draft: NcSnapshot, migrationId: strin
   if (!row?.run || (expect !== undefined && row.decides !== expect) || !plan) return;
   const step: ItemStep = row.run(item, p);
   plan.items[plan.items.indexOf(item)] = step.next;
+  if (isFinal(step.next.state) && !isFinal(item.state)) {
+    const stats = step.next.stats;
+    ncMigrationEnded.publish({
+      outcome: step.next.state,
+      ...(stats ? { elapsedMs: stats.elapsedMs, downtimeMs: stats.downtimeMs, bytesTransferred: stats.bytesTransferred } : {}),
+    });
+  }
   if (step.instance) applyInstanceEffect(draft, migrationId, instanceId, step.instance);
   if (isFinal(step.next.state) && step.next.endedAt !== undefined && planFinished(plan)) plan.finishedAt = step.next.endedAt;
 }

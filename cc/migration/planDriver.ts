@@ -9,6 +9,8 @@
  * CC restart a new driver starts with none: every plan resumes from what the NCs report, and phase
  * timers start again from `now` — timeouts then run from the restart, late rather than early.
  */
+import { performance } from 'node:perf_hooks';
+import { ccMigrationStep } from '../../shared/metrics/channels.js';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
 import { isFerryError } from '../../shared/errors/registry.js';
@@ -221,14 +223,18 @@ export class PlanDriver {
   private async execute(key: string, e: Effect): Promise<void> {
     const { keeper, nodes, clock, logger, uriTemplate, callTimeoutMs } = this.opts;
     const host = effectHost(e);
+    const t0 = performance.now();
+    const step = e.kind === 'rollback' ? `rollback-${e.side}` : e.kind;
     try {
       await keeper.change(host, async () => {
         const res = await nodes.migrate(host, await this.withCredential(e, toNcRequest(e, uriTemplate)), { timeoutMs: callTimeoutMs });
         keeper.update(host, (v) => applyAnswer(v, e, res));
       });
+      ccMigrationStep.publish({ step, result: 'ok', seconds: (performance.now() - t0) / 1000 });
       logger.info({ effect: key, migrationId: e.migrationId }, 'migration step done');
       this.pace.set(key, { until: clock.now() + RETRY_MIN_MS, failures: 0 });
     } catch (err) {
+      ccMigrationStep.publish({ step, result: 'failed', seconds: (performance.now() - t0) / 1000 });
       const failure = asFailure(err);
       if ('instanceId' in e && e.instanceId !== undefined) {
         this.marks = noteFailure(this.marks, itemKey(e.migrationId, e.instanceId), e, failure, clock.now());

@@ -6,6 +6,7 @@
  * Every failure, at any step, leaves through sendError with its registry code and status. A request
  * that changes a partition holds its place in the change gate until its reply has been written.
  */
+import { performance } from 'node:perf_hooks';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -27,6 +28,7 @@ import { findAction } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
 import { splitEnvelope } from './envelope.js';
+import { apiRequest } from '../../shared/metrics/channels.js';
 import { sendError, toClcError } from './errorHandler.js';
 import { parseQueryParams } from './queryParams.js';
 import { renderResponse } from './xmlResponse.js';
@@ -104,6 +106,10 @@ export function buildClcApp(opts: ClcApiOptions): Express {
     const requestId = res.locals.requestId as string;
     const started = opts.clock.now();
     const requestGate = openRequestGate(gate);
+    const t0 = performance.now();
+    // Metrics label only actions Ferry knows (a client's unknown Action must not add series).
+    let known = '-';
+    let code = 'OK';
     try {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const pairs = collectPairs(req, body);
@@ -115,6 +121,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       const envelope = splitEnvelope(parseQueryParams(pairs));
       const action = findAction(envelope.action);
       if (!action) throw ClcErrors.make('InvalidAction', { action: showKey(envelope.action) });
+      known = envelope.action;
       authorize(envelope.action, principal);
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks,
@@ -125,10 +132,13 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
       logger.debug({ action: envelope.action, requestId, ms: opts.clock.now() - started }, 'request served');
     } catch (e) {
-      sendError(res, toClcError(e), requestId, refusals);
+      const err = toClcError(e);
+      code = err.code;
+      sendError(res, err, requestId, refusals);
     } finally {
       // After the reply is written: what waited for this request now sees what it changed.
       requestGate.leaveAll();
+      apiRequest.publish({ action: known, code, seconds: (performance.now() - t0) / 1000 });
     }
   };
 

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
+import { gateWait } from '../../shared/metrics/channels.js';
 import {
   DEFAULT_GATE_LIMITS, EMPTY_GATE, step, waitingByPartition,
   type GateEffect, type GateEvent, type GateKind, type GateLimits, type GateState,
@@ -28,6 +29,9 @@ export interface Ticket {
 
 interface Entry {
   status: 'waiting' | 'granted' | 'refused' | 'left';
+  readonly kind: GateKind;
+  /** When it entered (the clock's time): how long it waited is reported for metrics. */
+  readonly enteredAt: number;
   readonly granted: Promise<void>;
   resolve(): void;
   reject(e: Error): void;
@@ -62,7 +66,7 @@ export class PartitionGate {
     const granted = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
     // A refused ticket whose request never awaits it must not become an unhandled rejection.
     granted.catch(() => {});
-    const entry: Entry = { status: 'waiting', granted, resolve, reject };
+    const entry: Entry = { status: 'waiting', kind, enteredAt: this.clock.now(), granted, resolve, reject };
     this.entries.set(id, entry);
     this.apply({ type: 'enter', id, kind, label, partitions });
 
@@ -108,6 +112,7 @@ export class PartitionGate {
       case 'grant':
         entry.status = 'granted';
         entry.timer?.cancel();
+        gateWait.publish({ kind: entry.kind, outcome: 'admitted', seconds: (this.clock.now() - entry.enteredAt) / 1000 });
         entry.resolve();
         return;
       case 'deadline':
@@ -116,6 +121,7 @@ export class PartitionGate {
       case 'refuse': {
         entry.status = 'refused';
         entry.timer?.cancel();
+        gateWait.publish({ kind: entry.kind, outcome: 'refused', seconds: (this.clock.now() - entry.enteredAt) / 1000 });
         this.entries.delete(e.id);
         const detail = e.reason === 'queue-full'
           ? `${this.limits.maxWaiting} requests already wait for it; retry later`

@@ -5,6 +5,7 @@
  * API's reconcile: each tick reads the store, takes `now` once, judges the storm per partition (and
  * any suspension per host), steps every host, writes once, then acts.
  */
+import { haHeld, haPowerAction, haTransition, haWorkRefused } from '../../shared/metrics/channels.js';
 import type { Clock } from '../../shared/clock.js';
 import { Mailbox } from '../../shared/mailbox.js';
 import type { Store } from '../../shared/store/store.js';
@@ -47,6 +48,14 @@ function toLog(host: string, effects: readonly HaEffect[], at: number): HaLogEve
     else if (e.kind === 'alert') out.push({ at, host, kind: 'alert', level: e.level, message: e.message });
   }
   return out;
+}
+
+/** Metrics of one host's step (shared/metrics/channels.ts): its transitions, and a recovery or fence newly held back. */
+function reportMetrics(before: HostHaRecord | undefined, after: HostHaRecord, effects: readonly HaEffect[]): void {
+  for (const e of effects) if (e.kind === 'transition') haTransition.publish({ from: e.from, to: e.to });
+  if (after.blocked && (before?.blocked?.target !== after.blocked.target || before.blocked.reason !== after.blocked.reason)) {
+    haHeld.publish({ target: after.blocked.target });
+  }
 }
 
 /** Per partition: its compiled settings and the storm verdict, as every step of a tick sees them. */
@@ -189,7 +198,10 @@ export class HaRunner {
         appendHaEvents(d, toLog(rec.host, effects, now));
       }
     });
-    for (const { rec, effects } of changed) this.dispatch({ host: rec.host, partition: rec.partition }, effects);
+    for (const { rec, effects } of changed) {
+      reportMetrics(ha.hosts[rec.host], rec, effects);
+      this.dispatch({ host: rec.host, partition: rec.partition }, effects);
+    }
   }
 
   private dispatch(ref: HaHostRef, effects: readonly HaEffect[]): void {
@@ -209,8 +221,14 @@ export class HaRunner {
           break;
         case 'recover':
           this.submit('recovery', ref, e.token, () => provider.recover(ref, e.deadline).then(
-            (): HaEvent => ({ type: 'recoverResult', token: e.token, ok: true, detail: 'power cycled' }),
-            (err: unknown): HaEvent => ({ type: 'recoverResult', token: e.token, ok: false, detail: message(err) })));
+            (): HaEvent => {
+              haPowerAction.publish({ action: 'recover', result: 'ok' });
+              return { type: 'recoverResult', token: e.token, ok: true, detail: 'power cycled' };
+            },
+            (err: unknown): HaEvent => {
+              haPowerAction.publish({ action: 'recover', result: 'failed' });
+              return { type: 'recoverResult', token: e.token, ok: false, detail: message(err) };
+            }));
           break;
         case 'disableHost':
           disabled = actions.disableHost(ref, e.reason).catch((err: unknown) => this.note(ref.host, 'warn', `DisableService of ${ref.host} failed: ${message(err)}; fencing anyway`));
@@ -219,8 +237,14 @@ export class HaRunner {
           const first = disabled;
           // The host is in maintenance (or we tried) before its power goes off.
           this.submit('fence', ref, e.token, () => first.then(() => provider.fence(ref, e.deadline)).then(
-            (r): HaEvent => ({ type: 'fenceResult', token: e.token, ok: true, detail: r.alreadyOff ? 'already off' : 'powered off' }),
-            (err: unknown): HaEvent => ({ type: 'fenceResult', token: e.token, ok: false, detail: message(err) })));
+            (r): HaEvent => {
+              haPowerAction.publish({ action: 'fence', result: r.alreadyOff ? 'already-off' : 'ok' });
+              return { type: 'fenceResult', token: e.token, ok: true, detail: r.alreadyOff ? 'already off' : 'powered off' };
+            },
+            (err: unknown): HaEvent => {
+              haPowerAction.publish({ action: 'fence', result: 'failed' });
+              return { type: 'fenceResult', token: e.token, ok: false, detail: message(err) };
+            }));
           break;
         }
         case 'powerStatus':
@@ -249,7 +273,10 @@ export class HaRunner {
       return kind === 'power' ? r?.powerProbe?.token !== token : r?.operation?.token !== token;
     };
     const accepted = this.pools[kind].submit({ isStale, run: async () => this.deliver(ref.host, await work()) });
-    if (accepted === 'full') this.track(this.deliver(ref.host, { type: 'dispatchRefused', token }));
+    if (accepted === 'full') {
+      haWorkRefused.publish({ kind });
+      this.track(this.deliver(ref.host, { type: 'dispatchRefused', token }));
+    }
   }
 
   /** Runs one attempt at an owed repair and feeds its outcome back (a throw is a failed attempt, retried later). */

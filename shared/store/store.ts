@@ -7,6 +7,8 @@
 import { Low, Memory, type Adapter } from 'lowdb';
 import { readFile, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { storeWrite } from '../metrics/channels.js';
 import { removeLeftoverTemps, writeFileDurable } from './durableFile.js';
 import { StoreErrors } from './errors.js';
 
@@ -52,8 +54,10 @@ class DurableJsonAdapter<T> implements Adapter<Envelope<T>> {
   }
 
   async write(data: Envelope<T>): Promise<void> {
+    const t0 = performance.now();
     try {
       await writeFileDurable(this.file, JSON.stringify(data, null, 1));
+      storeWrite.publish({ kind: data.kind, seconds: (performance.now() - t0) / 1000 });
     } catch (e) {
       throw StoreErrors.make('StoreWriteFailed', { file: this.file, detail: (e as Error).message });
     }
