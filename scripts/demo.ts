@@ -16,7 +16,12 @@ const base = join(root, '.ferry-demo');
 const runDir = join(base, 'run');
 const CONTROLLER = '127.0.0.1';
 const NODES = ['127.0.1.1', '127.0.1.2', '127.0.1.3'];
-const layoutOptions: CloudLayoutOptions = { baseDir: base, controllerHost: CONTROLLER, nodeHosts: NODES };
+/** Prometheus metrics (docs/OPERATIONS.md "Metrics"): CLC, CC, and each NC on its own address. */
+const METRICS = { clc: 9190, cc: 9191, nc: 9192 };
+const layoutOptions: CloudLayoutOptions = {
+  baseDir: base, controllerHost: CONTROLLER, nodeHosts: NODES,
+  clcArgs: ['--metrics-port', String(METRICS.clc)], ccArgs: ['--metrics-port', String(METRICS.cc)], ncArgs: ['--metrics-port', String(METRICS.nc)],
+};
 const layout = cloudLayout(layoutOptions);
 const url = clcUrl(CONTROLLER);
 /** Written by the CLC at its first start; the CLI reads it by default. */
@@ -74,6 +79,10 @@ Use the admin CLI from this directory:
 Requests are signed (AWS SigV4) with the admin credentials in ${credentialsPath}
 (access key ${(await readCredentialsFile(credentialsPath)).accessKey}); the CLI reads that file when EC2_ACCESS_KEY/EC2_SECRET_KEY
 are unset. For other AWS-style tools: source ${credentialsPath}
+
+Prometheus metrics (read-only token in each daemon's state directory):
+  curl -H "Authorization: Bearer $(cat ${join(base, 'clc', 'metrics.token')})" http://${CONTROLLER}:${METRICS.clc}/metrics
+  (CC: port ${METRICS.cc}, token ${join(base, 'cc', 'metrics.token')}; NCs: http://127.0.1.N:${METRICS.nc}/metrics)
 
 Logs: ${join(base, 'logs')}   Stop: scripts/demo.sh stop   Reset: scripts/demo.sh reset`);
 }
