@@ -17,7 +17,7 @@ import type { NodeClient } from './nodeClient.js';
 import { runInstances } from './runInstances.js';
 import { Mailbox } from '../shared/mailbox.js';
 import {
-  applyInstanceState, applyReport, findEntry, listInstances, listNodes, locateInstance, markUnreachable, matrixOf,
+  applyInstanceState, applyReport, findEntry, isStale, listInstances, listNodes, locateInstance, markUnreachable, matrixOf,
   type ClusterView,
 } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
@@ -80,8 +80,8 @@ export class CcService {
 
   /** The handlers typedHandlers(SERVED_OPS, …) serves. */
   readonly ops: TypedImpl<typeof SERVED_OPS> = {
-    ccDescribeNodes: async () => {
-      const { view, stale } = await this.readView();
+    ccDescribeNodes: async (req) => {
+      const { view, stale } = req.cached === true ? this.cachedView() : await this.readView();
       const uriOf = this.opts.ncUri;
       return {
         partition: view.partition,
@@ -127,6 +127,13 @@ export class CcService {
    * What the describes answer from: refreshed where nodes answer within READ_GRACE_MS, never waiting
    * on a node that does not (viewKeeper.refreshForRead); `stale` names the nodes shown as last known.
    */
+  /** The view as it is, no NC asked: what is older than FRESH_MS is stale. */
+  private cachedView(): { view: ClusterView; stale: ReadonlySet<string> } {
+    const view = this.opts.keeper.get();
+    const now = this.opts.clock.now();
+    return { view, stale: new Set(view.entries.filter((e) => isStale(e, now, FRESH_MS)).map((e) => e.node.host)) };
+  }
+
   private async readView(): Promise<{ view: ClusterView; stale: ReadonlySet<string> }> {
     const stale = await this.opts.keeper.refreshForRead(FRESH_MS, READ_GRACE_MS, this.quickTimeoutMs);
     return { view: this.opts.keeper.get(), stale };

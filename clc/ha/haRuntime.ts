@@ -53,12 +53,16 @@ export interface HaRuntime {
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/** Every host the CCs report, with its partition; a CC that does not answer is skipped for now. */
+/**
+ * Every host the CCs report, with its partition; a CC that does not answer is skipped for now. The
+ * host list is all a pass needs here, so the CCs answer from their views and poll no NC for it: with
+ * HA switched off everywhere, a pass costs the nodes nothing (issue 19).
+ */
 async function reportedHosts(clusters: Clusters, logger: Logger): Promise<HaHostRef[]> {
   const out: HaHostRef[] = [];
   await Promise.all(clusters.partitions.map(async (p) => {
     try {
-      for (const n of await nodesOf(clusters, p.name)) out.push({ host: n.host, partition: p.name });
+      for (const n of await nodesOf(clusters, p.name, true)) out.push({ host: n.host, partition: p.name });
     } catch (e) {
       logger.warn({ partition: p.name, err: message(e) }, 'host HA: the CC did not list its nodes; its hosts are synced later');
     }

@@ -113,9 +113,13 @@ export const CC_MIGRATION_OPS = {
 
 /** Every operation the CC serves: the instance and node operations, then live migration. */
 export const CC_OPS = {
-  /** Every registered node with its state, resources and instances (fresh from the CC's view). */
+  /**
+   * Every registered node with its state, resources and instances (fresh from the CC's view).
+   * `cached`: as the view holds them now, asking no NC (host HA's list of hosts each pass); a node
+   * whose data is older than the CC's freshness bound is marked stale.
+   */
   ccDescribeNodes: {
-    request: z.object({}),
+    request: z.object({ cached: z.boolean().optional() }),
     response: z.object({ partition: partitionSchema, nodes: z.array(ccNodeSchema) }),
   },
   /** The resource matrix for the given VM types. */

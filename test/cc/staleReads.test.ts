@@ -131,3 +131,26 @@ describe('reads while one NC is stopped', () => {
     expect((await placed).instances.map((i) => i.instanceId)).toEqual([id(9)]);
   });
 });
+
+describe('a cached read (host HA\'s host list)', () => {
+  it('answers from the view at once, asks no NC, and marks what is older than the freshness bound stale', async () => {
+    const { h, stopped } = await oneStopped();
+    const asked = h.fake.callsOf('describe').length;
+    const read = h.ops.ccDescribeNodes({ cached: true }, CTX);
+    expect(await settledNow(read)).toBe(true);
+    const { nodes } = await read;
+    expect(nodes.map((n) => [n.host, n.stale])).toEqual([[A, true], [B, true]]);
+    expect(h.fake.callsOf('describe')).toHaveLength(asked);
+    // A fresh read polls them; a cached read right after sees A current and asks nobody either.
+    const fresh = h.ops.ccDescribeNodes({}, CTX);
+    h.clock.advance(READ_GRACE_MS);
+    await fresh;
+    const afterFresh = h.fake.callsOf('describe').length;
+    expect(afterFresh).toBeGreaterThan(asked);
+    const again = await h.ops.ccDescribeNodes({ cached: true }, CTX);
+    expect(again.nodes.map((n) => [n.host, n.stale])).toEqual([[A, false], [B, true]]);
+    expect(h.fake.callsOf('describe')).toHaveLength(afterFresh);
+    stopped.open();
+    await h.settle();
+  });
+});

@@ -26,9 +26,9 @@ export function withDeadline<T>(clock: Clock, deadline: number, what: string, wo
   });
 }
 
-/** A partition's nodes as its CC sees them now. */
-export async function nodesOf(clusters: Clusters, partition: string): Promise<readonly CcNode[]> {
-  return (await clusters.call(partition, 'ccDescribeNodes', {})).nodes;
+/** A partition's nodes as its CC sees them now (`cached`: as its view holds them, no NC asked). */
+export async function nodesOf(clusters: Clusters, partition: string, cached = false): Promise<readonly CcNode[]> {
+  return (await clusters.call(partition, 'ccDescribeNodes', cached ? { cached } : {})).nodes;
 }
 
 /** Reachable and healthy: the NC answered the CC's last (fresh) poll and its hypervisor is connected. */
