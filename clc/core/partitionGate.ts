@@ -27,6 +27,8 @@ export interface Ticket {
 }
 
 interface Entry {
+  readonly kind: GateKind;
+  readonly label: string;
   status: 'waiting' | 'granted' | 'refused' | 'left';
   readonly granted: Promise<void>;
   resolve(): void;
@@ -62,9 +64,11 @@ export class PartitionGate {
     const granted = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
     // A refused ticket whose request never awaits it must not become an unhandled rejection.
     granted.catch(() => {});
-    const entry: Entry = { status: 'waiting', granted, resolve, reject };
+    const entry: Entry = { kind, label, status: 'waiting', granted, resolve, reject };
     this.entries.set(id, entry);
     this.apply({ type: 'enter', id, kind, label, partitions });
+    // Said once per waiting request: an operator (and a test) sees what queues behind a DisableService.
+    if (entry.status === 'waiting') this.logger?.info({ label, kind, partitions }, 'a request waits in the change gate');
 
     const ticket: Ticket = {
       kind,
@@ -108,6 +112,11 @@ export class PartitionGate {
       case 'grant':
         entry.status = 'granted';
         entry.timer?.cancel();
+        // Rare (DisableService, MigrateInstances) and what every other change then waits for: said.
+        if (entry.kind === 'exclusive') {
+          const partitions = this.state.tickets.find((t) => t.id === e.id)?.partitions ?? [];
+          this.logger?.info({ label: entry.label, partitions }, 'an exclusive change holds its partitions');
+        }
         entry.resolve();
         return;
       case 'deadline':

@@ -77,8 +77,10 @@ export const ATTACHMENT_TRANSITIONS: readonly Row<AttachmentStatus, AttachmentEv
   { from: 'attaching', event: 'attachConfirmed', to: 'attached', note: 'the NC attached it and persisted it' },
   { from: 'attaching', event: 'attachRefused', to: 'detached', note: 'a coded refusal: nothing was attached' },
   { from: 'attached', event: 'detach', to: 'detaching', note: 'DetachVolume accepted' },
+  { from: 'attached', event: 'forceDetach', to: 'detaching', note: 'DetachVolume with Force' },
   { from: 'attaching', event: 'forceDetach', to: 'detaching', note: 'Force: an attach that never answered' },
-  { from: 'detaching', event: 'forceDetach', to: 'detaching', note: 'Force: a detach that never answered, again' },
+  { from: 'detaching', event: 'detach', to: 'detaching', note: 'a detach that got no answer, again' },
+  { from: 'detaching', event: 'forceDetach', to: 'detaching', note: 'Force: a detach that got no answer, again' },
   { from: 'detaching', event: 'detachConfirmed', to: 'detached', note: 'the NC let it go; the attachment leaves the record' },
   { from: 'detaching', event: 'detachRefused', to: 'attached', note: 'a coded refusal: still attached' },
 ]);

@@ -37,9 +37,10 @@ function fencedHosts(ctx: OperationContext): ReadonlySet<string> {
   return ctx.haHooks?.fencedHosts() ?? new Set();
 }
 
-/** Whether a failure proves the cluster changed nothing (a coded refusal, the client's kind). */
+/** Whether a failure proves the cluster changed nothing: a coded refusal, or a call that never reached the CC. */
 function refusedOutright(e: unknown): boolean {
-  return (e as FerryError)?.clientFault === true;
+  const err = e as FerryError;
+  return err?.clientFault === true || (err?.code === 'ServiceUnavailable' && err.fields.delivered === 'no');
 }
 
 /** The instance as the CCs report it now (InvalidInstanceID.NotFound, ServiceUnavailable otherwise). */
@@ -96,7 +97,7 @@ export async function detachVolume(ctx: OperationContext, ask: DetachAsk): Promi
     const why = detachRefusal(v, ask);
     if (why) throw why;
     const a = v.attachment;
-    if (a) a.status = stepAttachment(v.volumeId, a.status, a.status === 'attached' ? 'detach' : 'forceDetach');
+    if (a) a.status = stepAttachment(v.volumeId, a.status, ask.force ? 'forceDetach' : 'detach');
   });
   // No node holds an instance that is gone: there is nothing to ask.
   if (!gone) {

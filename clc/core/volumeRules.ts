@@ -84,8 +84,9 @@ export function detachRefusal(volume: VolumeRecord, ask: DetachAsk): FerryError 
   if (ask.device !== undefined && ask.device !== a.device) {
     return ClcErrors.make('InvalidAttachment.NotFound', { detail: `${ask.device} for volume ${volume.volumeId} (it is attached as ${a.device})` });
   }
-  if (a.status !== 'attached' && !ask.force) {
-    return ClcErrors.make('IncorrectState', { volumeId: volume.volumeId, state: `in-use (${a.status})`, detail: 'it is mid-change; DetachVolume with Force=true takes it away' });
+  // A detach that got no answer may be asked again; an attach that got none needs Force to be undone.
+  if (a.status === 'attaching' && !ask.force) {
+    return ClcErrors.make('IncorrectState', { volumeId: volume.volumeId, state: `in-use (${a.status})`, detail: 'its attach got no answer; DetachVolume with Force=true takes it away' });
   }
   return undefined;
 }
