@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awsCli, awsToolEnv, boto3, boto3Ok, sourceCredentials, type Boto3Result, type Boto3Step } from '../clients/awsTools.js';
+import { awsCli, awsToolEnv, boto3, sourceCredentials, type Boto3Result, type Boto3Step } from '../clients/awsTools.js';
 import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, hypervisorDomains, until } from '../helpers/cloudApi.js';
 import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
@@ -22,7 +22,6 @@ const GiB = 1024 ** 3;
 
 let env: NodeJS.ProcessEnv;
 const call = (op: string, args: Record<string, unknown> = {}): Boto3Step => ({ call: op, args });
-const ok = (step: Boto3Step): Promise<any> => boto3Ok(env, cloud.url, step);
 const cli = (...args: string[]) => awsCli(env, cloud.url, args);
 
 /** The host whose simhv runs `instanceId`. */
