@@ -23,6 +23,11 @@ export const CcErrors = defineErrors({
   NodeUnhealthy: server(503, 'node {host} cannot use its hypervisor: {detail}'),
   /** The NC could not write its state (a full or read-only disk): it acknowledged nothing; the NC's own code and message. */
   StateWriteFailed: server(503, 'node {host} could not persist its state: {detail}'),
+  // Volumes (issue 18): an NC's refusals under the NC's names, and the CC's own for a fenced host.
+  VolumeConflict: client(409, '{detail}'),
+  VolumeNotAttached: client(404, 'volume {volumeId} is not attached to instance {instanceId}'),
+  /** The instance's node is fenced (or being fenced) by host HA: nothing is attached to or detached from it. */
+  NodeFenced: client(409, 'instance {instanceId} is on node {host}, which host HA is fencing or has fenced'),
   /** Any other coded refusal from an NC, carried through with the NC's code and message. */
   NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),
   NodeProtocolError: server(502, 'node {host} answered {operation} outside the NC contract: {detail}'),

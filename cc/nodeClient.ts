@@ -23,6 +23,9 @@ export interface NodeClient {
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
+  /** Volumes (issue 18): answers once the NC attached it and persisted the attachment. */
+  attachVolume(host: string, req: NcRequest<'ncAttachVolume'>): Promise<NcResponse<'ncAttachVolume'>>;
+  detachVolume(host: string, req: NcRequest<'ncDetachVolume'>): Promise<NcResponse<'ncDetachVolume'>>;
   /** Host HA: this NC looks at another host's writes on shared storage (ncCheckActivity). */
   checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>>;
   /** Every live-migration step (migrationProtocol.ts), on the source or the destination NC. */
@@ -85,6 +88,8 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     case 'InstanceNotRunning':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':
+    case 'VolumeConflict':
+    case 'VolumeNotAttached':
       return CcErrors.withMessage(code, message, { host });
     // An NC refuses to terminate (or re-run) an instance that is moving.
     case 'InstanceMigrating':
@@ -135,6 +140,14 @@ export class WireNodeClient implements NodeClient {
 
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     return this.call(host, 'ncModifyNode', { stateName });
+  }
+
+  attachVolume(host: string, req: NcRequest<'ncAttachVolume'>): Promise<NcResponse<'ncAttachVolume'>> {
+    return this.call(host, 'ncAttachVolume', req, this.guestCall());
+  }
+
+  detachVolume(host: string, req: NcRequest<'ncDetachVolume'>): Promise<NcResponse<'ncDetachVolume'>> {
+    return this.call(host, 'ncDetachVolume', req, this.guestCall());
   }
 
   checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>> {

@@ -31,6 +31,8 @@ export const CC_ACCESS: AccessTable = Object.freeze({
   ccRunInstances: only('clc', BULK_REQUEST),
   ccTerminateInstances: only('clc', BULK_REQUEST),
   ccModifyNode: only('clc', VM_TYPES_REQUEST),
+  ccAttachVolume: only('clc', SMALL_REQUEST),
+  ccDetachVolume: only('clc', SMALL_REQUEST),
   ccSetFencedHosts: only('clc', BULK_REQUEST),
   ccCheckHostActivity: only('clc', SMALL_REQUEST),
   ccMigrateInstances: only('clc', BULK_REQUEST),

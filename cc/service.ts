@@ -21,6 +21,7 @@ import {
   type ClusterView,
 } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
+import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 
 /** Describe answers first refresh nodes whose data is at least this old. */
 export const FRESH_MS = 1000;
@@ -111,6 +112,8 @@ export class CcService {
     }),
     ccTerminateInstances: (req) => this.terminate(req),
     ccModifyNode: (req) => this.modifyNode(req),
+    ccAttachVolume: (req) => attachVolume(this.volumeDeps(), req),
+    ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
     ccCheckHostActivity: (req) => this.checkActivity(req),
     ccSetFencedHosts: (req) => {
       this.opts.keeper.setFencedHosts(req.hosts);
@@ -122,6 +125,10 @@ export class CcService {
     ccCancelMigration: (req) => this.migrations.cancel(req),
     ccNodeEvent: (req) => this.migrations.nodeEvent(req),
   };
+
+  private volumeDeps(): VolumeOpsDeps {
+    return { keeper: this.opts.keeper, nodes: this.opts.nodes, freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs };
+  }
 
   /**
    * What the describes answer from: refreshed where nodes answer within READ_GRACE_MS, never waiting

@@ -2,6 +2,7 @@
  * CLC configuration: commander flags with FERRY_CLC_* environment fallbacks, compiled once into a
  * frozen, typed object (STYLE habit 7). Every bad field is named by its flag; main exits 2.
  */
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
@@ -63,6 +64,8 @@ export const clcConfigSchema = z.object({
   haTickMs: intFlag(2_000, 50, 600_000),
   /** Host HA: the per-host BMC settings file (mode 600); absent: <state-dir>/bmc.json. */
   bmcStore: z.string().min(1).optional(),
+  /** Volumes (issue 18): the storage every host mounts; volume files go to <dir>/volumes/. Absent: no volumes. */
+  storageDir: z.string().min(1, 'must name a directory').transform((d) => resolve(d)).optional(),
   /** The admin API's header and request timeouts and pending-connection caps (shared/net/connectionGuard.ts). */
   ...connectionLimitShape,
   /** Prometheus metrics on their own listener (shared/metrics/listener.ts). */
@@ -96,6 +99,7 @@ const FIELDS = [
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CLC_TLS_DIR', 'ferry-init directory (ca.pem, clc-HOST.pem/.key): call the CCs over mutual TLS (this or --insecure-plaintext is required; the admin API stays HTTP)'],
   ['haTickMs', '--ha-tick-ms <ms>', 'FERRY_CLC_HA_TICK_MS', 'host HA: interval of the HA runner\'s checks and timers (2000)'],
   ['bmcStore', '--bmc-store <file>', 'FERRY_CLC_BMC_STORE', 'host HA: per-host BMC (fence agent) settings, mode 600 (<state-dir>/bmc.json)'],
+  ['storageDir', '--storage-dir <dir>', 'FERRY_CLC_STORAGE_DIR', 'volumes: the shared storage every host mounts; volume files go to <dir>/volumes (no volumes without it)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
   ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CLC_WIRE_ENCODING', WIRE_ENCODING_HELP],
   ...connectionLimitFields('FERRY_CLC'),

@@ -18,6 +18,7 @@ import { clientTlsOf, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls
 import { CC_PATH } from '../shared/wire/transport.js';
 import { startMetrics } from '../shared/metrics/listener.js';
 import { buildClcApp, CLC_PATH } from './api/app.js';
+import { fileVolumeBackend } from './state/fileVolumeBackend.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { startClcCore } from './clcCore.js';
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
   const refusals = new RefusalLog({ logger, clock: systemClock });
   const app = buildClcApp({
     clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin, refusals,
+    ...(config.storageDir !== undefined ? { volumes: fileVolumeBackend(config.storageDir) } : {}),
   });
 
   const limits = connectionLimitsOf(config);
@@ -78,7 +80,7 @@ async function main(): Promise<void> {
   const metrics = await startMetrics({
     daemon: 'clc', config, stateDir: config.stateDir, logger, add: (m) => addClcMetrics(m, { store, gate, partitions: config.clusters.map((p) => p.name) }),
   });
-  logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind, connections: guard.describe() }, 'clc started');
+  logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind, connections: guard.describe(), volumeStorage: config.storageDir ?? null }, 'clc started');
   process.stdout.write(`clc listening on ${url}\n`);
 
   const stop = (signal: string): void => {

@@ -24,6 +24,10 @@ export const NcErrors = defineErrors({
   MigrationPlanInvalid: client(400, 'migration {migrationId} is not valid on node {host}: {detail}'),
   /** A mutual-TLS node was asked to prepare or commit a migration without that item's credential. */
   MigrationCredentialMissing: client(400, 'node {host} needs a per-migration credential to {step} {instanceId} of {migrationId}'),
+  /** Volumes (issue 18): the device or the volume is taken, or the volume is mid-change; nothing was changed. */
+  VolumeConflict: client(409, 'instance {instanceId} on node {host}: {detail}'),
+  /** A detach of a volume the instance's record does not hold. */
+  VolumeNotAttached: client(404, 'volume {volumeId} is not attached to instance {instanceId} on node {host}'),
   HypervisorUnavailable: server(503, 'hypervisor of node {host} is unavailable: {detail}'),
   /** The hypervisor answered but refused the operation (not a connectivity problem). */
   HypervisorRefused: server(502, 'hypervisor of node {host} refused {operation}: {detail}', false),

@@ -149,6 +149,8 @@ export function translate(e: unknown, host: string, operation: string): unknown 
       return NcErrors.make('InstanceExists', { host, instanceId: String(e.fields.id ?? '') });
     case 'InsufficientHostResources':
       return NcErrors.withMessage('InsufficientCapacity', `node ${host} cannot fit the instance: ${e.message}`, { host });
+    case 'VolumeConflict':
+      return NcErrors.make('VolumeConflict', { host, instanceId: String(e.fields.id ?? ''), detail: e.message });
     default:
       // The hypervisor's own code stays readable: the migration item executor tells some refusals apart.
       return NcErrors.make('HypervisorRefused', { host, operation, detail, hypervisorCode: e.code });

@@ -58,5 +58,6 @@ export function instanceView(rec: InstanceRecord, observed: Observed): NcInstanc
     launchTime: rec.launchTime,
     migrationState: rec.migrationState,
     ...(rec.adopted === true ? { adopted: true } : {}),
+    ...(rec.volumes !== undefined && rec.volumes.length > 0 ? { volumes: rec.volumes.map((v) => ({ ...v })) } : {}),
   };
 }

@@ -13,6 +13,7 @@ import {
 } from '../shared/protocol/common.js';
 import { incomingSchema, migrationIdSchema, planItemSchema, planSchema } from '../shared/protocol/migrationProtocol.js';
 import { instanceLaunchSchema, lostStoreSchema } from '../shared/protocol/ncProtocol.js';
+import { ncVolumeAttachmentSchema } from '../shared/protocol/volumes.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../shared/store/store.js';
 
 /** How far the NC has carried an instance; the reported state is derived from this and the hypervisor. */
@@ -42,6 +43,11 @@ export const instanceRecordSchema = instanceLaunchSchema.extend({
   arrivedBy: migrationIdSchema.optional(),
   /** Recreated from its domain after the store was lost (reconcile.ts): reservation, owner and VM type name are placeholders. */
   adopted: z.literal(true).optional(),
+  /**
+   * Its volumes (issue 18): `attaching` / `detaching` persisted before the hypervisor is asked,
+   * `attached` before the reply; a detached one leaves the list. Absent when none, and in older files.
+   */
+  volumes: z.array(ncVolumeAttachmentSchema).optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 

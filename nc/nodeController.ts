@@ -10,7 +10,7 @@ import { isFerryError } from '../shared/errors/registry.js';
 import type { Logger } from '../shared/log.js';
 import type { NodeState } from '../shared/protocol/common.js';
 import type { NcMigrateRequest } from '../shared/protocol/migrationProtocol.js';
-import type { NcNode, NcResponse } from '../shared/protocol/ncProtocol.js';
+import type { NcNode, NcRequest, NcResponse } from '../shared/protocol/ncProtocol.js';
 import { StoreErrors } from '../shared/store/errors.js';
 import { decideRun, type RunRequest } from './admission.js';
 import { NO_CC_NOTIFIER, type CcNodeEvent, type CcNotifier } from './ccNotifier.js';
@@ -26,6 +26,8 @@ import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
 import { firstLookVerdict } from './storeOrigin.js';
+import { VolumeAttachments } from './volumeAttachments.js';
+import type { AttachRequest } from './volumeDecisions.js';
 import {
   decideTerminate, DEFAULT_TOMBSTONES, markShuttingDown, markTerminated, pruneTombstones,
   type TerminateAnswer, type TombstonePolicy,
@@ -69,6 +71,7 @@ export class NodeController {
   /** The last successful list(); kept while the hypervisor is unreachable (last-known states). */
   private readonly domains: DomainCache;
   private readonly migrations: MigrationItemExecutor;
+  private readonly volumes: VolumeAttachments;
 
   constructor(private readonly o: NodeControllerOptions) {
     this.tombstones = o.tombstones ?? DEFAULT_TOMBSTONES;
@@ -83,6 +86,10 @@ export class NodeController {
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
       notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
       snapshot: () => this.store, timing: o.migrationTiming, requireCredentials: o.requireMigrationCredentials ?? false,
+    });
+    this.volumes = new VolumeAttachments({
+      host: o.host, logger: o.logger, link: this.link, domains: this.domains, snapshot: () => this.store,
+      persist: (m) => this.persist(m), changed: (id) => this.tell('instance', id),
     });
   }
 
@@ -114,6 +121,15 @@ export class NodeController {
 
   terminate(instanceId: string): Promise<TerminateAnswer> {
     return this.mailbox.run(() => this.terminateNow(instanceId));
+  }
+
+  /** Volumes (issue 18): persisted in the instance's record before the reply (volumeAttachments.ts). */
+  attachVolume(req: AttachRequest): Promise<NcResponse<'ncAttachVolume'>> {
+    return this.mailbox.run(() => this.volumes.attach(req));
+  }
+
+  detachVolume(req: NcRequest<'ncDetachVolume'>): Promise<NcResponse<'ncDetachVolume'>> {
+    return this.mailbox.run(() => this.volumes.detach(req));
   }
 
   modify(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
@@ -262,6 +278,7 @@ export class NodeController {
       });
       this.o.logger.info({ instanceId: effect.id }, 're-adoption finished a termination');
     }
+    await this.volumes.settle(domains);
     await this.migrations.reconcile('start');
   }
 

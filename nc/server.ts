@@ -32,6 +32,8 @@ export const NC_ACCESS: AccessTable = Object.freeze({
   ncDescribeResource: only('cc', SMALL_REQUEST),
   ncRunInstance: only('cc', VM_TYPES_REQUEST),
   ncTerminateInstance: only('cc', SMALL_REQUEST),
+  ncAttachVolume: only('cc', SMALL_REQUEST),
+  ncDetachVolume: only('cc', SMALL_REQUEST),
   ncModifyNode: only('cc', SMALL_REQUEST),
   // A source's prepare carries the whole plan (every instance of a drain) and credentials.
   ncMigrateInstances: only('cc', BULK_REQUEST),
@@ -47,6 +49,8 @@ export function ncHandlers(controller: NodeController, sharedStorage?: SharedSto
     ncDescribeResource: () => controller.describe(),
     ncRunInstance: (req) => controller.run(req),
     ncTerminateInstance: (req) => controller.terminate(req.instanceId),
+    ncAttachVolume: (req) => controller.attachVolume(req),
+    ncDetachVolume: (req) => controller.detachVolume(req),
     ncModifyNode: (req) => controller.modify(req.stateName),
     ncMigrateInstances: (req) => controller.migrate(req),
     ncCheckActivity: async (req) => {

@@ -63,7 +63,7 @@ export function certsDirOf(o: Pick<CloudLayoutOptions, 'baseDir'>): string {
   return join(o.baseDir, 'certs');
 }
 
-/** The shared storage root every host of the cloud mounts (VM activity, heartbeats). */
+/** The shared storage root every host of the cloud mounts (VM activity, heartbeats, volumes under volumes/). */
 export function storageDirOf(o: Pick<CloudLayoutOptions, 'baseDir'>): string {
   return join(o.baseDir, 'storage');
 }
@@ -159,7 +159,7 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
     name: 'clc',
     entry: 'dist/clc/main.js',
     args: ['--host', o.controllerHost, '--port', String(PORTS.clc), '--state-dir', join(o.baseDir, 'clc'),
-      '--clusters', `${partition}=${ccUrl(o)}`, ...security, ...(o.clcArgs ?? [])],
+      '--clusters', `${partition}=${ccUrl(o)}`, '--storage-dir', storageDirOf(o), ...security, ...(o.clcArgs ?? [])],
     // The admin API stays plain HTTP (SigV4-signed): it is the user's endpoint, not a tier link.
     ready: 'clc listening on http://',
   });

@@ -5,7 +5,7 @@
  * libvirtd that does not answer; events follow the host across power cycles.
  */
 import type {
-  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget, VolumeAttachmentSpec,
 } from '../nc/hypervisor/driver.js';
 import { HypervisorErrors } from '../nc/hypervisor/errors.js';
 import { InProcessDriver } from '../nc/hypervisor/sim/inProcessDriver.js';
@@ -68,6 +68,8 @@ export class SimHostDriver implements HypervisorDriver {
   info(id: string): Promise<DomainInfo | undefined> { return this.via((d) => d.info(id)); }
   create(spec: DomainSpec): Promise<DomainInfo> { return this.via((d) => d.create(spec)); }
   destroy(id: string): Promise<void> { return this.via((d) => d.destroy(id)); }
+  attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> { return this.via((d) => d.attachVolume(id, volume)); }
+  detachVolume(id: string, volumeId: string): Promise<DomainInfo> { return this.via((d) => d.detachVolume(id, volumeId)); }
   prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     return this.via((d) => d.prepareIncoming(spec, migrationId, credential));
   }

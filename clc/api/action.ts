@@ -7,6 +7,7 @@ import type { IdSource } from '../../shared/model/ids.js';
 import { ClcErrors } from '../core/errors.js';
 import type { KeyedMutex } from '../core/keyedMutex.js';
 import type { OperationContext } from '../core/operationContext.js';
+import type { VolumeBackend } from '../core/volumeBackend.js';
 import { showKey } from '../core/showKey.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { Principal } from './auth.js';
@@ -27,6 +28,8 @@ export interface ActionContext extends OperationContext {
   readonly keyLocks: KeyedMutex;
   /** Host HA's operator side (clc/ha/haControl.ts); absent when the CLC was built without it. */
   readonly ha?: HaControl;
+  /** Where volumes' data lives (clc/core/volumeBackend.ts); absent: the volume actions answer Unsupported. */
+  readonly volumes?: VolumeBackend;
 }
 
 export interface ActionSpec<P> {

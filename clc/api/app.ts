@@ -18,6 +18,7 @@ import type { Clusters } from '../clusters/clusters.js';
 import { ClcErrors } from '../core/errors.js';
 import { KeyedMutex } from '../core/keyedMutex.js';
 import type { HaNodeHooks } from '../core/nodeHooks.js';
+import type { VolumeBackend } from '../core/volumeBackend.js';
 import { PartitionGate } from '../core/partitionGate.js';
 import { gatedClusters, openRequestGate } from '../core/requestGate.js';
 import { showKey } from '../core/showKey.js';
@@ -62,6 +63,8 @@ export interface ClcApiOptions {
   readonly haHooks?: HaNodeHooks;
   /** Where clients reach this CLC, scheme, host and port (`http://127.0.0.1:8773`, the default). */
   readonly origin?: string;
+  /** Where volumes' data lives; absent: the volume actions answer Unsupported. */
+  readonly volumes?: VolumeBackend;
   /** Where refused requests are logged, aggregated per code and peer; one on `logger` and `clock` when absent. */
   readonly refusals?: RefusalLog;
 }
@@ -127,6 +130,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks,
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
+        ...(opts.volumes ? { volumes: opts.volumes } : {}),
       };
       const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));

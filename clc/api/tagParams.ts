@@ -65,18 +65,19 @@ export const INSTANCE_RESOURCE_TYPE = 'instance';
 
 /**
  * RunInstances' `TagSpecification.N`: each names ResourceType `instance` (once) and at least one
- * tag. EC2 also tags a launch's `volume`s; Ferry launches none, so that is refused like any type
- * RunInstances cannot tag. The instances' tags, in key order ([] without any).
+ * tag. EC2 also tags a launch's `volume`s; a launch makes none in Ferry, so that is refused like any
+ * type RunInstances cannot tag. The instances' tags, in key order ([] without any).
  */
-export const tagSpecificationsParam = paramList(z.strictObject({
+function tagSpecificationsOf(resourceType: string, whyNot: (type: string) => string) {
+  return paramList(z.strictObject({
   ResourceType: z.string().optional(),
   Tag: tagsToSetParam.optional(),
 }).superRefine((spec, issues) => {
   const type = spec.ResourceType;
   if (type === undefined || type === '') {
     issues.addIssue({ code: 'custom', path: ['ResourceType'], ...coded('InvalidParameterValue', 'Tag specification resource type must have a value') });
-  } else if (type !== INSTANCE_RESOURCE_TYPE) {
-    const why = type === 'volume' ? 'Ferry launches no volumes' : `RunInstances tags ${INSTANCE_RESOURCE_TYPE}s only`;
+  } else if (type !== resourceType) {
+    const why = whyNot(type);
     issues.addIssue({ code: 'custom', path: ['ResourceType'], ...coded('InvalidParameterValue', `'${type}' is not a valid taggable resource type for this operation: ${why}`) });
   }
   if (spec.Tag === undefined || spec.Tag.length === 0) {
@@ -88,3 +89,11 @@ export const tagSpecificationsParam = paramList(z.strictObject({
     issues.addIssue({ code: 'custom', path: [second, 'ResourceType'], ...coded('InvalidParameterValue', 'The same resource type may not be specified more than once in tag specifications') });
   }
 }).transform((specs): Tag[] => specs.flatMap((s) => s.Tag ?? []));
+}
+
+export const tagSpecificationsParam = tagSpecificationsOf(INSTANCE_RESOURCE_TYPE, (type) => (
+  type === 'volume' ? 'RunInstances makes no volumes in Ferry (CreateVolume tags its own)' : `RunInstances tags ${INSTANCE_RESOURCE_TYPE}s only`
+));
+
+/** CreateVolume's `TagSpecification.N`: ResourceType `volume` (once), at least one tag; the volume's tags in key order. */
+export const volumeTagSpecificationsParam = tagSpecificationsOf('volume', () => 'CreateVolume tags volumes only');

@@ -7,9 +7,13 @@
  *   RESERVATION id owner group
  *   INSTANCE  id image state type launch-time zone node migration-state migration-source migration-destination
  *   AVAILABILITYZONE name state | |- vm-type free / max cpu ram disk
+ *   VOLUME    id size snapshot zone status create-time
+ *   ATTACHMENT volume instance device status attach-time
  */
 import { MATRIX_HEADER, matrixColumns, matrixLabel } from '../core/matrixText.js';
-import type { InstanceReading, MatrixReading, NodeReading, Reading, ReservationReading, ServiceReading, UnavailableReading } from './responses.js';
+import type {
+  AttachmentReading, InstanceReading, MatrixReading, NodeReading, Reading, ReservationReading, ServiceReading, UnavailableReading, VolumeReading,
+} from './responses.js';
 
 const row = (...cols: (string | number)[]): string => cols.join('\t');
 
@@ -62,4 +66,18 @@ export function matrixLines(rows: readonly MatrixReading[]): string[] {
 /** stderr lines for partitions a describe had to leave out. */
 export function unavailableWarnings(u: UnavailableReading): string[] {
   return u.map((p) => `warning: partition ${p.partition} is unavailable and not listed: ${p.reason}`);
+}
+
+/** euca2ools' VOLUME line: id, size, snapshot, zone, status, create time. */
+export function volumeLine(v: Pick<VolumeReading, 'volumeId' | 'size' | 'snapshotId' | 'availabilityZone' | 'status' | 'createTime'>): string {
+  return row('VOLUME', v.volumeId, v.size, v.snapshotId, v.availabilityZone, v.status, v.createTime);
+}
+
+/** euca2ools' ATTACHMENT line: volume, instance, device, status, attach time. */
+export function attachmentLine(a: AttachmentReading): string {
+  return row('ATTACHMENT', a.volumeId, a.instanceId, a.device, a.status, a.attachTime);
+}
+
+export function volumeLines(r: Reading<'DescribeVolumes'>): string[] {
+  return r.volumeSet.flatMap((v) => [volumeLine(v), ...v.attachmentSet.map(attachmentLine)]);
 }

@@ -153,7 +153,22 @@ const haConfigSchema = z.object({
 });
 export type HaConfigReading = z.infer<typeof haConfigSchema>;
 
+const attachmentSchema = z.object({ volumeId: z.string(), instanceId: z.string(), device: z.string(), status: z.string(), attachTime: text });
+export type AttachmentReading = z.infer<typeof attachmentSchema>;
+
+const volumeSchema = z.object({
+  volumeId: z.string(), size: num, snapshotId: text, availabilityZone: z.string(), status: z.string(), createTime: text,
+  volumeType: text, attachmentSet: itemsOf(attachmentSchema),
+});
+export type VolumeReading = z.infer<typeof volumeSchema>;
+
 export const RESPONSES = {
+  // Volumes (issue 18).
+  CreateVolume: volumeSchema.omit({ attachmentSet: true }),
+  DescribeVolumes: z.object({ volumeSet: itemsOf(volumeSchema) }),
+  DeleteVolume: z.object({ return: z.string() }),
+  AttachVolume: attachmentSchema,
+  DetachVolume: attachmentSchema,
   HostHA: z.object({ host: hostHaSchema }),
   HostHASet: z.object({ hostSet: itemsOf(hostHaSchema) }),
   HAConfigurations: haConfigSchema,

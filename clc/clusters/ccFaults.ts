@@ -37,6 +37,13 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'MigrationInProgress':
     case 'MigrationAlreadyFinished':
       return ClcErrors.withMessage(remoteCode, remoteMessage, answered);
+    // Volumes (issue 18): the NC's refusals, as the CC carries them.
+    case 'VolumeConflict':
+      return ClcErrors.withMessage('IncorrectState', remoteMessage, answered);
+    case 'VolumeNotAttached':
+      return ClcErrors.withMessage('InvalidAttachment.NotFound', remoteMessage, answered);
+    case 'NodeFenced':
+      return ClcErrors.withMessage('IncorrectInstanceState', remoteMessage, answered);
     case 'MigrationNotFound':
       return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);
     case 'StateWriteFailed':

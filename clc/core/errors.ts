@@ -51,6 +51,13 @@ export const ClcErrors = defineErrors({
   InvalidServiceType: client(400, 'The service type {value} is not valid here; expected {expected}'),
   /** ModifyService / DescribeServices naming a service the cloud does not have. */
   'InvalidService.NotFound': client(400, 'No service named {name} is registered; DescribeServices lists them'),
+  // Volumes (issue 18), EC2's codes and words.
+  'InvalidVolumeID.Malformed': client(400, 'Invalid id: "{value}" (expecting "vol-" followed by 8 or 17 hex digits)'),
+  'InvalidVolume.NotFound': client(400, "The volume {idsDo} not exist."),
+  /** AttachVolume of a volume and an instance in different availability zones (partitions). */
+  'InvalidVolume.ZoneMismatch': client(400, 'The volume {volumeId} is not in the same availability zone as instance {instanceId} ({volumeZone} vs {instanceZone})'),
+  /** DetachVolume naming an instance or device the volume is not attached to (or as). */
+  'InvalidAttachment.NotFound': client(400, 'Attachment point {detail} is not found'),
   'InvalidMigrationID.Malformed': client(400, 'Invalid id: "{value}" (expecting "mig-" followed by 8 hex digits)'),
   'InvalidMigrationID.NotFound': client(400, "The migration IDs '{ids}' do not exist"),
   // State conflicts (live migration, issue 3).
@@ -60,6 +67,10 @@ export const ClcErrors = defineErrors({
   NothingToMigrate: conflict('{detail}', false),
   MigrationInProgress: conflict('{detail}', true),
   MigrationAlreadyFinished: conflict('{detail}', false),
+  /** A volume in a state the request needs another one for (EC2's IncorrectState: creating, deleting, not attached, mid-attach). */
+  IncorrectState: conflict("Volume '{volumeId}' is in the '{state}' state: {detail}", true),
+  /** AttachVolume or DeleteVolume of a volume that is attached (EC2's VolumeInUse). */
+  VolumeInUse: conflict('{volumeId} is already attached to an instance ({instanceId}): {detail}', false),
   // Host HA (issue 6).
   /** An operator's HA command the host's HA state does not allow (ConfirmHostFenced of a host not being fenced, FenceHost of a DISABLED one). */
   IncorrectHostHAState: conflict('Host {host} is {state}: {detail}', false),

@@ -5,6 +5,7 @@ import { compareVmTypes } from './instanceTypes.js';
 import { compareViews, type InstanceOrderKey, type InstanceView } from './instanceView.js';
 import type { PageOrder } from './paging.js';
 import { compareResourceTags, type ResourceTag } from './resourceTags.js';
+import { compareVolumes, type VolumeRecord } from './volumeRecords.js';
 
 /** A page order whose cursor travels as a JSON tuple, read back only when `tuple` accepts it. */
 function tupleOrder<T, K, J>(tuple: z.ZodType<J>, o: {
@@ -53,3 +54,13 @@ export const INSTANCE_TYPE_PAGE_ORDER = tupleOrder<VmType, VmType, [number, numb
     fromTuple: ([diskGiB, memoryMiB, cores, name]) => ({ name, cores, memoryMiB, diskGiB }),
   },
 );
+
+type VolumeKey = Pick<VolumeRecord, 'createTime' | 'volumeId'>;
+
+/** Create time, then volume id: the order DescribeVolumes lists in. */
+export const VOLUME_PAGE_ORDER = tupleOrder<VolumeRecord, VolumeKey, [number, string]>(z.tuple([z.number(), z.string()]), {
+  keyOf: (v) => ({ createTime: v.createTime, volumeId: v.volumeId }),
+  compare: compareVolumes,
+  toTuple: (k) => [k.createTime, k.volumeId],
+  fromTuple: ([createTime, volumeId]) => ({ createTime, volumeId }),
+});

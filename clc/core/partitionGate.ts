@@ -28,6 +28,7 @@ export interface Ticket {
 }
 
 interface Entry {
+  readonly label: string;
   status: 'waiting' | 'granted' | 'refused' | 'left';
   readonly kind: GateKind;
   /** When it entered (the clock's time): how long it waited is reported for metrics. */
@@ -66,9 +67,11 @@ export class PartitionGate {
     const granted = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
     // A refused ticket whose request never awaits it must not become an unhandled rejection.
     granted.catch(() => {});
-    const entry: Entry = { status: 'waiting', kind, enteredAt: this.clock.now(), granted, resolve, reject };
+    const entry: Entry = { kind, label, status: 'waiting', enteredAt: this.clock.now(), granted, resolve, reject };
     this.entries.set(id, entry);
     this.apply({ type: 'enter', id, kind, label, partitions });
+    // Said once per waiting request: an operator (and a test) sees what queues behind a DisableService.
+    if (entry.status === 'waiting') this.logger?.info({ label, kind, partitions }, 'a request waits in the change gate');
 
     const ticket: Ticket = {
       kind,
@@ -113,6 +116,11 @@ export class PartitionGate {
         entry.status = 'granted';
         entry.timer?.cancel();
         gateWait.publish({ kind: entry.kind, outcome: 'admitted', seconds: (this.clock.now() - entry.enteredAt) / 1000 });
+        // Rare (DisableService, MigrateInstances) and what every other change then waits for: said.
+        if (entry.kind === 'exclusive') {
+          const partitions = this.state.tickets.find((t) => t.id === e.id)?.partitions ?? [];
+          this.logger?.info({ label: entry.label, partitions }, 'an exclusive change holds its partitions');
+        }
         entry.resolve();
         return;
       case 'deadline':

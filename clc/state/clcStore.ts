@@ -1,17 +1,19 @@
 /**
  * What only the CLC knows, kept durably in `<state-dir>/clc.json` (kind 'ferry-clc', version 1): the
  * VM type table, one record per instance it launched (with its user tags), RunInstances' client tokens of the last day,
- * host HA's records, configuration and event log (clc/ha/haState.ts), and the key that signs page
- * tokens. Live state is not kept here: the CCs report it and the NCs are its source
+ * host HA's records, configuration and event log (clc/ha/haState.ts), the volumes and their
+ * attachments (clc/core/volumeRecords.ts), and the key that signs page tokens. Live state is not kept here: the CCs report it and the NCs are its source
  * of truth.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
 import { runTokenRecordSchema } from '../core/runTokens.js';
 import { tagSchema } from '../core/userTags.js';
+import { volumeRecordSchema } from '../core/volumeRecords.js';
 import { emptyHaSection, haSectionSchema } from '../ha/haState.js';
 import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { instanceIdSchema, partitionSchema, reservationIdSchema, vmTypeSchema } from '../../shared/protocol/common.js';
+import { volumeIdSchema } from '../../shared/protocol/volumes.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../../shared/store/store.js';
 
 /**
@@ -62,13 +64,15 @@ export const clcStateSchema = z.object({
    * break a client's walk through pages. Absent in stores written before paging; made at start.
    */
   pagingKey: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** Volumes by id (issue 18, clc/core/volumeRecords.ts); absent in stores written before them. */
+  volumes: z.record(volumeIdSchema, volumeRecordSchema).default(() => ({})),
 });
 export type ClcState = z.infer<typeof clcStateSchema>;
 
 export const CLC_STORE_OPTIONS: StoreOptions<ClcState> = Object.freeze({
   kind: 'ferry-clc',
   schemaVersion: 1,
-  initial: (): ClcState => ({ vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })), instances: {}, ha: emptyHaSection(), runTokens: {} }),
+  initial: (): ClcState => ({ vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })), instances: {}, ha: emptyHaSection(), runTokens: {}, volumes: {} }),
   validate: (data: unknown): ClcState => clcStateSchema.parse(data),
 });
 

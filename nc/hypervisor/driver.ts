@@ -6,6 +6,10 @@
  */
 import type { Resources } from '../../shared/model/resources.js';
 import type { MigrationCredential } from '../../shared/protocol/migrationProtocol.js';
+import type { VolumeAttachmentSpec } from '../../shared/protocol/volumes.js';
+
+/** One volume connected to a domain: which volume, the guest's device name, and where its data lives. */
+export type { VolumeAttachmentSpec };
 
 /**
  * One side's TLS credential for one migration item (shared/protocol/migrationProtocol.ts). Held in
@@ -42,6 +46,8 @@ export interface DomainInfo {
   readonly diskPath: string;
   /** Epoch ms when the domain was started on this host. */
   readonly startedAt: number;
+  /** The volumes connected to it (issue 18), part of its persistent definition; absent or [] when none. */
+  readonly volumes?: readonly VolumeAttachmentSpec[];
 }
 
 export interface HostInfo {
@@ -97,6 +103,14 @@ export interface HypervisorDriver {
   create(spec: DomainSpec): Promise<DomainInfo>;
   /** Stops and undefines a domain. Idempotent: an unknown domain is not an error. */
   destroy(id: string): Promise<void>;
+  /**
+   * Connects a volume to a defined domain, live and in its persistent definition (libvirt's
+   * VIR_DOMAIN_AFFECT_LIVE|CONFIG). Idempotent: the same volume on the same device answers the domain;
+   * a device or volume already used otherwise is VolumeConflict, an unknown domain DomainNotFound.
+   */
+  attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo>;
+  /** Disconnects a volume, live and from the definition. Idempotent: a volume not attached is not an error. */
+  detachVolume(id: string, volumeId: string): Promise<DomainInfo>;
   /**
    * Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). With a
    * credential, the incoming stream is accepted only over TLS from a source presenting a certificate

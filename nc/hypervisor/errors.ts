@@ -12,6 +12,8 @@ export const HypervisorErrors = defineErrors({
   /** Same id, different spec: creating it again would silently change a guest. */
   DomainExists: client(409, 'domain {id} already exists on host {host} with another spec: {detail}'),
   InsufficientHostResources: client(409, 'host {host} cannot hold domain {id}: it needs {need}, {free} free'),
+  /** A volume attach that would reuse a device of the domain, or a volume another domain here holds. */
+  VolumeConflict: client(409, 'domain {id} on host {host}: {detail}'),
   /** The domain exists but its current state forbids the operation (e.g. migrating a shut-off domain). */
   DomainStateConflict: client(409, 'domain {id} on host {host} is {state}; cannot {operation}'),
   /** Whether to retry is a planning decision (another destination, a larger downtime), not a blind retry. */
@@ -32,6 +34,8 @@ export const HypervisorErrors = defineErrors({
   HypervisorBadRequest: client(400, 'bad request: {detail}'),
   HypervisorRequestTooLarge: client(413, 'request body exceeds {limit}'),
   HypervisorUnknownEndpoint: client(404, 'no endpoint {method} {path}'),
+  /** An operation this adapter does not carry out (yet); nothing was changed. */
+  HypervisorOperationUnsupported: client(501, 'the {kind} hypervisor cannot {operation}: {detail}'),
   HypervisorInternalError: server(500, 'hypervisor internal error: {detail}', false),
   /** The simulated hypervisor cannot open its owner-only control socket safely; it does not start. */
   HypervisorSocketUnusable: server(500, 'control socket {path} cannot be used: {detail}', false),

@@ -8,6 +8,7 @@ import {
   hostSchema, instanceIdSchema, instanceStateSchema, nodeStateSchema, partitionSchema,
   reservationIdSchema, resourcesSchema, vmTypeSchema,
 } from './common.js';
+import { ncVolumeAttachmentSchema, volumeAttachmentSpecSchema, volumeIdSchema } from './volumes.js';
 
 /** How the CC sees a node: the NC's own report plus reachability. */
 export const ccNodeSchema = z.object({
@@ -175,6 +176,19 @@ export const CC_OPS = {
     response: z.object({
       instances: z.array(z.object({ instanceId: instanceIdSchema, previousState: instanceStateSchema, currentState: instanceStateSchema })),
     }),
+  },
+  /**
+   * Volumes (issue 18): connect a volume to the instance on whichever node runs it; answers after that
+   * NC attached it and persisted the attachment. Refused for an instance on a fenced host.
+   */
+  ccAttachVolume: {
+    request: volumeAttachmentSpecSchema.extend({ instanceId: instanceIdSchema }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, attachment: ncVolumeAttachmentSchema }),
+  },
+  /** Disconnect it; force also from an instance that is not running. Answers after the NC let it go. */
+  ccDetachVolume: {
+    request: z.object({ instanceId: instanceIdSchema, volumeId: volumeIdSchema, force: z.boolean().optional() }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, attachment: ncVolumeAttachmentSchema }),
   },
   /** Maintenance mode for one node; answers after the NC has persisted the new state. */
   ccModifyNode: {

@@ -8,6 +8,7 @@ import {
   reservationIdSchema, resourcesSchema, vmTypeSchema,
 } from './common.js';
 import { incomingSchema, ncMigrateRequestSchema, ncMigrateResponseSchema, planSchema } from './migrationProtocol.js';
+import { ncVolumeAttachmentSchema, volumeAttachmentSpecSchema, volumeIdSchema } from './volumes.js';
 
 export const ncInstanceSchema = z.object({
   instanceId: instanceIdSchema,
@@ -26,6 +27,8 @@ export const ncInstanceSchema = z.object({
    * CLC's own record of the instance says them. Absent otherwise, and from NCs before it.
    */
   adopted: z.boolean().optional(),
+  /** Its volumes (issue 18), as the NC's record holds them; absent when none, and from NCs before volumes. */
+  volumes: z.array(ncVolumeAttachmentSchema).optional(),
 });
 export type NcInstance = z.infer<typeof ncInstanceSchema>;
 
@@ -97,6 +100,23 @@ export const NC_OPS = {
     request: z.object({ instanceId: instanceIdSchema }),
     response: z.object({ instanceId: instanceIdSchema, previousState: instanceStateSchema, currentState: instanceStateSchema }),
   },
+  /**
+   * Connects a volume to a running instance as `device`; answers once the hypervisor attached it and
+   * the attachment is persisted in the instance's record. Idempotent by (instanceId, volumeId, device).
+   */
+  ncAttachVolume: {
+    request: volumeAttachmentSpecSchema.extend({ instanceId: instanceIdSchema }),
+    response: z.object({ instanceId: instanceIdSchema, attachment: ncVolumeAttachmentSchema }),
+  },
+  /**
+   * Disconnects a volume; answers once the hypervisor let it go and the record no longer holds it.
+   * force: also from an instance that is not running (EC2's Force). Idempotent: a volume the record
+   * does not hold answers VolumeNotAttached.
+   */
+  ncDetachVolume: {
+    request: z.object({ instanceId: instanceIdSchema, volumeId: volumeIdSchema, force: z.boolean().optional() }),
+    response: z.object({ instanceId: instanceIdSchema, attachment: ncVolumeAttachmentSchema }),
+  },
   /** Maintenance mode: persisted on the NC before it replies. */
   ncModifyNode: {
     request: z.object({ stateName: nodeStateSchema }),
@@ -130,6 +150,7 @@ export type NcResponse<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['response']>
 export const NC_ERROR_CODES = [
   'NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'InstanceExists', 'HypervisorUnavailable', 'HypervisorRefused',
   'StateWriteFailed', 'InstanceNotRunning', 'InstanceMigrating', 'MigrationInProgress', 'MigrationNotPrepared', 'MigrationPlanInvalid',
+  'VolumeConflict', 'VolumeNotAttached',
 ] as const;
 
 export { hostSchema };

@@ -41,7 +41,7 @@ export interface FakeNc {
 
 export interface Call {
   readonly host: string;
-  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'migrate' | 'activity';
+  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'migrate' | 'activity' | 'attach' | 'detach';
   readonly instanceId?: string;
   /** For migrate: the action, with the role when it has one (prepare-destination, rollback-source, …). */
   readonly action?: string;
@@ -212,6 +212,30 @@ export class FakeNodes implements NodeClient {
     const nc = await this.enter(call);
     const outcome = this.activity.get(req.host) ?? 'unknown';
     return this.leave(nc, call, { host: req.host, outcome, detail: `${req.host} is ${outcome}`, newestWriteAt: null });
+  }
+
+  /** The NC's rules in short: a running instance here takes the volume; a device or volume taken is VolumeConflict. */
+  async attachVolume(host: string, req: NcRequest<'ncAttachVolume'>): Promise<NcResponse<'ncAttachVolume'>> {
+    const call: Call = { host, op: 'attach', instanceId: req.instanceId };
+    const nc = await this.enter(call);
+    const i = nc.instances.find((x) => x.instanceId === req.instanceId && x.state !== 'terminated');
+    if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${req.instanceId} is not on node ${host}`, { host });
+    const taken = (i.volumes ?? []).find((v) => v.device === req.device && v.volumeId !== req.volumeId);
+    if (taken) throw CcErrors.withMessage('VolumeConflict', `device ${req.device} holds volume ${taken.volumeId}`, { host });
+    const attachment = { volumeId: req.volumeId, device: req.device, path: req.path, status: 'attached' as const };
+    i.volumes = [...(i.volumes ?? []).filter((v) => v.volumeId !== req.volumeId), attachment];
+    return this.leave(nc, call, { instanceId: req.instanceId, attachment });
+  }
+
+  async detachVolume(host: string, req: NcRequest<'ncDetachVolume'>): Promise<NcResponse<'ncDetachVolume'>> {
+    const call: Call = { host, op: 'detach', instanceId: req.instanceId };
+    const nc = await this.enter(call);
+    const i = nc.instances.find((x) => x.instanceId === req.instanceId && x.state !== 'terminated');
+    if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${req.instanceId} is not on node ${host}`, { host });
+    const v = (i.volumes ?? []).find((x) => x.volumeId === req.volumeId);
+    if (!v) throw CcErrors.make('VolumeNotAttached', { volumeId: req.volumeId, instanceId: req.instanceId });
+    i.volumes = (i.volumes ?? []).filter((x) => x.volumeId !== req.volumeId);
+    return this.leave(nc, call, { instanceId: req.instanceId, attachment: { ...v, status: 'detached' as const } });
   }
 
   async modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {

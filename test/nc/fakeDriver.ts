@@ -12,12 +12,14 @@
  */
 import type {
   DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+  VolumeAttachmentSpec,
 } from '../../nc/hypervisor/driver.js';
 import { HypervisorErrors } from '../../nc/hypervisor/errors.js';
 import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, sum, type Resources } from '../../shared/model/resources.js';
 
-type Method = 'connect' | 'list' | 'info' | 'create' | 'destroy' | 'prepareIncoming' | 'abortIncoming' | 'migrateOut' | 'abortMigration';
+type Method = 'connect' | 'list' | 'info' | 'create' | 'destroy' | 'prepareIncoming' | 'abortIncoming' | 'migrateOut' | 'abortMigration'
+  | 'attachVolume' | 'detachVolume';
 
 interface Waiter {
   resolve(stats: MigrationStats): void;
@@ -174,6 +176,32 @@ export class FakeDriver implements HypervisorDriver {
     if (m) this.failMigration(m.migrationId, 'MigrationAborted');
     this.incoming.delete(id);
     this.domains.delete(id);
+  }
+
+  /** The sim's rules: a device or a volume used otherwise is VolumeConflict; a repeat answers the domain. */
+  async attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> {
+    this.enter('attachVolume', `${id} ${volume.volumeId} ${volume.device}`);
+    const d = this.domains.get(id);
+    if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
+    for (const other of this.domains.values()) {
+      for (const v of other.volumes ?? []) {
+        const clash = other.id !== id ? v.volumeId === volume.volumeId : (v.volumeId === volume.volumeId) !== (v.device === volume.device);
+        if (clash) throw HypervisorErrors.make('VolumeConflict', { id, host: this.host, detail: `${v.volumeId} on ${other.id} as ${v.device}` });
+      }
+    }
+    if ((d.volumes ?? []).some((v) => v.volumeId === volume.volumeId)) return d;
+    const next = { ...d, volumes: [...(d.volumes ?? []), { ...volume }] };
+    this.domains.set(id, next);
+    return next;
+  }
+
+  async detachVolume(id: string, volumeId: string): Promise<DomainInfo> {
+    this.enter('detachVolume', `${id} ${volumeId}`);
+    const d = this.domains.get(id);
+    if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
+    const next = { ...d, volumes: (d.volumes ?? []).filter((v) => v.volumeId !== volumeId) };
+    this.domains.set(id, next);
+    return next;
   }
 
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {

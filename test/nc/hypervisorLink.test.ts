@@ -13,6 +13,7 @@ describe('hypervisor error translation', () => {
     HypervisorProtocolError: 'HypervisorUnavailable',
     DomainExists: 'InstanceExists',
     InsufficientHostResources: 'InsufficientCapacity',
+    VolumeConflict: 'VolumeConflict',
   };
   it.each(Object.keys(HypervisorErrors.table) as HypervisorErrorCode[])('%s leaves as an NcErrors code', (code) => {
     const out = translate(HypervisorErrors.make(code, FIELDS), HOST, 'create') as FerryError;

@@ -22,6 +22,8 @@ import { disableService, enableService } from './modifyService.js';
 import { modifyServiceByName } from './modifyServiceByName.js';
 import { runInstances } from './runInstances.js';
 import { terminateInstances } from './terminateInstances.js';
+import { attachVolumeAction, detachVolumeAction } from './volumeAttachments.js';
+import { createVolumeAction, deleteVolumeAction, describeVolumes } from './volumes.js';
 
 export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   RunInstances: runInstances,
@@ -39,6 +41,12 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   EnableService: enableService,
   DisableService: disableService,
   ModifyService: modifyServiceByName,
+  // Volumes (issue 18).
+  CreateVolume: createVolumeAction,
+  DeleteVolume: deleteVolumeAction,
+  DescribeVolumes: describeVolumes,
+  AttachVolume: attachVolumeAction,
+  DetachVolume: detachVolumeAction,
   MigrateInstances: migrateInstances,
   DescribeMigrations: describeMigrations,
   CancelMigration: cancelMigration,

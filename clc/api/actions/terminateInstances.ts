@@ -11,6 +11,7 @@ import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions } from '../../clusters/fanOut.js';
 import { dedupe, requireInstances } from '../../core/instanceLookup.js';
 import { liveInstances, mergeInstances } from '../../core/instanceView.js';
+import { releaseVolumesOf } from '../../core/volumeOps.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { instanceIdParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
@@ -55,6 +56,8 @@ async function markTerminated(ctx: ActionContext, ids: readonly string[]): Promi
         const r = d.instances[id];
         if (r && r.terminatedAt === undefined) r.terminatedAt = now;
       }
+      // EC2 detaches a terminated instance's volumes; they outlive it, available again.
+      releaseVolumesOf(d, new Set(ids));
     });
   } catch (e) {
     ctx.logger.error({ err: e, instanceIds: ids }, 'could not record terminations; host HA may see these instances as live');

@@ -10,7 +10,7 @@ import { isFerryError } from '../../../shared/errors/registry.js';
 import type { Resources } from '../../../shared/model/resources.js';
 import { sleepOn } from '../clockSleep.js';
 import type {
-  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+  DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget, VolumeAttachmentSpec,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import { EventHub } from '../eventHub.js';
@@ -210,6 +210,19 @@ export class LibvirtDriver implements HypervisorDriver {
       return true;
     }).catch((e: unknown) => this.rethrow(e, { operation: 'destroy', id }));
     if (existed) this.emit({ kind: 'stopped', id, reason: 'destroyed' });
+  }
+
+  /** Volumes are the simulated hypervisor's for now (issue 18); libvirt's disk hot-plug comes next. */
+  attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> {
+    return Promise.reject(HypervisorErrors.make('HypervisorOperationUnsupported', {
+      kind: 'libvirt', operation: `attach volume ${volume.volumeId} to ${id}`, detail: 'volume attachment is not implemented in the libvirt driver yet',
+    }));
+  }
+
+  detachVolume(id: string, volumeId: string): Promise<DomainInfo> {
+    return Promise.reject(HypervisorErrors.make('HypervisorOperationUnsupported', {
+      kind: 'libvirt', operation: `detach volume ${volumeId} from ${id}`, detail: 'volume attachment is not implemented in the libvirt driver yet',
+    }));
   }
 
   /** libvirt creates the incoming domain itself (peer-to-peer): see incomingMigrations.ts. */

@@ -15,7 +15,7 @@ import { sleepOn } from '../clockSleep.js';
 import { listenOnControlSocket } from './controlSocket.js';
 import { body, JSON_LIMIT, listen, param, useCodedErrors } from './httpEdge.js';
 import { createMigrationTlsServer, createPlaintextMigrationServer } from './migrationListeners.js';
-import { DomainSpecSchema, MigrateRequest, PrepareIncomingRequest } from './protocol.js';
+import { DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, VolumeAttachmentSchema } from './protocol.js';
 import { SimHost } from './simHost.js';
 import type { SimHvConfig } from './config.js';
 import { fsDiskIo } from './diskIo.js';
@@ -60,6 +60,14 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   app.delete('/v1/domains/:id', async (req, res) => {
     await host.destroy(param(req, 'id'));
     res.status(204).end();
+  });
+
+  app.post('/v1/domains/:id/volumes', async (req, res) => {
+    res.json(await host.attachVolume(param(req, 'id'), body(VolumeAttachmentSchema, req)));
+  });
+
+  app.delete('/v1/domains/:id/volumes/:volumeId', async (req, res) => {
+    res.json(await host.detachVolume(param(req, 'id'), param(req, 'volumeId')));
   });
 
   app.post('/v1/incoming', async (req, res) => {

@@ -3,7 +3,7 @@
  * activity records running domains write to shared storage. No I/O, no clock: `now` is a parameter.
  */
 import { join } from 'node:path';
-import type { DomainInfo, DomainSpec, DomainState } from '../driver.js';
+import type { DomainInfo, DomainSpec, DomainState, VolumeAttachmentSpec } from '../driver.js';
 import { fits, sub, sum, type Resources } from '../../../shared/model/resources.js';
 
 /** What a domain is doing besides its DomainState. */
@@ -25,6 +25,8 @@ export interface DomainRecord {
   /** Epoch ms when the domain (last) started on this host; 0 if it never ran here. */
   readonly startedAt: number;
   readonly activity: DomainActivity;
+  /** Volumes connected to it, in attach order; part of its persistent definition. Absent: none. */
+  readonly volumes?: readonly VolumeAttachmentSpec[];
 }
 
 export const IDLE: DomainActivity = Object.freeze({ kind: 'idle' });
@@ -102,7 +104,22 @@ export function toDomainInfo(r: DomainRecord, path: string): DomainInfo {
     imageId: r.spec.imageId,
     diskPath: path,
     startedAt: r.startedAt,
+    volumes: (r.volumes ?? []).map((v) => ({ ...v })),
   };
+}
+
+/** What attaching `volume` to `id` would break, given every domain's volumes here; undefined: nothing (or a repeat). */
+export function volumeConflict(records: Iterable<DomainRecord>, id: string, volume: VolumeAttachmentSpec): string | undefined {
+  for (const r of records) {
+    for (const v of r.volumes ?? []) {
+      if (r.spec.id !== id && v.volumeId === volume.volumeId) return `volume ${volume.volumeId} is attached to domain ${r.spec.id}`;
+      if (r.spec.id !== id) continue;
+      if (v.volumeId === volume.volumeId && v.device !== volume.device) return `volume ${volume.volumeId} is attached as ${v.device}`;
+      if (v.volumeId === volume.volumeId && v.path !== volume.path) return `volume ${volume.volumeId} is attached from ${v.path}`;
+      if (v.volumeId !== volume.volumeId && v.device === volume.device) return `device ${volume.device} holds volume ${v.volumeId}`;
+    }
+  }
+  return undefined;
 }
 
 /** What a running domain writes to its disk file each interval; its mtime is the activity signal. */

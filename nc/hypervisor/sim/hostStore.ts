@@ -6,13 +6,15 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../../../shared/store/store.js';
-import { DomainSpecSchema } from './protocol.js';
+import { DomainSpecSchema, VolumeAttachmentSchema } from './protocol.js';
 
 const PersistedDomainSchema = z.object({
   spec: DomainSpecSchema,
   /** The state when last written; at start-up every stored domain comes back shutoff. */
   state: z.enum(['running', 'paused', 'shutoff', 'crashed']),
   startedAt: z.number(),
+  /** Its volumes (issue 18); absent in stores written before them. */
+  volumes: z.array(VolumeAttachmentSchema).optional(),
 });
 
 const SnapshotSchema = z.object({ domains: z.record(z.string(), PersistedDomainSchema) });

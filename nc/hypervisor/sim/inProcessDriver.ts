@@ -5,9 +5,10 @@
  */
 import type {
   DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+  VolumeAttachmentSpec,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
-import { describeIssues, DomainSpecSchema, MigrateRequest, PrepareIncomingRequest } from './protocol.js';
+import { describeIssues, DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, VolumeAttachmentSchema } from './protocol.js';
 import type { SimHost } from './simHost.js';
 import type { z } from 'zod';
 
@@ -32,6 +33,14 @@ export class InProcessDriver implements HypervisorDriver {
 
   async destroy(id: string): Promise<void> {
     await this.host.destroy(id);
+  }
+
+  async attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> {
+    return this.host.attachVolume(id, check(VolumeAttachmentSchema, volume));
+  }
+
+  async detachVolume(id: string, volumeId: string): Promise<DomainInfo> {
+    return this.host.detachVolume(id, volumeId);
   }
 
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { migrationCredentialSchema } from '../../../shared/protocol/migrationProtocol.js';
+import { volumeAttachmentSpecSchema } from '../../../shared/protocol/volumes.js';
 
 /** Ids become file names under the storage dir, so they are restricted to a safe alphabet. */
 export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -27,10 +28,14 @@ export const DomainSpecSchema = z.object({
 
 export const DomainStateSchema = z.enum(['running', 'paused', 'shutoff', 'crashed']);
 
+export const VolumeAttachmentSchema = volumeAttachmentSpecSchema;
+
 export const DomainInfoSchema = DomainSpecSchema.extend({
   state: DomainStateSchema,
   diskPath: z.string(),
   startedAt: z.number(),
+  /** Volumes connected to the domain; absent from daemons before volumes. */
+  volumes: z.array(VolumeAttachmentSchema).optional(),
 });
 
 export const HostInfoSchema = z.object({

@@ -11,6 +11,7 @@ import { systemClock, type Clock } from '../../../shared/clock.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
 import type {
   DomainInfo, DomainSpec, HostInfo, HypervisorDriver, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+  VolumeAttachmentSpec,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import { sleepOn } from '../clockSleep.js';
@@ -81,6 +82,14 @@ export class SimDriver implements HypervisorDriver {
 
   async destroy(id: string): Promise<void> {
     await this.call('DELETE', `/v1/domains/${enc(id)}`);
+  }
+
+  async attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> {
+    return this.call('POST', `/v1/domains/${enc(id)}/volumes`, DomainInfoSchema, volume);
+  }
+
+  async detachVolume(id: string, volumeId: string): Promise<DomainInfo> {
+    return this.call('DELETE', `/v1/domains/${enc(id)}/volumes/${enc(volumeId)}`, DomainInfoSchema);
   }
 
   /** The credential crosses only this host-local control link, as libvirt's would its local socket. */

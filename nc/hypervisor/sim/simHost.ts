@@ -9,11 +9,13 @@ import type { Store } from '../../../shared/store/store.js';
 import { silentLogger, type Logger } from '../../../shared/log.js';
 import type { Resources } from '../../../shared/model/resources.js';
 import type {
-  DomainInfo, DomainSpec, HostInfo, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget,
+  DomainInfo, DomainSpec, HostInfo, HypervisorEvent, MigrationCredential, MigrationStats, MigrationTarget, VolumeAttachmentSpec,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
-import { IDLE, admit, freeResources, isIncoming, isOutgoing, specDifference, toDomainInfo, type DomainRecord } from './hostLedger.js';
+import {
+  IDLE, admit, freeResources, isIncoming, isOutgoing, specDifference, toDomainInfo, volumeConflict, type DomainRecord,
+} from './hostLedger.js';
 import { ActivityWriter } from './activityWriter.js';
 import type { DiskIo } from './diskIo.js';
 import { EventHub } from '../eventHub.js';
@@ -92,7 +94,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       });
     }
     for (const d of Object.values(deps.store.read().domains)) {
-      host.records.set(d.spec.id, { spec: d.spec, state: d.state, startedAt: d.startedAt, activity: IDLE });
+      host.records.set(d.spec.id, { spec: d.spec, state: d.state, startedAt: d.startedAt, activity: IDLE, ...(d.volumes ? { volumes: d.volumes } : {}) });
       await host.activity.recover(d.spec.id);
     }
     return host;
@@ -159,10 +161,12 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       const admission = admit(this.config.capacity, others, spec);
       if (!admission.ok) throw this.err('InsufficientHostResources', { id: spec.id, need: admission.need, free: admission.free });
       const now = this.deps.clock.now();
+      // A shut-off domain started again keeps its volumes: they are part of its definition.
+      const volumes = existing?.volumes ?? [];
       await this.persist((d) => {
-        d.domains[spec.id] = { spec, state: 'running', startedAt: now };
+        d.domains[spec.id] = { spec, state: 'running', startedAt: now, ...(volumes.length > 0 ? { volumes: [...volumes] } : {}) };
       });
-      const record: DomainRecord = { spec, state: 'running', startedAt: now, activity: IDLE };
+      const record: DomainRecord = { spec, state: 'running', startedAt: now, activity: IDLE, ...(volumes.length > 0 ? { volumes } : {}) };
       this.records.set(spec.id, record);
       await this.activity.write(spec.id, now);
       this.events.emit({ kind: 'started', id: spec.id });
@@ -192,6 +196,47 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       await this.forget(id);
       if (r.state === 'running' || r.state === 'paused') this.events.emit({ kind: 'stopped', id, reason: 'destroyed' });
     });
+  }
+
+  /**
+   * Connects a volume to a defined domain that is not migrating (running or shut off: the definition
+   * keeps it, as libvirt's CONFIG does). Persisted before it answers; a repeat answers the domain.
+   */
+  attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (isIncoming(r) || isOutgoing(r)) throw this.conflict(r, `attach volume ${volume.volumeId}`);
+      const clash = volumeConflict(this.records.values(), id, volume);
+      if (clash) throw this.err('VolumeConflict', { id, detail: clash });
+      if ((r.volumes ?? []).some((v) => v.volumeId === volume.volumeId)) return this.infoOf(r);
+      return this.setVolumes(r, [...(r.volumes ?? []), { ...volume }]);
+    });
+  }
+
+  /** Disconnects a volume from a domain that is not migrating; one it does not hold is not an error. */
+  detachVolume(id: string, volumeId: string): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (!(r.volumes ?? []).some((v) => v.volumeId === volumeId)) return this.infoOf(r);
+      if (isIncoming(r) || isOutgoing(r)) throw this.conflict(r, `detach volume ${volumeId}`);
+      return this.setVolumes(r, (r.volumes ?? []).filter((v) => v.volumeId !== volumeId));
+    });
+  }
+
+  /** Persists a domain's new volume list, then holds it in memory (inside the queue). */
+  private async setVolumes(r: DomainRecord, volumes: readonly VolumeAttachmentSpec[]): Promise<DomainInfo> {
+    const id = r.spec.id;
+    await this.persist((d) => {
+      const stored = d.domains[id];
+      if (stored) stored.volumes = volumes.map((v) => ({ ...v }));
+    });
+    const next: DomainRecord = { ...r, volumes };
+    this.records.set(id, next);
+    return this.infoOf(next);
   }
 
   /**
