@@ -23,6 +23,8 @@ export interface NodeClient {
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
+  /** Quarantine or release (issue 18): answered after the NC persisted it. */
+  quarantineNode(host: string, req: NcRequest<'ncQuarantineNode'>): Promise<NcResponse<'ncQuarantineNode'>>;
   /** Host HA: this NC looks at another host's writes on shared storage (ncCheckActivity). */
   checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>>;
   /** Every live-migration step (migrationProtocol.ts), on the source or the destination NC. */
@@ -83,6 +85,8 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     case 'StateWriteFailed':
       return CcErrors.withMessage('StateWriteFailed', message, { host });
     case 'InstanceNotRunning':
+    case 'NodeQuarantined':
+    case 'NodeNotQuarantined':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':
       return CcErrors.withMessage(code, message, { host });
@@ -135,6 +139,10 @@ export class WireNodeClient implements NodeClient {
 
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     return this.call(host, 'ncModifyNode', { stateName });
+  }
+
+  quarantineNode(host: string, req: NcRequest<'ncQuarantineNode'>): Promise<NcResponse<'ncQuarantineNode'>> {
+    return this.call(host, 'ncQuarantineNode', req);
   }
 
   checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>> {

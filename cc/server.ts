@@ -31,6 +31,7 @@ export const CC_ACCESS: AccessTable = Object.freeze({
   ccRunInstances: only('clc', BULK_REQUEST),
   ccTerminateInstances: only('clc', BULK_REQUEST),
   ccModifyNode: only('clc', VM_TYPES_REQUEST),
+  ccQuarantineNode: only('clc', VM_TYPES_REQUEST),
   ccSetFencedHosts: only('clc', BULK_REQUEST),
   ccCheckHostActivity: only('clc', SMALL_REQUEST),
   ccMigrateInstances: only('clc', BULK_REQUEST),

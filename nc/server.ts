@@ -33,6 +33,7 @@ export const NC_ACCESS: AccessTable = Object.freeze({
   ncRunInstance: only('cc', VM_TYPES_REQUEST),
   ncTerminateInstance: only('cc', SMALL_REQUEST),
   ncModifyNode: only('cc', SMALL_REQUEST),
+  ncQuarantineNode: only('cc', SMALL_REQUEST),
   // A source's prepare carries the whole plan (every instance of a drain) and credentials.
   ncMigrateInstances: only('cc', BULK_REQUEST),
   ncCheckActivity: only('cc', SMALL_REQUEST),
@@ -48,6 +49,7 @@ export function ncHandlers(controller: NodeController, sharedStorage?: SharedSto
     ncRunInstance: (req) => controller.run(req),
     ncTerminateInstance: (req) => controller.terminate(req.instanceId),
     ncModifyNode: (req) => controller.modify(req.stateName),
+    ncQuarantineNode: (req) => controller.quarantine(req),
     ncMigrateInstances: (req) => controller.migrate(req),
     ncCheckActivity: async (req) => {
       const v = sharedStorage
