@@ -7,13 +7,10 @@
  * the CLI shows and lifts it; lifted, the node stays disabled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { ROOT, TestCloud, type QueryResult } from '../helpers/cloud.js';
+import { cloudCli, TestCloud, type QueryResult } from '../helpers/cloud.js';
 
-const run = promisify(execFile);
 const cloud = new TestCloud(73, 3);
 const [n1, n2, n3] = cloud.nodeHosts as [string, string, string];
 
@@ -23,15 +20,7 @@ function arr<T>(x: T | T[] | undefined | ''): T[] {
 
 const codeOf = (r: QueryResult): string => /<Code>([^<]*)<\/Code>/.exec(r.text)?.[1] ?? '';
 
-async function cli(cmd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [join(ROOT, 'bin', cmd), ...args], { env: cloud.cliEnv() });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (cmd: string, ...args: string[]) => cloudCli(cloud, cmd, ...args);
 
 /** nc.json of a host as its NC last made it durable. */
 function ncStore(host: string): { nodeState: string; quarantine?: { since: number; reason: string }; instances: Record<string, { phase: string }> } {

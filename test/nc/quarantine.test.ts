@@ -43,7 +43,7 @@ describe('decideQuarantine', () => {
   it('names the migration in the way', () => {
     const d = decideQuarantine(HOST, withPlan(snapshot([record(A, 'running')]), stored('queued')), { quarantined: true, reason: '' }, NOW);
     expect(d).toMatchObject({ kind: 'refuse', code: 'MigrationInProgress', fields: { subject: `node ${HOST}` } });
-    expect(String((d as { fields: { migrationId: string } }).fields.migrationId)).toContain(MIG);
+    expect(d.kind === 'refuse' ? String(d.fields.migrationId) : '').toContain(MIG);
   });
 
   it('forbids enabling a quarantined node, and nothing else', () => {

@@ -19,8 +19,8 @@ import { parseServiceFullName } from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { coded, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
-import { matrixItems } from '../render/matrixItems.js';
-import { nodeItem, nodeServiceStatus, quarantineFields, serviceStatusItem } from '../render/serviceItems.js';
+import { quarantineFields } from '../render/serviceItems.js';
+import { nodeChangeXml } from './modifyService.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 
 const serviceIdParam = z.string()
@@ -36,7 +36,6 @@ const serviceIdParam = z.string()
 /** Printable text: a reason is shown in XML answers and logs, so no control characters. */
 const reasonParam = z.string()
   .max(QUARANTINE_REASON_MAX, `at most ${QUARANTINE_REASON_MAX} characters`)
-  // eslint-disable-next-line no-control-regex
   .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'control characters are not allowed');
 
 const target = {
@@ -78,15 +77,9 @@ export function parseUnquarantineNode(params: ParamMap): UnquarantineNodeInput {
   return parseActionParams(releaseSchema, params);
 }
 
-/** The answer of both: the node's service status, its node item (quarantine included), what it was before, the matrix. */
-export function quarantineChangeXml({ changed }: NodeQuarantineChange): XmlObject {
-  return {
-    serviceStatuses: [serviceStatusItem(nodeServiceStatus(changed.node))],
-    previousState: changed.previousState,
-    ...quarantineFields(changed.previousQuarantine, 'previous'),
-    node: nodeItem(changed.node),
-    resourceMatrix: matrixItems(changed.matrix),
-  };
+/** The answer of both: EnableService's (the node's service status and item, its previous state, the matrix), and what quarantine it held. */
+export function quarantineChangeXml(change: NodeQuarantineChange): XmlObject {
+  return { ...nodeChangeXml(change), ...quarantineFields(change.changed.previousQuarantine, 'previous') };
 }
 
 export const quarantineNode = defineAction({
