@@ -19,6 +19,9 @@ export const CcErrors = defineErrors({
   InstanceExists: client(409, 'instance {instanceId} already exists on node {host}'),
   // The codes below are an NC's refusals as the CC names them; ccRunInstances re-places around them.
   NodeDisabled: client(409, 'node {host} is disabled and takes no new instances'),
+  /** Quarantine (issue 18), the NC's refusals under their own names: see nc/quarantine.ts. */
+  NodeQuarantined: client(409, 'node {host} is quarantined since {since}: {detail}'),
+  NodeNotQuarantined: client(409, 'node {host} is not quarantined: {detail}'),
   NodeFull: client(409, 'node {host} has no room: {detail}'),
   NodeUnhealthy: server(503, 'node {host} cannot use its hypervisor: {detail}'),
   /** The NC could not write its state (a full or read-only disk): it acknowledged nothing; the NC's own code and message. */

@@ -26,6 +26,8 @@ export interface NodeClient {
   /** Volumes (issue 18): answers once the NC attached it and persisted the attachment. */
   attachVolume(host: string, req: NcRequest<'ncAttachVolume'>): Promise<NcResponse<'ncAttachVolume'>>;
   detachVolume(host: string, req: NcRequest<'ncDetachVolume'>): Promise<NcResponse<'ncDetachVolume'>>;
+  /** Quarantine or release (issue 18): answered after the NC persisted it. */
+  quarantineNode(host: string, req: NcRequest<'ncQuarantineNode'>): Promise<NcResponse<'ncQuarantineNode'>>;
   /** Host HA: this NC looks at another host's writes on shared storage (ncCheckActivity). */
   checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>>;
   /** Every live-migration step (migrationProtocol.ts), on the source or the destination NC. */
@@ -86,6 +88,8 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     case 'StateWriteFailed':
       return CcErrors.withMessage('StateWriteFailed', message, { host });
     case 'InstanceNotRunning':
+    case 'NodeQuarantined':
+    case 'NodeNotQuarantined':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':
     case 'VolumeConflict':
@@ -148,6 +152,10 @@ export class WireNodeClient implements NodeClient {
 
   detachVolume(host: string, req: NcRequest<'ncDetachVolume'>): Promise<NcResponse<'ncDetachVolume'>> {
     return this.call(host, 'ncDetachVolume', req, this.guestCall());
+  }
+
+  quarantineNode(host: string, req: NcRequest<'ncQuarantineNode'>): Promise<NcResponse<'ncQuarantineNode'>> {
+    return this.call(host, 'ncQuarantineNode', req);
   }
 
   checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>> {

@@ -33,6 +33,7 @@ export const CC_ACCESS: AccessTable = Object.freeze({
   ccModifyNode: only('clc', VM_TYPES_REQUEST),
   ccAttachVolume: only('clc', SMALL_REQUEST),
   ccDetachVolume: only('clc', SMALL_REQUEST),
+  ccQuarantineNode: only('clc', VM_TYPES_REQUEST),
   ccSetFencedHosts: only('clc', BULK_REQUEST),
   ccCheckHostActivity: only('clc', SMALL_REQUEST),
   ccMigrateInstances: only('clc', BULK_REQUEST),

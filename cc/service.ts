@@ -114,6 +114,7 @@ export class CcService {
     ccModifyNode: (req) => this.modifyNode(req),
     ccAttachVolume: (req) => attachVolume(this.volumeDeps(), req),
     ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
+    ccQuarantineNode: (req) => this.quarantineNode(req),
     ccCheckHostActivity: (req) => this.checkActivity(req),
     ccSetFencedHosts: (req) => {
       this.opts.keeper.setFencedHosts(req.hosts);
@@ -269,6 +270,34 @@ export class CcService {
     const node = findEntry(view, host)?.node;
     if (!node) throw CcErrors.make('NodeNotFound', { host, partition: view.partition });
     return { previousState, node, matrix: matrixOf(view, req.vmTypes) };
+  }
+
+  /** Quarantine or release (issue 18): the NC decides and persists; its answer is the node's new truth. */
+  private async quarantineNode(req: CcRequest<'ccQuarantineNode'>): Promise<CcResponse<'ccQuarantineNode'>> {
+    const { keeper, nodes, clock } = this.opts;
+    const { host, quarantined, reason } = req;
+    if (!findEntry(keeper.get(), host)) throw CcErrors.make('NodeNotFound', { host, partition: keeper.get().partition });
+    let answer;
+    try {
+      answer = await keeper.change(host, async () => {
+        const r = await nodes.quarantineNode(host, { quarantined, reason });
+        keeper.update(host, (v) => applyReport(v, host, r.node, clock.now()));
+        return r;
+      });
+    } catch (e) {
+      this.noteFailures([[host, { status: 'rejected', reason: e }]]);
+      throw e;
+    }
+    this.opts.logger.warn({ host, quarantined, reason }, quarantined ? 'node quarantined' : 'node quarantine lifted');
+    // Items queued towards it are re-planned at once, and nothing new is planned onto it.
+    this.planDriver.poke();
+    const view = keeper.get();
+    const node = findEntry(view, host)?.node;
+    if (!node) throw CcErrors.make('NodeNotFound', { host, partition: view.partition });
+    return {
+      previousState: answer.previousState, ...(answer.previousQuarantine ? { previousQuarantine: answer.previousQuarantine } : {}),
+      node, matrix: matrixOf(view, req.vmTypes),
+    };
   }
 
   /** Records NCs that turned out to be unreachable, so the scheduler avoids them at once. */

@@ -102,6 +102,7 @@ export function applyReport(view: ClusterView, host: string, report: NcNode, now
       host, partition: view.partition, nodeState: report.nodeState, reachable: true, healthy: report.healthy,
       lastSeen: now, capacity: report.capacity, used: report.used, instances: report.instances,
       ...(report.lostStore !== undefined ? { lostStore: report.lostStore } : {}),
+      ...(report.quarantine !== undefined ? { quarantine: report.quarantine } : {}),
     },
     plans: keepIfSame(e.plans, report.plans ?? []),
     incoming: keepIfSame(e.incoming, report.incoming ?? []),
@@ -217,9 +218,12 @@ export function locateOutside(view: ClusterView, instanceId: string, fenced: Rea
   return undefined;
 }
 
-/** New instances may go here: enabled by its NC, reachable now, and its hypervisor working. */
+/**
+ * New instances may go here: enabled by its NC, reachable now, its hypervisor working, and not
+ * quarantined (a quarantined NC is disabled too; this holds even against a report that says otherwise).
+ */
 export function isSchedulable(node: CcNode): boolean {
-  return node.nodeState === 'enabled' && node.reachable && node.healthy;
+  return node.nodeState === 'enabled' && node.reachable && node.healthy && node.quarantine === undefined;
 }
 
 /**

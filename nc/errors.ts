@@ -8,6 +8,10 @@ import { defineErrors, client, server } from '../shared/errors/registry.js';
 export const NcErrors = defineErrors({
   /** Maintenance mode: the node takes no new instances (Eucalyptus 3.3 "disabled"). */
   NodeDisabled: client(409, 'node {host} is disabled and takes no new instances'),
+  /** Quarantine (issue 18): the node takes nothing and is not enabled until an administrator lifts it. */
+  NodeQuarantined: client(409, 'node {host} is quarantined since {since}: {detail}'),
+  /** Lifting a quarantine the node does not hold. */
+  NodeNotQuarantined: client(409, 'node {host} is not quarantined: {detail}'),
   InsufficientCapacity: client(409, 'node {host} cannot fit {vmType}: needs {need}, free {free}'),
   InstanceNotFound: client(404, 'instance {instanceId} is not on node {host}'),
   /** Same instance id, different launch spec: a retry must repeat the original request exactly. */

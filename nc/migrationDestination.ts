@@ -78,6 +78,7 @@ export function decideIncomingPrepare(input: IncomingPrepareInput): IncomingPrep
     instanceHere: rec !== undefined,
     arrivedByThis: rec !== undefined && rec.arrivedBy === migrationId && rec.phase !== 'terminated',
     disabled: snapshot.nodeState === 'disabled' && !req.allowDisabled,
+    quarantined: snapshot.quarantine !== undefined,
     connected: input.healthy && input.capacity !== undefined,
     fits: free !== undefined && fits(req.incoming.vmType, free),
     fresh: { ...structuredClone(req.incoming), state: 'preparing', since: now },
@@ -89,15 +90,18 @@ export function decideIncomingPrepare(input: IncomingPrepareInput): IncomingPrep
     case 'prepare': return existing ? { kind: 'prepare', incoming: existing, fresh: false } : { kind: 'prepare', incoming: p.fresh, fresh: true };
     case 'rejoin': return existing ? { kind: 'prepare', incoming: existing, fresh: false, rejoin: true } : { kind: 'prepare', incoming: p.fresh, fresh: true };
     case 'prepare-fresh': return { kind: 'prepare', incoming: p.fresh, fresh: true };
-    default: return prepareRefusal(row?.refusal ?? 'InstanceExists', host, req, existing, free);
+    default: return prepareRefusal(row?.refusal ?? 'InstanceExists', host, req, existing, free, snapshot.quarantine?.since);
   }
 }
 
-function prepareRefusal(code: Refusal['code'], host: string, req: DestinationPrepareRequest, existing: StoredIncoming | undefined, free: Resources | undefined): Refusal {
+function prepareRefusal(
+  code: Refusal['code'], host: string, req: DestinationPrepareRequest, existing: StoredIncoming | undefined, free: Resources | undefined, quarantinedSince: number | undefined,
+): Refusal {
   const id = req.incoming.instanceId;
   switch (code) {
     case 'MigrationInProgress': return refuse(code, { host, subject: `instance ${id}`, migrationId: existing?.migrationId ?? req.migrationId });
     case 'NodeDisabled': return refuse(code, { host });
+    case 'NodeQuarantined': return refuse(code, { host, since: new Date(quarantinedSince ?? 0).toISOString(), detail: 'a quarantined node is never a migration destination' });
     case 'HypervisorUnavailable': return refuse(code, { host, detail: 'not connected' });
     case 'InsufficientCapacity': return refuse(code, { host, vmType: req.incoming.vmType.name, need: show(req.incoming.vmType), free: free ? show(free) : 'unknown' });
     default: return refuse(code, { host, instanceId: id });

@@ -28,6 +28,8 @@ export interface IncomingPayloads {
     readonly instanceHere: boolean;
     readonly arrivedByThis: boolean;
     readonly disabled: boolean;
+    /** An administrator quarantined the node (quarantine.ts): it takes nothing, even when the plan named it. */
+    readonly quarantined: boolean;
     readonly connected: boolean;
     readonly fits: boolean;
     /** The record a fresh prepare persists. */
@@ -74,6 +76,7 @@ export const INCOMING_TABLE: IncomingTable = {
       { from: ['ready'], guard: '', to: 'stay', decides: 'answer', effects: 'none: a repeat, answered with the record' },
       { from: ['absent'], guard: 'this migration already brought the VM here', to: 'stay', decides: 'arrived', effects: 'none: answered without a record', when: (_r, p) => p.arrivedByThis },
       refused('an instance of that id is here', 'InstanceExists', (_r, p) => p.instanceHere),
+      refused('the node is quarantined (named by the plan or not)', 'NodeQuarantined', (_r, p) => p.quarantined),
       refused('the node is disabled and the plan did not name it', 'NodeDisabled', (_r, p) => p.disabled),
       refused('the hypervisor is not connected', 'HypervisorUnavailable', (_r, p) => !p.connected),
       refused('it does not fit (instances and Incoming records are counted)', 'InsufficientCapacity', (_r, p) => !p.fits),

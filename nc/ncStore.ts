@@ -3,7 +3,7 @@
  * it is the source of truth, one record per instance it has accepted, the migration plans it is the
  * source of and the incoming migrations it holds as a destination. VMs themselves live in the
  * hypervisor; a record is the NC's memory of what it promised, and survives the NC.
- * Live migration and the lost-store rule (storeOrigin.ts) only added optional fields or fields with
+ * Live migration, the lost-store rule (storeOrigin.ts) and quarantine only added optional fields or fields with
  * defaults, so files written before them still load (schema 1).
  */
 import { z } from 'zod';
@@ -12,8 +12,8 @@ import {
   instanceIdSchema, instanceStateSchema, migrationStateSchema, nodeStateSchema,
 } from '../shared/protocol/common.js';
 import { incomingSchema, migrationIdSchema, planItemSchema, planSchema } from '../shared/protocol/migrationProtocol.js';
-import { instanceLaunchSchema, lostStoreSchema } from '../shared/protocol/ncProtocol.js';
 import { ncVolumeAttachmentSchema } from '../shared/protocol/volumes.js';
+import { instanceLaunchSchema, lostStoreSchema, quarantineSchema } from '../shared/protocol/ncProtocol.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../shared/store/store.js';
 
 /** How far the NC has carried an instance; the reported state is derived from this and the hypervisor. */
@@ -89,6 +89,8 @@ export const ncSnapshotSchema = z.object({
   fenced: z.record(instanceIdSchema, z.number()).optional(),
   /** The store was lost and recreated (storeOrigin.ts): the node stays disabled until an enable clears this. */
   lostStore: lostStoreSchema.optional(),
+  /** An administrator's quarantine (issue 18, quarantine.ts): the node stays disabled and takes nothing while it holds. */
+  quarantine: quarantineSchema.optional(),
   /**
    * Created at a start that found neither nc.json nor the node's identity file: the NC's first look at
    * its hypervisor decides whether this was a first start (no domains) or a lost store, then clears it.

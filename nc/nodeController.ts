@@ -25,6 +25,7 @@ import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from '
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
+import { decideQuarantine, quarantineForbids, type QuarantineRequest } from './quarantine.js';
 import { firstLookVerdict } from './storeOrigin.js';
 import { VolumeAttachments } from './volumeAttachments.js';
 import type { AttachRequest } from './volumeDecisions.js';
@@ -136,6 +137,11 @@ export class NodeController {
     return this.mailbox.run(() => this.modifyNow(stateName));
   }
 
+  /** Quarantine or release (quarantine.ts): persisted before the reply. */
+  quarantine(req: QuarantineRequest): Promise<NcResponse<'ncQuarantineNode'>> {
+    return this.mailbox.run(() => this.quarantineNow(req));
+  }
+
   /** Every live-migration step, source or destination (migrationItemExecutor.ts). */
   migrate(req: NcMigrateRequest): Promise<MigrateAnswer> {
     return this.mailbox.run(() => this.migrations.handle(req));
@@ -225,6 +231,8 @@ export class NodeController {
 
   private async modifyNow(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     const previousState = this.store.nodeState;
+    const forbidden = quarantineForbids(this.o.host, this.store, stateName);
+    if (forbidden) throw NcErrors.make(forbidden.code, forbidden.fields);
     // Only an administrator's enable ends the time out of service that a lost store began.
     const endsLostStore = stateName === 'enabled' && this.store.lostStore !== undefined;
     if (previousState !== stateName || endsLostStore) {
@@ -237,6 +245,22 @@ export class NodeController {
       this.tell('node');
     }
     return { previousState, node: await this.describeNow() };
+  }
+
+  private async quarantineNow(req: QuarantineRequest): Promise<NcResponse<'ncQuarantineNode'>> {
+    const previousState = this.store.nodeState;
+    const previousQuarantine = this.store.quarantine;
+    const decision = decideQuarantine(this.o.host, this.store, req, this.o.clock.now());
+    if (decision.kind === 'refuse') throw NcErrors.make(decision.code, decision.fields);
+    await this.persist((d) => {
+      d.nodeState = decision.nodeState;
+      if (decision.quarantine) d.quarantine = { ...decision.quarantine };
+      else delete d.quarantine;
+    });
+    if (decision.quarantine) this.o.logger.warn({ reason: decision.quarantine.reason, from: previousState }, 'quarantined by an administrator: disabled, takes no instance, moves none of its own unless named');
+    else this.o.logger.warn({ since: previousQuarantine?.since }, 'quarantine lifted by an administrator: stays disabled until enabled');
+    this.tell('node');
+    return { previousState, ...(previousQuarantine ? { previousQuarantine: { ...previousQuarantine } } : {}), node: await this.describeNow() };
   }
 
   /**

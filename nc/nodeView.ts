@@ -32,5 +32,6 @@ export function nodeView(v: NodeViewInput): NcNode {
     plans: [...v.plans],
     incoming: [...v.incoming],
     ...(v.snapshot.lostStore !== undefined ? { lostStore: structuredClone(v.snapshot.lostStore) } : {}),
+    ...(v.snapshot.quarantine !== undefined ? { quarantine: { ...v.snapshot.quarantine } } : {}),
   };
 }

@@ -35,6 +35,7 @@ export const NC_ACCESS: AccessTable = Object.freeze({
   ncAttachVolume: only('cc', SMALL_REQUEST),
   ncDetachVolume: only('cc', SMALL_REQUEST),
   ncModifyNode: only('cc', SMALL_REQUEST),
+  ncQuarantineNode: only('cc', SMALL_REQUEST),
   // A source's prepare carries the whole plan (every instance of a drain) and credentials.
   ncMigrateInstances: only('cc', BULK_REQUEST),
   ncCheckActivity: only('cc', SMALL_REQUEST),
@@ -52,6 +53,7 @@ export function ncHandlers(controller: NodeController, sharedStorage?: SharedSto
     ncAttachVolume: (req) => controller.attachVolume(req),
     ncDetachVolume: (req) => controller.detachVolume(req),
     ncModifyNode: (req) => controller.modify(req.stateName),
+    ncQuarantineNode: (req) => controller.quarantine(req),
     ncMigrateInstances: (req) => controller.migrate(req),
     ncCheckActivity: async (req) => {
       const v = sharedStorage

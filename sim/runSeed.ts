@@ -17,6 +17,7 @@ import { SimCloud } from './simCloud.js';
 import { readTruth, type HostTruth } from './truth.js';
 import { Workload } from './workload.js';
 import { checkHaStep, checkRestart, type HaSectionTruth } from './haInvariants.js';
+import { checkQuarantineStep, type QuarantineMemory } from './quarantineInvariants.js';
 import type { HaState } from '../clc/ha/hostHaState.js';
 import { CLC_STORE } from './simClc.js';
 import { WORKLOAD_KINDS } from './schedule.js';
@@ -108,6 +109,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   const unsafe: SeedViolation[] = [];
   let step = 0;
   const haStates = new Map<string, HaState>();
+  const quarantines: QuarantineMemory = new Map();
   const haTruth = (): HaSectionTruth | undefined => (cloud.disk.read(CLC_STORE) as ClcState | undefined)?.ha;
   /** Hosts put outside the safety envelope (a lying BMC, a careless confirmation); `tainted` once a restart from one was sent. */
   const outside = (): Set<string> => new Set([...cloud.bmcLies.map((l) => l.host), ...ledger.carelessConfirms]);
@@ -152,6 +154,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     coverage.observe(truth, ha);
     for (const v of checkStep(truth, ledger, settings.capacity)) record(v);
     for (const v of checkHaStep(ha, truth, haStates)) record(v);
+    for (const v of checkQuarantineStep(truth, quarantines)) record(v);
     for (const u of cloud.net.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}` });
     for (const u of ledger.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `clc ${u}` });
     return truth;
@@ -163,6 +166,8 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
   await cloud.boot();
   cloud.net.onDeliver.push((d) => {
     if (d.operation === 'ncModifyNode') ledger.modifyDelivered(d.to, d.body.stateName as 'enabled' | 'disabled');
+    // A quarantine disables the node (a release leaves its state as it is).
+    if (d.operation === 'ncQuarantineNode' && d.body.quarantined === true) ledger.modifyDelivered(d.to, 'disabled');
   });
   start = cloud.clock.now();
   const chaosEnd = start + settings.chaosMs;

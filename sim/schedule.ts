@@ -10,7 +10,7 @@ import { Prng } from './prng.js';
 import type { SimSettings } from './settings.js';
 import type { BmcMode } from './simBmc.js';
 
-export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['run', 'terminate', 'modify', 'drain', 'migrateOne', 'cancel', 'haSetup', 'haSwitch', 'fenceHost', 'confirmFenced']);
+export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['run', 'terminate', 'modify', 'drain', 'migrateOne', 'cancel', 'haSetup', 'haSwitch', 'fenceHost', 'confirmFenced', 'quarantine']);
 
 export type HypervisorMode = 'normal' | 'slow' | 'failing';
 
@@ -26,7 +26,9 @@ export type WorkloadEvent =
   | { readonly kind: 'haSwitch'; readonly host: string; readonly enabled: boolean }
   | { readonly kind: 'fenceHost'; readonly host: string }
   /** The operator confirms a host being fenced is off — only if it is, unless `careless` (never in CI seeds). */
-  | { readonly kind: 'confirmFenced'; readonly host: string; readonly careless: boolean };
+  | { readonly kind: 'confirmFenced'; readonly host: string; readonly careless: boolean }
+  /** The admin quarantines a node (issue 18), or lifts its quarantine; a drain of it and an instance of it named come with it. */
+  | { readonly kind: 'quarantine'; readonly host: string; readonly quarantined: boolean };
 
 export type FaultEvent =
   | { readonly kind: 'netChaos'; readonly loss: number; readonly duplicate: number; readonly maxDelayMs: number }
@@ -150,6 +152,15 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
   if (loss.chance(0.3)) {
     const [h, at, down] = [loss.pick(hosts) as string, loss.int(0, s.chaosMs), loss.int(200, 15_000)];
     events.push({ at, kind: 'loseNcStore', host: h }, { at: at + down, kind: 'restartNc', host: h });
+  }
+  // Quarantines (issue 18), from their own stream too: a node quarantined, drained and named meanwhile, then lifted.
+  const q = Prng.fork(seed, 'quarantine');
+  for (let i = q.chance(0.5) ? q.int(1, 2) : 0; i > 0; i--) {
+    const [h, at, held] = [q.pick(hosts) as string, q.int(0, s.chaosMs), q.int(500, 20_000)];
+    events.push({ at, kind: 'quarantine', host: h, quarantined: true });
+    events.push({ at: at + q.int(0, held), kind: 'drain', host: h, destinations: [], allowHosts: true, partial: true, reserve: false });
+    events.push({ at: at + q.int(0, held), kind: 'migrateOne', pick: q.int(0, 1000), destinations: [h], allowHosts: true });
+    events.push({ at: at + held, kind: 'quarantine', host: h, quarantined: false });
   }
   // Stable sort: same-time events keep their generation order.
   return { events: events.map((e, i) => [e, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([e]) => e) };

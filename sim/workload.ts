@@ -83,6 +83,12 @@ export class Workload {
       case 'fenceHost':
         this.call('FenceHost', [['Host', e.host]], () => undefined);
         return;
+      case 'quarantine': {
+        // Quarantine disables the node in the same write: the ledger follows it as a DisableService.
+        const acknowledge = e.quarantined ? l.modifySent(e.host, 'disabled') : () => undefined;
+        this.call(e.quarantined ? 'QuarantineNode' : 'UnquarantineNode', [['Host', e.host], ['Partition', this.partitionOf(e.host)], ...(e.quarantined ? [['Reason', 'sim'] as [string, string]] : [])], acknowledge);
+        return;
+      }
       case 'confirmFenced': {
         // A careful operator looks at the machine first: only a host that truly is off is confirmed.
         const off = !this.cloud.node(e.host).hv?.isAlive;

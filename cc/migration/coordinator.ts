@@ -40,7 +40,7 @@ import { fits, sub, add, ZERO, type Resources } from '../../shared/model/resourc
 import type { Incoming, MigrationPlan, PlanItem } from '../../shared/protocol/migrationProtocol.js';
 import { effectKey, type Effect } from './effects.js';
 import { credentialLifetimeMs, phaseLimitMs, timeoutReason, type Mark, type Marks } from './marks.js';
-import type { MigrationNode } from './nodes.js';
+import { quarantined, type MigrationNode } from './nodes.js';
 import { inFlight, observedPhase, type Phase } from './phases.js';
 import { placementNodes, UNPLACED_TEXT } from './planner.js';
 import { planPlacement } from './placement.js';
@@ -132,6 +132,11 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       // A destination host HA fences never receives: roll back what has not completed (sim seed 730).
       if (mark.giveUp === undefined && phase !== 'queued' && phase !== 'cleaning' && nodeOf.get(item.destination)?.fenced === true) {
         mark = { ...mark, giveUp: `destination ${item.destination} is fenced by host HA` };
+      }
+      // Nor one an administrator quarantined (issue 18; the NC refuses the quarantine while it holds an Incoming record, so this is a backstop).
+      const dest = nodeOf.get(item.destination);
+      if (mark.giveUp === undefined && (phase === 'preparing' || phase === 'ready') && dest !== undefined && quarantined(dest)) {
+        mark = { ...mark, giveUp: `destination ${item.destination} is quarantined` };
       }
       // Rule 6a: a re-join needs the destination's prepared domain; without it the item cannot complete.
       if (mark.giveUp === undefined && phase === 'migrating' && item.awaitingCredential === true && !record) {
@@ -329,6 +334,7 @@ function destinationProblem(
   const refusal = row.mark.refused.find((r) => r.host === host);
   if (refusal) return `destination ${host} refused: ${refusal.reason}`;
   if (d.fenced) return `destination ${host} is fenced by host HA`;
+  if (quarantined(d)) return `destination ${host} is quarantined`;
   if (!d.reachable) return `destination ${host} is unreachable`;
   if (!d.healthy) return `destination ${host} is unhealthy`;
   if (!d.enabled && !namedAllowed(plan, host)) return `destination ${host} is disabled`;

@@ -15,12 +15,15 @@ export interface MigrationNode extends NodeMigrations {
   readonly migrationsKnown: boolean;
   /** Host HA fences or has fenced it (ccSetFencedHosts): never a destination, whatever its NC says. */
   readonly fenced: boolean;
+  /** When an administrator quarantined it (the NC's report; issue 18): never a destination, its drain refused. Absent otherwise. */
+  readonly quarantinedSince?: number;
 }
 
 export function migrationNodes(view: ClusterView, fenced: ReadonlySet<string> = new Set()): MigrationNode[] {
   return view.entries.map((e) => ({
     host: e.node.host,
     fenced: fenced.has(e.node.host),
+    ...(e.node.quarantine !== undefined ? { quarantinedSince: e.node.quarantine.since } : {}),
     enabled: e.node.nodeState === 'enabled',
     reachable: e.node.reachable,
     healthy: e.node.healthy,
@@ -31,6 +34,11 @@ export function migrationNodes(view: ClusterView, fenced: ReadonlySet<string> = 
     incoming: e.incoming,
     migrationsKnown: e.migrationsKnown,
   }));
+}
+
+/** Quarantined by an administrator (issue 18). */
+export function quarantined(n: MigrationNode): boolean {
+  return n.quarantinedSince !== undefined;
 }
 
 /** Reachable and healthy: a node the CC can talk to and whose hypervisor works. */

@@ -11,7 +11,7 @@ import type { MigrationPlan, PlanItem } from '../../shared/protocol/migrationPro
 import type { NcInstance } from '../../shared/protocol/ncProtocol.js';
 import { CcErrors } from '../errors.js';
 import type { MigrationNode } from './nodes.js';
-import { usable } from './nodes.js';
+import { quarantined, usable } from './nodes.js';
 import { eligibleDestinations, planPlacement, type DestinationFilter, type PlacementNode, type UnplacedReason } from './placement.js';
 import { activeItemOf, drainingHosts, isActivePlan, plansOf } from './plans.js';
 import { reservationsOf, reservedOn } from './reservations.js';
@@ -52,6 +52,8 @@ export const UNPLACED_TEXT: Readonly<Record<UnplacedReason, string>> = {
 
 const refuse = (error: FerryError): PlanOutcome => ({ ok: false, error });
 
+const iso = (ms: number | undefined): string => new Date(ms ?? 0).toISOString();
+
 /**
  * Placement's view of the nodes: what runs on them plus what active plans hold there. A node being
  * drained counts as disabled (a destination only when named), so two drains never swap VMs.
@@ -60,7 +62,7 @@ export function placementNodes(nodes: readonly MigrationNode[], except?: string)
   const r = reservationsOf(nodes, except);
   const draining = drainingHosts(plansOf(nodes));
   return nodes.map((n) => ({
-    host: n.host, enabled: n.enabled && !draining.has(n.host), usable: usable(n) && !n.fenced, capacity: n.capacity,
+    host: n.host, enabled: n.enabled && !draining.has(n.host), usable: usable(n) && !n.fenced && !quarantined(n), capacity: n.capacity,
     used: add(n.committed, reservedOn(r, n.host)),
   }));
 }
@@ -73,6 +75,11 @@ export function planMigration(req: MigrateRequest, nodes: readonly MigrationNode
   const destinations = [...new Set(req.destinations)];
   const unknownDest = destinations.find((h) => !nodes.some((n) => n.host === h));
   if (unknownDest !== undefined) return refuse(CcErrors.make('NodeNotFound', { host: unknownDest, partition }));
+  // A quarantined node takes nothing, even when named (issue 18); naming it among the denied ones is harmless.
+  const quarantinedDest = req.allowHosts ? nodes.find((n) => destinations.includes(n.host) && quarantined(n)) : undefined;
+  if (quarantinedDest !== undefined) {
+    return refuse(CcErrors.make('NodeQuarantined', { host: quarantinedDest.host, since: iso(quarantinedDest.quarantinedSince), detail: 'a quarantined node is never a migration destination, even when named' }));
+  }
 
   const plans = plansOf(nodes);
   let source: MigrationNode | undefined;
@@ -95,6 +102,12 @@ export function planMigration(req: MigrateRequest, nodes: readonly MigrationNode
   if (req.allowHosts && destinations.includes(src.host)) return refuse(CcErrors.make('DestinationIsSource', { host: src.host }));
   if (!src.reachable) return refuse(CcErrors.make('NodeUnreachable', { host: src.host, detail: 'its NC did not answer the last poll' }));
 
+  if (req.sourceHost !== undefined && quarantined(src)) {
+    // Its instances move only when an administrator names them, one by one (issue 18).
+    const ids = candidates.map((i) => i.instanceId);
+    const named = ids.length > 0 ? `name each instance to move it (MigrateInstances InstanceId=...): ${ids.join(', ')}` : 'it runs no instance that could be migrated';
+    return refuse(CcErrors.make('NodeQuarantined', { host: src.host, since: iso(src.quarantinedSince), detail: `a quarantined node is not drained; ${named}` }));
+  }
   if (req.sourceHost !== undefined) {
     const draining = plans.find((p) => p.source === src.host && p.request.kind === 'drain' && isActivePlan(p));
     if (draining) return refuse(CcErrors.make('MigrationInProgress', { subject: `node ${src.host}`, migrationId: draining.migrationId }));

@@ -8,6 +8,8 @@ import type { Principal } from './auth.js';
 
 export const ADMIN_ONLY: ReadonlySet<string> = new Set([
   'EnableService', 'DisableService', 'ModifyService', 'MigrateInstances', 'CancelMigration',
+  // Quarantine (issue 18).
+  'QuarantineNode', 'UnquarantineNode',
   // Host HA (issue 6): every action, describes included (they show BMC settings and the fencing log).
   'ConfigureHAForHost', 'ConfigureHAForCluster', 'ConfigureHAForInstance', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
   'ListHostHAConfigurations', 'DescribeHostHA', 'DescribeHAEvents', 'FenceHost', 'ConfirmHostFenced', 'SuspendHA', 'ResumeHA',

@@ -1,6 +1,7 @@
 /**
  * Eucalyptus-style tab-separated rows for each command. Pure: readings in, lines out.
  *   NODE      partition host state cores used/total mem used/total MiB disk used/total GiB
+ *   QUARANTINE host since reason                  (beneath its NODE, while quarantined)
  *   INSTANCE  id state type                         (beneath its NODE)
  *   INSTANCE  id MIGRATING-TO destination           (beneath its NODE, while it migrates away)
  *   SERVICE   type partition name state
@@ -21,10 +22,16 @@ export function nodeLines(n: NodeReading): string[] {
   return [
     row('NODE', n.partition, n.host, n.state,
       `${n.used.cores}/${n.capacity.cores}`, `${n.used.memoryMiB}/${n.capacity.memoryMiB}`, `${n.used.diskGiB}/${n.capacity.diskGiB}`),
+    ...quarantineLines(n),
     ...n.instancesSet.map((i) => (movingAway(n, i)
       ? row('INSTANCE', i.instanceId, 'MIGRATING-TO', i.migrationDestination)
       : row('INSTANCE', i.instanceId, i.state, i.instanceType))),
   ];
+}
+
+/** The node's quarantine (issue 18), when it holds one. */
+export function quarantineLines(n: Pick<NodeReading, 'host' | 'quarantined' | 'quarantinedSince' | 'quarantineReason'>): string[] {
+  return n.quarantined ? [row('QUARANTINE', n.host, n.quarantinedSince, n.quarantineReason)] : [];
 }
 
 /** Listed on `n` while its migration takes it to another node (the destination lists it plainly). */

@@ -28,6 +28,10 @@ const nodeSchema = z.object({
   state: z.string(),
   capacity: resources,
   used: resources,
+  // Issue 18; absent from a CLC before quarantine (read as not quarantined).
+  quarantined: text.transform((s) => s === 'true'),
+  quarantinedSince: text,
+  quarantineReason: text,
   instancesSet: itemsOf(z.object({
     instanceId: z.string(), state: z.string(), instanceType: z.string(), migrationState: text, migrationSource: text, migrationDestination: text,
   })),
@@ -181,6 +185,10 @@ export const RESPONSES = {
   DescribeNodes: z.object({ nodeSet: itemsOf(nodeSchema), unavailablePartitionSet: unavailableSchema }),
   DescribeServices: z.object({ serviceStatuses: itemsOf(serviceSchema) }),
   ModifyService: z.object({ serviceStatuses: itemsOf(serviceSchema), previousState: z.string(), resourceMatrix: itemsOf(matrixSchema) }),
+  QuarantineNode: z.object({
+    serviceStatuses: itemsOf(serviceSchema), previousState: z.string(), previousQuarantined: text.transform((s) => s === 'true'),
+    previousQuarantinedSince: text, previousQuarantineReason: text, node: nodeSchema, resourceMatrix: itemsOf(matrixSchema),
+  }),
   RunInstances: reservationSchema,
   DescribeInstances: z.object({ reservationSet: itemsOf(reservationSchema), unavailablePartitionSet: unavailableSchema }),
   TerminateInstances: z.object({

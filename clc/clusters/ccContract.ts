@@ -15,4 +15,5 @@ export type ClcCcResponse<O extends ClcCcOp> = z.infer<(typeof CLC_CC_OPS)[O]['r
 export const CHANGE_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>([
   'ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccMigrateInstances', 'ccCancelMigration',
   'ccAttachVolume', 'ccDetachVolume',
+  'ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration',
 ]);

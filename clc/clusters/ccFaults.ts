@@ -31,6 +31,8 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'InvalidParameterCombination':
     case 'DestinationIsSource':
       return ClcErrors.withMessage('InvalidParameterCombination', remoteMessage, answered);
+    case 'NodeQuarantined':
+    case 'NodeNotQuarantined':
     case 'NothingToMigrate':
     case 'NoEligibleDestination':
     case 'InsufficientCapacityForMigration':

@@ -71,6 +71,14 @@ export const ClcErrors = defineErrors({
   IncorrectState: conflict("Volume '{volumeId}' is in the '{state}' state: {detail}", true),
   /** AttachVolume or DeleteVolume of a volume that is attached (EC2's VolumeInUse). */
   VolumeInUse: conflict('{volumeId} is already attached to an instance ({instanceId}): {detail}', false),
+  // Quarantine (issue 18).
+  /**
+   * The node is quarantined: QuarantineNode again, EnableService / ModifyService ENABLE, a drain of it
+   * (MigrateInstances SourceHost; name its instances instead) and naming it as a destination are refused.
+   */
+  NodeQuarantined: conflict('Node {host} is quarantined since {since}: {detail}', false),
+  /** UnquarantineNode of a node that is not quarantined. */
+  NodeNotQuarantined: conflict('Node {host} is not quarantined: {detail}', false),
   // Host HA (issue 6).
   /** An operator's HA command the host's HA state does not allow (ConfirmHostFenced of a host not being fenced, FenceHost of a DISABLED one). */
   IncorrectHostHAState: conflict('Host {host} is {state}: {detail}', false),

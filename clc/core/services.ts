@@ -9,7 +9,8 @@ import type { CcNode } from '../../shared/protocol/ccProtocol.js';
 
 /**
  * ENABLED: serving and takes new instances.
- * DISABLED: maintenance mode, set by the admin; runs its instances, takes no new ones.
+ * DISABLED: maintenance mode, set by the admin; runs its instances, takes no new ones (a quarantined
+ * node is DISABLED too, its details say so: Eucalyptus has no quarantine state, and its tools know these).
  * NOTREADY: cannot serve now (unreachable, not heard from yet, or its hypervisor is broken).
  */
 export type ServiceState = 'ENABLED' | 'DISABLED' | 'NOTREADY';
@@ -59,14 +60,23 @@ export function isStaleNode(node: CcNode): boolean {
  * outage); the detail says the state is stale and from when. Unreachable is NOTREADY, as ever.
  */
 export function nodeServiceState(node: CcNode): NodeServiceStatus {
-  if (!node.reachable) return { state: 'NOTREADY', details: ['the cluster controller cannot reach this node'] };
-  if (node.nodeState === 'unknown') return { state: 'NOTREADY', details: ['not heard from since the cluster controller started'] };
+  // A quarantine is named whatever else holds: a quarantined host that crashed is still quarantined (its last report says so).
+  const quarantine = node.quarantine === undefined ? [] : [quarantineDetail(node.quarantine)];
+  if (!node.reachable) return { state: 'NOTREADY', details: ['the cluster controller cannot reach this node', ...quarantine] };
+  if (node.nodeState === 'unknown') return { state: 'NOTREADY', details: ['not heard from since the cluster controller started', ...quarantine] };
   const stale = isStaleNode(node) ? [`stale: its node controller did not answer the cluster controller in time; last known state, from ${new Date(node.lastSeen).toISOString()}`] : [];
   const lost = node.lostStore === undefined ? [] : [lostStoreDetail(node.lostStore)];
-  if (!node.healthy) return { state: 'NOTREADY', details: ['the node cannot use its hypervisor', ...lost, ...stale] };
+  if (!node.healthy) return { state: 'NOTREADY', details: ['the node cannot use its hypervisor', ...quarantine, ...lost, ...stale] };
+  if (node.quarantine !== undefined) return { state: 'DISABLED', details: [...quarantine, ...lost, ...stale] };
   return node.nodeState === 'disabled'
     ? { state: 'DISABLED', details: ['maintenance mode: takes no new instances', ...lost, ...stale] }
     : { state: 'ENABLED', details: [...lost, ...stale] };
+}
+
+/** What a quarantine means for the node (issue 18), and what ends it. */
+export function quarantineDetail(q: NonNullable<CcNode['quarantine']>): string {
+  const why = q.reason === '' ? 'no reason given' : `reason: ${q.reason}`;
+  return `quarantined by an administrator since ${new Date(q.since).toISOString()} (${why}): takes no instances, its instances move only when named; UnquarantineNode lifts it and leaves the node disabled`;
 }
 
 /** Why a node left service by itself after its NC lost nc.json, and what brings it back. */

@@ -1,6 +1,6 @@
 /** CLC → CC operations (served at CC_PATH on port 8774). */
 import { z } from 'zod';
-import { lostStoreSchema, ncInstanceSchema } from './ncProtocol.js';
+import { lostStoreSchema, ncInstanceSchema, QUARANTINE_REASON_MAX, quarantineSchema } from './ncProtocol.js';
 import {
   ccNodeEventRequestSchema, ccNodeEventResponseSchema, migrationIdSchema, planSchema,
 } from './migrationProtocol.js';
@@ -33,6 +33,8 @@ export const ccNodeSchema = z.object({
   uri: z.string().optional(),
   /** The NC's word that it lost its store and stays disabled until enabled (ncProtocol.ts); absent otherwise. */
   lostStore: lostStoreSchema.optional(),
+  /** The NC's quarantine (ncProtocol.ts), as last reported; absent when not quarantined. */
+  quarantine: quarantineSchema.optional(),
 });
 export type CcNode = z.infer<typeof ccNodeSchema>;
 
@@ -194,6 +196,14 @@ export const CC_OPS = {
   ccModifyNode: {
     request: z.object({ host: hostSchema, stateName: nodeStateSchema, vmTypes }),
     response: z.object({ previousState: nodeStateSchema, node: ccNodeSchema, matrix: z.array(matrixRowSchema) }),
+  },
+  /**
+   * Quarantine for one node (issue 18, ncQuarantineNode): answers after the NC has persisted it.
+   * The node's answer carries `quarantine` while it holds.
+   */
+  ccQuarantineNode: {
+    request: z.object({ host: hostSchema, quarantined: z.boolean(), reason: z.string().max(QUARANTINE_REASON_MAX).default(''), vmTypes }),
+    response: z.object({ previousState: nodeStateSchema, previousQuarantine: quarantineSchema.optional(), node: ccNodeSchema, matrix: z.array(matrixRowSchema) }),
   },
   /**
    * Host HA (issue 6): the hosts the CLC is fencing or has fenced, all of them each time (level-based,

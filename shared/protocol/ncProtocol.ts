@@ -56,6 +56,22 @@ export const lostStoreSchema = z.object({
 });
 export type LostStore = z.infer<typeof lostStoreSchema>;
 
+/** The longest reason an administrator may give for a quarantine (it is shown by every describe). */
+export const QUARANTINE_REASON_MAX = 256;
+
+/**
+ * An administrator isolated the node as suspected compromised (issue 18, QuarantineNode): it is
+ * disabled, takes no instance (not by placement, not by migration, not even when named) and its
+ * instances move only when an administrator names them. Persisted by the NC; only a release ends it.
+ */
+export const quarantineSchema = z.object({
+  /** When the NC persisted it (epoch ms, the NC's clock). */
+  since: z.number(),
+  /** The administrator's words, '' when none were given. */
+  reason: z.string().max(QUARANTINE_REASON_MAX),
+});
+export type Quarantine = z.infer<typeof quarantineSchema>;
+
 export const ncNodeSchema = z.object({
   host: hostSchema,
   nodeState: nodeStateSchema,
@@ -75,6 +91,8 @@ export const ncNodeSchema = z.object({
   incoming: z.array(incomingSchema).optional(),
   /** Present while the node is out of service after its store was lost (optional: older NCs never say). */
   lostStore: lostStoreSchema.optional(),
+  /** Present while an administrator holds the node in quarantine (optional: older NCs never say). */
+  quarantine: quarantineSchema.optional(),
 });
 export type NcNode = z.infer<typeof ncNodeSchema>;
 
@@ -122,6 +140,16 @@ export const NC_OPS = {
     request: z.object({ stateName: nodeStateSchema }),
     response: z.object({ previousState: nodeStateSchema, node: ncNodeSchema }),
   },
+  /**
+   * Quarantine (issue 18): `quarantined=true` isolates the node (and disables it) in one write,
+   * `false` lifts the quarantine and leaves the node disabled. Persisted before the reply. Refused
+   * with NodeQuarantined when already quarantined, NodeNotQuarantined when lifting a node that is not,
+   * MigrationInProgress while the node is the source or the destination of an unfinished migration.
+   */
+  ncQuarantineNode: {
+    request: z.object({ quarantined: z.boolean(), reason: z.string().max(QUARANTINE_REASON_MAX).default('') }),
+    response: z.object({ previousState: nodeStateSchema, previousQuarantine: quarantineSchema.optional(), node: ncNodeSchema }),
+  },
   /** Live migration, every step of the handshake on either side (migrationProtocol.ts). */
   ncMigrateInstances: {
     request: ncMigrateRequestSchema,
@@ -151,6 +179,7 @@ export const NC_ERROR_CODES = [
   'NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'InstanceExists', 'HypervisorUnavailable', 'HypervisorRefused',
   'StateWriteFailed', 'InstanceNotRunning', 'InstanceMigrating', 'MigrationInProgress', 'MigrationNotPrepared', 'MigrationPlanInvalid',
   'VolumeConflict', 'VolumeNotAttached',
+  'NodeQuarantined', 'NodeNotQuarantined',
 ] as const;
 
 export { hostSchema };

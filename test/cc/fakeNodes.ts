@@ -9,7 +9,7 @@ import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, type Resources } from '../../shared/model/resources.js';
 import type { NodeState } from '../../shared/protocol/common.js';
 import type { Incoming, MigrationPlan, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
-import type { NcInstance, NcNode, NcRequest, NcResponse } from '../../shared/protocol/ncProtocol.js';
+import type { NcInstance, NcNode, NcRequest, NcResponse, Quarantine } from '../../shared/protocol/ncProtocol.js';
 import { finishCleaning, handleMigrate, switchOver, usedBy, type MigrationWorld } from './fakeMigrations.js';
 
 export const SMALL = { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 } as const;
@@ -37,11 +37,13 @@ export interface FakeNc {
   incoming: Incoming[];
   /** When set and returning an error, ncMigrateInstances is refused with it before anything is done. */
   refuseMigrate: ((req: NcMigrateRequest) => FerryError | undefined) | undefined;
+  /** An administrator's quarantine (issue 18), as the NC reports it. */
+  quarantine?: Quarantine;
 }
 
 export interface Call {
   readonly host: string;
-  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'migrate' | 'activity' | 'attach' | 'detach';
+  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'quarantine' | 'migrate' | 'activity' | 'attach' | 'detach';
   readonly instanceId?: string;
   /** For migrate: the action, with the role when it has one (prepare-destination, rollback-source, …). */
   readonly action?: string;
@@ -242,8 +244,26 @@ export class FakeNodes implements NodeClient {
     const call: Call = { host, op: 'modify' };
     const nc = await this.enter(call);
     const previousState = nc.nodeState;
+    if (stateName === 'enabled' && nc.quarantine) throw CcErrors.make('NodeQuarantined', { host, since: String(nc.quarantine.since), detail: 'a quarantined node cannot be enabled' });
     nc.nodeState = stateName;
     return this.leave(nc, call, { previousState, node: report(nc) });
+  }
+
+  /** As the real NC decides (nc/quarantine.ts), without its migration check. */
+  async quarantineNode(host: string, req: NcRequest<'ncQuarantineNode'>): Promise<NcResponse<'ncQuarantineNode'>> {
+    const call: Call = { host, op: 'quarantine' };
+    const nc = await this.enter(call);
+    const previousState = nc.nodeState;
+    const previousQuarantine = nc.quarantine;
+    if (req.quarantined && previousQuarantine) throw CcErrors.make('NodeQuarantined', { host, since: String(previousQuarantine.since), detail: 'already quarantined' });
+    if (!req.quarantined && !previousQuarantine) throw CcErrors.make('NodeNotQuarantined', { host, detail: 'nothing to lift' });
+    if (req.quarantined) {
+      nc.quarantine = { since: this.now(), reason: req.reason };
+      nc.nodeState = 'disabled';
+    } else {
+      delete nc.quarantine;
+    }
+    return this.leave(nc, call, { previousState, ...(previousQuarantine ? { previousQuarantine } : {}), node: report(nc) });
   }
 }
 
@@ -259,6 +279,7 @@ function report(nc: FakeNc): NcNode {
     host: nc.host, nodeState: nc.nodeState, healthy: nc.healthy, hypervisor: 'sim', capacity: nc.capacity,
     used: usedBy(nc), instances: nc.instances.map((i) => ({ ...i })),
     plans: structuredClone(nc.plans), incoming: nc.incoming.map((r) => ({ ...r })),
+    ...(nc.quarantine ? { quarantine: { ...nc.quarantine } } : {}),
   };
 }
 

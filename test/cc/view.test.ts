@@ -38,6 +38,18 @@ describe('view (pure updates)', () => {
     expect(isSchedulable(n)).toBe(false);
   });
 
+  it('a quarantine the NC reports is carried (and survives the cache), is never schedulable, and goes with the next report', () => {
+    const q = { since: 7, reason: 'forensics' };
+    // Even a report that says enabled: the quarantine decides (issue 18).
+    let v = applyReport(initialView('p', [A]), A, report({ quarantine: q }), 1);
+    expect(v.entries[0]?.node.quarantine).toEqual(q);
+    expect(isSchedulable(v.entries[0]!.node)).toBe(false);
+    expect(initialView('p', [A], [v.entries[0]!.node]).entries[0]?.node.quarantine).toEqual(q);
+    v = applyReport(v, A, report(), 2);
+    expect(v.entries[0]?.node.quarantine).toBeUndefined();
+    expect(isSchedulable(v.entries[0]!.node)).toBe(true);
+  });
+
   it('applyStarted is idempotent and counts resources once; termination releases them', () => {
     let v = applyReport(initialView('p', [A]), A, report(), 1);
     v = applyStarted(v, A, instance('i-00000001', LARGE));

@@ -146,6 +146,7 @@ describe('createCcClusters over real HTTP', () => {
         if (req.host === '127.0.12.13') throw StubCcErrors.make('NodeUnreachable', { host: req.host });
         throw StubCcErrors.make('NodeNotFound', { host: req.host, partition: 'cluster01' });
       },
+      ccQuarantineNode: async (req) => { throw StubCcErrors.make('NodeNotFound', { host: req.host, partition: 'cluster01' }); },
       ccMigrateInstances: async (req) => {
         throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId ?? '', state: 'pending' });
       },

@@ -34,6 +34,8 @@ export interface FakeNode {
   nodeState: NodeState;
   reachable: boolean;
   instances: CcInstance[];
+  /** Issue 18: as the NC reports it. */
+  quarantine?: { since: number; reason: string };
 }
 
 interface FakePlan {
@@ -62,7 +64,7 @@ interface Hold {
 }
 
 /** Operations that change something in a CC. */
-export const MUTATING_OPS: readonly ClcCcOp[] = ['ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccMigrateInstances', 'ccCancelMigration'];
+export const MUTATING_OPS: readonly ClcCcOp[] = ['ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration'];
 
 export const DEFAULT_CAPACITY: Resources = { cores: 4, memoryMiB: 4096, diskGiB: 100 };
 
@@ -226,6 +228,7 @@ export class FakeClusters implements Clusters {
       lastSeen: 1_000, capacity: n.capacity, used: this.used(n),
       instances: structuredClone(n.instances).map(({ host: _h, partition: _p, migrationSource: _s, migrationDestination: _d, ...i }) => i),
       uri: `https://${n.host}:8775/axis2/services/EucalyptusNC`,
+      ...(n.quarantine ? { quarantine: { ...n.quarantine } } : {}),
     };
   }
 
@@ -250,6 +253,8 @@ export class FakeClusters implements Clusters {
         return this.terminate(partition, req as ClcCcRequest<'ccTerminateInstances'>);
       case 'ccModifyNode':
         return this.modify(partition, req as ClcCcRequest<'ccModifyNode'>);
+      case 'ccQuarantineNode':
+        return this.quarantine(partition, req as ClcCcRequest<'ccQuarantineNode'>);
       case 'ccMigrateInstances':
         return this.migrate(partition, req as ClcCcRequest<'ccMigrateInstances'>);
       case 'ccDescribeMigrations':
@@ -317,6 +322,24 @@ export class FakeClusters implements Clusters {
     const previousState = n.nodeState;
     n.nodeState = r.stateName;
     return { previousState, node: this.ccNode(n), matrix: this.matrix(partition, r.vmTypes) };
+  }
+
+  /** As the NC decides (nc/quarantine.ts), its refusals as the CLC's adapter translates them. */
+  private quarantine(partition: string, r: ClcCcRequest<'ccQuarantineNode'>): unknown {
+    const n = this.inPartition(partition).find((x) => x.host === r.host);
+    if (!n) throw ClcErrors.withMessage('InvalidHost.NotFound', `node ${r.host} is not registered in partition ${partition}`, { partition, delivered: 'yes' });
+    if (!n.reachable) throw ClcErrors.make('ServiceUnavailable', { partition, delivered: 'no', detail: `node ${n.host} is unreachable` });
+    const previousState = n.nodeState;
+    const previousQuarantine = n.quarantine;
+    if (r.quarantined && previousQuarantine) throw ClcErrors.withMessage('NodeQuarantined', `node ${n.host} is quarantined since ${previousQuarantine.since}: already`, { partition, delivered: 'yes' });
+    if (!r.quarantined && !previousQuarantine) throw ClcErrors.withMessage('NodeNotQuarantined', `node ${n.host} is not quarantined`, { partition, delivered: 'yes' });
+    if (r.quarantined) {
+      n.quarantine = { since: this.now(), reason: r.reason };
+      n.nodeState = 'disabled';
+    } else {
+      delete n.quarantine;
+    }
+    return { previousState, ...(previousQuarantine ? { previousQuarantine } : {}), node: this.ccNode(n), matrix: this.matrix(partition, r.vmTypes) };
   }
 
   // ---- live migration, as the CC answers it (cc/README.md's codes) ----

@@ -69,7 +69,8 @@ describe('migration rows', () => {
 describe('euca-describe-nodes rows', () => {
   const node = (instances: NodeReading['instancesSet']): NodeReading => ({
     partition: 'cluster01', host: '127.0.12.11', state: 'ENABLED',
-    capacity: { cores: 4, memoryMiB: 4096, diskGiB: 100 }, used: { cores: 1, memoryMiB: 256, diskGiB: 5 }, instancesSet: instances,
+    capacity: { cores: 4, memoryMiB: 4096, diskGiB: 100 }, used: { cores: 1, memoryMiB: 256, diskGiB: 5 },
+    quarantined: false, quarantinedSince: '', quarantineReason: '', instancesSet: instances,
   });
   const inst = (id: string, migrationDestination = '', migrationSource = '') => ({
     instanceId: id, state: 'running', instanceType: 'm1.small', migrationState: migrationDestination ? 'migrating' : 'none', migrationSource, migrationDestination,

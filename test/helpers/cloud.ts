@@ -3,9 +3,11 @@
  * controllers at 127.0.X.254, hosts at 127.0.X.1..n. Its tiers talk mutual TLS with a cloud PKI in
  * its temp dir (certs/), as the layout says. Stops everything it started, by PID.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import xml2js from 'xml2js';
 import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
 import { signQuery } from '../../shared/auth/sign.js';
@@ -150,5 +152,18 @@ export class TestCloud {
   /** The CLI's environment for this cloud. */
   cliEnv(): NodeJS.ProcessEnv {
     return { ...process.env, EC2_URL: this.url, FERRY_CREDENTIALS: this.credentialsFile(), EC2_ACCESS_KEY: undefined, EC2_SECRET_KEY: undefined };
+  }
+}
+
+const execFileAsync = promisify(execFile);
+
+/** Runs `bin/<cmd>` against `cloud` as an administrator would; a non-zero exit is a result, not a throw. */
+export async function cloudCli(cloud: TestCloud, cmd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await execFileAsync(process.execPath, [join(ROOT, 'bin', cmd), ...args], { env: cloud.cliEnv() });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
   }
 }

@@ -4,24 +4,12 @@
  * RunInstances; every process killed with SIGKILL and restarted without losing anything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { join } from 'node:path';
-import { ROOT, TestCloud } from '../helpers/cloud.js';
+import { cloudCli, TestCloud } from '../helpers/cloud.js';
 
-const run = promisify(execFile);
 const cloud = new TestCloud(20, 3);
 const [n1, n2, n3] = cloud.nodeHosts as [string, string, string];
 
-async function cli(cmd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [join(ROOT, 'bin', cmd), ...args], { env: cloud.cliEnv() });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+const cli = (cmd: string, ...args: string[]) => cloudCli(cloud, cmd, ...args);
 
 function arr<T>(x: T | T[] | undefined | ''): T[] {
   return x === undefined || x === '' ? [] : Array.isArray(x) ? x : [x];

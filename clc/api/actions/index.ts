@@ -20,6 +20,7 @@ import { createTags, deleteTags } from './instanceTagging.js';
 import { migrateInstances } from './migrateInstances.js';
 import { disableService, enableService } from './modifyService.js';
 import { modifyServiceByName } from './modifyServiceByName.js';
+import { quarantineNode, unquarantineNode } from './quarantineNode.js';
 import { runInstances } from './runInstances.js';
 import { terminateInstances } from './terminateInstances.js';
 import { attachVolumeAction, detachVolumeAction } from './volumeAttachments.js';
@@ -50,6 +51,9 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   MigrateInstances: migrateInstances,
   DescribeMigrations: describeMigrations,
   CancelMigration: cancelMigration,
+  // Quarantine (issue 18).
+  QuarantineNode: quarantineNode,
+  UnquarantineNode: unquarantineNode,
   // Host HA (issue 6).
   ConfigureHAForHost: configureHAForHost,
   ConfigureHAForCluster: configureHAForCluster,

@@ -82,6 +82,12 @@ export function serviceStatusItem(s: ServiceStatus, opts: ServiceStatusOptions =
   };
 }
 
+/** A node's quarantine (issue 18) as flat fields: whether, since when ('' if not) and why. */
+export function quarantineFields(q: CcNode['quarantine'], prefix = ''): XmlObject {
+  const name = (n: string): string => (prefix === '' ? n : `${prefix}${n[0]?.toUpperCase() ?? ''}${n.slice(1)}`);
+  return { [name('quarantined')]: q !== undefined, [name('quarantinedSince')]: q ? isoTime(q.since) : '', [name('quarantineReason')]: q?.reason ?? '' };
+}
+
 function resourcesXml(r: CcNode['capacity']): XmlObject {
   return { cores: r.cores, memoryMiB: r.memoryMiB, diskGiB: r.diskGiB };
 }
@@ -104,6 +110,8 @@ export function nodeItem(node: CcNode, moves: ReadonlyMap<string, InstanceMove> 
     lastSeen: node.lastSeen > 0 ? isoTime(node.lastSeen) : '',
     // The CC had no current word from the node: state, resources and instances are as of lastSeen.
     stale: isStaleNode(node),
+    // Issue 18: true while an administrator holds the node in quarantine, since when and why.
+    ...quarantineFields(node.quarantine),
     capacity: resourcesXml(node.capacity),
     used: resourcesXml(node.used),
     instancesSet: node.instances.map((i) => ({

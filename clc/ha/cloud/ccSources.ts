@@ -82,6 +82,8 @@ export function ccHostFacts(
     async inMaintenance(ref: HaHostRef) {
       const n = (await nodes(ref.partition)).find((x) => x.host === ref.host);
       const s = haStateOf(ref.host);
+      // A quarantined node (issue 18) is the administrator's, whatever else its last report says.
+      if (n?.quarantine !== undefined) return true;
       return n?.nodeState === 'disabled' && !(s !== undefined && FENCE_STATES.has(s));
     },
     async neighbours(ref: HaHostRef) {

@@ -9,6 +9,8 @@
  *  - evacuate restarts the fenced host's instances elsewhere (ccRunInstances with restartFrom: same
  *    instance id and VM type, from the CLC's records), only while HA holds the host FENCED and only
  *    for instances whose auto-repair allows `failover`;
+ *  - neither drains nor restarts the instances of a node an administrator quarantined (issue 18):
+ *    they move only when an administrator names them; lifting the quarantine lets an owed restart go on;
  *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere and the
  *    copies of instances terminated meanwhile.
  * Each call takes its own place in the gate, like a request, and leaves it when done
@@ -16,6 +18,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../../shared/clock.js';
+import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
 import type { NcInstance } from '../../../shared/protocol/ncProtocol.js';
 import type { Store } from '../../../shared/store/store.js';
 import type { Clusters } from '../../clusters/clusters.js';
@@ -61,6 +64,8 @@ export interface RepairReport {
   readonly inMigration?: readonly string[];
   /** Restarts only: other nodes the CC could not see, so nothing was restarted (an instance may run there). */
   readonly unseen?: readonly string[];
+  /** Restarts only: the host is quarantined (issue 18), so nothing was restarted; why, for the log. */
+  readonly quarantined?: string;
 }
 
 export interface CloudHaActions extends HaServiceActions {
@@ -95,14 +100,19 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   };
 
   /** Per node, not the merged instance list: a fenced host that came back may hold copies of ids that run elsewhere. */
-  const instancesOn = async (ref: HaHostRef): Promise<{ mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[] }> => {
+  const instancesOn = async (ref: HaHostRef): Promise<{
+    mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[]; quarantine: CcNode['quarantine'];
+  }> => {
     const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes;
     const node = nodes.find((n) => n.host === ref.host);
     const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
     // Other nodes the CC cannot see now (a CC just restarted, a partition) may run what looks missing; a FENCED one runs nothing.
     const unseen = nodes.filter((n) => n.host !== ref.host && !n.reachable && haState(n.host)?.state !== 'FENCED').map((n) => n.host).sort();
-    return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false, unseen };
+    return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false, unseen, quarantine: node?.quarantine };
   };
+
+  const quarantineNote = (q: { since: number; reason: string }): string =>
+    `quarantined by an administrator since ${new Date(q.since).toISOString()}${q.reason === '' ? '' : ` (${q.reason})`}: its instances move only when an administrator names them`;
 
   /** Instances the CC shows in an unfinished migration plan from the host (its view may be newer than the node's records). */
   const migratingFrom = async (ref: HaHostRef): Promise<Set<string>> => {
@@ -143,6 +153,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   /** One attempt at an owed drain: out of service first, then emptied; done when both hold. */
   const drainAttempt = async (ref: HaHostRef): Promise<RepairOutcome> => {
     const node = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes.find((n) => n.host === ref.host);
+    // The administrator's quarantine decides where its instances go: HA forgives the drain it owed.
+    if (node?.quarantine !== undefined) return { done: true, detail: `not drained: ${quarantineNote(node.quarantine)}` };
     if (!node?.reachable) return { done: false, detail: `the NC of ${ref.host} does not answer: DisableService and MigrateInstances wait for it` };
     if (node.nodeState !== 'disabled') {
       log.warn({ host: ref.host }, 'host HA: DisableService of a host that lost control while its VMs ran');
@@ -171,7 +183,12 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       }
     };
     requireFenced();
-    const { mine, elsewhere, unseen } = await instancesOn(ref);
+    const { mine, elsewhere, unseen, quarantine } = await instancesOn(ref);
+    if (quarantine !== undefined) {
+      // A quarantined host that was fenced keeps its instances down until an administrator acts (issue 18).
+      log.warn({ host: ref.host, quarantinedSince: quarantine.since }, 'host HA: a quarantined host\'s instances are not restarted elsewhere');
+      return { repaired: [], skipped: [], failed: [], inMigration: [], quarantined: quarantineNote(quarantine) };
+    }
     if (unseen.length > 0) {
       // Restarting now could start a second copy of one running there (sim seed 933: a CC restarted after a CLC restart).
       log.warn({ host: ref.host, unseen }, 'host HA: restart elsewhere waits until the CC sees every other node');
@@ -257,6 +274,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       const waiting = r.inMigration ?? [];
       const unseen = r.unseen ?? [];
       if (unseen.length > 0) return { done: false, detail: `nothing restarted: the CC cannot see ${unseen.join(', ')}, which may run them; looked at again next pass` };
+      // Still owed: once the quarantine is lifted (an administrator's say), the next attempt restarts them.
+      if (r.quarantined !== undefined) return { done: false, detail: `nothing restarted: ${r.quarantined}` };
       const waitNote = waiting.length > 0 ? `; ${waiting.length} in a live migration, looked at again next pass (${waiting.join(', ')})` : '';
       return { done: waiting.length === 0, detail: `${r.repaired.length} restarted elsewhere${policyNote}${waitNote}` };
     },

@@ -19,6 +19,24 @@ const base = (over: Record<string, NodeOver> = {}): MigrationNode[] => [
   node(S, { running: running(id(1), id(2)), ...over[S] }), node(D1, over[D1]), node(D2, over[D2]), node(D3, over[D3]),
 ];
 
+describe('planMigration: a quarantined node (issue 18)', () => {
+  it('moves an instance of a quarantined node when it is named, never onto another quarantined one', () => {
+    const r = planMigration(move(id(1)), base({ [S]: { quarantinedSince: 1 }, [D1]: { quarantinedSince: 1 } }), ctx);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.plan.items.map((i) => i.destination)).not.toContain(D1);
+    expect(r.plan.items).toHaveLength(1);
+  });
+
+  it('never picks a quarantined node as a drain destination, and a deny list naming it is harmless', () => {
+    for (const req of [drain(), drain({ destinations: [D2], allowHosts: false })]) {
+      const r = planMigration(req, base({ [D1]: { quarantinedSince: 1 } }), ctx);
+      expect(r.ok).toBe(true);
+      if (r.ok) expect(r.plan.items.map((i) => i.destination)).not.toContain(D1);
+    }
+  });
+});
+
 describe('planMigration: refusals (nothing planned, nothing reserved)', () => {
   it.each<[string, MigrateRequest, MigrationNode[], string, string?]>([
     ['both sourceHost and instanceId', drain({ instanceId: id(1) }), base(), 'InvalidParameterCombination'],
@@ -36,6 +54,10 @@ describe('planMigration: refusals (nothing planned, nothing reserved)', () => {
     ['an allow set naming only unusable hosts', drain({ destinations: [D1, D2] }), base({ [D1]: { reachable: false }, [D2]: { healthy: false } }), 'NoEligibleDestination', 'unreachable, unhealthy'],
     ['no other enabled node', drain(), base({ [D1]: { enabled: false }, [D2]: { enabled: false }, [D3]: { reachable: false } }), 'NoEligibleDestination', 'no other node'],
     ['not everything fits (partial=false)', drain(), base({ [D1]: { capacity: slots(1) }, [D2]: { capacity: ZERO }, [D3]: { capacity: ZERO } }), 'InsufficientCapacityForMigration', '1 of 2 instances'],
+    // Issue 18: a quarantined node is not drained (its instances listed, to be named) and never a destination, even when named.
+    ['a drain of a quarantined node', drain(), base({ [S]: { quarantinedSince: 1 } }), 'NodeQuarantined', `${id(1)}, ${id(2)}`],
+    ['a quarantined node named as an allowed destination', drain({ destinations: [D1, D2] }), base({ [D2]: { quarantinedSince: 1 } }), 'NodeQuarantined', D2],
+    ['only quarantined nodes left', move(id(1)), base({ [D1]: { quarantinedSince: 1 }, [D2]: { quarantinedSince: 1 }, [D3]: { quarantinedSince: 1 } }), 'NoEligibleDestination', 'no other node'],
     ['nothing fits even with partial', drain({ partial: true }), base({
       [D1]: { capacity: slots(1), running: running(id(0x11)) }, [D2]: { capacity: slots(1), running: running(id(0x12)) }, [D3]: { capacity: ZERO },
     }), 'InsufficientCapacityForMigration', 'insufficient-capacity'],
