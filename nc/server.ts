@@ -31,6 +31,7 @@ export interface NcAppOptions {
 export const NC_ACCESS: AccessTable = Object.freeze({
   ncDescribeResource: only('cc', SMALL_REQUEST),
   ncRunInstance: only('cc', VM_TYPES_REQUEST),
+  ncStartInstance: only('cc', SMALL_REQUEST),
   ncTerminateInstance: only('cc', SMALL_REQUEST),
   ncModifyNode: only('cc', SMALL_REQUEST),
   // A source's prepare carries the whole plan (every instance of a drain) and credentials.
@@ -46,6 +47,7 @@ export function ncHandlers(controller: NodeController, sharedStorage?: SharedSto
   return typedHandlers(NC_OPS, {
     ncDescribeResource: () => controller.describe(),
     ncRunInstance: (req) => controller.run(req),
+    ncStartInstance: (req) => controller.startInstance(req.instanceId),
     ncTerminateInstance: (req) => controller.terminate(req.instanceId),
     ncModifyNode: (req) => controller.modify(req.stateName),
     ncMigrateInstances: (req) => controller.migrate(req),

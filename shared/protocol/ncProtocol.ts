@@ -92,6 +92,15 @@ export const NC_OPS = {
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },
+  /**
+   * Start again an instance this NC holds whose domain is shut off or crashed, from its own disk (host
+   * HA powering on a fenced host's own instances once it is back in service). Idempotent: a running
+   * instance is answered as is. Refused on a disabled node; nothing new is admitted.
+   */
+  ncStartInstance: {
+    request: z.object({ instanceId: instanceIdSchema }),
+    response: z.object({ instance: ncInstanceSchema }),
+  },
   /** Destroy one instance. Idempotent: terminating a terminated instance answers again. */
   ncTerminateInstance: {
     request: z.object({ instanceId: instanceIdSchema }),
@@ -130,6 +139,7 @@ export type NcResponse<O extends NcOp> = z.infer<(typeof NC_OPS)[O]['response']>
 export const NC_ERROR_CODES = [
   'NodeDisabled', 'InsufficientCapacity', 'InstanceNotFound', 'InstanceExists', 'HypervisorUnavailable', 'HypervisorRefused',
   'StateWriteFailed', 'InstanceNotRunning', 'InstanceMigrating', 'MigrationInProgress', 'MigrationNotPrepared', 'MigrationPlanInvalid',
+  'InstanceNotStartable',
 ] as const;
 
 export { hostSchema };
