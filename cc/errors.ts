@@ -24,6 +24,10 @@ export const CcErrors = defineErrors({
   /** The NC could not write its state (a full or read-only disk): it acknowledged nothing; the NC's own code and message. */
   StateWriteFailed: server(503, 'node {host} could not persist its state: {detail}'),
   /** Any other coded refusal from an NC, carried through with the NC's code and message. */
+  /** An NC refused to start an instance it holds (terminated, never launched, domain gone): the NC's message. */
+  InstanceNotStartable: client(409, 'instance {instanceId} cannot be started on node {host}: {detail}'),
+  /** Host HA fences or has fenced the node: nothing is started there (ccStartInstances). */
+  NodeFenced: client(409, 'node {host} is fenced by host HA: nothing starts there until it is returned to service'),
   NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),
   NodeProtocolError: server(502, 'node {host} answered {operation} outside the NC contract: {detail}'),
 

@@ -22,6 +22,8 @@ export interface NodeClient {
   describe(host: string, opts?: NodeCallOptions): Promise<NcNode>;
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
+  /** Starts again an instance the NC holds whose domain is shut off (ncStartInstance); running ones are answered as is. */
+  startInstance(host: string, instanceId: string): Promise<NcInstance>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
   /** Host HA: this NC looks at another host's writes on shared storage (ncCheckActivity). */
   checkActivity(host: string, req: NcRequest<'ncCheckActivity'>, opts?: NodeCallOptions): Promise<NcResponse<'ncCheckActivity'>>;
@@ -83,6 +85,7 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     case 'StateWriteFailed':
       return CcErrors.withMessage('StateWriteFailed', message, { host });
     case 'InstanceNotRunning':
+    case 'InstanceNotStartable':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':
       return CcErrors.withMessage(code, message, { host });
@@ -127,6 +130,11 @@ export class WireNodeClient implements NodeClient {
 
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>> {
     return this.call(host, 'ncTerminateInstance', { instanceId }, this.guestCall());
+  }
+
+  /** Starts a guest: the per-operation instance timeout, like a run. */
+  async startInstance(host: string, instanceId: string): Promise<NcInstance> {
+    return (await this.call(host, 'ncStartInstance', { instanceId }, this.guestCall())).instance;
   }
 
   private guestCall(): NodeCallOptions | undefined {
