@@ -29,9 +29,11 @@ export const CcErrors = defineErrors({
   // Volumes (issue 18): an NC's refusals under the NC's names, and the CC's own for a fenced host.
   VolumeConflict: client(409, '{detail}'),
   VolumeNotAttached: client(404, 'volume {volumeId} is not attached to instance {instanceId}'),
-  /** The instance's node is fenced (or being fenced) by host HA: nothing is attached to or detached from it. */
-  NodeFenced: client(409, 'instance {instanceId} is on node {host}, which host HA is fencing or has fenced'),
   /** Any other coded refusal from an NC, carried through with the NC's code and message. */
+  /** An NC refused to start an instance it holds (terminated, never launched, domain gone): the NC's message. */
+  InstanceNotStartable: client(409, 'instance {instanceId} cannot be started on node {host}: {detail}'),
+  /** Host HA fences or has fenced the node: nothing is started there (ccStartInstances), attached to or detached from its instances. */
+  NodeFenced: client(409, 'node {host} is fenced (or being fenced) by host HA: nothing is started or changed there until it is returned to service'),
   NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),
   NodeProtocolError: server(502, 'node {host} answered {operation} outside the NC contract: {detail}'),
 

@@ -22,6 +22,8 @@ export interface NodeClient {
   describe(host: string, opts?: NodeCallOptions): Promise<NcNode>;
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
+  /** Starts again an instance the NC holds whose domain is shut off (ncStartInstance); running ones are answered as is. */
+  startInstance(host: string, instanceId: string): Promise<NcInstance>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
   /** Volumes (issue 18): answers once the NC attached it and persisted the attachment. */
   attachVolume(host: string, req: NcRequest<'ncAttachVolume'>): Promise<NcResponse<'ncAttachVolume'>>;
@@ -90,6 +92,7 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     case 'InstanceNotRunning':
     case 'NodeQuarantined':
     case 'NodeNotQuarantined':
+    case 'InstanceNotStartable':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':
     case 'VolumeConflict':
@@ -136,6 +139,11 @@ export class WireNodeClient implements NodeClient {
 
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>> {
     return this.call(host, 'ncTerminateInstance', { instanceId }, this.guestCall());
+  }
+
+  /** Starts a guest: the per-operation instance timeout, like a run. */
+  async startInstance(host: string, instanceId: string): Promise<NcInstance> {
+    return (await this.call(host, 'ncStartInstance', { instanceId }, this.guestCall())).instance;
   }
 
   private guestCall(): NodeCallOptions | undefined {

@@ -30,6 +30,7 @@ export const CC_ACCESS: AccessTable = Object.freeze({
   ccDescribeResources: only('clc', VM_TYPES_REQUEST),
   ccRunInstances: only('clc', BULK_REQUEST),
   ccTerminateInstances: only('clc', BULK_REQUEST),
+  ccStartInstances: only('clc', BULK_REQUEST),
   ccModifyNode: only('clc', VM_TYPES_REQUEST),
   ccAttachVolume: only('clc', SMALL_REQUEST),
   ccDetachVolume: only('clc', SMALL_REQUEST),

@@ -17,7 +17,7 @@ import type { NodeClient } from './nodeClient.js';
 import { runInstances } from './runInstances.js';
 import { Mailbox } from '../shared/mailbox.js';
 import {
-  applyInstanceState, applyReport, findEntry, isStale, listInstances, listNodes, locateInstance, markUnreachable, matrixOf,
+  applyInstanceState, applyReport, applyStarted, findEntry, isStale, listInstances, listNodes, locateInstance, markUnreachable, matrixOf,
   type ClusterView,
 } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
@@ -111,6 +111,7 @@ export class CcService {
       }),
     }),
     ccTerminateInstances: (req) => this.terminate(req),
+    ccStartInstances: (req) => this.startOnHost(req),
     ccModifyNode: (req) => this.modifyNode(req),
     ccAttachVolume: (req) => attachVolume(this.volumeDeps(), req),
     ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
@@ -219,6 +220,45 @@ export class CcService {
     }
     void keeper.refreshHosts([host], this.quickTimeoutMs);
     return { instances };
+  }
+
+  /**
+   * Powers on, on `onHost` only, instances it holds whose domains are shut off (host HA: a fenced host
+   * back in service). Never on a host the CLC says it fences; each id is tried in turn (one NC, one
+   * guest start at a time), and a refusal of one does not stop the others.
+   */
+  private async startOnHost(req: CcRequest<'ccStartInstances'>): Promise<CcResponse<'ccStartInstances'>> {
+    const { keeper, nodes } = this.opts;
+    const host = req.onHost;
+    const partition = keeper.get().partition;
+    if (!findEntry(keeper.get(), host)) throw CcErrors.make('NodeNotFound', { host, partition });
+    if (keeper.fencedHosts().has(host)) throw CcErrors.make('NodeFenced', { host });
+    await keeper.refreshStale(0, this.quickTimeoutMs, [host]);
+    if (!findEntry(keeper.get(), host)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host, detail: 'its NC did not answer the last poll' });
+    const started: CcResponse<'ccStartInstances'>['started'] = [];
+    const failed: CcResponse<'ccStartInstances'>['failed'] = [];
+    for (const instanceId of new Set(req.instanceIds)) {
+      // Checked again per start: the CLC may have begun fencing it meanwhile.
+      if (keeper.fencedHosts().has(host)) {
+        failed.push({ instanceId, code: 'NodeFenced', message: CcErrors.make('NodeFenced', { host }).message });
+        continue;
+      }
+      try {
+        const instance = await keeper.change(host, async () => {
+          const i = await nodes.startInstance(host, instanceId);
+          keeper.update(host, (v) => applyStarted(v, host, i));
+          return i;
+        });
+        started.push({ ...instance, host, partition, migrationSource: '', migrationDestination: '' });
+      } catch (e) {
+        this.noteFailures([[host, { status: 'rejected', reason: e }]]);
+        if (!isFerryError(e)) throw e;
+        failed.push({ instanceId, code: e.code, message: e.message });
+      }
+    }
+    this.opts.logger.info({ host, started: started.map((i) => i.instanceId), failed }, 'instances powered on');
+    void keeper.refreshHosts([host], this.quickTimeoutMs);
+    return { started, failed };
   }
 
   /**

@@ -27,7 +27,7 @@ async function hostOf(d: VolumeOpsDeps, instanceId: string): Promise<string> {
   // Fenced hosts are looked at too: a copy there must be refused by name, not reported missing.
   const at = locateInstance(view, instanceId, fenced) ?? locateInstance(view, instanceId);
   if (!at || at.instance.state === 'terminated') throw CcErrors.make('InstanceNotFound', { instanceId, partition: view.partition });
-  if (fenced.has(at.host)) throw CcErrors.make('NodeFenced', { instanceId, host: at.host });
+  if (fenced.has(at.host)) throw CcErrors.make('NodeFenced', { host: at.host });
   if (!findEntry(view, at.host)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host: at.host, detail: 'its NC did not answer the last poll' });
   return at.host;
 }

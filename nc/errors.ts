@@ -18,6 +18,8 @@ export const NcErrors = defineErrors({
   InstanceExists: client(409, 'instance {instanceId} already exists on node {host} with a different spec'),
   /** Only a running instance (record and domain) can be migrated. */
   InstanceNotRunning: client(409, 'instance {instanceId} on node {host} is {state}; only running instances can be migrated'),
+  /** Start (ncStartInstance) of an instance that cannot be started here: terminated, not yet launched, or its domain gone. */
+  InstanceNotStartable: client(409, 'instance {instanceId} on node {host} cannot be started: {detail}'),
   /** Terminate waits until the instance's migration has ended or been rolled back. */
   InstanceMigrating: client(409, 'instance {instanceId} on node {host} is migrating ({migrationState}); terminate it once the migration has ended'),
   /** An instance is in a non-final item of another plan, or a drain of this node is still running. */

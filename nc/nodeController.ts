@@ -15,6 +15,7 @@ import { StoreErrors } from '../shared/store/errors.js';
 import { decideRun, type RunRequest } from './admission.js';
 import { NO_CC_NOTIFIER, type CcNodeEvent, type CcNotifier } from './ccNotifier.js';
 import { DomainCache } from './domainCache.js';
+import { decideStart } from './startDecision.js';
 import { NcErrors } from './errors.js';
 import type { DomainInfo, HypervisorDriver } from './hypervisor/driver.js';
 import { HypervisorLink, type RetryPolicy } from './hypervisorLink.js';
@@ -120,6 +121,11 @@ export class NodeController {
     return this.mailbox.run(() => this.runNow(req));
   }
 
+  /** Starts again an instance it holds whose domain is shut off or crashed (startDecision.ts). */
+  startInstance(instanceId: string): Promise<NcResponse<'ncStartInstance'>> {
+    return this.mailbox.run(() => this.startNow(instanceId));
+  }
+
   terminate(instanceId: string): Promise<TerminateAnswer> {
     return this.mailbox.run(() => this.terminateNow(instanceId));
   }
@@ -205,6 +211,27 @@ export class NodeController {
     this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, 'instance running');
     this.tell('instance', id);
     return { instance: instanceView(running, domain.state) };
+  }
+
+  private async startNow(id: string): Promise<NcResponse<'ncStartInstance'>> {
+    const decision = decideStart({
+      host: this.o.host, snapshot: this.store, instanceId: id, capacity: this.link.capacity,
+      healthy: this.link.healthy, observation: this.domains.current,
+    });
+    if (decision.kind === 'refuse') {
+      throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
+    }
+    const { record } = decision;
+    if (decision.kind === 'running') return { instance: instanceView(record, observedState(this.domains.current, id)) };
+    // The record stays `running` (its phase never changed: only the domain stopped), so there is no
+    // intent to persist first: a crash after the start leaves a running domain its record already
+    // describes, before it a shut-off one that a repeat starts.
+    const { cores, memoryMiB, diskGiB } = record.vmType;
+    const domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+    this.domains.note(domain);
+    this.o.logger.warn({ instanceId: id, hypervisorState: domain.state }, 'instance powered on again from its own disk');
+    this.tell('instance', id);
+    return { instance: instanceView(record, domain.state) };
   }
 
   private async terminateNow(instanceId: string): Promise<TerminateAnswer> {

@@ -31,6 +31,7 @@ export interface NcAppOptions {
 export const NC_ACCESS: AccessTable = Object.freeze({
   ncDescribeResource: only('cc', SMALL_REQUEST),
   ncRunInstance: only('cc', VM_TYPES_REQUEST),
+  ncStartInstance: only('cc', SMALL_REQUEST),
   ncTerminateInstance: only('cc', SMALL_REQUEST),
   ncAttachVolume: only('cc', SMALL_REQUEST),
   ncDetachVolume: only('cc', SMALL_REQUEST),
@@ -49,6 +50,7 @@ export function ncHandlers(controller: NodeController, sharedStorage?: SharedSto
   return typedHandlers(NC_OPS, {
     ncDescribeResource: () => controller.describe(),
     ncRunInstance: (req) => controller.run(req),
+    ncStartInstance: (req) => controller.startInstance(req.instanceId),
     ncTerminateInstance: (req) => controller.terminate(req.instanceId),
     ncAttachVolume: (req) => controller.attachVolume(req),
     ncDetachVolume: (req) => controller.detachVolume(req),

@@ -13,7 +13,6 @@ export type ClcCcResponse<O extends ClcCcOp> = z.infer<(typeof CLC_CC_OPS)[O]['r
  * the partition's gate (clc/core/requestGate.ts refuses any other): reads are never gated.
  */
 export const CHANGE_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>([
-  'ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccMigrateInstances', 'ccCancelMigration',
+  'ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration',
   'ccAttachVolume', 'ccDetachVolume',
-  'ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration',
 ]);

@@ -26,9 +26,12 @@ export function forecast(rec: HostHaRecord, ctx: HaContext, now: number): HaFore
   const op = rec.operation;
   if (op) return at(`wait for the ${op.kind} in flight (token ${op.token}); a late answer counts as failed`, op.deadline);
   const owed = rec.owed;
-  // An owed drain or restart elsewhere (owedRepair.ts) goes on whatever the health says; a restart only while FENCED.
-  if (owed && (owed.kind === 'drain' || rec.state === 'FENCED')) {
-    const what = owed.kind === 'drain' ? 'drain (DisableService, then MigrateInstances)' : 'restart of its instances elsewhere';
+  // An owed drain, restart elsewhere or power-on (owedRepair.ts) goes on whatever the health says; a
+  // restart only while FENCED, a power-on never while FENCING/FENCED.
+  const due = owed && (owed.kind === 'drain' || (owed.kind === 'evacuate' ? rec.state === 'FENCED' : rec.state !== 'FENCING' && rec.state !== 'FENCED'));
+  if (owed && due) {
+    const what = owed.kind === 'drain' ? 'drain (DisableService, then MigrateInstances)'
+      : owed.kind === 'evacuate' ? 'restart of its instances elsewhere' : 'power-on of its own instances left shut off there';
     if (owed.inFlight !== null) return at(`wait for ${what} attempt ${owed.attempts} in flight`, null);
     if (owed.kind === 'drain' && owed.attempts >= s.drainMaxAttempts) {
       return at(`nothing: the owed drain gave up after ${owed.attempts} attempts; drain it (MigrateInstances), fence it, or EnableService it`, null, true);

@@ -38,4 +38,9 @@ export interface HaServiceActions {
   drain(ref: HaHostRef): Promise<RepairOutcome>;
   /** One attempt at restarting the fenced host's instances elsewhere; done once none is left to restart. */
   evacuate(ref: HaHostRef, fencedBy: 'agent' | 'operator'): Promise<RepairOutcome>;
+  /**
+   * One attempt at powering on, on a fenced host returned to service, its own instances (not restarted
+   * elsewhere, not terminated) that are shut off; done once none is left to power on.
+   */
+  powerOn(ref: HaHostRef): Promise<RepairOutcome>;
 }

@@ -258,6 +258,9 @@ export class HaRunner {
         case 'evacuate':
           this.repair(ref, e.token, () => actions.evacuate(ref, e.fencedBy));
           break;
+        case 'powerOn':
+          this.repair(ref, e.token, () => actions.powerOn(ref));
+          break;
         case 'alert':
         case 'transition':
           break; // Written to the event log with the step.

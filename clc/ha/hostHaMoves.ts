@@ -116,7 +116,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
       next = { ...next, nextHealthCheckAt: now };
       break;
     case 'FENCING': {
-      if (next.owed?.kind === 'drain') settle(forgive(next, 'the host is being fenced; its instances restart elsewhere once FENCED'));
+      if (next.owed?.kind === 'drain' || next.owed?.kind === 'powerOn') settle(forgive(next, 'the host is being fenced; its instances restart elsewhere once FENCED'));
       next = { ...next, fenceAttempts: next.fenceAttempts + 1 };
       effects.push({ kind: 'disableHost', host, reason: `fencing: ${reason}` });
       const token = newOp('fence', s.fenceTimeoutMs);

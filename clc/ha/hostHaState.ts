@@ -59,10 +59,12 @@ export interface HaBlocked {
 /**
  * A repair HA owes the host and retries with back-off until it is done: the drain of a host that lost
  * control while its VMs ran (DisableService, then MigrateInstances, until it is empty), or the
- * restart elsewhere of a fenced host's instances. At most one attempt is in flight (`inFlight`).
+ * restart elsewhere of a fenced host's instances, or, once a fenced host is returned to service by
+ * EnableService, the power-on there of its own instances that are shut off. At most one attempt is in
+ * flight (`inFlight`).
  */
 export interface HaOwedRepair {
-  readonly kind: 'drain' | 'evacuate';
+  readonly kind: 'drain' | 'evacuate' | 'powerOn';
   /** When it became owed. */
   readonly since: number;
   /** Attempts started so far. */
@@ -169,6 +171,8 @@ export type HaEffect =
   | { readonly kind: 'powerStatus'; readonly host: string; readonly token: number; readonly deadline: number }
   /** One attempt at restarting the host's instances elsewhere: only ever while it is FENCED. */
   | { readonly kind: 'evacuate'; readonly host: string; readonly fencedBy: 'agent' | 'operator'; readonly token: number; readonly attempt: number }
+  /** One attempt at powering on, on the host itself, its own instances that are shut off: never while FENCING/FENCED. */
+  | { readonly kind: 'powerOn'; readonly host: string; readonly token: number; readonly attempt: number }
   | { readonly kind: 'alert'; readonly host: string; readonly level: 'info' | 'warn' | 'critical'; readonly message: string }
   | { readonly kind: 'transition'; readonly host: string; readonly from: HaState; readonly to: HaState; readonly reason: string };
 
@@ -215,7 +219,7 @@ export const hostHaRecordSchema = z.strictObject({
   fencedBy: z.enum(['agent', 'operator']).nullable(),
   reason: z.string(),
   owed: z.strictObject({
-    kind: z.enum(['drain', 'evacuate']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
+    kind: z.enum(['drain', 'evacuate', 'powerOn']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
     inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(), heldBy: z.string().optional(),
   }).nullable().optional(),
   powerProbe: z.strictObject(timed).nullable().optional(),

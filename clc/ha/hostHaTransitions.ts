@@ -13,7 +13,7 @@ import {
   ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, POWER_WATCHED, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
   startRemediation, unchanged, type HaContext, type HaStep,
 } from './hostHaMoves.js';
-import { forgive, onRepairResult, startDueRepair } from './owedRepair.js';
+import { forgive, onRepairResult, owe, startDueRepair } from './owedRepair.js';
 
 /** What each trigger carries. */
 export interface HaPayloads {
@@ -71,7 +71,7 @@ const but = (...excluded: HaState[]): HaState[] => HA_STATES.filter((s) => !excl
 const set = (s: ReadonlySet<HaState>): HaState[] => HA_STATES.filter((x) => s.has(x));
 
 /** What entering FENCING does (hostHaMoves.ts enter). */
-const ENTER_FENCING = '`disableHost` (DisableService), then `fence`; an owed drain is forgiven; critical alert';
+const ENTER_FENCING = '`disableHost` (DisableService), then `fence`; an owed drain or power-on is forgiven; critical alert';
 const THRESHOLD = 'recovery attempts reached recover.failure.threshold';
 
 /**
@@ -229,7 +229,7 @@ export const HA_TABLE: HaTable = {
         from: ALL, guard: 'an owed repair is due, none in flight; automation suspended', to: 'stay', effects: 'kept, not started: `owed.heldBy` + warn alert (once per reason)',
         when: (_r, _p, _n, ctx) => ctx.suspended !== undefined, run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings, ctx.suspended),
       },
-      { from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain` or (FENCED only) `evacuate` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) },
+      { from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain`, (FENCED only) `evacuate` or (not FENCING/FENCED) `powerOn` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) },
     ],
   },
   fenceRequested: {
@@ -261,7 +261,15 @@ export const HA_TABLE: HaTable = {
   unfenced: {
     on: 'EnableService of a fenced host (after cleaning)',
     rows: [
-      { from: ['FENCED'], guard: '', to: 'INELIGIBLE', effects: 'owed restart elsewhere forgiven', run: (r, _p, now, ctx) => chain(r, [(x) => enter(x, 'INELIGIBLE', now, ctx, 'unfenced by EnableService'), (x) => forgive(x, 'unfenced by EnableService')]) },
+      {
+        from: ['FENCED'], guard: '', to: 'INELIGIBLE',
+        effects: 'owed restart elsewhere forgiven; owes the power-on, on the host, of its own instances left shut off (`powerOn`, on the next tick)',
+        run: (r, _p, now, ctx) => chain(r, [
+          (x) => enter(x, 'INELIGIBLE', now, ctx, 'unfenced by EnableService'),
+          (x) => forgive(x, 'unfenced by EnableService'),
+          (x) => ({ next: owe(x, 'powerOn', now), effects: [] }),
+        ]),
+      },
       { from: but('FENCED'), guard: '', to: 'refused', effects: 'the host is not fenced', run: refuse('unfenced', 'the host is not fenced') },
     ],
   },

@@ -1,11 +1,12 @@
 /**
  * The repairs HA owes a host (issue 6), pure like the machine that calls it (hostHaMachine.ts): a
  * host that lost control while its VMs ran (DEGRADED) is owed a drain (DisableService, then
- * MigrateInstances, until it is empty), and a FENCED host a restart of its instances elsewhere. The
+ * MigrateInstances, until it is empty), a FENCED host a restart of its instances elsewhere, and a
+ * fenced host returned to service (unfenced) the power-on of its own instances left shut off there. The
  * debt is in the host's record, so it survives state changes (the NC coming back makes the host
  * AVAILABLE, yet it is still drained) and CLC restarts; one attempt runs at a time, each outcome
  * goes to the event log, and a failed attempt is retried with back-off. An owed drain gives up after
- * drainMaxAttempts (an operator decides); a restart elsewhere never does (instances are down).
+ * drainMaxAttempts (an operator decides); a restart elsewhere or a power-on never does (instances are down).
  */
 import type { HaSettings } from './settings.js';
 import type { HaEffect, HaOwedRepair, HostHaRecord } from './hostHaState.js';
@@ -22,7 +23,9 @@ export function repairBackoffMs(attempts: number, s: HaSettings): number {
   return Math.min(s.repairRetryInitialDelayMs * 2 ** Math.min(Math.max(attempts - 1, 0), 30), s.repairRetryIntervalMs);
 }
 
-const WHAT: Readonly<Record<HaOwedRepair['kind'], string>> = { drain: 'drain', evacuate: 'restart elsewhere of the instances' };
+const WHAT: Readonly<Record<HaOwedRepair['kind'], string>> = {
+  drain: 'drain', evacuate: 'restart elsewhere of the instances', powerOn: 'power-on of its own instances',
+};
 
 const exhausted = (o: HaOwedRepair, s: HaSettings): boolean => o.kind === 'drain' && o.attempts >= s.drainMaxAttempts;
 
@@ -51,6 +54,8 @@ export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings, su
   const o = rec.owed;
   if (!o || o.inFlight !== null || now < o.nextAttemptAt || exhausted(o, s)) return none(rec);
   if (o.kind === 'evacuate' && rec.state !== 'FENCED') return none(rec);
+  // Nothing starts behind a fence (entering FENCING forgives it; FENCED owes a restart elsewhere instead).
+  if (o.kind === 'powerOn' && (rec.state === 'FENCING' || rec.state === 'FENCED')) return none(rec);
   if (suspended !== undefined) {
     if (o.heldBy === suspended) return none(rec);
     return {
@@ -62,9 +67,9 @@ export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings, su
   const attempt = o.attempts + 1;
   const { heldBy: _held, ...rest } = o;
   const next: HostHaRecord = { ...rec, seq: token, owed: { ...rest, attempts: attempt, inFlight: token } };
-  const effect: HaEffect = o.kind === 'drain'
-    ? { kind: 'drain', host: rec.host, token, attempt }
-    : { kind: 'evacuate', host: rec.host, fencedBy: rec.fencedBy ?? 'agent', token, attempt };
+  const effect: HaEffect = o.kind === 'evacuate'
+    ? { kind: 'evacuate', host: rec.host, fencedBy: rec.fencedBy ?? 'agent', token, attempt }
+    : { kind: o.kind, host: rec.host, token, attempt };
   return { next, effects: [effect] };
 }
 

@@ -192,6 +192,19 @@ export const CC_OPS = {
     request: z.object({ instanceId: instanceIdSchema, volumeId: volumeIdSchema, force: z.boolean().optional() }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, attachment: ncVolumeAttachmentSchema }),
   },
+  /**
+   * Host HA (issue 15): powers on, on `onHost`, instances that node holds whose domains are shut off
+   * (a fenced host back in service: its own instances, from their own disks; ncStartInstance). Each
+   * id is tried; `started` are running there now (already running included), `failed` names the
+   * others with the CC's code. Refused whole (NodeFenced, NodeNotFound, NodeUnreachable) before any start.
+   */
+  ccStartInstances: {
+    request: z.object({ instanceIds: z.array(instanceIdSchema).min(1).max(10_000), onHost: hostSchema }),
+    response: z.object({
+      started: z.array(ccInstanceSchema),
+      failed: z.array(z.object({ instanceId: instanceIdSchema, code: z.string(), message: z.string() })),
+    }),
+  },
   /** Maintenance mode for one node; answers after the NC has persisted the new state. */
   ccModifyNode: {
     request: z.object({ host: hostSchema, stateName: nodeStateSchema, vmTypes }),

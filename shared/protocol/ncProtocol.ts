@@ -113,6 +113,15 @@ export const NC_OPS = {
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },
+  /**
+   * Start again an instance this NC holds whose domain is shut off or crashed, from its own disk (host
+   * HA powering on a fenced host's own instances once it is back in service). Idempotent: a running
+   * instance is answered as is. Refused on a disabled node; nothing new is admitted.
+   */
+  ncStartInstance: {
+    request: z.object({ instanceId: instanceIdSchema }),
+    response: z.object({ instance: ncInstanceSchema }),
+  },
   /** Destroy one instance. Idempotent: terminating a terminated instance answers again. */
   ncTerminateInstance: {
     request: z.object({ instanceId: instanceIdSchema }),
@@ -180,6 +189,7 @@ export const NC_ERROR_CODES = [
   'StateWriteFailed', 'InstanceNotRunning', 'InstanceMigrating', 'MigrationInProgress', 'MigrationNotPrepared', 'MigrationPlanInvalid',
   'VolumeConflict', 'VolumeNotAttached',
   'NodeQuarantined', 'NodeNotQuarantined',
+  'InstanceNotStartable',
 ] as const;
 
 export { hostSchema };

@@ -43,7 +43,7 @@ export interface FakeNc {
 
 export interface Call {
   readonly host: string;
-  readonly op: 'describe' | 'run' | 'terminate' | 'modify' | 'quarantine' | 'migrate' | 'activity' | 'attach' | 'detach';
+  readonly op: 'describe' | 'run' | 'terminate' | 'start' | 'modify' | 'quarantine' | 'migrate' | 'activity' | 'attach' | 'detach';
   readonly instanceId?: string;
   /** For migrate: the action, with the role when it has one (prepare-destination, rollback-source, …). */
   readonly action?: string;
@@ -192,6 +192,20 @@ export class FakeNodes implements NodeClient {
     const previousState = i.state;
     i.state = 'terminated';
     return this.leave(nc, call, { instanceId, previousState, currentState: 'terminated' as const });
+  }
+
+  async startInstance(host: string, instanceId: string): Promise<NcInstance> {
+    const call: Call = { host, op: 'start', instanceId };
+    const nc = await this.enter(call);
+    const i = nc.instances.find((x) => x.instanceId === instanceId);
+    if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${instanceId} is not on node ${host}`, { host });
+    if (i.state === 'running') return this.leave(nc, call, { ...i });
+    if (i.state !== 'stopped') throw CcErrors.withMessage('InstanceNotStartable', `instance ${instanceId} on node ${host} cannot be started: it is ${i.state}`, { host });
+    if (nc.nodeState === 'disabled') throw CcErrors.make('NodeDisabled', { host });
+    if (!nc.healthy) throw CcErrors.make('NodeUnhealthy', { host, detail: 'hypervisor down' });
+    i.state = 'running';
+    i.hypervisorState = 'running';
+    return this.leave(nc, call, { ...i });
   }
 
   async migrate(host: string, req: NcMigrateRequest, _opts?: NodeCallOptions): Promise<NcMigrateResponse> {

@@ -23,6 +23,7 @@ describe('translateNodeError (the NC boundary)', () => {
     ['StateWriteFailed (its own code: the fix is on that disk)', remote('StateWriteFailed', 'disk full'), 'StateWriteFailed', { host: H }],
     ['another NC code', remote('HypervisorRefused', 'no'), 'NodeFault', { remoteCode: 'HypervisorRefused', remoteMessage: 'no' }],
     ['InstanceNotRunning (source prepare)', remote('InstanceNotRunning'), 'InstanceNotRunning', { host: H }],
+    ['InstanceNotStartable (a start of a terminated instance)', remote('InstanceNotStartable'), 'InstanceNotStartable', { host: H }],
     ['MigrationInProgress (source prepare)', remote('MigrationInProgress'), 'MigrationInProgress', { host: H }],
     ['MigrationNotPrepared (commit, replan)', remote('MigrationNotPrepared'), 'MigrationNotPrepared', { host: H }],
     ['InstanceMigrating (terminate while moving)', remote('InstanceMigrating'), 'MigrationInProgress', { host: H }],

@@ -142,6 +142,7 @@ describe('createCcClusters over real HTTP', () => {
       ccDescribeInstances: async () => ({ partition: 'cluster01', instances: [] }),
       ccRunInstances: async () => { throw new FerryError('InsufficientInstanceCapacity', { status: 409, message: 'only 0 of 1 fit', clientFault: false, retryable: true }); },
       ccTerminateInstances: async () => ({ instances: [] }),
+      ccStartInstances: async () => ({ started: [], failed: [] }),
       ccModifyNode: async (req) => {
         if (req.host === '127.0.12.13') throw StubCcErrors.make('NodeUnreachable', { host: req.host });
         throw StubCcErrors.make('NodeNotFound', { host: req.host, partition: 'cluster01' });

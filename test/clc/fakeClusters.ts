@@ -64,7 +64,9 @@ interface Hold {
 }
 
 /** Operations that change something in a CC. */
-export const MUTATING_OPS: readonly ClcCcOp[] = ['ccRunInstances', 'ccTerminateInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration'];
+export const MUTATING_OPS: readonly ClcCcOp[] = [
+  'ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration',
+];
 
 export const DEFAULT_CAPACITY: Resources = { cores: 4, memoryMiB: 4096, diskGiB: 100 };
 
@@ -251,6 +253,8 @@ export class FakeClusters implements Clusters {
         return this.run(partition, req as ClcCcRequest<'ccRunInstances'>);
       case 'ccTerminateInstances':
         return this.terminate(partition, req as ClcCcRequest<'ccTerminateInstances'>);
+      case 'ccStartInstances':
+        return this.start(partition, req as ClcCcRequest<'ccStartInstances'>);
       case 'ccModifyNode':
         return this.modify(partition, req as ClcCcRequest<'ccModifyNode'>);
       case 'ccQuarantineNode':
@@ -314,6 +318,27 @@ export class FakeClusters implements Clusters {
         return { instanceId: id, previousState, currentState: 'terminated' };
       }),
     };
+  }
+
+  /** Powers on shut-off instances on one node, as the CC does (cc/service.ts startOnHost); per-instance results. */
+  private start(partition: string, r: ClcCcRequest<'ccStartInstances'>): unknown {
+    const n = this.inPartition(partition).find((x) => x.host === r.onHost);
+    if (!n) throw ccRefusal('NodeNotFound', `node ${r.onHost} is not registered in partition ${partition}`);
+    if (!n.reachable) throw ccRefusal('NodeUnreachable', `node ${n.host} is unreachable: ECONNREFUSED`);
+    const started: CcInstance[] = [];
+    const failed: { instanceId: string; code: string; message: string }[] = [];
+    for (const instanceId of r.instanceIds) {
+      const i = n.instances.find((x) => x.instanceId === instanceId && x.state !== 'terminated');
+      if (!i) failed.push({ instanceId, code: 'InstanceNotFound', message: `instance ${instanceId} is not on node ${n.host}` });
+      else if (i.state !== 'stopped' && i.state !== 'running') failed.push({ instanceId, code: 'InstanceNotStartable', message: `it is ${i.state}` });
+      else if (i.state === 'stopped' && n.nodeState === 'disabled') failed.push({ instanceId, code: 'NodeDisabled', message: `node ${n.host} is disabled` });
+      else {
+        i.state = 'running';
+        i.hypervisorState = 'running';
+        started.push(structuredClone(i));
+      }
+    }
+    return { started, failed };
   }
 
   private modify(partition: string, r: ClcCcRequest<'ccModifyNode'>): unknown {

@@ -8,13 +8,14 @@
  * to its stores beforehand. Every process is stopped by PID.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settingParam } from '../../clc/api/actions/haConfigure.js';
 import type { HaOwedRepair, HaState } from '../../clc/ha/hostHaState.js';
+import { decodeDiskCounter } from '../../nc/hypervisor/sim/hostLedger.js';
 import { cloudLayout } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid } from '../../scripts/daemon.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
@@ -191,6 +192,53 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     await waitFor('AVAILABLE again', () => haHost(victim)?.state === 'AVAILABLE', 20_000);
     expect(transitions(victim).slice(-2)).toEqual(['INELIGIBLE', 'AVAILABLE']);
   }, 150_000);
+
+  it('a fenced host returned by EnableService: the obsolete copy is destroyed, never started; its auto-repair-off instance runs again there, once', async () => {
+    // Both instances on one host: the others are in maintenance while they launch.
+    const victim = cloud.nodeHosts.find((h) => haHost(h)?.state === 'AVAILABLE') ?? '';
+    const others = cloud.nodeHosts.filter((h) => h !== victim);
+    for (const h of others) await admin({ Action: 'DisableService', Type: 'NODE', Host: h });
+    const before = new Set((await instances()).map((i) => i.id));
+    await admin({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '2', MaxCount: '2' });
+    const launched = (await instances()).filter((i) => !before.has(i.id));
+    expect(launched.map((i) => i.host)).toEqual([victim, victim]);
+    const [kept, moved] = launched.map((i) => i.id) as [string, string];
+    await admin({ Action: 'ConfigureHAForInstance', InstanceId: kept, AutoRepair: 'off' });
+    for (const h of others) await admin({ Action: 'EnableService', Type: 'NODE', Host: h });
+    await waitFor('every host AVAILABLE', () => cloud.nodeHosts.every((h) => haHost(h)?.state === 'AVAILABLE'), 40_000);
+    await waitFor('both VMs write', async () => (await writing(victim, kept)) && (await writing(victim, moved)), 10_000);
+    const counterAt = () => decodeDiskCounter(readFileSync(diskOf(victim, kept), 'utf8'));
+
+    const said = messages(victim).length;
+    const pg = await (bmcs.get(victim) as LabBmc).hostPgid();
+    if (pg) process.kill(-pg, 'SIGKILL');
+    const lastCount = counterAt();
+    await waitFor('FENCED', () => haHost(victim)?.state === 'FENCED', 40_000);
+    await waitFor(`${moved} running elsewhere`, async () => (await instances()).some((i) => i.id === moved && i.state === 'running' && i.host !== victim && i.host !== ''), 30_000);
+    const movedTo = (await instances()).find((i) => i.id === moved)?.host ?? '';
+    await waitFor(`${moved} writes on ${movedTo}`, () => writing(movedTo, moved), 10_000);
+
+    // Powered on again; EnableService is refused until its NC answers (the obsolete copy cannot be destroyed before).
+    await powerOn(victim);
+    await waitFor('EnableService accepted', async () => (await cloud.query({ Action: 'EnableService', Type: 'NODE', Host: victim })).status === 200, 40_000);
+    const powerOnDone = () => messages(victim).slice(said).find((m) => m.startsWith(`power-on of its own instances of ${victim}, attempt`) && m.includes(': done'));
+    await waitFor(`${kept} powered on again on ${victim}`, () => powerOnDone() !== undefined, 30_000);
+    expect(powerOnDone()).toContain(`1 powered on (${kept})`);
+    // Its own VM, from its own disk: the disk's counter goes on from where the crash left it.
+    await waitFor(`${kept} writes on ${victim}`, () => writing(victim, kept), 10_000);
+    expect(counterAt()).toBeGreaterThanOrEqual(lastCount);
+    const now = await instances();
+    expect(now.filter((i) => i.id === kept)).toEqual([{ id: kept, state: 'running', host: victim }]);
+    expect(now.filter((i) => i.id === moved)).toEqual([{ id: moved, state: 'running', host: movedTo }]);
+    // Exactly once in the cloud: no other host ever ran the kept one, and the victim's copy of the moved one was destroyed, never started.
+    for (const h of others) expect(existsSync(diskOf(h, kept))).toBe(false);
+    expect(existsSync(diskOf(victim, moved))).toBe(false);
+    const ncLog = readFileSync(join(cloud.baseDir, 'logs', `nc-${victim}.log`), 'utf8');
+    expect(ncLog.split('\n').filter((l) => l.includes('powered on again')).map((l) => (JSON.parse(l) as { instanceId: string }).instanceId)).toEqual([kept]);
+    await waitFor('AVAILABLE again', () => haHost(victim)?.state === 'AVAILABLE', 20_000);
+    // An ordinary instance again for the cases below (a crash of its host restarts it elsewhere).
+    await admin({ Action: 'ConfigureHAForInstance', InstanceId: kept, AutoRepair: 'inherit' });
+  }, 180_000);
 
   it('a CLC restart in the middle of a host\'s failure episode resumes it to FENCED and the restart', async () => {
     const now = await instances();

@@ -13,7 +13,8 @@
  *      is back (restarted as a supervisor would), the owed drain moves them live.
  *  (a) the host dies (its BMC powers it off): SUSPECT → CHECKING → FENCING → FENCED, and its guests
  *      boot on the other host on their own disks exactly once, after the fence; powered on again,
- *      the obsolete copies are destroyed, never started, and EnableService returns the host.
+ *      the obsolete copies are destroyed, never started, and EnableService returns the host, where
+ *      its guest with auto-repair 'off' (never restarted elsewhere) is powered on from its own disk.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
@@ -224,10 +225,13 @@ describe('host HA on real libvirt hosts (ipmi_sim BMCs, fence_ipmilan, real tier
     await drainedLive(H2, H1, ids, seen);
   }, 600_000);
 
-  it('(a) the host dies: fenced through its BMC, its guests boot on the other host on their own disks exactly once, after the fence', async () => {
+  it('(a) the host dies: fenced through its BMC, its guests boot on the other host on their own disks exactly once, after the fence; its auto-repair-off guest runs again on it once returned', async () => {
     const ids = (await instances()).filter((i) => i.host === H1 && i.state === 'running').map((i) => i.id);
     expect(ids.length).toBeGreaterThan(0);
-    const qemu = ids.map((id) => qemuPid(H1, id));
+    // One more guest on H1 whose auto-repair policy keeps it there: never restarted elsewhere.
+    const [kept] = await guestsOn(H1, 1) as [string];
+    await q({ Action: 'ConfigureHAForInstance', InstanceId: kept, AutoRepair: 'off' });
+    const qemu = [...ids, kept].map((id) => qemuPid(H1, id));
     const seen = transitions(H1).length;
     // Out of band, as a crash would: the BMC powers the whole host off (libvirtd, QEMUs, agents).
     await exec('ipmitool', ['-I', 'lanplus', '-C', '3', '-H', H1, '-p', String(BMC_PORT), '-U', USER, '-P', PASSWORD, 'chassis', 'power', 'off'], { timeout: 30_000 });
@@ -256,10 +260,26 @@ describe('host HA on real libvirt hosts (ipmi_sim BMCs, fence_ipmilan, real tier
     const left = await virsh(uriOf(H1), 'list', '--all', '--name');
     for (const id of ids) expect(left).not.toContain(id);
     for (const id of ids) expect(await reasonOn(H2, id)).toBe('running (booted)');
+    // The kept guest is still defined on H1, shut off by the power cycle; nothing starts behind a fence.
+    expect(left).toContain(kept);
+    expect(await reasonOn(H1, kept)).toMatch(/^shut off/);
+    expect(await virsh(uriOf(H2), 'list', '--all', '--name')).not.toContain(kept);
+    const said = messages(H1).length;
     await q({ Action: 'EnableService', Type: 'NODE', Host: H1 });
+    // Returned to service: its own guest is powered on there, from its own disk, and its QEMU writes it.
+    await waitHa(`power-on of ${kept} on ${H1} done`, () => messages(H1).slice(said).some((m) => m.startsWith(`power-on of its own instances of ${H1}, attempt`) && m.includes(`: done (1 powered on (${kept}))`)), 120_000);
+    await until(`${kept} running on ${H1}`, () => virsh(uriOf(H1), 'list', '--name'), (names) => names.split('\n').includes(kept), 60_000);
+    expect(await reasonOn(H1, kept)).toBe('running (booted)');
+    expect(await virsh(uriOf(H1), 'domblklist', kept)).toContain(join(cloud.baseDir, 'storage', 'disks', `${kept}.img`));
+    const newQemu = qemuPid(H1, kept) ?? -1;
+    expect(await isAlive(newQemu)).toBe(true);
+    await until(`${kept} writes its disk on ${H1}`, async () => writing(H1, kept), Boolean, 90_000);
+    await until(`${kept} running on ${H1} for the CLC`, () => instances(), (xs) => xs.filter((i) => i.id === kept).length === 1 && xs.some((i) => i.id === kept && i.host === H1 && i.state === 'running'), 60_000);
     await bothAvailable();
-    // Exactly once: each guest runs on one host only.
+    // Exactly once: each guest runs on one host only, the kept one on H1 and never defined on H2.
     const running = [...(await virsh(uriOf(H1), 'list', '--name')).split('\n'), ...(await virsh(uriOf(H2), 'list', '--name')).split('\n')];
-    for (const id of ids) expect(running.filter((n) => n === id)).toHaveLength(1);
+    for (const id of [...ids, kept]) expect(running.filter((n) => n === id)).toHaveLength(1);
+    expect((await virsh(uriOf(H1), 'list', '--name')).split('\n')).toContain(kept);
+    expect(await virsh(uriOf(H2), 'list', '--all', '--name')).not.toContain(kept);
   }, 600_000);
 });

@@ -158,7 +158,11 @@ export class FakeDriver implements HypervisorDriver {
       if (this.incoming.has(spec.id)) throw this.conflict(spec.id, 'paused (incoming)', 'create');
       const same = existing.imageId === spec.imageId && JSON.stringify(existing.resources) === JSON.stringify(spec.resources);
       if (!same) throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.host, detail: 'spec differs' });
-      return existing;
+      if (existing.state === 'running' || existing.state === 'paused') return existing;
+      // As both real drivers do: a shut-off (or crashed) domain of the same spec is started from its own disk.
+      const started: DomainInfo = { ...existing, state: 'running', startedAt: this.now() };
+      this.domains.set(spec.id, started);
+      return started;
     }
     if (!this.overcommit && !this.fitsHere(spec.resources)) {
       throw HypervisorErrors.make('InsufficientHostResources', { id: spec.id, host: this.host, need: '?', free: '?' });

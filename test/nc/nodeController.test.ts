@@ -280,3 +280,43 @@ describe('ncDescribeResource and the hypervisor link', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 });
+
+describe('ncStartInstance', () => {
+  it('starts a shut-off instance it holds from its own domain, once, and answers a repeat as is', async () => {
+    const h = await harness();
+    await h.controller.run(runRequest(A));
+    h.driver.powerCycle();
+    await h.controller.describe();
+    const before = structuredClone(h.store.read());
+    h.log.length = 0;
+    const res = await h.controller.startInstance(A);
+    expect(res.instance).toMatchObject({ instanceId: A, state: 'running', hypervisorState: 'running' });
+    expect(h.log).toEqual([`create ${A}`]);
+    expect(h.driver.domains.get(A)?.state).toBe('running');
+    // Nothing to persist: the record was `running` all along (only its domain stopped).
+    expect(h.store.read()).toEqual(before);
+    h.log.length = 0;
+    expect((await h.controller.startInstance(A)).instance.state).toBe('running');
+    expect(h.log).toEqual([]);
+  });
+
+  it('refuses on a disabled node and changes nothing', async () => {
+    const h = await harness();
+    await h.controller.run(runRequest(A));
+    await h.controller.modify('disabled');
+    h.driver.powerCycle();
+    await h.controller.describe();
+    h.log.length = 0;
+    await expect(h.controller.startInstance(A)).rejects.toMatchObject({ code: 'NodeDisabled' });
+    expect(h.log).toEqual([]);
+    expect(h.driver.domains.get(A)?.state).toBe('shutoff');
+  });
+
+  it('refuses an id it does not hold, and a terminated one', async () => {
+    const h = await harness();
+    await expect(h.controller.startInstance(A)).rejects.toMatchObject({ code: 'InstanceNotFound' });
+    await h.controller.run(runRequest(B));
+    await h.controller.terminate(B);
+    await expect(h.controller.startInstance(B)).rejects.toMatchObject({ code: 'InstanceNotStartable' });
+  });
+});

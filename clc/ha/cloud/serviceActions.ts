@@ -12,7 +12,9 @@
  *  - neither drains nor restarts the instances of a node an administrator quarantined (issue 18):
  *    they move only when an administrator names them; lifting the quarantine lets an owed restart go on;
  *  - clearObsolete destroys, on a fenced host that came back, the copies restarted elsewhere and the
- *    copies of instances terminated meanwhile.
+ *    copies of instances terminated meanwhile;
+ *  - powerOn (owed once EnableService unfenced the host) starts there, from their own disks, its own
+ *    instances the power cycle left shut off (ccStartInstances), once the node is enabled.
  * Each call takes its own place in the gate, like a request, and leaves it when done
  * (inGatedOperation). HA never goes through the admin API.
  */
@@ -29,7 +31,7 @@ import { planMigration } from '../../core/planMigration.js';
 import type { ClcState } from '../../state/clcStore.js';
 import { HaErrors } from '../errors.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
-import { fencedHostsOf } from '../hostHaState.js';
+import { FENCE_STATES, fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
 
 /** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
@@ -101,14 +103,17 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
 
   /** Per node, not the merged instance list: a fenced host that came back may hold copies of ids that run elsewhere. */
   const instancesOn = async (ref: HaHostRef): Promise<{
-    mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[]; quarantine: CcNode['quarantine'];
+    mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[]; quarantine: CcNode['quarantine']; nodeState?: string;
   }> => {
     const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes;
     const node = nodes.find((n) => n.host === ref.host);
     const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
     // Other nodes the CC cannot see now (a CC just restarted, a partition) may run what looks missing; a FENCED one runs nothing.
     const unseen = nodes.filter((n) => n.host !== ref.host && !n.reachable && haState(n.host)?.state !== 'FENCED').map((n) => n.host).sort();
-    return { mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false, unseen, quarantine: node?.quarantine };
+    return {
+      mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false, unseen, quarantine: node?.quarantine,
+      ...(node ? { nodeState: node.nodeState } : {}),
+    };
   };
 
   const quarantineNote = (q: { since: number; reason: string }): string =>
@@ -249,6 +254,43 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     return 0;
   };
 
+  /**
+   * A fenced host returned to service: its own instances (a live CLC record, shown by the CC on this
+   * host only, in no migration) whose domains the power cycle left shut off are started there, from
+   * their own disks, once the node is enabled. Level-based: each attempt looks again, so an instance
+   * terminated, restarted elsewhere or already running meanwhile is simply not a candidate.
+   */
+  const powerOnOwned = async (ref: HaHostRef): Promise<RepairOutcome> => {
+    const fencedAgain = (): boolean => FENCE_STATES.has(haState(ref.host)?.state ?? 'AVAILABLE');
+    if (fencedAgain()) return { done: false, detail: `${ref.host} is being fenced again: nothing is started there` };
+    const { mine, elsewhere, reachable, unseen, nodeState } = await instancesOn(ref);
+    if (!reachable) return { done: false, detail: `the NC of ${ref.host} does not answer: its instances are powered on once it does` };
+    const records = opts.store.read().instances;
+    const own = mine.filter((i) => i.state === 'stopped' && i.migrationState === 'none' && !elsewhere.has(i.instanceId)
+      && records[i.instanceId] !== undefined && records[i.instanceId]?.terminatedAt === undefined && records[i.instanceId]?.partition === ref.partition);
+    // Nothing to start from: the domain (and the disk the NC knows) is gone. An operator decides.
+    const lost = own.filter((i) => i.hypervisorState === 'missing').map((i) => i.instanceId);
+    if (lost.length > 0) log.warn({ host: ref.host, instanceIds: lost }, 'host HA: instances of a host returned from fencing have no domain left there; not powered on');
+    const ids = own.filter((i) => i.hypervisorState !== 'missing').map((i) => i.instanceId);
+    const lostNote = lost.length > 0 ? `; no domain left for ${lost.join(', ')}` : '';
+    if (ids.length === 0) return { done: true, detail: `none of its own instances is shut off${lostNote}` };
+    if (unseen.length > 0) return { done: false, detail: `the CC cannot see ${unseen.join(', ')}, which may run ${ids.join(', ')}; looked at again next attempt` };
+    if (nodeState !== 'enabled') return { done: false, detail: `${ref.host} is in maintenance (${nodeState ?? 'unknown'}): ${ids.join(', ')} are powered on once it is enabled` };
+    const result = await inRequest(async (ctx) => {
+      const ticket = ctx.gate.enter('change', `host HA: powering on the instances of ${ref.host}, returned from fencing`, [ref.partition]);
+      await ticket.ready([ref.partition]);
+      // Checked again inside the ticket: a fence that began meanwhile wins.
+      if (fencedAgain()) return undefined;
+      return ctx.clusters.call(ref.partition, 'ccStartInstances', { instanceIds: ids, onHost: ref.host });
+    });
+    if (!result) return { done: false, detail: `${ref.host} is being fenced again: nothing is started there` };
+    const poweredOn = result.started.map((i) => i.instanceId);
+    log.warn({ host: ref.host, poweredOn, failed: result.failed }, 'host HA: instances of a host returned from fencing powered on there');
+    const failed = result.failed.map((f) => `${f.instanceId} (${f.code}: ${f.message})`);
+    const detail = `${poweredOn.length} powered on${poweredOn.length > 0 ? ` (${poweredOn.join(', ')})` : ''}${failed.length > 0 ? `; not: ${failed.join(', ')}` : ''}${lostNote}`;
+    return { done: failed.length === 0, detail };
+  };
+
   const keepInMaintenance = (ref: HaHostRef, stillFenced: () => boolean): Promise<boolean> => inRequest(async (ctx) => {
     const ticket = ctx.gate.enter('exclusive', `host HA: keeping fenced ${ref.host} in maintenance`, [ref.partition]);
     await ticket.ready([ref.partition]);
@@ -279,6 +321,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       const waitNote = waiting.length > 0 ? `; ${waiting.length} in a live migration, looked at again next pass (${waiting.join(', ')})` : '';
       return { done: waiting.length === 0, detail: `${r.repaired.length} restarted elsewhere${policyNote}${waitNote}` };
     },
+    powerOn: powerOnOwned,
     restartElsewhere,
     drainPlanned,
     clearObsolete,

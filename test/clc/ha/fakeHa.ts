@@ -19,7 +19,7 @@ export class FakeHa implements HaProvider, HaServiceActions {
   /** The BMC's power status per host (default on); 'fail' rejects. Counted apart from `calls`. */
   readonly power = new Map<string, Scripted<'on' | 'off' | 'fail'>>();
   readonly powerCalls: string[] = [];
-  /** Per host, the outcomes of the next drain or evacuate attempts, in order (then: done). */
+  /** Per host, the outcomes of the next drain, evacuate or powerOn attempts, in order (then: done). */
   readonly repairs = new Map<string, ('done' | 'not-done' | 'throw' | 'hang')[]>();
   private readonly held: (() => void)[] = [];
 
@@ -98,6 +98,11 @@ export class FakeHa implements HaProvider, HaServiceActions {
 
   async evacuate(ref: HaHostRef, fencedBy: 'agent' | 'operator') {
     this.calls.push(`evacuate ${ref.host} (${fencedBy})`);
+    return this.repairOutcome(ref.host);
+  }
+
+  async powerOn(ref: HaHostRef) {
+    this.calls.push(`powerOn ${ref.host}`);
     return this.repairOutcome(ref.host);
   }
 }

@@ -12,7 +12,7 @@ export const SETTINGS = compileHaSettings({
 });
 
 /** An owed repair (owedRepair.ts) with nothing in flight, due at time 0. */
-export const owedDue = (kind: 'drain' | 'evacuate', patch: Partial<NonNullable<HostHaRecord['owed']>> = {}): HostHaRecord['owed'] =>
+export const owedDue = (kind: 'drain' | 'evacuate' | 'powerOn', patch: Partial<NonNullable<HostHaRecord['owed']>> = {}): HostHaRecord['owed'] =>
   ({ kind, since: 0, attempts: 1, nextAttemptAt: 0, inFlight: null, lastOutcome: 'NC down', ...patch });
 
 export const ALLOWED: RemediationAllowance = { allowed: true };

@@ -44,7 +44,7 @@ const ev = {
   serviceEnabled: { type: 'serviceEnabled' } as HaEvent,
 };
 /** An owed repair with attempt `attempts` in flight under token 20. */
-const inFlight = (kind: 'drain' | 'evacuate', attempts = 1) => owedDue(kind, { attempts, inFlight: 20, lastOutcome: null });
+const inFlight = (kind: 'drain' | 'evacuate' | 'powerOn', attempts = 1) => owedDue(kind, { attempts, inFlight: 20, lastOutcome: null });
 
 const ALL = HA_STATES;
 const withThreshold = (recoverFailureThreshold: number) => compileHaSettings({ ...SETTINGS, recoverFailureThreshold });
@@ -226,8 +226,20 @@ const rows: Row[] = [
   { name: 'FENCED (restart owed, due) + tick: the next attempt', from: inState('FENCED', { owed: owedDue('evacuate', { attempts: 50 }) }), event: ev.tick,
     to: 'FENCED', does: ['evacuate'], check: (n) => expect(n.owed?.attempts).toBe(51) },
   { name: 'FENCED (restart in flight) + tick: no overlapping restart', from: inState('FENCED', { owed: inFlight('evacuate') }), event: ev.tick, to: 'ignored' },
-  { name: 'FENCED (restart owed) + unfenced: dropped', from: inState('FENCED', { owed: owedDue('evacuate') }), event: ev.unfenced, to: 'INELIGIBLE', does: [],
-    check: (n) => expect(n.owed).toBeNull() },
+  { name: 'FENCED (restart owed) + unfenced: dropped; the power-on of its own instances is owed instead', from: inState('FENCED', { owed: owedDue('evacuate') }), event: ev.unfenced,
+    now: 7, to: 'INELIGIBLE', does: [], check: (n) => expect(n.owed).toEqual({ kind: 'powerOn', since: 7, attempts: 0, nextAttemptAt: 7, inFlight: null, lastOutcome: null }) },
+  ...(['INELIGIBLE', 'AVAILABLE', 'SUSPECT', 'DEGRADED'] as const).map((s): Row => ({
+    name: `${s} (power-on owed, due) + tick: an attempt`, from: inState(s, { owed: owedDue('powerOn') }), event: ev.tick,
+    to: s, does: ['powerOn'], check: (n) => expect(n.owed).toMatchObject({ kind: 'powerOn', attempts: 2, inFlight: 11 }),
+  })),
+  { name: 'FENCED (power-on owed) + tick: nothing starts behind a fence', from: inState('FENCED', { owed: owedDue('powerOn') }), event: ev.tick, to: 'ignored' },
+  { name: 'AVAILABLE (power-on in flight) + not done, many attempts: retried, never given up', from: inState('AVAILABLE', { owed: inFlight('powerOn', 50) }), event: ev.repaired(false),
+    now: 2, to: 'AVAILABLE', does: [], check: (n) => expect(n.owed).toMatchObject({ kind: 'powerOn', inFlight: null, nextAttemptAt: 2 + SETTINGS.repairRetryIntervalMs }) },
+  { name: 'AVAILABLE (power-on in flight) + done: nothing owed', from: inState('AVAILABLE', { owed: inFlight('powerOn') }), event: ev.repaired(true),
+    to: 'AVAILABLE', does: [], check: (n) => expect(n.owed).toBeNull() },
+  { name: 'AVAILABLE (power-on owed) + FenceHost: dropped (its instances restart elsewhere once FENCED)', from: inState('AVAILABLE', { owed: owedDue('powerOn') }), event: ev.fenceHost,
+    to: 'FENCING', does: ['disableHost', 'fence'], check: (n) => expect(n.owed).toBeNull() },
+  { name: 'AVAILABLE (power-on owed) + EnableService again: kept', from: inState('AVAILABLE', { owed: owedDue('powerOn') }), event: ev.serviceEnabled, to: 'ignored' },
   { name: 'DEGRADED (drain owed) + FenceHost: the drain gives way to the fence', from: inState('DEGRADED', { owed: inFlight('drain') }), event: ev.fenceHost,
     to: 'FENCING', does: ['disableHost', 'fence'], check: (n) => expect(n.owed).toBeNull() },
   { name: 'AVAILABLE (drain in flight) + resumed: the lost attempt may start again at once', from: inState('AVAILABLE', { owed: inFlight('drain') }), event: ev.resumed, now: 3,

@@ -25,6 +25,7 @@ export function notWiredHa(): { provider: HaProvider; actions: HaServiceActions 
       disableHost: () => refuse('DisableService'),
       drain: () => refuse('drain'),
       evacuate: () => refuse('evacuate'),
+      powerOn: () => refuse('power-on'),
     },
   };
 }
