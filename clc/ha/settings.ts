@@ -42,6 +42,11 @@ export interface HaSettings {
   readonly powerCheckTimeoutMs: number;
   /** Cluster API's nodeStartupTimeout: a host that joined but never reported healthy within it counts as unhealthy. */
   readonly nodeStartupTimeoutMs: number;
+  /**
+   * Ferry (Medik8s' escalation timeout): how long an external remediation may take to report done
+   * (CompleteHostRemediation, or the command's exit 0) before HA escalates to its own fence.
+   */
+  readonly externalRemediationTimeoutMs: number;
 }
 
 const ms = z.number().int().positive();
@@ -67,6 +72,7 @@ export const haSettingsOverrideSchema = z.strictObject({
   powerCheckIntervalMs: ms,
   powerCheckTimeoutMs: ms,
   nodeStartupTimeoutMs: ms,
+  externalRemediationTimeoutMs: ms,
 }).partial();
 export type HaSettingsOverride = z.infer<typeof haSettingsOverrideSchema>;
 
@@ -89,6 +95,7 @@ export const DEFAULT_HA_SETTINGS: HaSettings = Object.freeze({
   powerCheckIntervalMs: 60_000,
   powerCheckTimeoutMs: 30_000,
   nodeStartupTimeoutMs: 600_000, // Cluster API's default, 10 minutes
+  externalRemediationTimeoutMs: 600_000, // a reboot or reprovision through another system: minutes
 });
 
 /** Global defaults, then the global layer, then the cluster's: the most specific wins. */
