@@ -120,13 +120,15 @@ export interface HaPoolLimits {
   readonly maxConcurrent: number;
 }
 
-export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'fence' | 'power';
+export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'remediation' | 'fence' | 'power';
 
 /** CloudStack's HAManager defaults per management server. */
 export const DEFAULT_HA_POOLS: Readonly<Record<HaOperationKind, HaPoolLimits>> = Object.freeze({
   health: Object.freeze({ maxPending: 5000, maxConcurrent: 50 }),
   activity: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   recovery: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
+  // Ferry: external remediations (a command runs, or a webhook is retried, until accepted or done).
+  remediation: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   fence: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   // Ferry: the BMC power-status watch; few at a time, as BMCs are slow and a status is never urgent.
   power: Object.freeze({ maxPending: 5000, maxConcurrent: 10 }),
