@@ -17,7 +17,7 @@ import { operatorOf, requireHa, textParam } from './haCommon.js';
 const schema = z.strictObject({
   Host: hostSchema,
   RemediationId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'expected the remediationId HA handed out (letters, digits, ".", "_", "-")'),
-  Result: z.enum(['succeeded', 'failed']),
+  Result: z.string().pipe(z.enum(['succeeded', 'failed'])),
   Message: textParam.optional(),
 });
 type Input = Readonly<z.infer<typeof schema>>;
