@@ -3,8 +3,8 @@
  *  4a a restart elsewhere (ccRunInstances with restartFrom) is sent only for a host HA holds FENCED
  *     durably, and never while one of the restarted instances still runs on it;
  *  4b a host HA holds FENCED runs nothing;
- *  5  when a host enters RECOVERING or FENCING by HA's own decision, the partition's hosts under
- *     remediation (RECOVERING, FENCING; an operator's FenceHost is not counted: the guard does not
+ *  5  when a host enters RECOVERING, REMEDIATING or FENCING by HA's own decision, the partition's hosts under
+ *     remediation (RECOVERING, REMEDIATING, FENCING; an operator's FenceHost is not counted: the guard does not
  *     apply to it) are within the storm bound (maxUnhealthy resolved against the watched hosts).
  * A BMC that lies, or a careless operator, puts a host outside what any fencing can guarantee: what
  * follows from it is reported as "unsafe by BMC lie / operator", not as Ferry's violation.
@@ -17,7 +17,7 @@ import type { HostTruth } from './truth.js';
 
 export type HaSectionTruth = ClcState['ha'];
 
-const REMEDIATING: ReadonlySet<HaState> = new Set(['RECOVERING', 'FENCING']);
+const REMEDIATING: ReadonlySet<HaState> = new Set(['RECOVERING', 'REMEDIATING', 'FENCING']);
 const NOT_COUNTED: ReadonlySet<HaState> = new Set(['DISABLED', 'INELIGIBLE']);
 
 const byOperator = (reason: string): boolean => reason.startsWith('FenceHost by');

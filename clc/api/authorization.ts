@@ -13,6 +13,7 @@ export const ADMIN_ONLY: ReadonlySet<string> = new Set([
   // Host HA (issue 6): every action, describes included (they show BMC settings and the fencing log).
   'ConfigureHAForHost', 'ConfigureHAForCluster', 'ConfigureHAForInstance', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
   'ListHostHAConfigurations', 'DescribeHostHA', 'DescribeHAEvents', 'FenceHost', 'ConfirmHostFenced', 'SuspendHA', 'ResumeHA',
+  'CompleteHostRemediation',
 ]);
 
 /** Throws UnauthorizedOperation when `principal` may not run `action`. */

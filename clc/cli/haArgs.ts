@@ -7,16 +7,22 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { UsageError } from './failures.js';
 
-export async function readBmcPassword(opts: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if (typeof opts.passwordFile === 'string') {
-    const text = await readFile(opts.passwordFile, 'utf8').catch((e: unknown) => {
-      throw new UsageError(`cannot read the password file ${opts.passwordFile}: ${(e as Error).message}`);
+export function readBmcPassword(opts: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return readSecret({ file: opts.passwordFile, env: opts.passwordEnv, what: '--password' }, env);
+}
+
+/** A secret from a file (its first line) or an environment variable, never from an argument; undefined when neither is given. */
+export async function readSecret(from: { readonly file: unknown; readonly env: unknown; readonly what: string }, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (typeof from.file === 'string') {
+    const path = from.file;
+    const text = await readFile(path, 'utf8').catch((e: unknown) => {
+      throw new UsageError(`cannot read the ${from.what === '--password' ? 'password' : 'secret'} file ${path}: ${(e as Error).message}`);
     });
     return text.split(/\r?\n/)[0] ?? '';
   }
-  if (typeof opts.passwordEnv === 'string') {
-    const v = env[opts.passwordEnv];
-    if (v === undefined) throw new UsageError(`the environment variable ${opts.passwordEnv} (--password-env) is not set`);
+  if (typeof from.env === 'string') {
+    const v = env[from.env];
+    if (v === undefined) throw new UsageError(`the environment variable ${from.env} (${from.what}-env) is not set`);
     return v;
   }
   return undefined;

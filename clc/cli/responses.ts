@@ -139,6 +139,8 @@ const hostHaSchema = z.object({
   recoveryAttempts: num,
   fenceAttempts: num,
   fencedBy: text,
+  remediationAttempts: num.optional(),
+  remediation: z.object({ remediationId: z.string(), since: z.string(), accepted: z.string() }).optional(),
   suspension: z.object({ scope: z.string(), until: text, reason: text, by: text }).optional(),
   bmc: bmcSchema.optional(),
   dryRun: z.object({ next: z.string(), at: text, waitsForOperator: z.string() }).optional(),
@@ -150,7 +152,11 @@ export type HostHaReading = z.infer<typeof hostHaSchema>;
 const settingItems = itemsOf(z.object({ name: z.string(), value: z.string() }));
 const haConfigSchema = z.object({
   global: z.object({ maxUnhealthy: z.string(), unhealthyRange: z.string().optional(), overrideSet: settingItems, settingSet: settingItems }),
-  partitionSet: itemsOf(z.object({ partition: z.string(), enabled: z.string(), maxUnhealthy: z.string(), unhealthyRange: z.string().optional(), autoRepair: z.string(), overrideSet: settingItems, settingSet: settingItems })),
+  partitionSet: itemsOf(z.object({
+    partition: z.string(), enabled: z.string(), maxUnhealthy: z.string(), unhealthyRange: z.string().optional(), autoRepair: z.string(),
+    remediation: z.object({ strategy: z.string(), command: text, argSet: itemsOf(z.object({ arg: text })), webhook: text, secretSet: z.string() }).optional(),
+    overrideSet: settingItems, settingSet: settingItems,
+  })),
   hostSet: itemsOf(z.object({ host: z.string(), partition: z.string(), hostDisabled: z.string(), bmc: bmcSchema.optional() })),
   suspensionSet: itemsOf(z.object({ scope: z.string(), until: text, reason: text, by: text })),
   instanceSet: itemsOf(z.object({ instanceId: z.string(), autoRepair: z.string() })),

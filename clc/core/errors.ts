@@ -84,6 +84,8 @@ export const ClcErrors = defineErrors({
   IncorrectHostHAState: conflict('Host {host} is {state}: {detail}', false),
   /** FenceHost of a host that is up and healthy (AVAILABLE, its NC answering) without Force=true (OpenStack's fencing blueprint). */
   HostHealthy: conflict('Host {host} is up and healthy (HA finds it AVAILABLE and its NC answers): FenceHost refuses to fence it unless Force=true is given', false),
+  /** CompleteHostRemediation naming a remediation id that is not the host's current one (a stale report): nothing changed. */
+  RemediationIdMismatch: conflict('Host {host}: {detail}', false),
   /** DisableHAForHost of a host being fenced: its power-off cannot be un-issued; possible once FENCED. */
   HostFenceInProgress: conflict('Host {host} is {state}: a power-off in flight cannot be un-issued, so HA stays on for it; wait for FENCED (or ConfirmHostFenced if its BMC is dead), then DisableHAForHost', true),
   /** CreateTags or a TagSpecification would leave an instance with more user tags than EC2 allows. */

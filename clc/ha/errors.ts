@@ -21,11 +21,19 @@ export const HaErrors = defineErrors({
   /** A ConfigureHAForCluster after which a layer of settings would no longer compile. */
   SettingsWouldNotHold: client(400, 'Host HA: {detail}'),
   SuspensionInPast: client(400, 'The suspension end {value} ({parameter}) {detail}'),
+  /** A remediation strategy, command, webhook or secret given without Partition (they are set per cluster). */
+  RemediationNeedsPartition: client(400, 'Host HA: {detail}'),
+  /** Remediation settings that do not fit together (external without a command or webhook, both, a command or webhook with fence). */
+  InvalidRemediation: client(400, 'Host HA: {detail}'),
   // The host's state refuses the command.
   /** FenceHost / ConfirmHostFenced in a state whose transition table has no such event. */
   IllegalOperatorEvent: conflict('Host {host} is {state}: {detail}', false),
   /** FenceHost of a host that is up and healthy, without Force (OpenStack's fencing blueprint). */
   HostUpAndHealthy: conflict('Host {host} is up and healthy (HA finds it AVAILABLE and its NC answers): FenceHost refuses to fence it unless Force=true is given', false),
+  /** CompleteHostRemediation of a host with no external remediation in flight. */
+  RemediationNotInProgress: conflict('Host {host} is {state}: {detail}', false),
+  /** CompleteHostRemediation naming another remediation than the one in flight (a stale report): nothing changes. */
+  StaleRemediationReport: conflict('Host {host}: {detail}', false),
   /** DisableHAForHost while the power-off is in flight: it cannot be un-issued. */
   FenceInProgress: conflict('Host {host} is {state}: its power-off cannot be un-issued', true),
   /** EnableService of a host HA is fencing ({action} is the refused request). */
@@ -38,6 +46,8 @@ export const HaErrors = defineErrors({
   SourceTimedOut: server(504, '{detail}'),
   /** A power action for a host without a BMC configured (HA keeps such a host INELIGIBLE; a race with DisableHAForHost). */
   NoPowerManagement: server(503, 'no power management is configured for {host}: {detail}'),
+  /** The external remediator refused or failed (a command's exit, a webhook's 4xx, never accepted in time): HA escalates. */
+  RemediationFailed: server(502, '{detail}'),
   /** Some instances of a fenced host could not be restarted elsewhere; the attempt is retried. */
   RestartsFailed: server(503, 'could not restart {detail}'),
 });

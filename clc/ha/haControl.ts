@@ -19,6 +19,7 @@ import { appendHaEvents, type HaLogEvent, type HaPartitionConfig, type HaSection
 import { IllegalHaEventError } from './hostHaMachine.js';
 import { fencedHostsOf, type HaEvent, type HostHaRecord } from './hostHaState.js';
 import { fenceConfigFor, publicBmcView, setBmc, type BmcEntry, type BmcState, type PublicBmcView } from './power/bmcStore.js';
+import { publicRemediationView, remediationConfigSchema, type PublicRemediationView, type RemediationConfig } from './remediation.js';
 import { effectiveRepair, type AutoRepair } from './repairPolicy.js';
 import { compileHaSettings, type HaSettings, type HaSettingsOverride } from './settings.js';
 import { activeSuspension, type Suspension } from './suspension.js';
@@ -61,7 +62,20 @@ export interface ConfigureClusterInput {
   /** "[2-5]" sets Cluster API's unhealthyRange (it takes precedence over maxUnhealthy); null removes it. */
   readonly unhealthyRange?: string | null;
   readonly autoRepair?: AutoRepair;
+  /** The partition's remediation (remediation.ts): only what is given changes. */
+  readonly remediation?: RemediationInput;
   readonly by: string;
+}
+
+/**
+ * A change of a partition's remediation. A command or webhook implies strategy external and
+ * replaces the other one; strategy fence drops both. `secret`: set, or '' to remove.
+ */
+export interface RemediationInput {
+  readonly strategy?: 'fence' | 'external';
+  readonly command?: { readonly path: string; readonly args: readonly string[] };
+  readonly webhook?: string;
+  readonly secret?: string;
 }
 
 export type SuspendScope = { readonly kind: 'host' | 'cluster' | 'partition'; readonly name: string };
@@ -84,6 +98,7 @@ export interface PartitionConfigView {
   readonly maxUnhealthy: string | null;
   readonly unhealthyRange: string | null;
   readonly autoRepair: AutoRepair | null;
+  readonly remediation: PublicRemediationView;
   readonly overrides: HaSettingsOverride;
   readonly effective: HaSettings;
 }
@@ -192,7 +207,11 @@ export class HaControl {
     if (input.partition !== undefined) this.requirePartition(input.partition);
     else if (input.autoRepair !== undefined) {
       throw HaErrors.make('AutoRepairNeedsPartition', { detail: 'AutoRepair is set per cluster: give Partition' });
+    } else if (input.remediation !== undefined) {
+      throw HaErrors.make('RemediationNeedsPartition', { detail: 'the remediation strategy, command, webhook and secret are set per cluster: give Partition' });
     }
+    const partition = input.partition;
+    const remediation = partition !== undefined && input.remediation !== undefined ? nextRemediation(this.read().partitions[partition]?.remediation, input.remediation) : undefined;
     const apply = (ha: HaSection): void => {
       if (input.partition === undefined) {
         ha.global.settings = { ...ha.global.settings, ...input.settings };
@@ -207,6 +226,7 @@ export class HaControl {
       if (input.unhealthyRange === null) delete cfg.unhealthyRange;
       else if (input.unhealthyRange !== undefined) cfg.unhealthyRange = input.unhealthyRange;
       if (input.autoRepair !== undefined) cfg.autoRepair = input.autoRepair;
+      if (remediation !== undefined) cfg.remediation = remediation;
     };
     // Tried on a copy first: every layer must still compile with the others (e.g. initial delay within the interval).
     const trial = structuredClone(this.read());
@@ -218,9 +238,19 @@ export class HaControl {
         throw HaErrors.make('SettingsWouldNotHold', { detail: `the settings would not hold for ${p ?? 'the global layer'}: ${zodText(e)}` });
       }
     }
+    const secret = input.remediation?.secret;
+    if (partition !== undefined && secret !== undefined) {
+      await this.opts.bmc.update((b) => {
+        if (secret === '') delete b.remediationSecrets[partition];
+        else b.remediationSecrets[partition] = secret;
+      });
+    }
+    // The secret is never logged: the log says only whether one is set.
+    const shown = remediation === undefined && secret === undefined ? undefined
+      : publicRemediationView(remediation ?? this.read().partitions[partition ?? '']?.remediation, this.opts.bmc.read().remediationSecrets[partition ?? '']);
     await this.opts.store.update((d) => {
       apply(d);
-      this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, unhealthyRange: input.unhealthyRange, autoRepair: input.autoRepair })}`);
+      this.log(d, input.partition === undefined ? 'global' : `partition:${input.partition}`, `HA configuration changed by ${input.by}: ${JSON.stringify({ ...input.settings, maxUnhealthy: input.maxUnhealthy, unhealthyRange: input.unhealthyRange, autoRepair: input.autoRepair, remediation: shown })}`);
     });
     return this.configurations();
   }
@@ -293,11 +323,22 @@ export class HaControl {
       if (e instanceof IllegalHaEventError) {
         if (e.healthy) throw HaErrors.make('HostUpAndHealthy', { host });
         const now = this.read().hosts[host] ?? rec;
+        if (e.refusal === 'notRemediating') throw HaErrors.make('RemediationNotInProgress', { host, state: now.state, detail: e.detail });
+        if (e.refusal === 'staleRemediation') throw HaErrors.make('StaleRemediationReport', { host, detail: `${e.detail}; a report from an earlier episode changes nothing` });
         throw HaErrors.make('IllegalOperatorEvent', { host, state: now.state, detail: e.message });
       }
       throw e;
     }
     return this.hostView(this.read(), host, false);
+  }
+
+  /**
+   * CompleteHostRemediation: the external remediator (or an operator) reports remediation `id` of
+   * `host` done or failed. Refused (and nothing changes) when no remediation is in flight or the id
+   * is another one's (a stale report from an earlier episode).
+   */
+  completeRemediation(host: string, id: string, result: 'succeeded' | 'failed', message: string, by: string): Promise<HostHaView> {
+    return this.operatorEvent(host, { type: 'remediationReported', id, result, message, operator: by });
   }
 
   /** SuspendHA: automation paused for a host, cluster or partition, until `until` (or until lifted). */
@@ -343,7 +384,8 @@ export class HaControl {
         return {
           partition: p, enabled: cfg?.enabled ?? false, maxUnhealthy: cfg?.maxUnhealthy ?? ha.global.maxUnhealthy ?? null,
           unhealthyRange: cfg?.unhealthyRange ?? ha.global.unhealthyRange ?? null,
-          autoRepair: cfg?.autoRepair ?? null, overrides: cfg?.settings ?? {}, effective: compileHaSettings(ha.global.settings, cfg?.settings),
+          autoRepair: cfg?.autoRepair ?? null, remediation: publicRemediationView(cfg?.remediation, this.opts.bmc.read().remediationSecrets[p]),
+          overrides: cfg?.settings ?? {}, effective: compileHaSettings(ha.global.settings, cfg?.settings),
         };
       }),
       hosts: Object.values(ha.hosts).sort(byHost).map((r) => {
@@ -419,6 +461,24 @@ export class HaControl {
     if (!partitionCtx) return view;
     return { ...view, dryRun: forecast(rec, hostContext(partitionCtx, ha, rec, now), now) };
   }
+}
+
+/** The partition's remediation after `change`, validated (InvalidRemediation when it does not hold together). */
+function nextRemediation(current: RemediationConfig | undefined, change: RemediationInput): RemediationConfig {
+  const target = change.command !== undefined || change.webhook !== undefined;
+  const strategy = change.strategy ?? (target ? 'external' : current?.strategy ?? 'fence');
+  let next: Record<string, unknown> = { strategy };
+  if (strategy === 'external') {
+    if (change.command !== undefined) next = { ...next, command: { path: change.command.path, args: [...change.command.args] } };
+    else if (change.webhook !== undefined) next = { ...next, webhook: { url: change.webhook } };
+    else if (current?.command) next = { ...next, command: current.command };
+    else if (current?.webhook) next = { ...next, webhook: current.webhook };
+  } else if (target) {
+    throw HaErrors.make('InvalidRemediation', { detail: 'a remediation command or webhook is only used with Remediation=external' });
+  }
+  const parsed = remediationConfigSchema.safeParse(next);
+  if (!parsed.success) throw HaErrors.make('InvalidRemediation', { detail: zodText(parsed.error) });
+  return parsed.data;
 }
 
 function partitionConfig(ha: HaSection, partition: string): HaPartitionConfig {

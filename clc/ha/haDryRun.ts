@@ -24,6 +24,10 @@ export function forecast(rec: HostHaRecord, ctx: HaContext, now: number): HaFore
       : at(`hold ${rec.blocked.target}: ${ctx.remediation.reason}`, null);
   }
   const op = rec.operation;
+  const rem = rec.remediation;
+  if (op?.kind === 'remediate' && rem) {
+    return at(`wait for external remediation ${rem.id} (${rem.accepted ? 'accepted' : 'not yet accepted'}) to report done (CompleteHostRemediation); fence if it fails or times out`, op.deadline);
+  }
   if (op) return at(`wait for the ${op.kind} in flight (token ${op.token}); a late answer counts as failed`, op.deadline);
   const owed = rec.owed;
   // An owed drain, restart elsewhere or power-on (owedRepair.ts) goes on whatever the health says; a
@@ -57,9 +61,11 @@ export function forecast(rec: HostHaRecord, ctx: HaContext, now: number): HaFore
     case 'RECOVERING':
       return at(rec.recoveryAttempts >= s.recoverFailureThreshold ? 'fence if the power cycle fails' : 'power-cycle again if it fails', null);
     case 'RECOVERED':
-      return at(rec.recoveryAttempts >= s.recoverFailureThreshold
+      return at(rec.recoveryAttempts >= s.recoverFailureThreshold || rec.remediationAttempts > 0
         ? 'fence unless a health check passes before the wait period ends'
         : 'power-cycle again unless a health check passes before the wait period ends', rec.since + s.recoverWaitPeriodMs);
+    case 'REMEDIATING':
+      return at('fence once the storm guard allows it (the external remediation concluded)', null);
     case 'FENCING':
       return rec.needsOperator
         ? at('nothing: the fence failed; power the host off by hand and ConfirmHostFenced, or retry FenceHost', null, true)

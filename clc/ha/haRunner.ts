@@ -18,6 +18,7 @@ import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolL
 import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
 import { remediationFor, suspensionReason } from './suspension.js';
 import { WorkPool } from './workPool.js';
+import type { ExternalRemediator } from './externalRemediator.js';
 
 /** The runner's view of the store: the HA section of clc.json. */
 export interface HaSectionStore {
@@ -35,6 +36,8 @@ export interface HaRunnerOptions {
   readonly actions: HaServiceActions;
   readonly clock: Clock;
   readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
+  /** The host's partition's external remediator (strategy external), or undefined when none is configured. */
+  readonly remediator?: (ref: HaHostRef) => ExternalRemediator | undefined;
 }
 
 type Batch = ReadonlyMap<string, readonly HaEvent[]>;
@@ -70,7 +73,7 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
     const range = cfg?.unhealthyRange ?? ha.global.unhealthyRange;
     const verdict = judgeStorm(partition, recs.map((r) => ({ state: r.state, startupOverdue: r.startupOverdue })), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max),
       range === undefined ? undefined : unhealthyRangeSchema.parse(range));
-    out.set(partition, { settings, remediation: verdict.allowance });
+    out.set(partition, { settings, remediation: verdict.allowance, strategy: cfg?.remediation?.strategy ?? 'fence' });
   }
   return out;
 }
@@ -93,6 +96,7 @@ export class HaRunner {
       health: new WorkPool('health', limits.health),
       activity: new WorkPool('activity', limits.activity),
       recovery: new WorkPool('recovery', limits.recovery),
+      remediation: new WorkPool('remediation', limits.remediation),
       fence: new WorkPool('fence', limits.fence),
       power: new WorkPool('power', limits.power),
     };
@@ -230,6 +234,18 @@ export class HaRunner {
               return { type: 'recoverResult', token: e.token, ok: false, detail: message(err) };
             }));
           break;
+        case 'externalRemediation': {
+          const job = { host: ref.host, partition: ref.partition, id: e.id, reason: e.reason, deadline: e.deadline };
+          const accepted = (detail: string) => this.track(this.deliver(ref.host, { type: 'remediationResult', token: e.token, outcome: 'accepted', detail }));
+          this.submit('remediation', ref, e.token, async () => {
+            const remediator = this.opts.remediator?.(ref);
+            if (!remediator) return { type: 'remediationResult', token: e.token, outcome: 'failed', detail: `no external remediator is configured for ${ref.partition}` };
+            return remediator.remediate(job, accepted).then(
+              (r): HaEvent => ({ type: 'remediationResult', token: e.token, outcome: r.outcome, detail: r.detail }),
+              (err: unknown): HaEvent => ({ type: 'remediationResult', token: e.token, outcome: 'failed', detail: message(err) }));
+          });
+          break;
+        }
         case 'disableHost':
           disabled = actions.disableHost(ref, e.reason).catch((err: unknown) => this.note(ref.host, 'warn', `DisableService of ${ref.host} failed: ${message(err)}; fencing anyway`));
           break;

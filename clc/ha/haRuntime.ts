@@ -18,6 +18,7 @@ import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './clou
 import { composeProvider } from './composedProvider.js';
 import { HaErrors } from './errors.js';
 import type { HaHostRef, HaProvider } from './haProvider.js';
+import { externalRemediator } from './externalRemediator.js';
 import { HaRunner, haSectionOf } from './haRunner.js';
 import { FENCE_STATES, fencedHostsOf } from './hostHaState.js';
 import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.js';
@@ -91,7 +92,12 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
     powerStatus: (ref, deadline) => withDeadline(clock, deadline, `power status of ${ref.host}`, composed.powerStatus(ref, deadline)),
   };
   const actions = cloudHaActions({ clusters, gate: deps.gate, store, clock, logger, ...(deps.policies ? { policies: deps.policies } : {}) });
-  const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, ...(deps.pools ? { pools: deps.pools } : {}) });
+  // Read at dispatch: a ConfigureHAForCluster takes effect for the next remediation handed out.
+  const remediator = (ref: HaHostRef) => {
+    const cfg = store.read().ha.partitions[ref.partition]?.remediation;
+    return cfg?.strategy === 'external' ? externalRemediator(cfg, deps.bmc.read().remediationSecrets[ref.partition] ?? '', clock) : undefined;
+  };
+  const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, remediator, ...(deps.pools ? { pools: deps.pools } : {}) });
 
   /** FENCING/FENCED hosts: in maintenance whenever their NC answers; obsolete copies gone once FENCED. */
   const lookAfterFenced = async (): Promise<void> => {

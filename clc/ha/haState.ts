@@ -10,6 +10,7 @@ import { haSettingsOverrideSchema } from './settings.js';
 import { maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
 import { autoRepairSchema } from './repairPolicy.js';
 import { suspensionsSchema } from './suspension.js';
+import { remediationConfigSchema } from './remediation.js';
 
 /** Kept as the operator wrote it ("2", "40%"), validated on the way in. */
 const maxUnhealthyText = z.string().refine((s) => maxUnhealthySchema.safeParse(s).success, 'a host count ("2") or a percentage ("40%")');
@@ -29,6 +30,8 @@ export const haPartitionConfigSchema = z.strictObject({
   settings: haSettingsOverrideSchema.default({}),
   /** The cluster's auto-repair level (repairPolicy.ts); unset = failover. */
   autoRepair: autoRepairSchema.optional(),
+  /** How a failed host is remediated (remediation.ts); unset = fence (power cycle, then fence). Its secret is in bmc.json. */
+  remediation: remediationConfigSchema.optional(),
 });
 export type HaPartitionConfig = z.infer<typeof haPartitionConfigSchema>;
 

@@ -16,7 +16,9 @@
  *  - the restart elsewhere is owed from entering FENCED and retried until done;
  *  - HA switched off during FENCING or FENCED keeps the host until EnableService: a power-off cannot be un-issued;
  *  - a fence that fails or times out leaves FENCING with `needsOperator`: no retry by itself;
- *  - a new recovery or fence starts only when the storm guard allows it (ctx.remediation);
+ *  - a new recovery, external remediation or fence starts only when the storm guard allows it (ctx.remediation);
+ *  - an external remediation (strategy external) never restarts instances elsewhere: done means the
+ *    health check decides; failed or timed out escalates to a fence, which must succeed before FENCED;
  *  - switching HA off does not abandon a FENCING/FENCED host: it stays until unfenced.
  */
 import type { HaEvent, HostHaRecord } from './hostHaState.js';
@@ -25,7 +27,7 @@ import { countSample, fire } from './hostHaTransitions.js';
 
 export { IllegalHaEventError, activityBackoffMs, type HaContext, type HaStep, type RemediationAllowance } from './hostHaMoves.js';
 
-const isCurrent = (rec: HostHaRecord, kind: 'activity' | 'recover' | 'fence', token: number): boolean =>
+const isCurrent = (rec: HostHaRecord, kind: 'activity' | 'recover' | 'remediate' | 'fence', token: number): boolean =>
   rec.operation?.kind === kind && rec.operation.token === token;
 
 /** A tick's checks, in order, each on the record the previous one left: timeouts first (a late answer is a failed or inconclusive one). */
@@ -37,6 +39,10 @@ function onTick(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
       if (!op || now < op.deadline) return unchanged(r);
       if (op.kind === 'activity') return fire('activity', countSample(r, 'unknown', now), { outcome: 'unknown', detail: 'activity check timed out' }, now, ctx);
       if (op.kind === 'recover') return fire('recoveryFailed', { ...r, operation: null }, { detail: 'power cycle timed out' }, now, ctx);
+      if (op.kind === 'remediate') {
+        const detail = `not reported done within ${ctx.settings.externalRemediationTimeoutMs} ms (${r.remediation?.accepted === true ? 'accepted' : 'never accepted'})`;
+        return fire('remediationFailed', { ...r, operation: null, remediation: null }, { detail }, now, ctx);
+      }
       return fire('fenceFailed', r, { detail: 'fence timed out' }, now, ctx);
     },
     (r) => fire('held', r, {}, now, ctx),
@@ -66,6 +72,14 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
     case 'fenceResult':
       if (!isCurrent(rec, 'fence', event.token)) return unchanged(rec);
       return event.ok ? fire('fenced', rec, event, now, ctx) : fire('fenceFailed', rec, event, now, ctx);
+    case 'remediationResult':
+      if (!isCurrent(rec, 'remediate', event.token)) return unchanged(rec);
+      if (event.outcome === 'accepted') return fire('remediationAccepted', rec, event, now, ctx);
+      return event.outcome === 'done'
+        ? fire('remediated', rec, event, now, ctx)
+        : fire('remediationFailed', { ...rec, operation: null, remediation: null }, event, now, ctx);
+    case 'remediationReported':
+      return fire('remediationReported', rec, event, now, ctx);
     case 'powerStatus':
       return rec.powerProbe?.token === event.token ? fire('power', { ...rec, powerProbe: null }, event, now, ctx) : unchanged(rec);
     case 'haDisabled':

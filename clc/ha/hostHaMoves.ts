@@ -4,7 +4,7 @@
  * (hostHaTransitions.ts) names as its effects. Pure: every function returns `{ next, effects }`.
  */
 import type { HaSettings } from './settings.js';
-import type { HaEffect, HaEvent, HaState, HostHaRecord } from './hostHaState.js';
+import type { HaEffect, HaEvent, HaState, HostHaRecord, RemediationTarget } from './hostHaState.js';
 import { forgive, owe, resumeRepair, startDueRepair, type RepairStep } from './owedRepair.js';
 
 export type RemediationAllowance = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
@@ -18,6 +18,12 @@ export interface HaContext {
    * kept but not started (Ganeti harep: neither executed nor lost), a storm alone does not hold them.
    */
   readonly suspended?: string;
+  /**
+   * The partition's remediation strategy (remediation.ts): `fence` (default) power-cycles and fences;
+   * `external` hands the host to an operator-supplied command or webhook first (Cluster API's
+   * external remediation), escalating to the fence if it fails or times out.
+   */
+  readonly strategy?: 'fence' | 'external';
 }
 
 export interface HaStep {
@@ -26,13 +32,21 @@ export interface HaStep {
 }
 
 /**
- * An operator command the host's state does not allow (ConfirmHostFenced of an AVAILABLE host, ...).
- * `healthy`: refused only because the host is up and healthy (FenceHost without Force).
+ * Why an operator command is refused: the state does not allow it, the host is up and healthy
+ * (FenceHost without Force), no external remediation is in flight, or the report names another one.
  */
+export type HaRefusal = 'state' | 'healthy' | 'notRemediating' | 'staleRemediation';
+
+/** An operator command the host's state does not allow (ConfirmHostFenced of an AVAILABLE host, ...). */
 export class IllegalHaEventError extends Error {
-  constructor(readonly host: string, readonly state: HaState, readonly event: HaEvent['type'], readonly detail: string, readonly healthy = false) {
+  constructor(readonly host: string, readonly state: HaState, readonly event: HaEvent['type'], readonly detail: string, readonly refusal: HaRefusal = 'state') {
     super(`${event} is not allowed for host ${host} in state ${state}: ${detail}`);
     this.name = 'IllegalHaEventError';
+  }
+
+  /** Refused only because the host is up and healthy (FenceHost without Force). */
+  get healthy(): boolean {
+    return this.refusal === 'healthy';
   }
 }
 
@@ -46,13 +60,13 @@ export const POWER_WATCHED: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPEC
 /** One failure episode: a health probe survives moves between these (a passing check must always win). */
 export const EPISODE: ReadonlySet<HaState> = new Set(['SUSPECT', 'CHECKING', 'DEGRADED']);
 /** States a failed eligibility evaluation moves to INELIGIBLE (a started fence is finished or handed to an operator). */
-export const ELIGIBILITY_MATTERS: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERING', 'RECOVERED']);
+export const ELIGIBILITY_MATTERS: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERING', 'RECOVERED', 'REMEDIATING']);
 
 export const unchanged = (rec: HostHaRecord): HaStep => ({ next: rec, effects: [] });
 
 const CLEAN_EPISODE = {
   suspectSince: null, nextActivityCheckAt: null, lastActivityCheckAt: null, activityChecks: 0, activityFailures: 0,
-  recoveryAttempts: 0, fenceAttempts: 0, needsOperator: false, fencedBy: null,
+  recoveryAttempts: 0, fenceAttempts: 0, remediationAttempts: 0, needsOperator: false, fencedBy: null,
 } as const;
 
 /** Delay before activity check number `done + 1` of an episode: doubles, capped at the interval. */
@@ -64,7 +78,7 @@ export function activityBackoffMs(done: number, s: HaSettings): number {
 export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContext, reason: string, patch: Partial<HostHaRecord> = {}): HaStep {
   const keepHealth = EPISODE.has(rec.state) && EPISODE.has(to);
   let next: HostHaRecord = {
-    ...rec, state: to, since: now, reason, operation: null, blocked: null, needsOperator: false, health: keepHealth ? rec.health : null, ...patch,
+    ...rec, state: to, since: now, reason, operation: null, blocked: null, needsOperator: false, remediation: null, health: keepHealth ? rec.health : null, ...patch,
   };
   const effects: HaEffect[] = [{ kind: 'transition', host: rec.host, from: rec.state, to, reason }];
   const s = ctx.settings;
@@ -73,7 +87,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
     next = r.next;
     effects.push(...r.effects);
   };
-  const newOp = (kind: 'activity' | 'recover' | 'fence', timeoutMs: number) => {
+  const newOp = (kind: 'activity' | 'recover' | 'remediate' | 'fence', timeoutMs: number) => {
     const token = next.seq + 1;
     next = { ...next, seq: token, operation: { kind, token, startedAt: now, deadline: now + timeoutMs } };
     return token;
@@ -115,6 +129,16 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
     case 'RECOVERED':
       next = { ...next, nextHealthCheckAt: now };
       break;
+    case 'REMEDIATING': {
+      const timeoutMs = s.externalRemediationTimeoutMs;
+      const token = newOp('remediate', timeoutMs);
+      // Unique per host record and episode: the token only grows; a stale report names an older one.
+      const id = `${token}-${now.toString(36)}`;
+      next = { ...next, remediationAttempts: next.remediationAttempts + 1, remediation: { id, since: now, accepted: false } };
+      effects.push({ kind: 'externalRemediation', host, token, id, reason, deadline: now + timeoutMs });
+      effects.push({ kind: 'alert', host, level: 'warn', message: `host ${host} handed to external remediation ${id}; waiting up to ${timeoutMs} ms for it to report done (${reason})` });
+      break;
+    }
     case 'FENCING': {
       if (next.owed?.kind === 'drain' || next.owed?.kind === 'powerOn') settle(forgive(next, 'the host is being fenced; its instances restart elsewhere once FENCED'));
       next = { ...next, fenceAttempts: next.fenceAttempts + 1 };
@@ -132,15 +156,28 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
   return { next, effects };
 }
 
-/** Starts a recovery or a fence if the storm guard allows it; otherwise records why not and waits. */
-export function startRemediation(rec: HostHaRecord, target: 'RECOVERING' | 'FENCING', now: number, ctx: HaContext, reason: string): HaStep {
-  const to = target === 'RECOVERING' && rec.recoveryAttempts >= ctx.settings.recoverFailureThreshold ? 'FENCING' : target;
-  const why = to !== target ? `${reason}; ${rec.recoveryAttempts} recovery attempt(s) reached the threshold` : reason;
+/**
+ * What a remediation asked as `target` starts. A fence stays a fence. With strategy `external`, the
+ * episode's first remediation is handed out (REMEDIATING) and any further one escalates to a fence
+ * (Medik8s); otherwise a power cycle, or a fence once recover.failure.threshold attempts were made.
+ */
+export function remediationTarget(rec: HostHaRecord, target: RemediationTarget, ctx: HaContext): RemediationTarget {
+  if (target === 'FENCING') return 'FENCING';
+  if (ctx.strategy === 'external') return rec.remediationAttempts > 0 ? 'FENCING' : 'REMEDIATING';
+  return rec.recoveryAttempts >= ctx.settings.recoverFailureThreshold ? 'FENCING' : 'RECOVERING';
+}
+
+/** Starts a recovery, external remediation or fence if the storm guard allows it; otherwise records why not and waits. */
+export function startRemediation(rec: HostHaRecord, target: RemediationTarget, now: number, ctx: HaContext, reason: string): HaStep {
+  const to = remediationTarget(rec, target, ctx);
+  const why = to === target ? reason : to === 'REMEDIATING' ? `${reason}; handed to external remediation`
+    : rec.remediationAttempts > 0 ? `${reason}; escalated after ${rec.remediationAttempts} external remediation(s)`
+      : `${reason}; ${rec.recoveryAttempts} recovery attempt(s) reached the threshold`;
   if (ctx.remediation.allowed) return enter(rec, to, now, ctx, why);
   if (rec.blocked?.target === to && rec.blocked.reason === ctx.remediation.reason) return unchanged(rec);
   const blocked = { target: to, reason: ctx.remediation.reason, since: rec.blocked?.since ?? now };
   return {
-    next: { ...rec, operation: null, blocked },
+    next: { ...rec, operation: null, remediation: null, blocked },
     effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: ${to} held back: ${ctx.remediation.reason}` }],
   };
 }
@@ -175,14 +212,22 @@ export function onResumed(rec: HostHaRecord, now: number, ctx: HaContext): HaSte
   const base: HostHaRecord = resumeRepair({ ...rec, health: null, nextHealthCheckAt: Math.min(rec.nextHealthCheckAt, now), powerProbe: null }, now);
   const op = rec.operation;
   if (!op) return { next: base, effects: [] };
-  const token = rec.seq + 1;
   const host = rec.host;
-  const timeoutMs = op.kind === 'activity' ? s.activityCheckTimeoutMs : op.kind === 'recover' ? s.recoverTimeoutMs : s.fenceTimeoutMs;
+  const rem = rec.remediation;
+  if (op.kind === 'remediate' && rem?.accepted === true) {
+    // Handed out and accepted before the restart: not asked again; its report (or the timeout) concludes it.
+    return { next: base, effects: [{ kind: 'alert', host, level: 'info', message: `host ${host}: external remediation ${rem.id} resumed after a CLC restart; still waiting for its report` }] };
+  }
+  const token = rec.seq + 1;
+  const timeoutMs = op.kind === 'activity' ? s.activityCheckTimeoutMs : op.kind === 'recover' ? s.recoverTimeoutMs
+    : op.kind === 'remediate' ? s.externalRemediationTimeoutMs : s.fenceTimeoutMs;
   const deadline = now + timeoutMs;
   const next: HostHaRecord = { ...base, seq: token, operation: { kind: op.kind, token, startedAt: now, deadline } };
+  // A remediation never accepted is handed out again under its id, so a receiver that did see it can tell.
   const effect: HaEffect = op.kind === 'activity'
     ? { kind: 'activityCheck', host, token, since: rec.lastActivityCheckAt ?? rec.suspectSince ?? op.startedAt, deadline }
-    : { kind: op.kind, host, token, deadline };
+    : op.kind === 'remediate' ? { kind: 'externalRemediation', host, token, id: rem?.id ?? `${token}-${now.toString(36)}`, reason: rec.reason, deadline }
+      : { kind: op.kind, host, token, deadline };
   const again: HaEffect[] = op.kind === 'fence' ? [{ kind: 'disableHost', host, reason: `fencing resumed after a restart: ${rec.reason}` }] : [];
   return { next, effects: [...again, effect, { kind: 'alert', host, level: 'info', message: `host ${host}: ${op.kind} resumed after a CLC restart` }] };
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 export const HA_STATES = [
-  'DISABLED', 'INELIGIBLE', 'AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERING', 'RECOVERED', 'FENCING', 'FENCED',
+  'DISABLED', 'INELIGIBLE', 'AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERING', 'RECOVERED', 'REMEDIATING', 'FENCING', 'FENCED',
 ] as const;
 
 export type HaState =
@@ -24,8 +24,10 @@ export type HaState =
   | 'DEGRADED'
   /** No activity: being power-cycled. */
   | 'RECOVERING'
-  /** Power-cycled; waits up to the recover wait period for a passing health check. */
+  /** Power-cycled (or externally remediated); waits up to the recover wait period for a passing health check. */
   | 'RECOVERED'
+  /** Handed to the external remediator (strategy `external`): waits for its report of done or failed, or the timeout. */
+  | 'REMEDIATING'
   /** In maintenance and being powered off; with `needsOperator` the fence failed and a human decides. */
   | 'FENCING'
   /** Power confirmed off (or confirmed by an operator): its instances may run elsewhere. */
@@ -34,9 +36,9 @@ export type HaState =
 export type { ActivityOutcome } from '../../shared/model/activity.js';
 import type { ActivityOutcome } from '../../shared/model/activity.js';
 
-/** The one operation in flight for a host (activity, recovery or fence); its token keys the result. */
+/** The one operation in flight for a host (activity, recovery, external remediation or fence); its token keys the result. */
 export interface HaOperation {
-  readonly kind: 'activity' | 'recover' | 'fence';
+  readonly kind: 'activity' | 'recover' | 'remediate' | 'fence';
   readonly token: number;
   readonly startedAt: number;
   readonly deadline: number;
@@ -49,9 +51,12 @@ export interface HaHealthProbe {
   readonly deadline: number;
 }
 
-/** A recovery or fence the storm guard held back; retried on every tick. */
+/** What a storm-guarded remediation starts: a power cycle, an external remediation or a fence. */
+export type RemediationTarget = 'RECOVERING' | 'REMEDIATING' | 'FENCING';
+
+/** A recovery, external remediation or fence the storm guard held back; retried on every tick. */
 export interface HaBlocked {
-  readonly target: 'RECOVERING' | 'FENCING';
+  readonly target: RemediationTarget;
   readonly reason: string;
   readonly since: number;
 }
@@ -79,6 +84,18 @@ export interface HaOwedRepair {
   readonly heldBy?: string;
 }
 
+/**
+ * The external remediation handed out for this episode (REMEDIATING only; Cluster API's external
+ * remediation object, Medik8s' remediation CR). Its id is what CompleteHostRemediation must name;
+ * it survives a CLC restart, so a remediator that accepted it is not asked twice.
+ */
+export interface HaExternalRemediation {
+  readonly id: string;
+  readonly since: number;
+  /** The webhook answered 2xx or the command started: it is not handed out again after a restart. */
+  readonly accepted: boolean;
+}
+
 export interface HostHaRecord {
   readonly version: 1;
   readonly host: string;
@@ -101,6 +118,10 @@ export interface HostHaRecord {
   readonly activityFailures: number;
   readonly recoveryAttempts: number;
   readonly fenceAttempts: number;
+  /** External remediations handed out this episode: after one, a further remediation escalates to a fence (Medik8s). */
+  readonly remediationAttempts: number;
+  /** REMEDIATING only: the remediation in flight, or null once it concluded (its escalation may be held). */
+  readonly remediation: HaExternalRemediation | null;
   /** FENCING only: the fence failed or timed out; no retry without an operator. */
   readonly needsOperator: boolean;
   readonly blocked: HaBlocked | null;
@@ -152,6 +173,13 @@ export type HaEvent =
   | { readonly type: 'repairResult'; readonly token: number; readonly done: boolean; readonly detail: string }
   /** An operator's EnableService of the (not fenced) host: an owed drain is no longer wanted. */
   | { readonly type: 'serviceEnabled' }
+  /**
+   * The remediator's answer for the current remediation: `accepted` (webhook 2xx, or the command
+   * started), `done` (the command exited 0) or `failed` (refused, exited non-zero, never accepted in time).
+   */
+  | { readonly type: 'remediationResult'; readonly token: number; readonly outcome: 'accepted' | 'done' | 'failed'; readonly detail: string }
+  /** CompleteHostRemediation: the remediator (or an operator) reports the remediation `id` done or failed. */
+  | { readonly type: 'remediationReported'; readonly id: string; readonly result: 'succeeded' | 'failed'; readonly message: string; readonly operator: string }
   /** The BMC's power status for the current power probe: `unknown` when it could not say (never treated as off). */
   | { readonly type: 'powerStatus'; readonly token: number; readonly power: 'on' | 'off' | 'unknown'; readonly detail: string };
 
@@ -161,6 +189,8 @@ export type HaEffect =
   | { readonly kind: 'activityCheck'; readonly host: string; readonly token: number; readonly since: number; readonly deadline: number }
   /** Power cycle. */
   | { readonly kind: 'recover'; readonly host: string; readonly token: number; readonly deadline: number }
+  /** Hand the host to the partition's external remediator (command or webhook); settles by `deadline`. */
+  | { readonly kind: 'externalRemediation'; readonly host: string; readonly token: number; readonly id: string; readonly reason: string; readonly deadline: number }
   /** Maintenance through DisableService (gating included), always before a fence. */
   | { readonly kind: 'disableHost'; readonly host: string; readonly reason: string }
   /** Power off. */
@@ -188,7 +218,7 @@ export function newHostHaRecord(host: string, partition: string, now: number): H
   return {
     version: 1, host, partition, state: 'INELIGIBLE', since: now, seq: 0, operation: null, health: null,
     nextHealthCheckAt: now, nextActivityCheckAt: null, suspectSince: null, lastActivityCheckAt: null,
-    activityChecks: 0, activityFailures: 0, recoveryAttempts: 0, fenceAttempts: 0, needsOperator: false,
+    activityChecks: 0, activityFailures: 0, recoveryAttempts: 0, fenceAttempts: 0, remediationAttempts: 0, remediation: null, needsOperator: false,
     blocked: null, fencedBy: null, reason: 'not yet evaluated', owed: null, powerProbe: null, nextPowerCheckAt: now,
     joinedAt: now, reportedHealthy: false, startupOverdue: false,
   };
@@ -204,7 +234,7 @@ export const hostHaRecordSchema = z.strictObject({
   state: z.enum(HA_STATES),
   since: z.number(),
   seq: z.number().int().min(0),
-  operation: z.strictObject({ kind: z.enum(['activity', 'recover', 'fence']), ...timed }).nullable(),
+  operation: z.strictObject({ kind: z.enum(['activity', 'recover', 'remediate', 'fence']), ...timed }).nullable(),
   health: z.strictObject(timed).nullable(),
   nextHealthCheckAt: z.number(),
   nextActivityCheckAt: z.number().nullable(),
@@ -214,8 +244,10 @@ export const hostHaRecordSchema = z.strictObject({
   activityFailures: z.number().int().min(0),
   recoveryAttempts: z.number().int().min(0),
   fenceAttempts: z.number().int().min(0),
+  remediationAttempts: z.number().int().min(0).optional(),
+  remediation: z.strictObject({ id: z.string().min(1), since: z.number(), accepted: z.boolean() }).nullable().optional(),
   needsOperator: z.boolean(),
-  blocked: z.strictObject({ target: z.enum(['RECOVERING', 'FENCING']), reason: z.string(), since: z.number() }).nullable(),
+  blocked: z.strictObject({ target: z.enum(['RECOVERING', 'REMEDIATING', 'FENCING']), reason: z.string(), since: z.number() }).nullable(),
   fencedBy: z.enum(['agent', 'operator']).nullable(),
   reason: z.string(),
   owed: z.strictObject({
@@ -229,6 +261,9 @@ export const hostHaRecordSchema = z.strictObject({
   startupOverdue: z.boolean().optional(),
 }).transform((r): HostHaRecord => ({
   ...r,
+  // Absent in stores written before external remediation: none was ever handed out.
+  remediationAttempts: r.remediationAttempts ?? 0,
+  remediation: r.remediation ?? null,
   // Absent in stores written before the node-startup timeout: such a host started long ago, so it is not held to it.
   joinedAt: r.joinedAt ?? r.since,
   reportedHealthy: r.reportedHealthy ?? true,

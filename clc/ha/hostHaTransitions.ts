@@ -7,11 +7,11 @@
  * matches changes nothing. docs/ARCHITECTURE.md's table is rendered from this one (haTableDoc.ts)
  * and a test fails when they differ.
  */
-import type { ActivityOutcome, HaState, HostHaRecord } from './hostHaState.js';
+import type { ActivityOutcome, HaState, HostHaRecord, RemediationTarget } from './hostHaState.js';
 import { HA_STATES } from './hostHaState.js';
 import {
   ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, POWER_WATCHED, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
-  startRemediation, unchanged, type HaContext, type HaStep,
+  remediationTarget, startRemediation, unchanged, type HaContext, type HaRefusal, type HaStep,
 } from './hostHaMoves.js';
 import { forgive, onRepairResult, owe, startDueRepair } from './owedRepair.js';
 
@@ -40,6 +40,10 @@ export interface HaPayloads {
   powerDue: Record<string, never>;
   startupTimeout: Record<string, never>;
   power: { readonly power: 'on' | 'off' | 'unknown'; readonly detail: string };
+  remediationAccepted: { readonly detail: string };
+  remediated: { readonly detail: string };
+  remediationFailed: { readonly detail: string };
+  remediationReported: { readonly id: string; readonly result: 'succeeded' | 'failed'; readonly message: string; readonly operator: string };
 }
 export type HaTrigger = keyof HaPayloads;
 
@@ -72,41 +76,59 @@ const set = (s: ReadonlySet<HaState>): HaState[] => HA_STATES.filter((x) => s.ha
 
 /** What entering FENCING does (hostHaMoves.ts enter). */
 const ENTER_FENCING = '`disableHost` (DisableService), then `fence`; an owed drain or power-on is forgiven; critical alert';
+/** What entering REMEDIATING does. */
+const ENTER_REMEDIATING = '`externalRemediation` (the command or webhook, under a new remediation id), attempt counted; warn alert';
 const THRESHOLD = 'recovery attempts reached recover.failure.threshold';
 
 /**
- * The three rows of a storm-guarded recovery (or fence once the recovery attempts reached the
- * threshold, or when `target` says FENCING): started, or held with `blocked` and an alert (once per reason).
+ * The rows of a storm-guarded remediation: held with `blocked` and an alert (once per reason) while
+ * the guard refuses; else what remediationTarget (hostHaMoves.ts) picks: with strategy external the
+ * episode's first remediation is handed out (REMEDIATING), else a power cycle, or a fence once the
+ * recovery attempts reached the threshold, after an external remediation, or when `target` says FENCING.
+ * `targets` keeps only the rows a trigger can reach (an escalation only fences).
  */
 function remediationRows<P>(
-  from: readonly HaState[], guard: string, target: (rec: HostHaRecord) => 'RECOVERING' | 'FENCING',
+  from: readonly HaState[], guard: string, target: (rec: HostHaRecord) => RemediationTarget,
   reason: (rec: HostHaRecord, p: P) => string, when: (rec: HostHaRecord, p: P, now: number, ctx: HaContext) => boolean = () => true,
-  fenceGuard = `storm guard allows; ${THRESHOLD}`,
+  fenceGuard = `storm guard allows; ${THRESHOLD}, or after an external remediation`, targets: readonly RemediationTarget[] = ['REMEDIATING', 'FENCING', 'RECOVERING'],
 ): HaRow<P>[] {
-  const fences = (rec: HostHaRecord, ctx: HaContext): boolean =>
-    target(rec) === 'FENCING' || rec.recoveryAttempts >= ctx.settings.recoverFailureThreshold;
+  const picks = (to: RemediationTarget) => (r: HostHaRecord, p: P, n: number, c: HaContext): boolean => when(r, p, n, c) && remediationTarget(r, target(r), c) === to;
   const run = (rec: HostHaRecord, p: P, now: number, ctx: HaContext): HaStep => startRemediation(rec, target(rec), now, ctx, reason(rec, p));
   const and = (g: string): string => (guard ? `${guard}; ${g}` : g);
+  const rows: Record<RemediationTarget, HaRow<P>> = {
+    REMEDIATING: {
+      from, guard: and('storm guard allows; strategy external, none handed out this episode'), to: 'REMEDIATING', effects: ENTER_REMEDIATING, when: picks('REMEDIATING'), run,
+    },
+    FENCING: { from, guard: and(fenceGuard), to: 'FENCING', effects: ENTER_FENCING, when: picks('FENCING'), run },
+    RECOVERING: { from, guard: and('storm guard allows'), to: 'RECOVERING', effects: 'power cycle (`recover`), attempt counted', when: picks('RECOVERING'), run },
+  };
   return [
     { from, guard: and('storm guard refuses'), to: 'stay', effects: 'held: `blocked` + warn alert (once per reason)', when: (r, p, n, c) => when(r, p, n, c) && !c.remediation.allowed, run },
-    { from, guard: and(fenceGuard), to: 'FENCING', effects: ENTER_FENCING, when: (r, p, n, c) => when(r, p, n, c) && fences(r, c), run },
-    { from, guard: and('storm guard allows'), to: 'RECOVERING', effects: 'power cycle (`recover`), attempt counted', when, run },
+    ...targets.map((t) => rows[t]),
   ];
 }
 
 const toRecover = (): 'RECOVERING' => 'RECOVERING';
-function heldTarget(rec: HostHaRecord): 'RECOVERING' | 'FENCING' {
+function heldTarget(rec: HostHaRecord): RemediationTarget {
   return rec.blocked?.target ?? 'RECOVERING';
 }
+const toFence = (): 'FENCING' => 'FENCING';
 
 const noOpNoHold = (r: HostHaRecord): boolean => !r.blocked && !r.operation;
 const activitySummary = (r: HostHaRecord, p: HaPayloads['activity']): string =>
   `${r.activityFailures} of ${r.activityChecks} activity checks found no activity (last: ${p.outcome}, ${p.detail})`;
 const failedRecovery = (r: HostHaRecord, p: { readonly detail: string }): string => `recovery attempt ${r.recoveryAttempts} failed: ${p.detail}`;
 const DISABLE_WAITS = 'HA switch-off waits until the fenced host is returned by EnableService';
-const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced', detail: string, healthy = false) => (rec: HostHaRecord): never => {
-  throw new IllegalHaEventError(rec.host, rec.state, event, detail, healthy);
+const refuse = (event: 'fenceRequested' | 'operatorConfirmedFenced' | 'unfenced' | 'remediationReported', detail: string, refusal: HaRefusal = 'state') => (rec: HostHaRecord): never => {
+  throw new IllegalHaEventError(rec.host, rec.state, event, detail, refusal);
 };
+/** CompleteHostRemediation names the remediation in flight. */
+const itsId = (r: HostHaRecord, p: HaPayloads['remediationReported']): boolean => r.remediation !== null && r.remediation.id === p.id;
+const reported = (p: HaPayloads['remediationReported']): string => `CompleteHostRemediation by ${p.operator}: ${p.result}${p.message ? ` (${p.message})` : ''}`;
+/** A concluded remediation: the operation and the remediation in flight are cleared before the table decides. */
+const concluded = (r: HostHaRecord): HostHaRecord => ({ ...r, operation: null, remediation: null });
+/** CAPI: once the external remediation says done, the health check decides (RECOVERED: recover.wait for a pass). */
+const REMEDIATED = 'health check now; not healthy within recover.wait → escalates to a fence (storm guard applies)';
 /** OpenStack's fencing blueprint: a host HA finds AVAILABLE and whose NC answers now is up and healthy. */
 const upAndHealthy = (r: HostHaRecord, p: HaPayloads['fenceRequested']): boolean => r.state === 'AVAILABLE' && p.answering === true;
 
@@ -170,6 +192,38 @@ export const HA_TABLE: HaTable = {
       ...remediationRows<HaPayloads['activity']>(['CHECKING'], 'failures > attempts × ratio', toRecover, activitySummary,
         (r, _p, _n, ctx) => r.activityFailures > r.activityChecks * ctx.settings.activityCheckFailureRatio),
       { from: ['CHECKING'], guard: 'failures ≤ attempts × ratio', to: 'DEGRADED', effects: 'owes a drain (disable + migrate) + warn alert', run: (r, p, now, ctx) => enter(r, 'DEGRADED', now, ctx, activitySummary(r, p)) },
+    ],
+  },
+  remediationAccepted: {
+    on: 'remediationResult accepted for the current remediation (webhook 2xx, or the command started)',
+    rows: [{
+      from: ['REMEDIATING'], guard: 'remediation in flight', to: 'stay', effects: '`accepted` (not handed out again after a CLC restart); waits for done, failed or the timeout',
+      when: (r) => r.remediation !== null, run: (r, p) => (r.remediation === null ? unchanged(r) : { next: { ...r, remediation: { ...r.remediation, accepted: true }, reason: `external remediation ${r.remediation.id} accepted: ${p.detail}` }, effects: [] }),
+    }],
+  },
+  remediated: {
+    on: 'remediationResult done for the current remediation (the command exited 0)',
+    rows: [{ from: ['REMEDIATING'], guard: '', to: 'RECOVERED', effects: REMEDIATED, run: (r, p, now, ctx) => enter(concluded(r), 'RECOVERED', now, ctx, `external remediation ${r.remediation?.id ?? '?'} done: ${p.detail}`) }],
+  },
+  remediationFailed: {
+    on: 'remediationResult failed; tick: remediation past its timeout (externalRemediationTimeoutMs). The remediation is cleared first',
+    rows: remediationRows<HaPayloads['remediationFailed']>(['REMEDIATING'], '', toFence, (_r, p) => `external remediation failed: ${p.detail}`, () => true, 'storm guard allows', ['FENCING']),
+  },
+  remediationReported: {
+    on: 'CompleteHostRemediation (Host, RemediationId, Result)',
+    rows: [
+      { from: but('REMEDIATING'), guard: '', to: 'refused', effects: 'RemediationNotInProgress', run: refuse('remediationReported', 'no external remediation is in progress', 'notRemediating') },
+      {
+        from: ['REMEDIATING'], guard: 'none in flight (its escalation is held)', to: 'refused', effects: 'RemediationNotInProgress', when: (r) => r.remediation === null,
+        run: refuse('remediationReported', 'its external remediation already concluded', 'notRemediating'),
+      },
+      {
+        from: ['REMEDIATING'], guard: 'another id (a stale report)', to: 'refused', effects: 'RemediationIdMismatch; nothing changes', when: (r, p) => !itsId(r, p),
+        run: (r, p) => refuse('remediationReported', `remediation ${p.id} is not the one in progress (${r.remediation?.id ?? 'none'})`, 'staleRemediation')(r),
+      },
+      { from: ['REMEDIATING'], guard: 'its id; succeeded', to: 'RECOVERED', effects: REMEDIATED, when: (_r, p) => p.result === 'succeeded', run: (r, p, now, ctx) => enter(concluded(r), 'RECOVERED', now, ctx, reported(p)) },
+      ...remediationRows<HaPayloads['remediationReported']>(['REMEDIATING'], 'its id; failed', toFence, (_r, p) => reported(p), () => true, 'storm guard allows', ['FENCING'])
+        .map((row) => ({ ...row, run: (r: HostHaRecord, p: HaPayloads['remediationReported'], now: number, ctx: HaContext) => row.run(concluded(r), p, now, ctx) })),
     ],
   },
   recovered: {
@@ -242,7 +296,7 @@ export const HA_TABLE: HaTable = {
       // OpenStack's fencing blueprint: fencing a host that is up and healthy needs the operator's Force.
       {
         from: ['AVAILABLE'], guard: 'its NC answers; not forced', to: 'refused', effects: 'HostHealthy: up and healthy, FenceHost needs Force=true',
-        when: (r, p) => upAndHealthy(r, p) && p.force !== true, run: refuse('fenceRequested', 'it is up and healthy (its NC answers); pass Force=true to fence it anyway', true),
+        when: (r, p) => upAndHealthy(r, p) && p.force !== true, run: refuse('fenceRequested', 'it is up and healthy (its NC answers); pass Force=true to fence it anyway', 'healthy'),
       },
       {
         from: ['AVAILABLE'], guard: 'its NC answers; forced', to: 'FENCING', effects: `${ENTER_FENCING}; the event log names who forced it`,
@@ -293,7 +347,7 @@ export const HA_TABLE: HaTable = {
         run: (r, _p, now, ctx) => unchanged({ ...r, powerProbe: null, nextPowerCheckAt: now + ctx.settings.powerCheckIntervalMs }),
       },
       {
-        from: ['RECOVERING', 'FENCING'], guard: 'the power cycle or fence', to: 'stay', effects: 'held like a storm; the attempt is not counted', when: (r, p) => r.operation?.token === p.token,
+        from: ['RECOVERING', 'REMEDIATING', 'FENCING'], guard: 'the power cycle, remediation or fence', to: 'stay', effects: 'held like a storm; the attempt is not counted', when: (r, p) => r.operation?.token === p.token,
         run: (r, _p, now) => heldByBackPressure(r, now),
       },
     ],
@@ -354,10 +408,12 @@ export const HA_TABLE: HaTable = {
 /** Back-pressure on a power action: retried on the next tick; the attempt that never ran is not counted. */
 function heldByBackPressure(rec: HostHaRecord, now: number): HaStep {
   const why = 'the work queue is full (back-pressure)';
-  const kind = rec.operation?.kind === 'recover' ? 'recover' : 'fence';
+  const kind = rec.operation?.kind === 'recover' || rec.operation?.kind === 'remediate' ? rec.operation.kind : 'fence';
+  const target: RemediationTarget = kind === 'recover' ? 'RECOVERING' : kind === 'remediate' ? 'REMEDIATING' : 'FENCING';
   const next: HostHaRecord = {
-    ...rec, operation: null, blocked: { target: kind === 'recover' ? 'RECOVERING' : 'FENCING', reason: why, since: now },
+    ...rec, operation: null, remediation: null, blocked: { target, reason: why, since: now },
     recoveryAttempts: kind === 'recover' ? rec.recoveryAttempts - 1 : rec.recoveryAttempts,
+    remediationAttempts: kind === 'remediate' ? rec.remediationAttempts - 1 : rec.remediationAttempts,
     fenceAttempts: kind === 'fence' ? rec.fenceAttempts - 1 : rec.fenceAttempts,
   };
   return { next, effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: ${kind} not started: ${why}` }] };

@@ -42,6 +42,11 @@ export interface HaSettings {
   readonly powerCheckTimeoutMs: number;
   /** Cluster API's nodeStartupTimeout: a host that joined but never reported healthy within it counts as unhealthy. */
   readonly nodeStartupTimeoutMs: number;
+  /**
+   * Ferry (Medik8s' escalation timeout): how long an external remediation may take to report done
+   * (CompleteHostRemediation, or the command's exit 0) before HA escalates to its own fence.
+   */
+  readonly externalRemediationTimeoutMs: number;
 }
 
 const ms = z.number().int().positive();
@@ -67,6 +72,7 @@ export const haSettingsOverrideSchema = z.strictObject({
   powerCheckIntervalMs: ms,
   powerCheckTimeoutMs: ms,
   nodeStartupTimeoutMs: ms,
+  externalRemediationTimeoutMs: ms,
 }).partial();
 export type HaSettingsOverride = z.infer<typeof haSettingsOverrideSchema>;
 
@@ -89,6 +95,7 @@ export const DEFAULT_HA_SETTINGS: HaSettings = Object.freeze({
   powerCheckIntervalMs: 60_000,
   powerCheckTimeoutMs: 30_000,
   nodeStartupTimeoutMs: 600_000, // Cluster API's default, 10 minutes
+  externalRemediationTimeoutMs: 600_000, // a reboot or reprovision through another system: minutes
 });
 
 /** Global defaults, then the global layer, then the cluster's: the most specific wins. */
@@ -113,13 +120,15 @@ export interface HaPoolLimits {
   readonly maxConcurrent: number;
 }
 
-export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'fence' | 'power';
+export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'remediation' | 'fence' | 'power';
 
 /** CloudStack's HAManager defaults per management server. */
 export const DEFAULT_HA_POOLS: Readonly<Record<HaOperationKind, HaPoolLimits>> = Object.freeze({
   health: Object.freeze({ maxPending: 5000, maxConcurrent: 50 }),
   activity: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   recovery: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
+  // Ferry: external remediations (a command runs, or a webhook is retried, until accepted or done).
+  remediation: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   fence: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   // Ferry: the BMC power-status watch; few at a time, as BMCs are slow and a status is never urgent.
   power: Object.freeze({ maxPending: 5000, maxConcurrent: 10 }),

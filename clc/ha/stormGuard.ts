@@ -6,7 +6,7 @@
  *
  * Counted hosts are those HA watches (not DISABLED, not INELIGIBLE: maintenance is not a failure),
  * and any host past the node-startup timeout (Cluster API: joined, never healthy in time; it counts as
- * unhealthy whatever its state but DISABLED); unhealthy are all of them but AVAILABLE, so hosts being remediated (RECOVERING, FENCING) and fenced
+ * unhealthy whatever its state but DISABLED); unhealthy are all of them but AVAILABLE, so hosts being remediated (RECOVERING, REMEDIATING, FENCING) and fenced
  * ones count too: a recovery storm cannot let itself grow.
  */
 import { z } from 'zod';

@@ -245,4 +245,24 @@ describe('the other host-HA commands', () => {
     expect(both.code).not.toBe(0);
     expect(h.store.read().ha.suspended).toEqual({});
   });
+
+  it('external remediation: a webhook with the secret from a file (a REMEDIATOR row, never the secret); a report of a host not remediating is refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-ha-cli-'));
+    const file = join(dir, 'remediator.token');
+    writeFileSync(file, `${SECRET}\n`, { mode: 0o600 });
+    const cfg = await cli('configureHaCluster', ['cluster01', '--remediation-webhook', 'http://127.0.71.1:18240/r', '--remediation-secret-file', file]);
+    expect(cfg.stderr).toBe('');
+    expect(cfg.stdout).not.toContain(SECRET);
+    expect(lines(cfg.stdout)).toContain('REMEDIATOR\tcluster01\twebhook http://127.0.71.1:18240/r\tsecret-set');
+    expect(h.ha?.bmc.read().remediationSecrets.cluster01).toBe(SECRET);
+    const cmd = await cli('configureHaCluster', ['cluster01', '--remediation-command', '/usr/local/bin/fix', '--remediation-arg', '-v', '--remediation-arg', 'x y']);
+    expect(lines(cmd.stdout)).toContain('REMEDIATOR\tcluster01\tcommand /usr/local/bin/fix -v x y\tsecret-set');
+    await cli('configureHa', [N1]);
+    const r = await cli('bin/euca-complete-host-remediation', [N1, '5-abc', '--result', 'succeeded']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^IncorrectHostHAState: Host 127\.0\.12\.11 is DISABLED: .*no external remediation is in progress/);
+    const usage = await cli('completeHostRemediation', [N1, '5-abc']);
+    expect(usage.code).not.toBe(0);
+    expect(usage.stderr).toMatch(/--result/);
+  });
 });

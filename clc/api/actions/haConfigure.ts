@@ -5,7 +5,10 @@
  * partition is its CC's (found like EnableService does) unless HA already knows the host.
  *
  * ConfigureHAForCluster: the CloudStack KVM HA settings, MaxUnhealthy and AutoRepair of one
- * partition, or the global layer without Partition. Only the given settings change.
+ * partition, or the global layer without Partition. Only the given settings change. A partition's
+ * remediation (issue 15): Remediation=fence|external, RemediationCommand (an absolute path) with
+ * RemediationArg.N, or RemediationWebhook (http(s) URL), and RemediationSecret ('' removes it);
+ * the secret is stored with the BMC passwords and only ever shown as `secretSet`.
  */
 import { z } from 'zod';
 import { hostSchema, partitionSchema } from '../../../shared/protocol/common.js';
@@ -17,7 +20,8 @@ import { autoRepairSchema } from '../../ha/repairPolicy.js';
 import { haSettingsOverrideSchema, type HaSettingsOverride } from '../../ha/settings.js';
 import { maxUnhealthySchema, unhealthyRangeSchema } from '../../ha/stormGuard.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { boolParam, coded, intParam, parseActionParams } from '../actionParams.js';
+import { boolParam, coded, intParam, paramList, parseActionParams } from '../actionParams.js';
+import type { RemediationInput } from '../../ha/haControl.js';
 import type { ParamMap } from '../queryParams.js';
 import { configurationsXml, hostHaItem } from '../render/haItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
@@ -94,21 +98,44 @@ const clusterSchema = z.strictObject({
   // Cluster API's unhealthyRange; "none" removes it (maxUnhealthy decides again).
   UnhealthyRange: z.string().refine((s) => s === 'none' || unhealthyRangeSchema.safeParse(s).success, 'expected a range such as "[2-5]" (lower bound not above the upper) or "none"').optional(),
   AutoRepair: autoRepairSchema.optional(),
+  Remediation: z.enum(['fence', 'external']).optional(),
+  RemediationCommand: z.string().optional(),
+  RemediationArg: paramList(z.string()).optional(),
+  RemediationWebhook: z.string().optional(),
+  RemediationSecret: z.string().max(1024, 'must be at most 1024 characters').regex(/^[^\r\n\0]*$/, 'must be one line').optional(),
   ...settingsShape,
 })
+  .refine((p) => p.RemediationArg === undefined || p.RemediationCommand !== undefined, {
+    path: ['RemediationArg'], ...coded('InvalidParameterCombination', 'RemediationArg.N needs RemediationCommand', { detail: 'RemediationArg.N is given only with RemediationCommand' }),
+  })
+  .refine((p) => p.RemediationCommand === undefined || p.RemediationWebhook === undefined, {
+    path: ['RemediationWebhook'], ...coded('InvalidParameterCombination', 'one remediator', { detail: 'give RemediationCommand or RemediationWebhook, not both' }),
+  })
   .transform((p) => ({
     partition: p.Partition as string | undefined,
     maxUnhealthy: p.MaxUnhealthy as string | undefined,
     unhealthyRange: (p.UnhealthyRange === 'none' ? null : p.UnhealthyRange) as string | null | undefined,
     autoRepair: p.AutoRepair as z.infer<typeof autoRepairSchema> | undefined,
+    remediation: remediationInput(p),
     settings: Object.fromEntries(SETTING_KEYS.flatMap((k) => {
       const v = (p as Record<string, unknown>)[settingParam(k)];
       return v === undefined ? [] : [[k, v]];
     })) as HaSettingsOverride,
   }))
-  .refine((p) => p.maxUnhealthy !== undefined || p.unhealthyRange !== undefined || p.autoRepair !== undefined || Object.keys(p.settings).length > 0, {
-    path: ['MaxUnhealthy'], ...coded('MissingParameter', 'nothing to configure', { parameter: `MaxUnhealthy, UnhealthyRange, AutoRepair or a setting (${SETTING_KEYS.map(settingParam).join(', ')})` }),
+  .refine((p) => p.maxUnhealthy !== undefined || p.unhealthyRange !== undefined || p.autoRepair !== undefined || p.remediation !== undefined || Object.keys(p.settings).length > 0, {
+    path: ['MaxUnhealthy'], ...coded('MissingParameter', 'nothing to configure', { parameter: `MaxUnhealthy, UnhealthyRange, AutoRepair, Remediation or a setting (${SETTING_KEYS.map(settingParam).join(', ')})` }),
   });
+
+/** The remediation parameters given, or undefined when none is (HaControl validates what they make together). */
+function remediationInput(p: { Remediation?: 'fence' | 'external'; RemediationCommand?: string; RemediationArg?: string[]; RemediationWebhook?: string; RemediationSecret?: string }): RemediationInput | undefined {
+  if ([p.Remediation, p.RemediationCommand, p.RemediationWebhook, p.RemediationSecret].every((v) => v === undefined)) return undefined;
+  return {
+    ...(p.Remediation !== undefined ? { strategy: p.Remediation } : {}),
+    ...(p.RemediationCommand !== undefined ? { command: { path: p.RemediationCommand, args: p.RemediationArg ?? [] } } : {}),
+    ...(p.RemediationWebhook !== undefined ? { webhook: p.RemediationWebhook } : {}),
+    ...(p.RemediationSecret !== undefined ? { secret: p.RemediationSecret } : {}),
+  };
+}
 
 export type ConfigureClusterParams = Readonly<z.infer<typeof clusterSchema>>;
 
@@ -124,9 +151,11 @@ async function runConfigureCluster(p: ConfigureClusterParams, ctx: ActionContext
     ...(p.maxUnhealthy !== undefined ? { maxUnhealthy: p.maxUnhealthy } : {}),
     ...(p.unhealthyRange !== undefined ? { unhealthyRange: p.unhealthyRange } : {}),
     ...(p.autoRepair !== undefined ? { autoRepair: p.autoRepair } : {}),
+    ...(p.remediation !== undefined ? { remediation: p.remediation } : {}),
     settings: p.settings, by: operatorOf(ctx),
   });
-  ctx.logger.info({ partition: p.partition ?? '(global)', settings: p.settings, maxUnhealthy: p.maxUnhealthy, unhealthyRange: p.unhealthyRange, autoRepair: p.autoRepair }, 'HA configuration changed');
+  const remediation = view.partitions.find((x) => x.partition === p.partition)?.remediation;
+  ctx.logger.info({ partition: p.partition ?? '(global)', settings: p.settings, maxUnhealthy: p.maxUnhealthy, unhealthyRange: p.unhealthyRange, autoRepair: p.autoRepair, ...(p.remediation ? { remediation } : {}) }, 'HA configuration changed');
   return configurationsXml(view);
 }
 

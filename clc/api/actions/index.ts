@@ -14,6 +14,7 @@ import { configureHAForCluster, configureHAForHost } from './haConfigure.js';
 import { configureHAForInstance } from './haInstance.js';
 import { describeHAEvents, describeHostHA, listHostHAConfigurations } from './haDescribe.js';
 import { confirmHostFenced, fenceHost } from './haFence.js';
+import { completeHostRemediation } from './haRemediation.js';
 import { resumeHA, suspendHA } from './haSuspend.js';
 import { disableHAForCluster, disableHAForHost, enableHAForCluster, enableHAForHost } from './haSwitch.js';
 import { createTags, deleteTags } from './instanceTagging.js';
@@ -67,6 +68,7 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeHAEvents: describeHAEvents,
   FenceHost: fenceHost,
   ConfirmHostFenced: confirmHostFenced,
+  CompleteHostRemediation: completeHostRemediation,
   SuspendHA: suspendHA,
   ResumeHA: resumeHA,
 });

@@ -39,6 +39,8 @@ export function hostHaItem(v: HostHaView): XmlObject {
     recoveryAttempts: r.recoveryAttempts,
     fenceAttempts: r.fenceAttempts,
     fencedBy: r.fencedBy ?? undefined,
+    remediationAttempts: r.remediationAttempts,
+    remediation: r.remediation ? { remediationId: r.remediation.id, since: iso(r.remediation.since), accepted: r.remediation.accepted } : undefined,
     owedRepair: r.owed ? {
       kind: r.owed.kind, since: iso(r.owed.since), attempts: r.owed.attempts, nextAttemptAt: iso(r.owed.nextAttemptAt),
       inFlight: r.owed.inFlight !== null, lastOutcome: r.owed.lastOutcome ?? undefined,
@@ -57,6 +59,10 @@ function settingItems(s: HaSettingsOverride | HaSettings): XmlObject[] {
 function partitionItem(p: PartitionConfigView): XmlObject {
   return {
     partition: p.partition, enabled: p.enabled, maxUnhealthy: p.maxUnhealthy ?? '50%', unhealthyRange: p.unhealthyRange ?? '', autoRepair: p.autoRepair ?? 'failover',
+    remediation: {
+      strategy: p.remediation.strategy, command: p.remediation.command?.path, argSet: p.remediation.command?.args.map((a) => ({ arg: a })),
+      webhook: p.remediation.webhook ?? undefined, secretSet: p.remediation.secretSet,
+    },
     overrideSet: settingItems(p.overrides), settingSet: settingItems(p.effective),
   };
 }

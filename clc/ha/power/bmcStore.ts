@@ -17,13 +17,17 @@ export const bmcEntrySchema = z.strictObject({
 });
 export type BmcEntry = z.infer<typeof bmcEntrySchema>;
 
-const bmcStateSchema = z.strictObject({ hosts: z.record(z.string(), bmcEntrySchema) });
+const bmcStateSchema = z.strictObject({
+  hosts: z.record(z.string(), bmcEntrySchema),
+  /** Per partition: the external remediator's secret (remediation.ts), kept out of clc.json like the BMC passwords; absent in older stores. */
+  remediationSecrets: z.record(z.string(), z.string().regex(/^[^\r\n\0]*$/)).default({}),
+});
 export type BmcState = z.infer<typeof bmcStateSchema>;
 
 export const BMC_STORE_OPTIONS: StoreOptions<BmcState> = Object.freeze({
   kind: 'ferry-clc-bmc',
   schemaVersion: 1,
-  initial: (): BmcState => ({ hosts: {} }),
+  initial: (): BmcState => ({ hosts: {}, remediationSecrets: {} }),
   validate: (data: unknown): BmcState => {
     const state = bmcStateSchema.parse(data);
     // Every entry must still compile: a hand-edited file with a newline in a value stops start-up.

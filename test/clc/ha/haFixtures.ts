@@ -8,7 +8,7 @@ export const SETTINGS = compileHaSettings({
   activityCheckInitialDelayMs: 2, activityCheckIntervalMs: 16, activityCheckTimeoutMs: 5,
   activityCheckMaxAttempts: 3, activityCheckFailureRatio: 0.5,
   degradedMaxPeriodMs: 100, recoverTimeoutMs: 20, recoverWaitPeriodMs: 50, recoverFailureThreshold: 1, fenceTimeoutMs: 30,
-  repairRetryInitialDelayMs: 4, repairRetryIntervalMs: 16, drainMaxAttempts: 3,
+  repairRetryInitialDelayMs: 4, repairRetryIntervalMs: 16, drainMaxAttempts: 3, externalRemediationTimeoutMs: 40,
 });
 
 /** An owed repair (owedRepair.ts) with nothing in flight, due at time 0. */
@@ -19,6 +19,11 @@ export const ALLOWED: RemediationAllowance = { allowed: true };
 export const STORM: RemediationAllowance = { allowed: false, reason: 'storm protection: test' };
 
 export const ctx = (remediation: RemediationAllowance = ALLOWED, settings = SETTINGS): HaContext => ({ settings, remediation });
+/** A context whose partition hands remediation to an external remediator (strategy external). */
+export const extCtx = (remediation: RemediationAllowance = ALLOWED, settings = SETTINGS): HaContext => ({ settings, remediation, strategy: 'external' });
+
+/** The id of the external remediation the REMEDIATING fixture has in flight. */
+export const REM_ID = '7-0';
 
 /** The token of the operation each fixture state has in flight. */
 export const OP = 7;
@@ -28,7 +33,7 @@ export const PROBE = 8;
 /** A record in `state` at time 0, with the operation that state normally has in flight. */
 export function inState(state: HaState, patch: Partial<HostHaRecord> = {}): HostHaRecord {
   const base: HostHaRecord = { ...newHostHaRecord('h1', 'p1', 0), state, since: 0, seq: 10, reason: 'fixture', nextHealthCheckAt: 1000, nextPowerCheckAt: 1000, reportedHealthy: true };
-  const op = (kind: 'activity' | 'recover' | 'fence', timeout: number) => ({ kind, token: OP, startedAt: 0, deadline: timeout });
+  const op = (kind: 'activity' | 'recover' | 'remediate' | 'fence', timeout: number) => ({ kind, token: OP, startedAt: 0, deadline: timeout });
   const health = { token: PROBE, startedAt: 0, deadline: SETTINGS.healthCheckTimeoutMs };
   const byState: Partial<Record<HaState, Partial<HostHaRecord>>> = {
     AVAILABLE: { health },
@@ -37,6 +42,7 @@ export function inState(state: HaState, patch: Partial<HostHaRecord> = {}): Host
     DEGRADED: { health, suspectSince: 0, activityChecks: 3, activityFailures: 1 },
     RECOVERING: { suspectSince: 0, recoveryAttempts: 1, operation: op('recover', SETTINGS.recoverTimeoutMs) },
     RECOVERED: { health, suspectSince: 0, recoveryAttempts: 1 },
+    REMEDIATING: { suspectSince: 0, remediationAttempts: 1, operation: op('remediate', SETTINGS.externalRemediationTimeoutMs), remediation: { id: REM_ID, since: 0, accepted: false } },
     FENCING: { suspectSince: 0, recoveryAttempts: 1, fenceAttempts: 1, operation: op('fence', SETTINGS.fenceTimeoutMs) },
     FENCED: { fencedBy: 'agent' },
   };

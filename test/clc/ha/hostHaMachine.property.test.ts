@@ -26,7 +26,9 @@ type Cmd =
   /** The runner's queue refused whatever the host waits for. */
   | { readonly t: 'refuse' }
   /** Answers whatever the host waits for (its operation, else its health probe), with a random outcome. */
-  | { readonly t: 'answer'; readonly ok: boolean; readonly outcome: 'active' | 'inactive' | 'unknown' };
+  | { readonly t: 'answer'; readonly ok: boolean; readonly outcome: 'active' | 'inactive' | 'unknown'; readonly accepted: boolean }
+  /** CompleteHostRemediation naming the remediation in flight, or a stale id. */
+  | { readonly t: 'report'; readonly current: boolean; readonly succeeded: boolean };
 
 const tokenPick: fc.Arbitrary<TokenPick> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ pick: 'current' as const }) },
@@ -44,7 +46,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
     plain({ type: 'serviceEnabled' }),
   ) },
   { weight: 1, arbitrary: fc.constant<Cmd>({ t: 'refuse' }) },
-  { weight: 8, arbitrary: fc.record({ ok: fc.boolean(), outcome: fc.constantFrom('active' as const, 'inactive' as const, 'inactive' as const, 'unknown' as const) })
+  { weight: 8, arbitrary: fc.record({ ok: fc.boolean(), outcome: fc.constantFrom('active' as const, 'inactive' as const, 'inactive' as const, 'unknown' as const), accepted: fc.boolean() })
     .map((r): Cmd => ({ t: 'answer', ...r })) },
   { weight: 6, arbitrary: fc.integer({ min: 0, max: 120 }).map((dt): Cmd => ({ t: 'tick', dt })) },
   { weight: 2, arbitrary: fc.record({ token: tokenPick, healthy: fc.boolean() }).map((r): Cmd => ({ t: 'health', ...r })) },
@@ -52,6 +54,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ token: tokenPick, ok: fc.boolean() }).map((r): Cmd => ({ t: 'recover', ...r })) },
   { weight: 2, arbitrary: fc.record({ token: tokenPick, ok: fc.boolean() }).map((r): Cmd => ({ t: 'fence', ...r })) },
   { weight: 3, arbitrary: fc.record({ token: tokenPick, done: fc.boolean() }).map((r): Cmd => ({ t: 'repair', ...r })) },
+  { weight: 1, arbitrary: fc.record({ current: fc.boolean(), succeeded: fc.boolean() }).map((r): Cmd => ({ t: 'report', ...r })) },
 );
 
 function resolveToken(p: TokenPick, rec: HostHaRecord, issued: readonly number[], kind: 'health' | 'op' | 'repair'): number {
@@ -70,6 +73,7 @@ function toEvent(c: Cmd, rec: HostHaRecord, issued: readonly number[]): HaEvent 
       if (op?.kind === 'activity') return { type: 'activityResult', token: op.token, outcome: c.outcome, detail: 'p' };
       if (op?.kind === 'recover') return { type: 'recoverResult', token: op.token, ok: c.ok, detail: 'p' };
       if (op?.kind === 'fence') return { type: 'fenceResult', token: op.token, ok: c.ok, detail: 'p' };
+      if (op?.kind === 'remediate') return { type: 'remediationResult', token: op.token, outcome: c.accepted ? 'accepted' : c.ok ? 'done' : 'failed', detail: 'p' };
       return { type: 'healthResult', token: rec.health?.token ?? 0, healthy: c.ok && c.outcome === 'active', detail: 'p' };
     }
     case 'health': return { type: 'healthResult', token: resolveToken(c.token, rec, issued, 'health'), healthy: c.healthy, detail: 'p' };
@@ -77,6 +81,7 @@ function toEvent(c: Cmd, rec: HostHaRecord, issued: readonly number[]): HaEvent 
     case 'recover': return { type: 'recoverResult', token: resolveToken(c.token, rec, issued, 'op'), ok: c.ok, detail: 'p' };
     case 'fence': return { type: 'fenceResult', token: resolveToken(c.token, rec, issued, 'op'), ok: c.ok, detail: 'p' };
     case 'repair': return { type: 'repairResult', token: resolveToken(c.token, rec, issued, 'repair'), done: c.done, detail: 'p' };
+    case 'report': return { type: 'remediationReported', id: c.current ? rec.remediation?.id ?? 'none' : '0-stale', result: c.succeeded ? 'succeeded' : 'failed', message: 'p', operator: 'op' };
   }
 }
 
@@ -87,28 +92,29 @@ function isCurrentResult(rec: HostHaRecord, event: HaEvent): boolean | undefined
     case 'activityResult': return rec.operation?.kind === 'activity' && rec.operation.token === event.token;
     case 'recoverResult': return rec.operation?.kind === 'recover' && rec.operation.token === event.token;
     case 'fenceResult': return rec.operation?.kind === 'fence' && rec.operation.token === event.token;
+    case 'remediationResult': return rec.operation?.kind === 'remediate' && rec.operation.token === event.token;
     case 'dispatchRefused': return rec.health?.token === event.token || rec.operation?.token === event.token;
     case 'repairResult': return rec.owed?.inFlight === event.token;
     default: return undefined;
   }
 }
 
-const OPERATOR = new Set<HaEvent['type']>(['fenceRequested', 'operatorConfirmedFenced', 'unfenced']);
+const OPERATOR = new Set<HaEvent['type']>(['fenceRequested', 'operatorConfirmedFenced', 'unfenced', 'remediationReported']);
 
-const steps = fc.array(fc.record({ cmd, storm: fc.nat(4).map((n) => n === 0) }), { minLength: 20, maxLength: 200, size: 'max' });
+const steps = fc.array(fc.record({ cmd, storm: fc.nat(4).map((n) => n === 0), external: fc.nat(2).map((n) => n === 0) }), { minLength: 20, maxLength: 200, size: 'max' });
 
 /** Runs one random sequence, checking every step; records the states it reaches in `visited`. */
-function checkSequence(seq: readonly { readonly cmd: Cmd; readonly storm: boolean }[], visited: Set<string>): void {
+function checkSequence(seq: readonly { readonly cmd: Cmd; readonly storm: boolean; readonly external: boolean }[], visited: Set<string>): void {
   let rec = newHostHaRecord('h1', 'p1', 0);
   let now = 0;
   const issued: number[] = [];
-  for (const { cmd: c, storm } of seq) {
+  for (const { cmd: c, storm, external } of seq) {
     if (c.t === 'tick') now += c.dt;
     const remediation: RemediationAllowance = storm ? STORM : ALLOWED;
     const event = toEvent(c, rec, issued);
     let r;
     try {
-      r = step(rec, event, now, { settings: SETTINGS, remediation });
+      r = step(rec, event, now, { settings: SETTINGS, remediation, strategy: external ? 'external' : 'fence' });
     } catch (e) {
       expect(e).toBeInstanceOf(IllegalHaEventError);
       expect(OPERATOR.has(event.type)).toBe(true);
@@ -144,11 +150,21 @@ function checkSequence(seq: readonly { readonly cmd: Cmd; readonly storm: boolea
     // A fence is always preceded by a disable.
     const fenceAt = kinds.indexOf('fence');
     if (fenceAt >= 0) expect(kinds.slice(0, fenceAt)).toContain('disableHost');
-    // No recovery or fence starts during a storm unless an operator asks (a restart resumes one already started).
+    // No recovery, external remediation or fence starts during a storm unless an operator asks (a restart resumes one already started).
     if (storm && event.type !== 'fenceRequested' && event.type !== 'resumed') {
       expect(kinds).not.toContain('recover');
+      expect(kinds).not.toContain('externalRemediation');
       expect(kinds).not.toContain('fence');
     }
+    // An external remediation is handed out only with strategy external, at most once per episode; a remediating host always has one in flight or held.
+    if (kinds.includes('externalRemediation') && event.type !== 'resumed') {
+      expect(external).toBe(true);
+      expect(next.remediationAttempts).toBe(1);
+    }
+    if (next.state === 'REMEDIATING') expect(next.remediation !== null || next.blocked !== null).toBe(true);
+    if (next.state !== 'REMEDIATING') expect(next.remediation).toBeNull();
+    // A stale CompleteHostRemediation changes nothing (refused above, or the same record).
+    if (event.type === 'remediationReported' && event.id !== rec.remediation?.id) expect(next).toBe(rec);
     // A failed fence never retries by itself.
     if (rec.state === 'FENCING' && rec.needsOperator && event.type !== 'fenceRequested') expect(kinds).not.toContain('fence');
     // The record stays valid, plain JSON.
@@ -171,7 +187,7 @@ describe('host-HA machine properties', () => {
     fc.assert(fc.property(steps, (seq) => checkSequence(seq, visited)), { numRuns: 200, seed: 6 });
     expect([...visited].sort()).toEqual([
       'AVAILABLE', 'CHECKING', 'DEGRADED', 'DISABLED', 'FENCED', 'FENCED by agent', 'FENCED by operator', 'FENCING',
-      'FENCING+needsOperator', 'INELIGIBLE', 'RECOVERED', 'RECOVERING', 'SUSPECT',
+      'FENCING+needsOperator', 'INELIGIBLE', 'RECOVERED', 'RECOVERING', 'REMEDIATING', 'SUSPECT',
     ]);
   });
 });

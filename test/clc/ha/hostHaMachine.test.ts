@@ -7,7 +7,7 @@ import { IllegalHaEventError, activityBackoffMs, step, type RemediationAllowance
 import { HA_STATES, type HaEvent, type HaState, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
 import { compileHaSettings } from '../../../clc/ha/settings.js';
 import { repairBackoffMs } from '../../../clc/ha/owedRepair.js';
-import { ALLOWED, OP, PROBE, SETTINGS, STORM, actions, ctx, inState, owedDue } from './haFixtures.js';
+import { ALLOWED, OP, PROBE, REM_ID, SETTINGS, STORM, actions, ctx, inState, owedDue } from './haFixtures.js';
 
 interface Row {
   readonly name: string;
@@ -16,6 +16,8 @@ interface Row {
   readonly now?: number;
   readonly remediation?: RemediationAllowance;
   readonly settings?: typeof SETTINGS;
+  /** The partition's remediation strategy (default fence). */
+  readonly strategy?: 'fence' | 'external';
   /** The state after, or 'ignored' (same record, no effects). */
   readonly to: HaState | 'ignored';
   /** Effect kinds other than transition/alert, in order. */
@@ -178,7 +180,20 @@ const rows: Row[] = [
   { name: 'FENCING + resumed: disable and fence again', from: inState('FENCING'), event: ev.resumed, to: 'FENCING', does: ['disableHost', 'fence'] },
   { name: 'FENCING (needs operator) + resumed: still waits for the operator', from: inState('FENCING', { operation: null, needsOperator: true }), event: ev.resumed,
     to: 'FENCING', does: [], check: (n) => expect(n.needsOperator).toBe(true) },
-  ...others('CHECKING', 'RECOVERING', 'FENCING').map((s): Row => ({
+  { name: 'REMEDIATING (not accepted) + resumed: handed out again under the same id', from: inState('REMEDIATING'), event: ev.resumed, now: 5, to: 'REMEDIATING', does: ['externalRemediation'],
+    check: (n) => { expect(n.remediation).toEqual({ id: REM_ID, since: 0, accepted: false }); expect(n.operation).toMatchObject({ kind: 'remediate', token: 11, deadline: 5 + SETTINGS.externalRemediationTimeoutMs }); expect(n.remediationAttempts).toBe(1); } },
+  { name: 'REMEDIATING (accepted) + resumed: not asked again, the same deadline', from: inState('REMEDIATING', { remediation: { id: REM_ID, since: 0, accepted: true } }), event: ev.resumed, now: 5,
+    to: 'REMEDIATING', does: [], check: (n) => expect(n.operation).toMatchObject({ kind: 'remediate', token: OP, deadline: SETTINGS.externalRemediationTimeoutMs }) },
+  { name: 'REMEDIATING + tick, within the timeout', from: inState('REMEDIATING'), event: ev.tick, now: 1, strategy: 'external', to: 'ignored' },
+  { name: 'REMEDIATING + tick, timed out: escalated to a fence', from: inState('REMEDIATING'), event: ev.tick, now: SETTINGS.externalRemediationTimeoutMs, strategy: 'external',
+    to: 'FENCING', does: ['disableHost', 'fence'], check: (n) => { expect(n.remediation).toBeNull(); expect(n.reason).toMatch(/external remediation failed: not reported done within 40 ms \(never accepted\)/); } },
+  { name: 'REMEDIATING + tick, timed out during a storm: the fence held', from: inState('REMEDIATING'), event: ev.tick, now: SETTINGS.externalRemediationTimeoutMs, strategy: 'external',
+    remediation: STORM, to: 'REMEDIATING', does: [], check: (n) => { expect(n.blocked?.target).toBe('FENCING'); expect(n.operation).toBeNull(); expect(n.remediation).toBeNull(); } },
+  { name: 'REMEDIATING + remediation refused by the queue: held, not counted', from: inState('REMEDIATING'), event: ev.refused(OP), strategy: 'external', to: 'REMEDIATING', does: [],
+    check: (n) => { expect(n.blocked?.target).toBe('REMEDIATING'); expect(n.remediationAttempts).toBe(0); expect(n.remediation).toBeNull(); } },
+  { name: 'REMEDIATING (held by back-pressure) + tick: handed out under a new id', from: inState('REMEDIATING', { operation: null, remediation: null, remediationAttempts: 0, blocked: { target: 'REMEDIATING', reason: 'queue full', since: 0 } }),
+    event: ev.tick, now: 2, strategy: 'external', to: 'REMEDIATING', does: ['externalRemediation'], check: (n) => expect(n.remediation?.id).toBe('11-2') },
+  ...others('CHECKING', 'RECOVERING', 'REMEDIATING', 'FENCING').map((s): Row => ({
     name: `${s} + resumed: health re-checked now`, from: inState(s), event: ev.resumed, now: 3, to: s, does: [],
     check: (n) => { expect(n.health).toBeNull(); expect(n.nextHealthCheckAt).toBe(3); },
   })),
@@ -256,7 +271,7 @@ const rows: Row[] = [
 
 describe('step: every transition', () => {
   it.each(rows.map((r) => [r.name, r] as const))('%s', (_name, r) => {
-    const { next, effects } = step(r.from, r.event, r.now ?? 1, { settings: r.settings ?? SETTINGS, remediation: r.remediation ?? ALLOWED });
+    const { next, effects } = step(r.from, r.event, r.now ?? 1, { settings: r.settings ?? SETTINGS, remediation: r.remediation ?? ALLOWED, ...(r.strategy ? { strategy: r.strategy } : {}) });
     if (r.to === 'ignored') {
       expect(next).toEqual(r.from);
       expect(effects).toEqual([]);

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { IllegalHaEventError, step } from '../../../clc/ha/hostHaMachine.js';
 import { HA_STATES, newHostHaRecord, type HaEvent, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
 import { HA_TABLE, countSample, fire, selectRow, type HaPayloads, type HaTrigger } from '../../../clc/ha/hostHaTransitions.js';
-import { ALLOWED, STORM, ctx, inState } from './haFixtures.js';
+import { ALLOWED, STORM, ctx, extCtx, inState } from './haFixtures.js';
 
 type Probe = { [K in HaTrigger]: { trigger: K; payload: HaPayloads[K] } }[HaTrigger];
 
@@ -37,11 +37,16 @@ const probes = (rec: HostHaRecord): Probe[] => [
   { trigger: 'dispatchRefused', payload: { token: rec.operation?.token ?? rec.health?.token ?? 0 } },
   { trigger: 'repairResult', payload: { token: rec.owed?.inFlight ?? 0, done: false, detail: 'p' } },
   { trigger: 'serviceEnabled', payload: {} },
+  { trigger: 'remediationAccepted', payload: { detail: 'p' } },
+  { trigger: 'remediated', payload: { detail: 'p' } },
+  { trigger: 'remediationFailed', payload: { detail: 'p' } },
+  { trigger: 'remediationReported', payload: { id: rec.remediation?.id ?? 'x', result: 'succeeded', message: '', operator: 'op' } },
+  { trigger: 'remediationReported', payload: { id: rec.remediation?.id ?? 'x', result: 'failed', message: '', operator: 'op' } },
+  { trigger: 'remediationReported', payload: { id: 'stale', result: 'succeeded', message: '', operator: 'op' } },
 ];
 
 function checkRows(at: HostHaRecord, now: number): void {
-  for (const remediation of [ALLOWED, STORM]) {
-    const c = ctx(remediation);
+  for (const c of [ctx(ALLOWED), ctx(STORM), extCtx(ALLOWED), extCtx(STORM)]) {
     for (const { trigger, payload } of probes(at)) {
       // As step() does: an activity sample is counted before the table decides.
       const rec = trigger === 'activity' && at.operation?.kind === 'activity' ? countSample(at, payload.outcome, now) : at;
@@ -65,13 +70,15 @@ const EVENTS: HaEvent[] = [
 ];
 
 /** One step driven by a choice: answer what is in flight (ok or not), or one of EVENTS. */
-function drive(rec: HostHaRecord, choice: number, ok: boolean, now: number, storm: boolean): HostHaRecord {
+function drive(rec: HostHaRecord, choice: number, ok: boolean, now: number, storm: boolean, external = false): HostHaRecord {
   const op = rec.operation;
   let event: HaEvent;
   if (choice < 3 && op) {
     event = op.kind === 'activity'
       ? { type: 'activityResult', token: op.token, outcome: ok ? 'active' : 'inactive', detail: 'p' }
-      : op.kind === 'recover' ? { type: 'recoverResult', token: op.token, ok, detail: 'p' } : { type: 'fenceResult', token: op.token, ok, detail: 'p' };
+      : op.kind === 'recover' ? { type: 'recoverResult', token: op.token, ok, detail: 'p' }
+        : op.kind === 'remediate' ? { type: 'remediationResult', token: op.token, outcome: choice === 0 ? 'accepted' : ok ? 'done' : 'failed', detail: 'p' }
+          : { type: 'fenceResult', token: op.token, ok, detail: 'p' };
   } else if (choice < 5 && rec.health) {
     event = { type: 'healthResult', token: rec.health.token, healthy: ok, detail: 'p' };
   } else if (choice < 6 && rec.owed?.inFlight != null) {
@@ -80,7 +87,7 @@ function drive(rec: HostHaRecord, choice: number, ok: boolean, now: number, stor
     event = EVENTS[choice % EVENTS.length] ?? { type: 'tick' };
   }
   try {
-    return step(rec, event, now, ctx(storm ? STORM : ALLOWED)).next;
+    return step(rec, event, now, (external ? extCtx : ctx)(storm ? STORM : ALLOWED)).next;
   } catch (e) {
     if (e instanceof IllegalHaEventError) return rec;
     throw e;
@@ -90,7 +97,7 @@ function drive(rec: HostHaRecord, choice: number, ok: boolean, now: number, stor
 describe('host-HA transition table', () => {
   it('every state has a row for every operator command (a refusal is a row too)', () => {
     for (const state of HA_STATES) {
-      for (const t of ['fenceRequested', 'operatorConfirmedFenced', 'unfenced'] as const) {
+      for (const t of ['fenceRequested', 'operatorConfirmedFenced', 'unfenced', 'remediationReported'] as const) {
         expect(HA_TABLE[t].rows.some((r) => r.from.includes(state)), `${t} in ${state}`).toBe(true);
       }
     }
@@ -110,13 +117,13 @@ describe('host-HA transition table', () => {
 
   it('the selected row names the outcome, on records reached by random event sequences', () => {
     fc.assert(fc.property(
-      fc.array(fc.record({ choice: fc.nat(15), ok: fc.boolean(), dt: fc.nat(40), storm: fc.boolean() }), { minLength: 1, maxLength: 60 }),
+      fc.array(fc.record({ choice: fc.nat(15), ok: fc.boolean(), dt: fc.nat(40), storm: fc.boolean(), external: fc.boolean() }), { minLength: 1, maxLength: 60 }),
       (moves) => {
         let rec = newHostHaRecord('h1', 'p1', 0);
         let now = 0;
         for (const m of moves) {
           now += m.dt;
-          rec = drive(rec, m.choice, m.ok, now, m.storm);
+          rec = drive(rec, m.choice, m.ok, now, m.storm, m.external);
           checkRows(rec, now);
         }
       },
