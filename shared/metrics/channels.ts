@@ -30,6 +30,9 @@ function channel<T>(name: string): MetricChannel<T> {
 /** A durable store write (shared/store/store.ts): the file's kind and how long write + fsync took. */
 export const storeWrite = channel<{ readonly kind: string; readonly seconds: number }>('ferry.store.write');
 
+/** One request a tier's wire service answered (CC, NC): its operation ('-' before one was admitted) and code. */
+export const wireRequest = channel<{ readonly op: string; readonly code: string; readonly seconds: number }>('ferry.wire.request');
+
 /** One admin-API request answered (clc/api): its action ('-' before one was read) and code ('OK' or the error code). */
 export const apiRequest = channel<{ readonly action: string; readonly code: string; readonly seconds: number }>('ferry.clc.api.request');
 

@@ -6,8 +6,8 @@
  * and from its state when scraped. Names follow Prometheus' conventions: `ferry_` prefix, base units
  * (`_seconds`, `_bytes`), `_total` on counters.
  */
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import { storeWrite } from './channels.js';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { storeWrite, wireRequest } from './channels.js';
 
 /** Latency buckets for local work: 0.5 ms to 10 s. */
 export const FAST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -32,6 +32,17 @@ export function daemonMetrics(daemon: 'clc' | 'cc' | 'nc', labels: Readonly<Reco
     labelNames: ['kind'], buckets: FAST_BUCKETS, registers: [registry],
   });
   undo.push(storeWrite.subscribe((e) => writes.observe({ kind: e.kind }, e.seconds)));
+  if (daemon !== 'clc') {
+    const requests = new Counter({
+      name: 'ferry_wire_requests_total', help: 'Requests this tier\'s wire service answered, by operation (- before one was admitted) and code (OK or the Fault code)',
+      labelNames: ['op', 'code'], registers: [registry],
+    });
+    const duration = new Histogram({ name: 'ferry_wire_request_duration_seconds', help: 'Wire request time, by operation', labelNames: ['op'], buckets: FAST_BUCKETS, registers: [registry] });
+    undo.push(wireRequest.subscribe((e) => {
+      requests.inc({ op: e.op, code: e.code });
+      duration.observe({ op: e.op }, e.seconds);
+    }));
+  }
   return {
     registry,
     onClose: (fn) => { undo.push(fn); },

@@ -12,7 +12,9 @@
  */
 import type { Express, Request, Response, NextFunction } from 'express';
 import type { Logger } from 'pino';
+import { performance } from 'node:perf_hooks';
 import { FerryError } from '../errors/registry.js';
+import { wireRequest } from '../metrics/channels.js';
 import { WireErrors } from './errors.js';
 import {
   BULK_REQUEST, checkSpeaksFor, grantOf, mayCallAny, peerIdentityOf, requestLimits, widestGrant, type AccessTable, type Grant, type PeerIdentity,
@@ -216,15 +218,24 @@ export function mountWireService(app: Express, opts: WireServiceOptions): void {
   };
   app.post(opts.path, (req: Request, res: Response) => {
     void (async () => {
+      const t0 = performance.now();
+      // Metrics label only operations this server serves (a caller's made-up name adds no series).
+      let op = '-';
+      let code = 'OK';
       try {
         const a = admit(req, opts, cap);
+        op = a.operation;
         const { body } = await readMessage(req, a.grant.limits, a.operation, a.encoding);
         const refused = a.peer ? checkSpeaksFor(a.operation, a.grant, a.peer, body) : undefined;
         if (refused) throw refused;
         const result = await a.handler(body, { peer: req.socket.remoteAddress ?? 'unknown' });
         sendMessage(res, 200, a.encoding, `${a.operation}Response`, result);
       } catch (e) {
-        refuse(req, res, toFerryError(e, opts.logger));
+        const err = toFerryError(e, opts.logger);
+        code = err.code;
+        refuse(req, res, err);
+      } finally {
+        wireRequest.publish({ op, code, seconds: (performance.now() - t0) / 1000 });
       }
     })();
   });

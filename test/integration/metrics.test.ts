@@ -109,6 +109,9 @@ describe('Prometheus metrics of a running cloud', () => {
       .toBe(arr<any>(done.itemSet.item).reduce((s: number, i: any) => s + Number(i.stats.bytesTransferred), 0));
     expect(delta(nc0, nc1, 'ferry_store_write_seconds_count', { kind: 'ferry-nc' })).toBeGreaterThan(0);
     expect(valueOf(nc1, 'ferry_nc_migration_items', { role: 'source', state: 'completed' })).toBe(ids.length);
+    // The tiers' wire services count what they answered: the source NC took the CC's commit of each item.
+    expect(delta(nc0, nc1, 'ferry_wire_requests_total', { op: 'ncMigrateInstances', code: 'OK' })).toBeGreaterThanOrEqual(ids.length);
+    expect(delta(cc0, cc1, 'ferry_wire_requests_total', { op: 'ccMigrateInstances', code: 'OK' })).toBe(1);
     const dest = await scrape(target.nc(n2));
     expect(valueOf(dest, 'ferry_nc_instances', { phase: 'running' })).toBeGreaterThanOrEqual(ids.length);
   }, 180_000);

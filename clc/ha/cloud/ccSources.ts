@@ -61,14 +61,17 @@ export function ccActivitySource(clusters: Clusters, clock: Clock): ActivitySour
 
 /**
  * One ccDescribeNodes per partition shared by every caller within `maxAgeMs` (the facts of all hosts
- * in one eligibility round ask once per partition, not twice per host).
+ * in one eligibility round ask once per partition, not twice per host). Eligibility needs the nodes'
+ * maintenance states and which neighbours are up as the CC's view holds them (its polls and the NCs'
+ * change notices keep it current): the CC answers from its view and polls no NC for it (issue 19).
+ * Health checks, which must not trust an old answer, ask fresh (nodesOf).
  */
 export function sharedNodes(clusters: Clusters, clock: Clock, maxAgeMs: number): (partition: string) => Promise<readonly CcNode[]> {
   const cache = new Map<string, { at: number; nodes: Promise<readonly CcNode[]> }>();
   return (partition) => {
     const hit = cache.get(partition);
     if (hit && clock.now() - hit.at < maxAgeMs) return hit.nodes;
-    const nodes = nodesOf(clusters, partition);
+    const nodes = nodesOf(clusters, partition, true);
     cache.set(partition, { at: clock.now(), nodes });
     nodes.catch(() => cache.delete(partition));
     return nodes;
