@@ -31,6 +31,10 @@ const SETTINGS = {
   degradedMaxPeriodMs: 600_000, recoverTimeoutMs: 8000, recoverWaitPeriodMs: 10_000, recoverFailureThreshold: 0, fenceTimeoutMs: 8000,
   // Owed drains and restarts: retried every 0.5-2 s, a drain up to 100 times (minutes, while a dead NC is restarted).
   repairRetryInitialDelayMs: 500, repairRetryIntervalMs: 2000, drainMaxAttempts: 100,
+  // The BMC power watch (hostHaPowerWatch.test.ts) asks once when a host is first watched, then not
+  // for an hour: the lab's BMC reads a crashed host as off, and a check landing between a crash and
+  // the health checks would fence it straight from AVAILABLE, skipping the path these cases follow.
+  powerCheckIntervalMs: 3_600_000,
 };
 
 const exec = promisify(execFile);
@@ -46,7 +50,10 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
   /** NCs restarted by a test (as a service supervisor would), outside their BMC's process group: stopped by PID. */
   const restartedNcs: number[] = [];
 
-  type HaRec = { state: HaState; needsOperator: boolean; owed: HaOwedRepair | null; nextHealthCheckAt: number; fenceAttempts: number };
+  type HaRec = {
+    state: HaState; needsOperator: boolean; owed: HaOwedRepair | null; nextHealthCheckAt: number; fenceAttempts: number;
+    powerProbe: unknown; nextPowerCheckAt: number;
+  };
   const haHost = (h: string): HaRec | undefined => {
     try {
       const doc = JSON.parse(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')) as { data: { ha: { hosts: Record<string, HaRec> } } };
@@ -140,6 +147,11 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     expect(readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8')).not.toContain(PASSWORD);
     await admin({ Action: 'EnableHAForCluster', Partition: 'cluster01' });
     await waitFor('every host AVAILABLE', () => cloud.nodeHosts.every((h) => haHost(h)?.state === 'AVAILABLE'), 40_000);
+    // Every host's first power status has answered ("on"); the next is an hour away.
+    await waitFor('every host\'s first BMC power status', () => cloud.nodeHosts.every((h) => {
+      const rec = haHost(h);
+      return rec !== undefined && rec.powerProbe === null && rec.nextPowerCheckAt > Date.now() + 60_000;
+    }), 60_000);
   }, 240_000);
 
   afterAll(async () => {
