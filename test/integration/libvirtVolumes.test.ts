@@ -78,7 +78,9 @@ describe('libvirt driver: volumes as disks of a real guest', () => {
     await expect.poll(() => booted(s.id), { timeout: 120_000, interval: 250 }).toBe(true);
     const v = volume('vol-0000a001', '/dev/vdb');
 
+    const t0 = performance.now();
     const attached = await d.attachVolume(s.id, v);
+    const attachMs = performance.now() - t0;
     expect(attached.volumes).toEqual([v]);
     expect(attached.state).toBe('running');
     expect((await blockDevices(s.id))['vdb']).toBe(v.path); // live
@@ -100,7 +102,9 @@ describe('libvirt driver: volumes as disks of a real guest', () => {
     expect((await restarted.list()).find((x) => x.id === s.id)?.volumes).toEqual([v]);
     expect((await restarted.info(s.id))?.volumes).toEqual([v]);
 
+    const t1 = performance.now();
     const detached = await restarted.detachVolume(s.id, v.volumeId);
+    console.log(`volume on a running Linux guest (TCG): attach ${attachMs.toFixed(0)} ms, detach until the guest released it ${(performance.now() - t1).toFixed(0)} ms`);
     expect(detached.volumes).toEqual([]);
     expect(await blockDevices(s.id)).not.toHaveProperty('vdb');
     expect(await blockDevices(s.id, '--inactive')).not.toHaveProperty('vdb');
