@@ -14,6 +14,11 @@ export const HypervisorErrors = defineErrors({
   InsufficientHostResources: client(409, 'host {host} cannot hold domain {id}: it needs {need}, {free} free'),
   /** A volume attach that would reuse a device of the domain, or a volume another domain here holds. */
   VolumeConflict: client(409, 'domain {id} on host {host}: {detail}'),
+  /**
+   * The guest did not release a hot-unplugged volume in time (it ignores or is slow to acknowledge
+   * the unplug): the volume stays attached, in the definition too; a retry may find it released.
+   */
+  VolumeDetachTimeout: server(504, 'domain {id} on host {host} did not release volume {volumeId} within {ms} ms; it stays attached', true),
   /** The domain exists but its current state forbids the operation (e.g. migrating a shut-off domain). */
   DomainStateConflict: client(409, 'domain {id} on host {host} is {state}; cannot {operation}'),
   /** Whether to retry is a planning decision (another destination, a larger downtime), not a blind retry. */

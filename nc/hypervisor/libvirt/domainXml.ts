@@ -145,10 +145,11 @@ export function parseUuid(xml: string): string | undefined {
   return /<uuid>([0-9a-fA-F-]{36})<\/uuid>/.exec(xml)?.[1];
 }
 
-function esc(s: string): string {
+/** Escapes text for an XML attribute or element (the driver builds its XML by hand). */
+export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&apos;').replace(/"/g, '&quot;');
 }
 
-function unesc(s: string): string {
+export function unesc(s: string): string {
   return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&apos;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 }

@@ -39,6 +39,8 @@ export interface LibvirtFunctions {
   readonly virDomainUndefineFlags: AsyncFn;
   readonly virDomainGetState: AsyncFn;
   readonly virDomainGetXMLDesc: AsyncFn;
+  readonly virDomainAttachDeviceFlags: AsyncFn;
+  readonly virDomainDetachDeviceFlags: AsyncFn;
   readonly virDomainMigrateToURI3: AsyncFn;
   readonly virDomainMigrateSetMaxDowntime: AsyncFn;
   readonly virDomainAbortJob: AsyncFn;
@@ -139,6 +141,8 @@ export function libvirt(): LibvirtFunctions {
     virDomainUndefineFlags: f('int virDomainUndefineFlags(void *dom, unsigned int flags)'),
     virDomainGetState: f('int virDomainGetState(void *dom, _Out_ int *state, _Out_ int *reason, unsigned int flags)'),
     virDomainGetXMLDesc: f('char *! virDomainGetXMLDesc(void *dom, unsigned int flags)'),
+    virDomainAttachDeviceFlags: f('int virDomainAttachDeviceFlags(void *dom, const char *xml, unsigned int flags)'),
+    virDomainDetachDeviceFlags: f('int virDomainDetachDeviceFlags(void *dom, const char *xml, unsigned int flags)'),
     virDomainMigrateToURI3: f('int virDomainMigrateToURI3(void *dom, const char *dconnuri, void *params, unsigned int nparams, unsigned int flags)'),
     virDomainMigrateSetMaxDowntime: f('int virDomainMigrateSetMaxDowntime(void *dom, unsigned long long downtime, unsigned int flags)'),
     virDomainAbortJob: f('int virDomainAbortJob(void *dom)'),
@@ -199,6 +203,10 @@ export const VIR = {
   JOB_STATS: { COMPLETED: 1 << 0, KEEP_COMPLETED: 1 << 1 },
   JOB_TYPE: { NONE: 0, BOUNDED: 1, UNBOUNDED: 2, COMPLETED: 3, FAILED: 4, CANCELLED: 5 },
   UNDEFINE: { NVRAM: 1 << 2 },
+  /** virDomainModificationImpact: the running guest, its persistent definition, or both. */
+  AFFECT: { LIVE: 1 << 0, CONFIG: 1 << 1 },
+  /** virDomainXMLFlags: the persistent definition rather than the running guest's. */
+  XML: { INACTIVE: 1 << 1 },
   EVENT_ID_LIFECYCLE: 0,
   EVENT: { STARTED: 2, SUSPENDED: 3, RESUMED: 4, STOPPED: 5, SHUTDOWN: 6, CRASHED: 8 },
   EVENT_STARTED: { MIGRATED: 1 },

@@ -56,7 +56,12 @@ export interface LibvirtSession {
   nodeInfo(): Promise<VirNodeInfoRecord>;
   state(dom: Ptr): Promise<number>;
   stateAndReason(dom: Ptr): Promise<{ state: number; reason: number }>;
-  xmlDesc(dom: Ptr): Promise<string>;
+  /** The running guest's XML (its definition when shut off); VIR.XML.INACTIVE: always the definition. */
+  xmlDesc(dom: Ptr, flags?: number): Promise<string>;
+  /** virDomainAttachDeviceFlags with VIR.AFFECT flags. */
+  attachDevice(dom: Ptr, xml: string, flags: number): Promise<void>;
+  /** virDomainDetachDeviceFlags: a live unplug may still be pending in the guest when it returns. */
+  detachDevice(dom: Ptr, xml: string, flags: number): Promise<void>;
   start(dom: Ptr): Promise<void>;
   destroy(dom: Ptr): Promise<void>;
   undefine(dom: Ptr): Promise<void>;
@@ -182,8 +187,16 @@ export class LibvirtConnection implements LibvirtSession {
     return { state: state[0], reason: reason[0] };
   }
 
-  async xmlDesc(dom: Ptr): Promise<string> {
-    return (await this.call('virDomainGetXMLDesc', (r) => r === null, dom, 0)) as string;
+  async xmlDesc(dom: Ptr, flags = 0): Promise<string> {
+    return (await this.call('virDomainGetXMLDesc', (r) => r === null, dom, flags)) as string;
+  }
+
+  async attachDevice(dom: Ptr, xml: string, flags: number): Promise<void> {
+    await this.int('virDomainAttachDeviceFlags', dom, xml, flags);
+  }
+
+  async detachDevice(dom: Ptr, xml: string, flags: number): Promise<void> {
+    await this.int('virDomainDetachDeviceFlags', dom, xml, flags);
   }
 
   async start(dom: Ptr): Promise<void> {

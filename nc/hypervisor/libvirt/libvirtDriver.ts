@@ -18,6 +18,7 @@ import {
   buildDomainXml, domainStateOf, guestSize, migratedAway, parseFerryMetadata, parseSizing, type DirectKernelBoot, type LibvirtDomainType,
 } from './domainXml.js';
 import { translateLibvirtError, VIR_ERR, type FailureContext } from './errorMap.js';
+import { VIR } from './ffi.js';
 import { ensureDisk } from './guestDisk.js';
 import { lifecycleMeaning } from './domainEvents.js';
 import { startLibvirtEventLoop } from './eventLoop.js';
@@ -28,9 +29,12 @@ import { destinationHost } from './migrationParams.js';
 import { MigrationTunnels, type TunnelSettings } from './migrationTunnels.js';
 import { OutgoingMigrations, type MigrationRouteHold } from './outgoingMigrations.js';
 import { MigrationTlsDir } from './tlsFiles.js';
+import { buildVolumeDiskXml, parseDisks, parseVolumes, volumeAttachConflict, type DomainDisk } from './volumeDiskXml.js';
 
 /** How long close() waits for the connection's calls in flight. */
 const CLOSE_WAIT_MS = 2_000;
+/** How often a volume detach re-reads the live XML while the guest releases the disk. */
+const UNPLUG_POLL_MS = 100;
 
 export interface LibvirtDriverOptions {
   /** This host's libvirt URI, e.g. qemu:///system or qemu+tcp://127.0.0.1:16511/system. */
@@ -76,6 +80,11 @@ export interface LibvirtDriverOptions {
   readonly serialLogDir?: string;
   /** Subscribe to libvirt's lifecycle events (default: with the real libvirt, yes). */
   readonly lifecycleEvents?: boolean;
+  /**
+   * How long a volume detach from a running guest waits for the guest to release the disk (ACPI
+   * eject) before it answers VolumeDetachTimeout (default 30 s; libvirt itself waits 5 s of it).
+   */
+  readonly volumeDetachTimeoutMs?: number;
 }
 
 export class LibvirtDriver implements HypervisorDriver {
@@ -156,7 +165,7 @@ export class LibvirtDriver implements HypervisorDriver {
         const meta = parseFerryMetadata(xml);
         return {
           id, state: domainStateOf(state.state), resources: meta?.resources ?? parseSizing(xml), imageId: meta?.imageId ?? 'unknown',
-          diskPath: '', startedAt: meta?.startedAt ?? 0,
+          diskPath: '', startedAt: meta?.startedAt ?? 0, volumes: parseVolumes(xml),
         };
       });
     } catch (e) {
@@ -212,17 +221,89 @@ export class LibvirtDriver implements HypervisorDriver {
     if (existed) this.emit({ kind: 'stopped', id, reason: 'destroyed' });
   }
 
-  /** Volumes are the simulated hypervisor's for now (issue 18); libvirt's disk hot-plug comes next. */
-  attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> {
-    return Promise.reject(HypervisorErrors.make('HypervisorOperationUnsupported', {
-      kind: 'libvirt', operation: `attach volume ${volume.volumeId} to ${id}`, detail: 'volume attachment is not implemented in the libvirt driver yet',
-    }));
+  /**
+   * A volume as a virtio disk (volumeDiskXml.ts): live and in the definition of a running or paused
+   * domain, in the definition only of a shut-off one. Checked first against every domain's disks here.
+   */
+  async attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> {
+    const operation = `attach volume ${volume.volumeId}`;
+    const c = await this.conn();
+    const names = await c.listDomainNames().catch((e: unknown) => this.rethrow(e, { operation: 'list domains' }));
+    const disks: { id: string; disks: DomainDisk[] }[] = [];
+    let mine: { live: boolean; inLive: boolean; inConfig: boolean } | undefined;
+    for (const name of names) {
+      const seen = await c.withDomain(name, async (dom) => {
+        const s = await c.stateAndReason(dom);
+        if (migratedAway(s)) return undefined;
+        const live = domainStateOf(s.state) !== 'shutoff' && domainStateOf(s.state) !== 'crashed';
+        const liveDisks = live ? parseDisks(await c.xmlDesc(dom)) : [];
+        // The definition's disks too: a disk a guest released live but that is still defined is still its.
+        const configDisks = parseDisks(await c.xmlDesc(dom, VIR.XML.INACTIVE));
+        const has = (ds: readonly DomainDisk[]): boolean => ds.some((d) => d.serial === volume.volumeId);
+        return { live, inLive: has(liveDisks), inConfig: has(configDisks), disks: dedupe([...liveDisks, ...configDisks]) };
+      }).catch((e: unknown) => this.rethrow(e, { operation, id: name }));
+      if (!seen) continue;
+      disks.push({ id: name, disks: seen.disks });
+      if (name === id) mine = seen;
+    }
+    if (!mine) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    const clash = volumeAttachConflict(disks, id, volume);
+    if (clash) throw HypervisorErrors.make('VolumeConflict', { id, host: this.o.host, detail: clash });
+    // A repeat adds only what is missing (libvirt refuses a target the live guest or definition has).
+    const flags = (mine.live && !mine.inLive ? VIR.AFFECT.LIVE : 0) | (mine.inConfig ? 0 : VIR.AFFECT.CONFIG);
+    const done = flags === 0 || await c.withDomain(id, (dom) => c.attachDevice(dom, buildVolumeDiskXml(volume), flags).then(() => true))
+      .catch((e: unknown) => this.rethrow(e, { operation, id }));
+    return this.infoAfter(id, done);
   }
 
-  detachVolume(id: string, volumeId: string): Promise<DomainInfo> {
-    return Promise.reject(HypervisorErrors.make('HypervisorOperationUnsupported', {
-      kind: 'libvirt', operation: `detach volume ${volumeId} from ${id}`, detail: 'volume attachment is not implemented in the libvirt driver yet',
-    }));
+  /**
+   * Unplugs the disk from a running guest first and waits, bounded, until its live XML lacks it;
+   * only then drops it from the definition. A guest that never releases it keeps it attached in both
+   * (VolumeDetachTimeout); the unplug request stays pending in the guest.
+   */
+  async detachVolume(id: string, volumeId: string): Promise<DomainInfo> {
+    const operation = `detach volume ${volumeId}`;
+    const c = await this.conn();
+    const seen = await c.withDomain(id, async (dom) => {
+      const s = await c.stateAndReason(dom);
+      const live = domainStateOf(s.state) !== 'shutoff' && domainStateOf(s.state) !== 'crashed';
+      return { live, inLive: live ? parseVolumes(await c.xmlDesc(dom)) : [], inConfig: parseVolumes(await c.xmlDesc(dom, VIR.XML.INACTIVE)) };
+    }).catch((e: unknown) => this.rethrow(e, { operation, id }));
+    if (!seen) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    const live = seen.inLive.find((v) => v.volumeId === volumeId);
+    const config = seen.inConfig.find((v) => v.volumeId === volumeId);
+    if (live) {
+      await c.withDomain(id, (dom) => c.detachDevice(dom, buildVolumeDiskXml(live), VIR.AFFECT.LIVE))
+        .catch((e: unknown) => this.rethrow(e, { operation, id }));
+      await this.untilReleased(id, volumeId);
+    }
+    if (config) {
+      await c.withDomain(id, (dom) => c.detachDevice(dom, buildVolumeDiskXml(config), VIR.AFFECT.CONFIG))
+        .catch((e: unknown) => this.rethrow(e, { operation, id }));
+    }
+    return this.infoAfter(id, true);
+  }
+
+  /** Polls the live XML until the guest released the volume's disk, or VolumeDetachTimeout. */
+  private async untilReleased(id: string, volumeId: string): Promise<void> {
+    const ms = this.o.volumeDetachTimeoutMs ?? 30_000;
+    const deadline = this.clock.now() + ms;
+    for (;;) {
+      const c = await this.conn();
+      const held = await c.withDomain(id, async (dom) => parseVolumes(await c.xmlDesc(dom)).some((v) => v.volumeId === volumeId))
+        .catch((e: unknown) => this.rethrow(e, { operation: `detach volume ${volumeId}`, id }));
+      if (held === undefined) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+      if (!held) return;
+      if (this.clock.now() >= deadline) throw HypervisorErrors.make('VolumeDetachTimeout', { id, host: this.o.host, volumeId, ms });
+      await sleepOn(this.clock, UNPLUG_POLL_MS);
+    }
+  }
+
+  /** The domain after a change to it; it vanishing meanwhile (destroyed, migrated) is DomainNotFound. */
+  private async infoAfter(id: string, found: boolean | undefined): Promise<DomainInfo> {
+    const after = found ? await this.info(id) : undefined;
+    if (!after) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    return after;
   }
 
   /** libvirt creates the incoming domain itself (peer-to-peer): see incomingMigrations.ts. */
@@ -327,6 +408,13 @@ export class LibvirtDriver implements HypervisorDriver {
     this.connection = undefined;
     c?.then((x) => x.close()).catch(() => undefined);
   }
+}
+
+/** A running domain's disks appear in both its live XML and its definition: each target once. */
+function dedupe(disks: readonly DomainDisk[]): DomainDisk[] {
+  const seen = new Map<string, DomainDisk>();
+  for (const d of disks) if (!seen.has(`${d.target} ${d.serial ?? ''}`)) seen.set(`${d.target} ${d.serial ?? ''}`, d);
+  return [...seen.values()];
 }
 
 function sameResources(a: Resources, b: Resources): boolean {

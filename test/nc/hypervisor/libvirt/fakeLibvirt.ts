@@ -13,6 +13,8 @@ export interface FakeDomain {
   reason: number;
   jobType: number;
   completed?: JobStatsRecord;
+  /** The persistent definition when it differs from `xml` (the running guest's). */
+  config?: string;
 }
 
 export interface FakeMigration {
@@ -33,6 +35,8 @@ export class FakeLibvirtd {
   failStart: LibvirtCallError | undefined;
   readonly migrations: FakeMigration[] = [];
   readonly aborted: string[] = [];
+  /** A guest that never acknowledges a disk unplug: live detaches are accepted and never complete. */
+  ignoreUnplug = false;
   readonly lifecycleListeners: ((name: string, event: number, detail: number) => void)[] = [];
   /** What a migration does; by default it completes at once with a completed job record. */
   migrate: (name: string, d: FakeDomain) => Promise<void> = async (_name, d) => this.complete(d);
@@ -113,12 +117,40 @@ class FakeSession implements LibvirtSession {
     return { state: d.state, reason: d.reason };
   }
 
-  async xmlDesc(dom: Ptr): Promise<string> {
-    return this.dom(dom).xml;
+  async xmlDesc(dom: Ptr, flags = 0): Promise<string> {
+    const d = this.dom(dom);
+    const live = d.state !== VIR.DOMAIN_STATE.SHUTOFF && (flags & VIR.XML.INACTIVE) === 0;
+    return live ? d.xml : d.config ?? d.xml;
+  }
+
+  /** Adds the device XML before </devices> of the live XML and/or the definition, as the flags say. */
+  async attachDevice(dom: Ptr, xml: string, flags: number): Promise<void> {
+    this.check('virDomainAttachDeviceFlags');
+    this.editDevices(dom, flags, (devices) => devices.replace('</devices>', `${xml}\n</devices>`));
+  }
+
+  /** Removes the <disk> with the device's target; a guest that ignores unplugs keeps it live. */
+  async detachDevice(dom: Ptr, xml: string, flags: number): Promise<void> {
+    this.check('virDomainDetachDeviceFlags');
+    const target = /<target dev='(\w+)'/.exec(xml)?.[1] ?? '?';
+    const drop = (x: string): string => x.replace(new RegExp(`<disk\\b[^>]*>(?:(?!</disk>)[\\s\\S])*<target dev='${target}'[\\s\\S]*?</disk>\\n?`), '');
+    const live = this.host.ignoreUnplug ? flags & ~VIR.AFFECT.LIVE : flags;
+    this.editDevices(dom, live, drop);
+  }
+
+  private editDevices(dom: Ptr, flags: number, edit: (xml: string) => string): void {
+    const d = this.dom(dom);
+    const config = d.config ?? d.xml;
+    const running = d.state !== VIR.DOMAIN_STATE.SHUTOFF;
+    if ((flags & VIR.AFFECT.LIVE) !== 0 && !running) throw err('virDomainAttachDeviceFlags', VIR_ERR.OPERATION_INVALID, 'domain is not running');
+    if ((flags & VIR.AFFECT.LIVE) !== 0) d.xml = edit(d.xml);
+    if ((flags & VIR.AFFECT.CONFIG) !== 0) d.config = edit(config);
   }
 
   async start(dom: Ptr): Promise<void> {
-    this.dom(dom).state = VIR.DOMAIN_STATE.RUNNING;
+    const d = this.dom(dom);
+    d.xml = d.config ?? d.xml;
+    d.state = VIR.DOMAIN_STATE.RUNNING;
   }
 
   async destroy(dom: Ptr): Promise<void> {
