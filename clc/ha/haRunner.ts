@@ -15,7 +15,7 @@ import { appendHaEvents, type HaLogEvent, type HaSection } from './haState.js';
 import { step, type HaContext } from './hostHaMachine.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
-import { DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
+import { countedUnhealthy, DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
 import { remediationFor, suspensionReason } from './suspension.js';
 import { WorkPool } from './workPool.js';
 import type { ExternalRemediator } from './externalRemediator.js';
@@ -73,7 +73,7 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
     const range = cfg?.unhealthyRange ?? ha.global.unhealthyRange;
     const verdict = judgeStorm(partition, recs.map((r) => ({ state: r.state, startupOverdue: r.startupOverdue })), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max),
       range === undefined ? undefined : unhealthyRangeSchema.parse(range));
-    out.set(partition, { settings, remediation: verdict.allowance, strategy: cfg?.remediation?.strategy ?? 'fence' });
+    out.set(partition, { settings, remediation: verdict.allowance, remediationIfNewlyUnhealthy: verdict.ifOneMore, strategy: cfg?.remediation?.strategy ?? 'fence' });
   }
   return out;
 }
@@ -81,8 +81,10 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
 /** A host's context: its partition's, with any suspension of it (suspension.ts) folded in. */
 export function hostContext(partitionCtx: HaContext, ha: HaSection, rec: HostHaRecord, now: number): HaContext {
   const remediation = remediationFor(partitionCtx.remediation, ha.suspended, rec, now);
+  const newly = countedUnhealthy(rec) ? partitionCtx.remediation : (partitionCtx.remediationIfNewlyUnhealthy ?? partitionCtx.remediation);
+  const remediationIfNewlyUnhealthy = remediationFor(newly, ha.suspended, rec, now);
   const suspended = suspensionReason(ha.suspended, rec, now);
-  return { ...partitionCtx, remediation, ...(suspended !== undefined ? { suspended } : {}) };
+  return { ...partitionCtx, remediation, remediationIfNewlyUnhealthy, ...(suspended !== undefined ? { suspended } : {}) };
 }
 
 export class HaRunner {

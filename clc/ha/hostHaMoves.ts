@@ -14,6 +14,12 @@ export interface HaContext {
   /** The storm guard's verdict for the host's partition, taken once per step (stormGuard.ts). */
   readonly remediation: RemediationAllowance;
   /**
+   * The verdict counting this host as unhealthy, for a host the guard does not count so yet (an
+   * AVAILABLE host its BMC reports off): remediating it must not itself take the partition past its
+   * bound. Absent: the same as `remediation`.
+   */
+  readonly remediationIfNewlyUnhealthy?: RemediationAllowance;
+  /**
    * Why the host's automation is suspended now (suspension.ts), or absent: owed repairs are then
    * kept but not started (Ganeti harep: neither executed nor lost), a storm alone does not hold them.
    */

@@ -388,8 +388,9 @@ export const HA_TABLE: HaTable = {
     rows: [
       // CloudStack: a host found powered off out of band counts as fenced only once the BMC confirms it; the fence's "already off" does.
       {
-        from: set(POWER_WATCHED), guard: 'the BMC says off; storm guard and suspension allow', to: 'FENCING', effects: `${ENTER_FENCING} (the fence answers "already off")`,
-        when: (_r, p, _n, ctx) => p.power === 'off' && ctx.remediation.allowed,
+        from: set(POWER_WATCHED), guard: 'the BMC says off; storm guard (counting this host unhealthy) and suspension allow', to: 'FENCING',
+        effects: `${ENTER_FENCING} (the fence answers "already off")`,
+        when: (_r, p, _n, ctx) => p.power === 'off' && offAllowance(ctx).allowed,
         run: (r, p, now, ctx) => enter(r, 'FENCING', now, ctx, `the BMC reports the power off (out of band): ${p.detail}`),
       },
       {
@@ -397,13 +398,20 @@ export const HA_TABLE: HaTable = {
         when: (_r, p) => p.power === 'off',
         run: (r, p, _now, ctx) => ({
           next: r,
-          effects: [{ kind: 'alert', host: r.host, level: 'warn', message: `host ${r.host}: the BMC reports the power off (${p.detail}), not fenced: ${ctx.remediation.allowed ? '' : ctx.remediation.reason}` }],
+          effects: [{ kind: 'alert', host: r.host, level: 'warn', message: `host ${r.host}: the BMC reports the power off (${p.detail}), not fenced: ${reasonOf(offAllowance(ctx))}` }],
         }),
       },
       { from: ALL, guard: 'on, unknown, or no longer watched', to: 'stay', effects: 'none (next check at its time)', run: (r) => unchanged(r) },
     ],
   },
 };
+
+/** A host found off may not yet count as unhealthy: fencing it must pass the guard as one more unhealthy host. */
+function offAllowance(ctx: HaContext): HaContext['remediation'] {
+  return ctx.remediationIfNewlyUnhealthy ?? ctx.remediation;
+}
+
+const reasonOf = (a: HaContext['remediation']): string => (a.allowed ? '' : a.reason);
 
 /** Back-pressure on a power action: retried on the next tick; the attempt that never ran is not counted. */
 function heldByBackPressure(rec: HostHaRecord, now: number): HaStep {

@@ -49,6 +49,18 @@ export interface StormVerdict {
   /** maxUnhealthy resolved against `total`. */
   readonly limit: number;
   readonly allowance: RemediationAllowance;
+  /**
+   * The verdict were one more host unhealthy: what remediating a host the guard does not count as
+   * unhealthy yet (an AVAILABLE host its BMC reports off) must pass, since it becomes one by it.
+   */
+  readonly ifOneMore: RemediationAllowance;
+}
+
+/** Whether the guard counts this host as unhealthy now (so remediating it adds none). */
+export function countedUnhealthy(s: StormSample): boolean {
+  const h = typeof s === 'string' ? { state: s, startupOverdue: false } : s;
+  if (h.state === 'DISABLED') return false;
+  return h.startupOverdue || (!NOT_COUNTED.has(h.state) && h.state !== 'AVAILABLE');
 }
 
 export function formatMaxUnhealthy(m: MaxUnhealthy): string {
@@ -70,24 +82,22 @@ export function judgeStorm(partition: string, samples: readonly StormSample[], m
   const total = counted.length;
   const unhealthy = counted.filter((h) => h.state !== 'AVAILABLE' || h.startupOverdue).length;
   if (range) {
-    if (unhealthy >= range.min && unhealthy <= range.max) return { total, unhealthy, limit: range.max, allowance: { allowed: true } };
-    return {
-      total, unhealthy, limit: range.max,
-      allowance: {
+    const within = (u: number): RemediationAllowance => (u >= range.min && u <= range.max
+      ? { allowed: true }
+      : {
         allowed: false,
-        reason: `storm protection: ${unhealthy} of ${total} hosts in ${partition} are unhealthy, outside unhealthyRange `
+        reason: `storm protection: ${u} of ${total} hosts in ${partition} ${u === unhealthy ? 'are' : 'would be'} unhealthy, outside unhealthyRange `
           + `[${range.min}-${range.max}]; no new recovery or fence starts`,
-      },
-    };
+      });
+    return { total, unhealthy, limit: range.max, allowance: within(unhealthy), ifOneMore: within(unhealthy + 1) };
   }
   const limit = resolveLimit(max, total);
-  if (unhealthy <= limit) return { total, unhealthy, limit, allowance: { allowed: true } };
-  return {
-    total, unhealthy, limit,
-    allowance: {
+  const under = (u: number): RemediationAllowance => (u <= limit
+    ? { allowed: true }
+    : {
       allowed: false,
-      reason: `storm protection: ${unhealthy} of ${total} hosts in ${partition} are unhealthy, more than maxUnhealthy `
+      reason: `storm protection: ${u} of ${total} hosts in ${partition} ${u === unhealthy ? 'are' : 'would be'} unhealthy, more than maxUnhealthy `
         + `${formatMaxUnhealthy(max)} (= ${limit}); no new recovery or fence starts`,
-    },
-  };
+    });
+  return { total, unhealthy, limit, allowance: under(unhealthy), ifOneMore: under(unhealthy + 1) };
 }

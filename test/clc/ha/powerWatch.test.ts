@@ -5,7 +5,8 @@
  * runner with the scripted FakeHa and a ManualClock.
  */
 import { describe, expect, it } from 'vitest';
-import { HaRunner, haSectionOf } from '../../../clc/ha/haRunner.js';
+import { HaRunner, haContexts, haSectionOf, hostContext } from '../../../clc/ha/haRunner.js';
+import type { HaContext } from '../../../clc/ha/hostHaMoves.js';
 import { step } from '../../../clc/ha/hostHaMachine.js';
 import { HA_STATES, type HaEvent, type HaState, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
 import { DEFAULT_HA_POOLS } from '../../../clc/ha/settings.js';
@@ -81,6 +82,37 @@ describe('power watch: what the BMC says', () => {
     expect(actions(effects)).toEqual([]);
     expect(effects).toEqual([expect.objectContaining({ kind: 'alert', level: 'warn', message: expect.stringContaining(STORM.allowed ? '' : STORM.reason) })]);
     expect(ALLOWED.allowed).toBe(true);
+  });
+
+  it('off on a host the guard does not count as unhealthy yet: fenced only if the partition stays within its bound with it (sim seed 635)', () => {
+    // The partition is within its bound now, but fencing this AVAILABLE host would make one more unhealthy than allowed.
+    const tight = { ...ctx(ALLOWED), remediationIfNewlyUnhealthy: STORM };
+    const held = step(probing('AVAILABLE'), status('off'), 1, tight);
+    expect(held.next.state).toBe('AVAILABLE');
+    expect(held.effects).toEqual([expect.objectContaining({ kind: 'alert', level: 'warn', message: expect.stringContaining('storm protection: test') })]);
+    expect(step(probing('AVAILABLE'), status('off'), 1, { ...ctx(ALLOWED), remediationIfNewlyUnhealthy: ALLOWED }).next.state).toBe('FENCING');
+  });
+
+  it('the partition context counts the host found off: with one host fenced by an operator and maxUnhealthy 1, a second found off is not fenced', () => {
+    const section = {
+      global: { enabled: false, maxUnhealthy: '1', settings: SETTINGS }, partitions: { p1: { enabled: true, settings: {} } }, suspended: {},
+      hosts: {
+        a: inState('FENCING', { host: 'a', partition: 'p1' }),
+        b: probing('AVAILABLE', { host: 'b', partition: 'p1' }),
+        c: inState('AVAILABLE', { host: 'c', partition: 'p1' }),
+      },
+      events: [], nextEventId: 1,
+    } as unknown as Parameters<typeof haContexts>[0];
+    const partition = haContexts(section).get('p1');
+    expect(partition?.remediation.allowed).toBe(true);
+    const b = section.hosts.b as HostHaRecord;
+    const hostCtx = hostContext(partition as HaContext, section, b, 1);
+    const { next, effects } = step(b, status('off'), 1, hostCtx);
+    expect(next.state).toBe('AVAILABLE');
+    expect(effects).toEqual([expect.objectContaining({ message: expect.stringMatching(/2 of 3 hosts in p1 would be unhealthy, more than maxUnhealthy 1/) })]);
+    // A SUSPECT host is counted already: the partition's own verdict applies to it.
+    const suspect = { ...b, state: 'SUSPECT' as const };
+    expect(hostContext(partition as HaContext, { ...section, hosts: { ...section.hosts, b: suspect } }, suspect, 1).remediationIfNewlyUnhealthy).toEqual(partition?.remediation);
   });
 
   it('a power probe the pool refused is dropped and tried again after the interval', () => {
