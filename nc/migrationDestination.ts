@@ -145,6 +145,8 @@ export function classifyIncomingDomain(observed: Observed): IncomingDomain {
     case 'missing': return 'absent';
     case 'unknown': return 'unknown';
     case 'running':
+    // Suspended by its administrator: a guest that arrived suspended (a migration's own pause is 'paused').
+    case 'suspended':
     case 'shutoff':
     case 'crashed':
       return 'arrived';

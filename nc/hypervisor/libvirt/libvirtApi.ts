@@ -59,6 +59,9 @@ export interface LibvirtSession {
   xmlDesc(dom: Ptr): Promise<string>;
   start(dom: Ptr): Promise<void>;
   destroy(dom: Ptr): Promise<void>;
+  /** virDomainSuspend / virDomainResume: freeze and thaw the guest's vCPUs. */
+  suspend(dom: Ptr): Promise<void>;
+  resume(dom: Ptr): Promise<void>;
   undefine(dom: Ptr): Promise<void>;
   abortJob(dom: Ptr): Promise<void>;
   setMaxDowntime(dom: Ptr, ms: number): Promise<void>;
@@ -192,6 +195,14 @@ export class LibvirtConnection implements LibvirtSession {
 
   async destroy(dom: Ptr): Promise<void> {
     await this.int('virDomainDestroy', dom);
+  }
+
+  async suspend(dom: Ptr): Promise<void> {
+    await this.int('virDomainSuspend', dom);
+  }
+
+  async resume(dom: Ptr): Promise<void> {
+    await this.int('virDomainResume', dom);
   }
 
   async undefine(dom: Ptr): Promise<void> {
