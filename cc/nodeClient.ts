@@ -22,6 +22,8 @@ export interface NodeClient {
   describe(host: string, opts?: NodeCallOptions): Promise<NcNode>;
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
   terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
+  /** Pause (paused: true) or resume an instance the NC runs (ncPauseInstance); idempotent. */
+  pauseInstance(host: string, req: NcRequest<'ncPauseInstance'>): Promise<NcResponse<'ncPauseInstance'>>;
   /** Starts again an instance the NC holds whose domain is shut off (ncStartInstance); running ones are answered as is. */
   startInstance(host: string, instanceId: string): Promise<NcInstance>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
@@ -93,6 +95,7 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     case 'NodeQuarantined':
     case 'NodeNotQuarantined':
     case 'InstanceNotStartable':
+    case 'InstanceNotPausable':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':
     case 'VolumeConflict':
@@ -152,6 +155,11 @@ export class WireNodeClient implements NodeClient {
 
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
     return this.call(host, 'ncModifyNode', { stateName });
+  }
+
+  /** Pauses or resumes a guest: the instance timeout, as its hypervisor call may wait like a start. */
+  pauseInstance(host: string, req: NcRequest<'ncPauseInstance'>): Promise<NcResponse<'ncPauseInstance'>> {
+    return this.call(host, 'ncPauseInstance', req, this.guestCall());
   }
 
   attachVolume(host: string, req: NcRequest<'ncAttachVolume'>): Promise<NcResponse<'ncAttachVolume'>> {

@@ -33,6 +33,7 @@ export const CC_ACCESS: AccessTable = Object.freeze({
   ccStartInstances: only('clc', BULK_REQUEST),
   ccModifyNode: only('clc', VM_TYPES_REQUEST),
   ccAttachVolume: only('clc', SMALL_REQUEST),
+  ccPauseInstance: only('clc', SMALL_REQUEST),
   ccDetachVolume: only('clc', SMALL_REQUEST),
   ccQuarantineNode: only('clc', VM_TYPES_REQUEST),
   ccSetFencedHosts: only('clc', BULK_REQUEST),

@@ -22,6 +22,7 @@ import {
 } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
 import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
+import { pauseInstance } from './pauseInstance.js';
 
 /** Describe answers first refresh nodes whose data is at least this old. */
 export const FRESH_MS = 1000;
@@ -114,6 +115,7 @@ export class CcService {
     ccStartInstances: (req) => this.startOnHost(req),
     ccModifyNode: (req) => this.modifyNode(req),
     ccAttachVolume: (req) => attachVolume(this.volumeDeps(), req),
+    ccPauseInstance: (req) => pauseInstance(this.volumeDeps(), req),
     ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
     ccQuarantineNode: (req) => this.quarantineNode(req),
     ccCheckHostActivity: (req) => this.checkActivity(req),

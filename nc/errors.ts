@@ -20,6 +20,8 @@ export const NcErrors = defineErrors({
   InstanceNotRunning: client(409, 'instance {instanceId} on node {host} is {state}; only running instances can be migrated'),
   /** Start (ncStartInstance) of an instance that cannot be started here: terminated, not yet launched, or its domain gone. */
   InstanceNotStartable: client(409, 'instance {instanceId} on node {host} cannot be started: {detail}'),
+  /** Pause or resume (ncPauseInstance) of an instance that is not running here: pending, ending, ended, or its domain not running. */
+  InstanceNotPausable: client(409, 'instance {instanceId} on node {host} cannot be {action}: {detail}'),
   /** Terminate waits until the instance's migration has ended or been rolled back. */
   InstanceMigrating: client(409, 'instance {instanceId} on node {host} is migrating ({migrationState}); terminate it once the migration has ended'),
   /** An instance is in a non-final item of another plan, or a drain of this node is still running. */

@@ -6,6 +6,7 @@ import { isFerryError } from '../shared/errors/registry.js';
 import { credentialIdentity } from '../shared/pki/migrationPeer.js';
 import type { MigrationCredential } from '../shared/protocol/migrationProtocol.js';
 import { NcErrors } from './errors.js';
+import { observedState } from './instanceView.js';
 import {
   applyArrival, applyIncoming, classifyIncomingDomain, decideIncomingPrepare, incomingSpec, incomingToRollBack, incomingView,
   type DestinationPrepareRequest, type DestinationRollbackRequest,
@@ -101,7 +102,8 @@ export class IncomingItemExecutor {
 
   /** The incoming VM runs here: the Incoming record becomes an instance record in one update. */
   async finalize(id: string): Promise<void> {
-    const rec = await this.ctx.persist((d) => applyArrival(d, id, this.ctx.clock.now()));
+    const suspended = observedState(this.ctx.domains.current, id) === 'suspended';
+    const rec = await this.ctx.persist((d) => applyArrival(d, id, this.ctx.clock.now(), suspended));
     this.credentials.delete(id);
     if (!rec) return;
     this.ctx.logger.info({ migrationId: rec.arrivedBy, instanceId: id }, 'incoming instance arrived and runs here');

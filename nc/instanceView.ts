@@ -29,6 +29,8 @@ export function observedState(obs: Observation | undefined, id: string): Observe
 const RUNNING_BY_DOMAIN: Readonly<Record<Observed, InstanceState>> = {
   running: 'running',
   paused: 'running',
+  // EC2 has no paused state: a suspended instance is running, with Ferry's paused flag (NcInstance.paused).
+  suspended: 'running',
   shutoff: 'stopped',
   crashed: 'stopped',
   // The domain vanished (host wiped, someone undefined it): report it, never drop it silently.
@@ -59,5 +61,6 @@ export function instanceView(rec: InstanceRecord, observed: Observed): NcInstanc
     migrationState: rec.migrationState,
     ...(rec.adopted === true ? { adopted: true } : {}),
     ...(rec.volumes !== undefined && rec.volumes.length > 0 ? { volumes: rec.volumes.map((v) => ({ ...v })) } : {}),
+    ...(rec.paused === true ? { paused: true } : {}),
   };
 }

@@ -145,6 +145,8 @@ export function classifyIncomingDomain(observed: Observed): IncomingDomain {
     case 'missing': return 'absent';
     case 'unknown': return 'unknown';
     case 'running':
+    // Suspended by its administrator: a guest that arrived suspended (a migration's own pause is 'paused').
+    case 'suspended':
     case 'shutoff':
     case 'crashed':
       return 'arrived';
@@ -161,15 +163,16 @@ export function incomingToRollBack(snapshot: NcSnapshot, req: DestinationRollbac
 
 /**
  * Store transition, ONE update: the Incoming record becomes a running instance record with the same
- * identity (a crash can leave the one or the other, never both or neither).
+ * identity (a crash can leave the one or the other, never both or neither). `suspended`: the domain
+ * arrived suspended (its administrator paused it on the source), so the instance is paused here too.
  */
-export function applyArrival(draft: NcSnapshot, instanceId: string, now: number): InstanceRecord | undefined {
+export function applyArrival(draft: NcSnapshot, instanceId: string, now: number, suspended = false): InstanceRecord | undefined {
   const inc = draft.incoming[instanceId];
   if (!inc || selectIncomingRow('arrived', inc, {})?.decides !== 'instance') return undefined;
   const rec: InstanceRecord = {
     instanceId, reservationId: inc.reservationId, imageId: inc.imageId, ownerId: inc.ownerId,
     vmType: { ...inc.vmType }, launchTime: inc.launchTime, phase: 'running', since: now,
-    migrationState: 'none', arrivedBy: inc.migrationId,
+    migrationState: 'none', arrivedBy: inc.migrationId, ...(suspended ? { paused: true as const } : {}),
   };
   delete draft.incoming[instanceId];
   draft.instances[instanceId] = rec;

@@ -146,7 +146,7 @@ export class MigrationItemExecutor {
       // The domain must run here now: afterwards a missing domain means it moved (decideOutcome).
       const domain = await this.o.link.call('info', (drv) => drv.info(req.instanceId));
       if (domain) this.o.domains.note(domain);
-      if (domain?.state !== 'running') {
+      if (domain?.state !== 'running' && domain?.state !== 'suspended') {
         throw NcErrors.make('InstanceNotRunning', { host: this.o.host, instanceId: req.instanceId, state: domain?.state ?? 'missing' });
       }
       await this.o.persist((draft) => applyCommit(draft, req, this.now()));

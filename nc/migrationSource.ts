@@ -111,7 +111,8 @@ export function decideSourcePrepare(input: SourcePrepareInput): SourcePrepareDec
     const rec = snapshot.instances[id];
     if (!rec || rec.phase === 'terminated') return refuse('InstanceNotFound', { host, instanceId: id });
     const observed = observedState(input.observation, id);
-    if (rec.phase !== 'running' || observed !== 'running') {
+    // A paused instance migrates too (issue 18): its domain is suspended and arrives suspended.
+    if (rec.phase !== 'running' || (observed !== 'running' && observed !== 'suspended')) {
       const state = deriveState(rec.phase, observed);
       return refuse('InstanceNotRunning', { host, instanceId: id, state: state === 'running' ? `${state} (hypervisor: ${observed})` : state });
     }

@@ -48,6 +48,12 @@ export const instanceRecordSchema = instanceLaunchSchema.extend({
    * `attached` before the reply; a detached one leaves the list. Absent when none, and in older files.
    */
   volumes: z.array(ncVolumeAttachmentSchema).optional(),
+  /**
+   * Paused by an administrator (issue 18, ncPauseInstance): persisted before the hypervisor is asked
+   * to suspend the domain, kept across NC restarts and carried by a migration (the domain arrives
+   * suspended). Absent: not paused, and in older files.
+   */
+  paused: z.literal(true).optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 

@@ -16,6 +16,7 @@ import { decideRun, type RunRequest } from './admission.js';
 import { NO_CC_NOTIFIER, type CcNodeEvent, type CcNotifier } from './ccNotifier.js';
 import { DomainCache } from './domainCache.js';
 import { decideStart } from './startDecision.js';
+import { decidePause, setPaused, settlePauses } from './pauseDecision.js';
 import { NcErrors } from './errors.js';
 import type { DomainInfo, HypervisorDriver } from './hypervisor/driver.js';
 import { HypervisorLink, type RetryPolicy } from './hypervisorLink.js';
@@ -130,6 +131,11 @@ export class NodeController {
     return this.mailbox.run(() => this.terminateNow(instanceId));
   }
 
+  /** Pause or resume (issue 18, pauseDecision.ts): the record's word persisted before the reply. */
+  pauseInstance(req: NcRequest<'ncPauseInstance'>): Promise<NcResponse<'ncPauseInstance'>> {
+    return this.mailbox.run(() => this.pauseNow(req.instanceId, req.paused));
+  }
+
   /** Volumes (issue 18): persisted in the instance's record before the reply (volumeAttachments.ts). */
   attachVolume(req: AttachRequest): Promise<NcResponse<'ncAttachVolume'>> {
     return this.mailbox.run(() => this.volumes.attach(req));
@@ -227,7 +233,9 @@ export class NodeController {
     // intent to persist first: a crash after the start leaves a running domain its record already
     // describes, before it a shut-off one that a repeat starts.
     const { cores, memoryMiB, diskGiB } = record.vmType;
-    const domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+    let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+    // An administrator's pause outlives a power cycle: started again, the guest is frozen at once.
+    if (record.paused === true) domain = await this.link.call('pause', (d) => d.pause(id));
     this.domains.note(domain);
     this.o.logger.warn({ instanceId: id, hypervisorState: domain.state }, 'instance powered on again from its own disk');
     this.tell('instance', id);
@@ -254,6 +262,33 @@ export class NodeController {
     this.o.logger.info({ instanceId, previousState }, 'instance terminated');
     this.tell('instance', instanceId);
     return { instanceId, previousState, currentState: 'terminated' };
+  }
+
+  private async pauseNow(id: string, paused: boolean): Promise<NcResponse<'ncPauseInstance'>> {
+    const decision = decidePause({
+      host: this.o.host, snapshot: this.store, instanceId: id, paused, healthy: this.link.healthy, observation: this.domains.current,
+    });
+    if (decision.kind === 'refuse') {
+      throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
+    }
+    const previouslyPaused = decision.record.paused === true;
+    if (decision.kind === 'answer') return { instance: instanceView(decision.record, observedState(this.domains.current, id)), previouslyPaused };
+    if (decision.persist) await this.persist((d) => setPaused(this.mustHave(d, id), paused));
+    if (decision.act) {
+      try {
+        const domain = await this.link.call(paused ? 'pause' : 'resume', (d) => (paused ? d.pause(id) : d.resume(id)));
+        this.domains.note(domain);
+      } catch (e) {
+        // A coded refusal changed nothing there: neither does the request here. No answer: the
+        // record keeps the new word, and the next start or reconnect settles the domain (settlePauses).
+        if (decision.persist && isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.persist((d) => setPaused(this.mustHave(d, id), previouslyPaused));
+        throw e;
+      }
+    }
+    const rec = this.mustHave(this.store, id);
+    this.o.logger.warn({ instanceId: id, paused }, paused ? 'instance paused by an administrator' : 'instance resumed by an administrator');
+    this.tell('instance', id);
+    return { instance: instanceView(rec, observedState(this.domains.current, id)), previouslyPaused };
   }
 
   private async modifyNow(stateName: NodeState): Promise<NcResponse<'ncModifyNode'>> {
@@ -330,7 +365,27 @@ export class NodeController {
       this.o.logger.info({ instanceId: effect.id }, 're-adoption finished a termination');
     }
     await this.volumes.settle(domains);
+    await this.settlePauses(domains);
     await this.migrations.reconcile('start');
+  }
+
+  /** Record and domain agree on an administrator's pause, freezing winning (pauseDecision.ts settlePauses). */
+  private async settlePauses(domains: readonly DomainInfo[]): Promise<void> {
+    const s = settlePauses(this.store.instances, domains);
+    if (s.markPaused.length > 0) {
+      await this.persist((d) => { for (const id of s.markPaused) { const rec = d.instances[id]; if (rec) setPaused(rec, true); } });
+      this.o.logger.warn({ instances: s.markPaused }, 'suspended domains recorded as paused (a resume never finished, or the store was lost)');
+    }
+    for (const id of s.suspend) {
+      try {
+        this.domains.note(await this.link.call('pause', (d) => d.pause(id)));
+        this.o.logger.warn({ instanceId: id }, 'a paused instance\'s domain was running: suspended it again');
+      } catch (e) {
+        if (!this.link.healthy) throw e;
+        this.o.logger.error({ err: e, instanceId: id }, 'could not suspend the domain of a paused instance');
+      }
+    }
+    if (s.markPaused.length + s.suspend.length > 0) this.tell('node');
   }
 
   /** After a lost store: records for the domains that have none (reconcile.ts adoptOrphans), nothing else. */

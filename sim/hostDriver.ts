@@ -70,6 +70,8 @@ export class SimHostDriver implements HypervisorDriver {
   destroy(id: string): Promise<void> { return this.via((d) => d.destroy(id)); }
   attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo> { return this.via((d) => d.attachVolume(id, volume)); }
   detachVolume(id: string, volumeId: string): Promise<DomainInfo> { return this.via((d) => d.detachVolume(id, volumeId)); }
+  pause(id: string): Promise<DomainInfo> { return this.via((d) => d.pause(id)); }
+  resume(id: string): Promise<DomainInfo> { return this.via((d) => d.resume(id)); }
   prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     return this.via((d) => d.prepareIncoming(spec, migrationId, credential));
   }

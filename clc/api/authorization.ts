@@ -10,6 +10,8 @@ export const ADMIN_ONLY: ReadonlySet<string> = new Set([
   'EnableService', 'DisableService', 'ModifyService', 'MigrateInstances', 'CancelMigration',
   // Quarantine (issue 18).
   'QuarantineNode', 'UnquarantineNode',
+  // Pause (issue 18): freezing anyone's guest is an operator's act.
+  'PauseInstances', 'UnpauseInstances',
   // Host HA (issue 6): every action, describes included (they show BMC settings and the fencing log).
   'ConfigureHAForHost', 'ConfigureHAForCluster', 'ConfigureHAForInstance', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
   'ListHostHAConfigurations', 'DescribeHostHA', 'DescribeHAEvents', 'FenceHost', 'ConfirmHostFenced', 'SuspendHA', 'ResumeHA',

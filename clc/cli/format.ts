@@ -59,6 +59,13 @@ export function terminateLines(t: Reading<'TerminateInstances'>): string[] {
   return t.instancesSet.map((i) => row('INSTANCE', i.instanceId, i.previousState.name, i.currentState.name));
 }
 
+/** PauseInstances / UnpauseInstances: `INSTANCE id state paused|unpaused node was-paused|was-unpaused`. */
+export function pauseLines(t: Reading<'PauseInstances'>): string[] {
+  return t.instancesSet.map((i) => row(
+    'INSTANCE', i.instanceId, i.currentState.name, i.paused ? 'paused' : 'unpaused', i.nodeHost, i.previouslyPaused ? 'was-paused' : 'was-unpaused',
+  ));
+}
+
 export function zoneLines(z: Reading<'DescribeAvailabilityZones'>): string[] {
   return z.availabilityZoneInfo.map((i) => row('AVAILABILITYZONE', i.zoneName, i.zoneState));
 }

@@ -64,6 +64,14 @@ export type VmTypeDetailsReading = z.infer<typeof vmTypeDetailsSchema>;
 
 const stateSchema = z.object({ code: num, name: z.string() });
 
+/** PauseInstances / UnpauseInstances (issue 18): each instance's state, whether it is paused now and was before, and its node. */
+const pausedSchema = z.object({
+  instancesSet: itemsOf(z.object({
+    instanceId: z.string(), currentState: stateSchema, paused: text.transform((s) => s === 'true'),
+    previouslyPaused: text.transform((s) => s === 'true'), nodeHost: text,
+  })),
+});
+
 const instanceSchema = z.object({
   instanceId: z.string(),
   imageId: z.string(),
@@ -200,6 +208,8 @@ export const RESPONSES = {
   TerminateInstances: z.object({
     instancesSet: itemsOf(z.object({ instanceId: z.string(), previousState: stateSchema, currentState: stateSchema })),
   }),
+  PauseInstances: pausedSchema,
+  UnpauseInstances: pausedSchema,
   MigrateInstances: migrationSchema.extend({
     unplacedSet: itemsOf(z.object({ instanceId: z.string(), reason: z.string() })),
     resourceMatrix: itemsOf(matrixSchema),

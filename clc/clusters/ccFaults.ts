@@ -45,6 +45,8 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'VolumeNotAttached':
       return ClcErrors.withMessage('InvalidAttachment.NotFound', remoteMessage, answered);
     case 'NodeFenced':
+    // Pause (issue 18): the NC found the instance not running (it stopped since the CLC looked).
+    case 'InstanceNotPausable':
       return ClcErrors.withMessage('IncorrectInstanceState', remoteMessage, answered);
     case 'MigrationNotFound':
       return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);

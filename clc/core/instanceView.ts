@@ -40,6 +40,8 @@ export interface InstanceView {
   readonly clientToken?: string;
   /** Its user tags (CreateTags, RunInstances' TagSpecification), in key order; absent when none. */
   readonly userTags?: readonly Tag[];
+  /** Paused by an administrator (PauseInstances, issue 18): its state stays `running` (EC2 has no paused state). */
+  readonly paused?: true;
 }
 
 export interface MergedInstances {
@@ -97,6 +99,7 @@ export function viewOfCcInstance(i: CcInstance, recorded: RecordedFacts | undefi
     migration: migrationOf(i),
     reported: true,
     ...recordedExtras(recorded),
+    ...(i.paused === true ? { paused: true as const } : {}),
   };
 }
 

@@ -24,6 +24,12 @@ export type DomainState =
   | 'running'
   /** Paused (e.g. the incoming side of a live migration before switchover). */
   | 'paused'
+  /**
+   * Paused by its administrator (PauseInstances, issue 18; libvirt: paused, reason user): frozen,
+   * not writing, holding its memory, until resumed. Not a migration's pause, so it never reads as
+   * an incoming domain still waiting for its stream.
+   */
+  | 'suspended'
   /** Defined but not executing (host rebooted, guest shut down). */
   | 'shutoff'
   /** Crashed. */
@@ -111,6 +117,14 @@ export interface HypervisorDriver {
   attachVolume(id: string, volume: VolumeAttachmentSpec): Promise<DomainInfo>;
   /** Disconnects a volume, live and from the definition. Idempotent: a volume not attached is not an error. */
   detachVolume(id: string, volumeId: string): Promise<DomainInfo>;
+  /**
+   * Freezes a running domain (libvirt's virDomainSuspend): it stops executing and writing, keeps its
+   * memory. Idempotent: a suspended domain answers as is. Unknown: DomainNotFound; shut off, crashed
+   * or migrating: DomainStateConflict.
+   */
+  pause(id: string): Promise<DomainInfo>;
+  /** Lets a suspended domain run again (virDomainResume). Idempotent: a running domain answers as is. */
+  resume(id: string): Promise<DomainInfo>;
   /**
    * Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). With a
    * credential, the incoming stream is accepted only over TLS from a source presenting a certificate

@@ -187,6 +187,16 @@ export const CC_OPS = {
     request: volumeAttachmentSpecSchema.extend({ instanceId: instanceIdSchema }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, attachment: ncVolumeAttachmentSchema }),
   },
+  /**
+   * Pause (issue 18): `paused: true` freezes the instance (its hypervisor suspends the domain),
+   * `false` resumes it, on whichever node runs it; answers after that NC persisted it. Idempotent.
+   * Refused for an instance on a fenced host (NodeFenced), unknown (InstanceNotFound), not running
+   * (InstanceNotPausable) or migrating (MigrationInProgress).
+   */
+  ccPauseInstance: {
+    request: z.object({ instanceId: instanceIdSchema, paused: z.boolean() }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, state: instanceStateSchema, paused: z.boolean(), previouslyPaused: z.boolean() }),
+  },
   /** Disconnect it; force also from an instance that is not running. Answers after the NC let it go. */
   ccDetachVolume: {
     request: z.object({ instanceId: instanceIdSchema, volumeId: volumeIdSchema, force: z.boolean().optional() }),

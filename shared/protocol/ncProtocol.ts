@@ -29,6 +29,8 @@ export const ncInstanceSchema = z.object({
   adopted: z.boolean().optional(),
   /** Its volumes (issue 18), as the NC's record holds them; absent when none, and from NCs before volumes. */
   volumes: z.array(ncVolumeAttachmentSchema).optional(),
+  /** Paused by an administrator (issue 18, ncPauseInstance): its domain is suspended. Absent when not, and from older NCs. */
+  paused: z.literal(true).optional(),
 });
 export type NcInstance = z.infer<typeof ncInstanceSchema>;
 
@@ -122,6 +124,16 @@ export const NC_OPS = {
     request: z.object({ instanceId: instanceIdSchema }),
     response: z.object({ instance: ncInstanceSchema }),
   },
+  /**
+   * Pause (`paused: true`, the hypervisor suspends the domain) or resume (`false`) one running
+   * instance (issue 18); the record's `paused` is persisted before the reply. Idempotent: an
+   * instance already so is answered as is. Refused for an unknown instance (InstanceNotFound), one
+   * that is not running (InstanceNotPausable) or migrating (InstanceMigrating).
+   */
+  ncPauseInstance: {
+    request: z.object({ instanceId: instanceIdSchema, paused: z.boolean() }),
+    response: z.object({ instance: ncInstanceSchema, previouslyPaused: z.boolean() }),
+  },
   /** Destroy one instance. Idempotent: terminating a terminated instance answers again. */
   ncTerminateInstance: {
     request: z.object({ instanceId: instanceIdSchema }),
@@ -189,7 +201,7 @@ export const NC_ERROR_CODES = [
   'StateWriteFailed', 'InstanceNotRunning', 'InstanceMigrating', 'MigrationInProgress', 'MigrationNotPrepared', 'MigrationPlanInvalid',
   'VolumeConflict', 'VolumeNotAttached',
   'NodeQuarantined', 'NodeNotQuarantined',
-  'InstanceNotStartable',
+  'InstanceNotStartable', 'InstanceNotPausable',
 ] as const;
 
 export { hostSchema };

@@ -43,7 +43,7 @@ export interface FakeNc {
 
 export interface Call {
   readonly host: string;
-  readonly op: 'describe' | 'run' | 'terminate' | 'start' | 'modify' | 'quarantine' | 'migrate' | 'activity' | 'attach' | 'detach';
+  readonly op: 'describe' | 'run' | 'terminate' | 'start' | 'modify' | 'quarantine' | 'migrate' | 'activity' | 'attach' | 'detach' | 'pause';
   readonly instanceId?: string;
   /** For migrate: the action, with the role when it has one (prepare-destination, rollback-source, …). */
   readonly action?: string;
@@ -241,6 +241,17 @@ export class FakeNodes implements NodeClient {
     const attachment = { volumeId: req.volumeId, device: req.device, path: req.path, status: 'attached' as const };
     i.volumes = [...(i.volumes ?? []).filter((v) => v.volumeId !== req.volumeId), attachment];
     return this.leave(nc, call, { instanceId: req.instanceId, attachment });
+  }
+
+  async pauseInstance(host: string, req: NcRequest<'ncPauseInstance'>): Promise<NcResponse<'ncPauseInstance'>> {
+    const call: Call = { host, op: 'pause', instanceId: req.instanceId };
+    const nc = await this.enter(call);
+    const i = nc.instances.find((x) => x.instanceId === req.instanceId && x.state !== 'terminated');
+    if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${req.instanceId} is not on node ${host}`, { host });
+    const previouslyPaused = i.paused === true;
+    if (req.paused) i.paused = true;
+    else delete i.paused;
+    return this.leave(nc, call, { instance: { ...i }, previouslyPaused });
   }
 
   async detachVolume(host: string, req: NcRequest<'ncDetachVolume'>): Promise<NcResponse<'ncDetachVolume'>> {

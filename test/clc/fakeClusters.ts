@@ -66,6 +66,7 @@ interface Hold {
 /** Operations that change something in a CC. */
 export const MUTATING_OPS: readonly ClcCcOp[] = [
   'ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration',
+  'ccPauseInstance',
 ];
 
 export const DEFAULT_CAPACITY: Resources = { cores: 4, memoryMiB: 4096, diskGiB: 100 };
@@ -257,6 +258,8 @@ export class FakeClusters implements Clusters {
         return this.start(partition, req as ClcCcRequest<'ccStartInstances'>);
       case 'ccModifyNode':
         return this.modify(partition, req as ClcCcRequest<'ccModifyNode'>);
+      case 'ccPauseInstance':
+        return this.pause(partition, req as ClcCcRequest<'ccPauseInstance'>);
       case 'ccQuarantineNode':
         return this.quarantine(partition, req as ClcCcRequest<'ccQuarantineNode'>);
       case 'ccMigrateInstances':
@@ -318,6 +321,23 @@ export class FakeClusters implements Clusters {
         return { instanceId: id, previousState, currentState: 'terminated' };
       }),
     };
+  }
+
+  /** Pause or resume one running instance, as the CC does (cc/pauseInstance.ts): the NC's answer. */
+  private pause(partition: string, r: ClcCcRequest<'ccPauseInstance'>): unknown {
+    const n = this.inPartition(partition).find((x) => x.instances.some((i) => i.instanceId === r.instanceId && i.state !== 'terminated'));
+    const i = n?.instances.find((x) => x.instanceId === r.instanceId);
+    if (!n || !i) throw ccRefusal('InstanceNotFound', `instance ${r.instanceId} is not known`);
+    if (i.state !== 'running') throw ccRefusal('InstanceNotPausable', `instance ${r.instanceId} on node ${n.host} cannot be paused: it is ${i.state}`);
+    const previouslyPaused = i.paused === true;
+    if (r.paused) {
+      i.paused = true;
+      i.hypervisorState = 'suspended';
+    } else {
+      delete i.paused;
+      i.hypervisorState = 'running';
+    }
+    return { instanceId: i.instanceId, host: n.host, state: i.state, paused: r.paused, previouslyPaused };
   }
 
   /** Powers on shut-off instances on one node, as the CC does (cc/service.ts startOnHost); per-instance results. */

@@ -19,7 +19,7 @@ import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, sum, type Resources } from '../../shared/model/resources.js';
 
 type Method = 'connect' | 'list' | 'info' | 'create' | 'destroy' | 'prepareIncoming' | 'abortIncoming' | 'migrateOut' | 'abortMigration'
-  | 'attachVolume' | 'detachVolume';
+  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume';
 
 interface Waiter {
   resolve(stats: MigrationStats): void;
@@ -204,6 +204,28 @@ export class FakeDriver implements HypervisorDriver {
     const d = this.domains.get(id);
     if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
     const next = { ...d, volumes: (d.volumes ?? []).filter((v) => v.volumeId !== volumeId) };
+    this.domains.set(id, next);
+    return next;
+  }
+
+  /** The sim's rules: running ⇄ suspended, a repeat answers the domain, anything else DomainStateConflict. */
+  async pause(id: string): Promise<DomainInfo> {
+    this.enter('pause', id);
+    return this.setRunState(id, 'running', 'suspended', 'pause');
+  }
+
+  async resume(id: string): Promise<DomainInfo> {
+    this.enter('resume', id);
+    return this.setRunState(id, 'suspended', 'running', 'resume');
+  }
+
+  private setRunState(id: string, from: DomainInfo['state'], to: DomainInfo['state'], operation: string): DomainInfo {
+    const d = this.domains.get(id);
+    if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
+    if (this.outgoingOf(id) || this.incoming.has(id)) throw this.conflict(id, d.state, operation);
+    if (d.state === to) return d;
+    if (d.state !== from) throw this.conflict(id, d.state, operation);
+    const next = { ...d, state: to };
     this.domains.set(id, next);
     return next;
   }

@@ -22,6 +22,7 @@ import { migrateInstances } from './migrateInstances.js';
 import { disableService, enableService } from './modifyService.js';
 import { modifyServiceByName } from './modifyServiceByName.js';
 import { quarantineNode, unquarantineNode } from './quarantineNode.js';
+import { pauseInstances, unpauseInstances } from './pauseInstances.js';
 import { runInstances } from './runInstances.js';
 import { terminateInstances } from './terminateInstances.js';
 import { attachVolumeAction, detachVolumeAction } from './volumeAttachments.js';
@@ -55,6 +56,9 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   // Quarantine (issue 18).
   QuarantineNode: quarantineNode,
   UnquarantineNode: unquarantineNode,
+  // Pause (issue 18): Ferry extensions.
+  PauseInstances: pauseInstances,
+  UnpauseInstances: unpauseInstances,
   // Host HA (issue 6).
   ConfigureHAForHost: configureHAForHost,
   ConfigureHAForCluster: configureHAForCluster,

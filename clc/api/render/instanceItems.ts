@@ -35,6 +35,8 @@ export function instanceItem(v: InstanceView): XmlObject {
     migrationState: v.migration.state,
     migrationSource: v.migration.source,
     migrationDestination: v.migration.destination,
+    // Issue 18: true while an administrator holds it paused (instanceState stays running); absent otherwise.
+    paused: v.paused,
   };
 }
 

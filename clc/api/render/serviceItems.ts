@@ -117,6 +117,7 @@ export function nodeItem(node: CcNode, moves: ReadonlyMap<string, InstanceMove> 
     instancesSet: node.instances.map((i) => ({
       instanceId: i.instanceId, state: i.state, instanceType: i.vmType.name, migrationState: i.migrationState,
       migrationSource: moves.get(i.instanceId)?.source, migrationDestination: moves.get(i.instanceId)?.destination,
+      paused: i.paused,
     })),
   };
 }

@@ -116,13 +116,18 @@ export function parseSizing(xml: string): Resources {
   return { cores, memoryMiB, diskGiB: 0 };
 }
 
-/** libvirt's virDomainState → Ferry's DomainState. */
-export function domainStateOf(virState: number): DomainState {
+/**
+ * libvirt's virDomainState (and its reason) → Ferry's DomainState. Paused by a user (virDomainSuspend,
+ * or arrived from a migration of a paused guest) is 'suspended'; paused otherwise (a migration's own
+ * pause, an I/O error) is 'paused'.
+ */
+export function domainStateOf(virState: number, reason = 0): DomainState {
   switch (virState) {
     case VIR.DOMAIN_STATE.RUNNING:
     case VIR.DOMAIN_STATE.BLOCKED:
       return 'running';
     case VIR.DOMAIN_STATE.PAUSED:
+      return reason === VIR.PAUSED_REASON.USER ? 'suspended' : 'paused';
     case VIR.DOMAIN_STATE.PMSUSPENDED:
       return 'paused';
     case VIR.DOMAIN_STATE.CRASHED:

@@ -36,6 +36,8 @@ export interface LibvirtFunctions {
   readonly virDomainDefineXML: AsyncFn;
   readonly virDomainCreate: AsyncFn;
   readonly virDomainDestroy: AsyncFn;
+  readonly virDomainSuspend: AsyncFn;
+  readonly virDomainResume: AsyncFn;
   readonly virDomainUndefineFlags: AsyncFn;
   readonly virDomainGetState: AsyncFn;
   readonly virDomainGetXMLDesc: AsyncFn;
@@ -138,6 +140,8 @@ export function libvirt(): LibvirtFunctions {
     virDomainDefineXML: f('void *virDomainDefineXML(void *conn, const char *xml)'),
     virDomainCreate: f('int virDomainCreate(void *dom)'),
     virDomainDestroy: f('int virDomainDestroy(void *dom)'),
+    virDomainSuspend: f('int virDomainSuspend(void *dom)'),
+    virDomainResume: f('int virDomainResume(void *dom)'),
     virDomainUndefineFlags: f('int virDomainUndefineFlags(void *dom, unsigned int flags)'),
     virDomainGetState: f('int virDomainGetState(void *dom, _Out_ int *state, _Out_ int *reason, unsigned int flags)'),
     virDomainGetXMLDesc: f('char *! virDomainGetXMLDesc(void *dom, unsigned int flags)'),
@@ -194,6 +198,8 @@ export function decodePointers(ptr: Ptr, count: number): Ptr[] {
 export const VIR = {
   DOMAIN_STATE: { NOSTATE: 0, RUNNING: 1, BLOCKED: 2, PAUSED: 3, SHUTDOWN: 4, SHUTOFF: 5, CRASHED: 6, PMSUSPENDED: 7 },
   SHUTOFF_REASON: { MIGRATED: 4 },
+  /** virDomainPausedReason: USER is virDomainSuspend's (and a migration's VIR_MIGRATE_PAUSED arrival). */
+  PAUSED_REASON: { USER: 1 },
   LIST_ALL: 0,
   MIGRATE: { LIVE: 1 << 0, PEER2PEER: 1 << 1, PERSIST_DEST: 1 << 3, UNDEFINE_SOURCE: 1 << 4, UNSAFE: 1 << 9, TLS: 1 << 16 },
   MIGRATE_PARAM_URI: 'migrate_uri',

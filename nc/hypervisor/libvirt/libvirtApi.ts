@@ -64,6 +64,9 @@ export interface LibvirtSession {
   detachDevice(dom: Ptr, xml: string, flags: number): Promise<void>;
   start(dom: Ptr): Promise<void>;
   destroy(dom: Ptr): Promise<void>;
+  /** virDomainSuspend / virDomainResume: freeze and thaw the guest's vCPUs. */
+  suspend(dom: Ptr): Promise<void>;
+  resume(dom: Ptr): Promise<void>;
   undefine(dom: Ptr): Promise<void>;
   abortJob(dom: Ptr): Promise<void>;
   setMaxDowntime(dom: Ptr, ms: number): Promise<void>;
@@ -205,6 +208,14 @@ export class LibvirtConnection implements LibvirtSession {
 
   async destroy(dom: Ptr): Promise<void> {
     await this.int('virDomainDestroy', dom);
+  }
+
+  async suspend(dom: Ptr): Promise<void> {
+    await this.int('virDomainSuspend', dom);
+  }
+
+  async resume(dom: Ptr): Promise<void> {
+    await this.int('virDomainResume', dom);
   }
 
   async undefine(dom: Ptr): Promise<void> {

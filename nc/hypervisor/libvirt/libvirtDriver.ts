@@ -164,7 +164,7 @@ export class LibvirtDriver implements HypervisorDriver {
         const xml = await c.xmlDesc(dom);
         const meta = parseFerryMetadata(xml);
         return {
-          id, state: domainStateOf(state.state), resources: meta?.resources ?? parseSizing(xml), imageId: meta?.imageId ?? 'unknown',
+          id, state: domainStateOf(state.state, state.reason), resources: meta?.resources ?? parseSizing(xml), imageId: meta?.imageId ?? 'unknown',
           diskPath: '', startedAt: meta?.startedAt ?? 0, volumes: parseVolumes(xml),
         };
       });
@@ -181,7 +181,7 @@ export class LibvirtDriver implements HypervisorDriver {
       if (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources)) {
         throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
       }
-      if (existing.state === 'running') return existing;
+      if (existing.state === 'running' || existing.state === 'suspended') return existing;
     }
     const c = await this.conn();
     const disk = this.o.diskDir === undefined ? undefined : await ensureDisk(this.o.diskDir, spec);
@@ -219,6 +219,33 @@ export class LibvirtDriver implements HypervisorDriver {
       return true;
     }).catch((e: unknown) => this.rethrow(e, { operation: 'destroy', id }));
     if (existed) this.emit({ kind: 'stopped', id, reason: 'destroyed' });
+  }
+
+  /** virDomainSuspend of a running domain; a suspended one answers as is. */
+  pause(id: string): Promise<DomainInfo> {
+    return this.setRunState(id, 'running', 'suspended', 'pause');
+  }
+
+  /** virDomainResume of a suspended domain; a running one answers as is. */
+  resume(id: string): Promise<DomainInfo> {
+    return this.setRunState(id, 'suspended', 'running', 'resume');
+  }
+
+  private async setRunState(id: string, from: 'running' | 'suspended', to: 'running' | 'suspended', operation: 'pause' | 'resume'): Promise<DomainInfo> {
+    const c = await this.conn();
+    if (this.outgoing.isActive(id)) throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state: 'migrating', operation });
+    const found = await c.withDomain(id, async (dom) => {
+      const s = await c.stateAndReason(dom);
+      const state = domainStateOf(s.state, s.reason);
+      if (state === to) return true;
+      if (state !== from) throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state, operation });
+      await (operation === 'pause' ? c.suspend(dom) : c.resume(dom));
+      return true;
+    }).catch((e: unknown) => this.rethrow(e, { operation, id }));
+    if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    const now = await this.info(id);
+    if (!now) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    return now;
   }
 
   /**

@@ -126,7 +126,10 @@ export class OutgoingMigrations {
       own = await this.d.open(this.d.uri).catch((e: unknown) => this.d.fail(e, { operation: 'connect for migration' }));
       const c = own;
       const found = await c.withDomain(id, async (dom) => {
-        if ((await c.state(dom)) !== VIR.DOMAIN_STATE.RUNNING) {
+        const s = await c.stateAndReason(dom);
+        // A guest its administrator suspended migrates too: libvirt adds VIR_MIGRATE_PAUSED, so it arrives paused.
+        const suspended = s.state === VIR.DOMAIN_STATE.PAUSED && s.reason === VIR.PAUSED_REASON.USER;
+        if (s.state !== VIR.DOMAIN_STATE.RUNNING && !suspended) {
           throw HypervisorErrors.make('DomainStateConflict', { id, host: this.d.host, state: 'not running', operation: 'migrate' });
         }
         if (target.maxDowntimeMs !== undefined) await c.setMaxDowntime(dom, target.maxDowntimeMs).catch(() => undefined);

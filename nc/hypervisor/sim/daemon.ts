@@ -70,6 +70,14 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
     res.json(await host.detachVolume(param(req, 'id'), param(req, 'volumeId')));
   });
 
+  app.post('/v1/domains/:id/suspend', async (req, res) => {
+    res.json(await host.pause(param(req, 'id')));
+  });
+
+  app.post('/v1/domains/:id/resume', async (req, res) => {
+    res.json(await host.resume(param(req, 'id')));
+  });
+
   app.post('/v1/incoming', async (req, res) => {
     const { spec, migrationId, credential } = body(PrepareIncomingRequest, req);
     res.json(await host.prepareIncoming(spec, migrationId, credential));

@@ -14,10 +14,13 @@ export type DomainActivity =
   | { readonly kind: 'incoming-prepared'; readonly migrationId: string }
   /** Destination: the stream is arriving. The domain stays paused until the final round. */
   | { readonly kind: 'incoming-receiving'; readonly migrationId: string }
-  /** Source: pre-copy rounds in flight; the domain keeps running (and writing). */
-  | { readonly kind: 'outgoing-precopy'; readonly migrationId: string }
+  /**
+   * Source: pre-copy rounds in flight; the domain keeps running (and writing), or stays suspended
+   * (`suspended`: its administrator froze it before, so it dirties no page and arrives suspended).
+   */
+  | { readonly kind: 'outgoing-precopy'; readonly migrationId: string; readonly suspended?: boolean }
   /** Source: paused for the stop-and-copy round, waiting for the destination to confirm. */
-  | { readonly kind: 'outgoing-switchover'; readonly migrationId: string };
+  | { readonly kind: 'outgoing-switchover'; readonly migrationId: string; readonly suspended?: boolean };
 
 export interface DomainRecord {
   readonly spec: DomainSpec;
@@ -39,9 +42,14 @@ export function isOutgoing(r: DomainRecord): boolean {
   return r.activity.kind === 'outgoing-precopy' || r.activity.kind === 'outgoing-switchover';
 }
 
-/** A running or paused domain holds its resources (a paused QEMU keeps its memory); shutoff does not. */
+/** A running, paused or suspended domain holds its resources (a paused QEMU keeps its memory); shutoff does not. */
 export function holdsResources(r: DomainRecord): boolean {
-  return r.state === 'running' || r.state === 'paused';
+  return isLive(r.state);
+}
+
+/** Whether a domain in this state has a QEMU (running, paused or suspended): a power cycle ends it. */
+export function isLive(state: DomainState): boolean {
+  return state === 'running' || state === 'paused' || state === 'suspended';
 }
 
 export function usedResources(records: Iterable<DomainRecord>): Resources {

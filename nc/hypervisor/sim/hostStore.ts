@@ -11,7 +11,7 @@ import { DomainSpecSchema, VolumeAttachmentSchema } from './protocol.js';
 const PersistedDomainSchema = z.object({
   spec: DomainSpecSchema,
   /** The state when last written; at start-up every stored domain comes back shutoff. */
-  state: z.enum(['running', 'paused', 'shutoff', 'crashed']),
+  state: z.enum(['running', 'paused', 'suspended', 'shutoff', 'crashed']),
   startedAt: z.number(),
   /** Its volumes (issue 18); absent in stores written before them. */
   volumes: z.array(VolumeAttachmentSchema).optional(),

@@ -136,7 +136,7 @@ function openStream(
         }
       },
       async finish(final) {
-        await write(encodeControl({ t: 'final', diskCounter: final.diskCounter }));
+        await write(encodeControl({ t: 'final', diskCounter: final.diskCounter, ...(final.suspended === true ? { suspended: true } : {}) }));
         req.end();
         return done;
       },

@@ -43,6 +43,14 @@ export class InProcessDriver implements HypervisorDriver {
     return this.host.detachVolume(id, volumeId);
   }
 
+  async pause(id: string): Promise<DomainInfo> {
+    return this.host.pause(id);
+  }
+
+  async resume(id: string): Promise<DomainInfo> {
+    return this.host.resume(id);
+  }
+
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     const req = check(PrepareIncomingRequest, { spec, migrationId, ...(credential ? { credential } : {}) });
     await this.host.prepareIncoming(req.spec, req.migrationId, req.credential);

@@ -23,6 +23,8 @@ export interface RoundSend {
 
 export interface FinalSend {
   readonly diskCounter: number;
+  /** Suspended by its administrator when the migration began: the destination keeps it suspended. */
+  readonly suspended?: boolean;
 }
 
 export interface IncomingDone {

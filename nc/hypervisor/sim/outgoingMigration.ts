@@ -2,7 +2,8 @@
  * Source side of one live migration: plan it with the pure model, then play the plan over a
  * MigrationChannel, each round paced by the injected clock (model time × timeScale). The domain
  * keeps running through pre-copy, is paused for the stop-and-copy round, and stops here only after
- * the destination confirms. Any failure or abort before that resumes it here.
+ * the destination confirms. Any failure or abort before that resumes it here. A domain its
+ * administrator suspended stays suspended throughout (its tuning has no dirty pages) and arrives so.
  */
 import type { Clock } from '../../../shared/clock.js';
 import type { DomainSpec, MigrationProgress, MigrationStats, MigrationTarget } from '../driver.js';
@@ -15,8 +16,8 @@ import { finishSwitchover } from './switchoverSettle.js';
 
 /** What the runner asks of the host; each step runs in the host's serial queue. */
 export interface OutgoingHooks {
-  /** Pauses the domain for the stop-and-copy round; returns its disk counter at the pause. */
-  enterSwitchover(): Promise<{ diskCounter: number }>;
+  /** Pauses the domain for the stop-and-copy round; returns its disk counter at the pause and whether it was suspended. */
+  enterSwitchover(): Promise<{ diskCounter: number; suspended?: boolean }>;
   /** The migration did not complete: the domain runs here again. Must not throw. */
   resume(): Promise<void>;
   /** The destination confirmed: the domain is gone from here. Must not throw. */
@@ -60,10 +61,10 @@ export async function runOutgoingMigration(p: OutgoingParams): Promise<Migration
     p.signal.throwIfAborted();
     const bytesTotal = p.spec.resources.memoryMiB * MIB;
     let transferred = 0;
-    let diskCounter = 0;
+    let final: { diskCounter: number; suspended?: boolean } = { diskCounter: 0 };
     for (const [i, round] of plan.iterations.entries()) {
       const isFinal = plan.converged && i === plan.iterations.length - 1;
-      if (isFinal) ({ diskCounter } = await p.hooks.enterSwitchover());
+      if (isFinal) final = await p.hooks.enterSwitchover();
       await channel.sendRound({ iteration: i + 1, bytes: round.bytes });
       await sleepOn(p.clock, round.durationMs * p.timeScale, p.signal);
       transferred += round.bytes;
@@ -80,7 +81,7 @@ export async function runOutgoingMigration(p: OutgoingParams): Promise<Migration
       });
     }
     const settle = { clock: p.clock, dialer: p.dialer, destinationUri: p.target.destinationUri, hello, credential: p.target.credential, signal: p.signal };
-    await finishSwitchover(settle, channel, { diskCounter });
+    await finishSwitchover(settle, channel, final);
     await p.hooks.complete();
     return {
       migrationId, id,

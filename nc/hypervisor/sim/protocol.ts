@@ -26,7 +26,7 @@ export const DomainSpecSchema = z.object({
   imageId: z.string().min(1).max(128),
 });
 
-export const DomainStateSchema = z.enum(['running', 'paused', 'shutoff', 'crashed']);
+export const DomainStateSchema = z.enum(['running', 'paused', 'suspended', 'shutoff', 'crashed']);
 
 export const VolumeAttachmentSchema = volumeAttachmentSpecSchema;
 
@@ -132,6 +132,8 @@ export const FinalMessage = z.object({
   t: z.literal('final'),
   /** The guest's disk-activity counter at pause, so the destination carries it on. */
   diskCounter: z.number().int().min(0),
+  /** The guest was suspended by its administrator before the migration: it arrives suspended (libvirt's VIR_MIGRATE_PAUSED). */
+  suspended: z.boolean().optional(),
 });
 export const ControlMessage = z.discriminatedUnion('t', [HelloMessage, RoundMessage, FinalMessage]);
 export type ControlMessage = z.infer<typeof ControlMessage>;

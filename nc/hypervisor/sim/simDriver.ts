@@ -92,6 +92,14 @@ export class SimDriver implements HypervisorDriver {
     return this.call('DELETE', `/v1/domains/${enc(id)}/volumes/${enc(volumeId)}`, DomainInfoSchema);
   }
 
+  async pause(id: string): Promise<DomainInfo> {
+    return this.call('POST', `/v1/domains/${enc(id)}/suspend`, DomainInfoSchema);
+  }
+
+  async resume(id: string): Promise<DomainInfo> {
+    return this.call('POST', `/v1/domains/${enc(id)}/resume`, DomainInfoSchema);
+  }
+
   /** The credential crosses only this host-local control link, as libvirt's would its local socket. */
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     await this.call('POST', '/v1/incoming', DomainInfoSchema, { spec, migrationId, ...(credential ? { credential } : {}) });

@@ -14,7 +14,7 @@ import type {
 import { HypervisorErrors } from '../errors.js';
 import type { FerryError } from '../../../shared/errors/registry.js';
 import {
-  IDLE, admit, freeResources, isIncoming, isOutgoing, specDifference, toDomainInfo, volumeConflict, type DomainRecord,
+  IDLE, admit, freeResources, isIncoming, isLive, isOutgoing, specDifference, toDomainInfo, volumeConflict, type DomainRecord,
 } from './hostLedger.js';
 import { ActivityWriter } from './activityWriter.js';
 import type { DiskIo } from './diskIo.js';
@@ -88,9 +88,9 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   static async open(config: SimHostConfig, deps: SimHostDeps): Promise<SimHost> {
     const host = new SimHost(config, deps);
     const stored = Object.values(deps.store.read().domains);
-    if (stored.some((d) => d.state === 'running' || d.state === 'paused')) {
+    if (stored.some((d) => isLive(d.state))) {
       await deps.store.update((d) => {
-        for (const dom of Object.values(d.domains)) if (dom.state === 'running' || dom.state === 'paused') dom.state = 'shutoff';
+        for (const dom of Object.values(d.domains)) if (isLive(dom.state)) dom.state = 'shutoff';
       });
     }
     for (const d of Object.values(deps.store.read().domains)) {
@@ -154,7 +154,8 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       if (existing) {
         const diff = specDifference(existing.spec, spec);
         if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
-        if (existing.state === 'running') return this.infoOf(existing);
+        // Suspended is defined and live too: its administrator resumes it, a create does not.
+        if (existing.state === 'running' || existing.state === 'suspended') return this.infoOf(existing);
         if (existing.state === 'paused') throw this.conflict(existing, 'create');
       }
       const others = [...this.records.values()].filter((r) => r.spec.id !== spec.id);
@@ -194,7 +195,42 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
         delete d.domains[id];
       });
       await this.forget(id);
-      if (r.state === 'running' || r.state === 'paused') this.events.emit({ kind: 'stopped', id, reason: 'destroyed' });
+      if (isLive(r.state)) this.events.emit({ kind: 'stopped', id, reason: 'destroyed' });
+    });
+  }
+
+  /**
+   * Freezes a running domain (virDomainSuspend): it stops its activity writes and dirties no page
+   * until resumed. Persisted before it answers; a suspended one answers as is. Refused while it
+   * migrates or when it does not run.
+   */
+  pause(id: string): Promise<DomainInfo> {
+    return this.setRunState(id, 'running', 'suspended', 'pause');
+  }
+
+  /** Lets a suspended domain run again (virDomainResume); a running one answers as is. */
+  resume(id: string): Promise<DomainInfo> {
+    return this.setRunState(id, 'suspended', 'running', 'resume');
+  }
+
+  private setRunState(id: string, from: 'running' | 'suspended', to: 'running' | 'suspended', operation: string): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (isIncoming(r) || isOutgoing(r)) throw this.conflict(r, operation);
+      if (r.state === to) return this.infoOf(r);
+      if (r.state !== from) throw this.conflict(r, operation);
+      await this.persist((d) => {
+        const stored = d.domains[id];
+        if (stored) stored.state = to;
+      });
+      const next: DomainRecord = { ...r, state: to };
+      this.records.set(id, next);
+      // Resumed: its disk shows it at once, not only at the next round.
+      if (to === 'running') await this.activity.write(id);
+      this.log.info({ id, state: to }, operation === 'pause' ? 'domain suspended' : 'domain resumed');
+      return this.infoOf(next);
     });
   }
 
@@ -332,9 +368,11 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
         throw this.err('IncomingNotPrepared', { id, migrationId });
       }
       const now = this.deps.clock.now();
+      // A guest its administrator suspended arrives suspended (libvirt adds VIR_MIGRATE_PAUSED for a paused source).
+      const state = final.suspended === true ? 'suspended' : 'running';
       try {
         await this.persist((d) => {
-          d.domains[id] = { spec: r.spec, state: 'running', startedAt: now };
+          d.domains[id] = { spec: r.spec, state, startedAt: now };
         });
       } catch (e) {
         this.dropIncoming(id, e as FerryError);
@@ -342,10 +380,10 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       }
       this.sessions.delete(id);
       this.guards.delete(id);
-      this.records.set(id, { spec: r.spec, state: 'running', startedAt: now, activity: IDLE });
+      this.records.set(id, { spec: r.spec, state, startedAt: now, activity: IDLE });
       this.arrived.add(migrationId);
       this.activity.setCounter(id, final.diskCounter);
-      await this.activity.write(id, now);
+      if (state === 'running') await this.activity.write(id, now);
       this.events.emit({ kind: 'migration-incoming-done', migrationId, id });
       this.events.emit({ kind: 'started', id });
       return { receivedBytes: stream.received };
@@ -361,7 +399,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       this.assertOpen();
       const r = this.records.get(id);
       // A running, non-incoming domain of that id is the guest itself (it arrived before a restart of this host's memory).
-      if (this.arrived.has(migrationId) || (r && !isIncoming(r) && r.state === 'running')) return 'completed';
+      if (this.arrived.has(migrationId) || (r && !isIncoming(r) && (r.state === 'running' || r.state === 'suspended'))) return 'completed';
       if (r && isIncoming(r) && migrationIdOf(r) === migrationId) this.dropIncoming(id, this.err('MigrationAborted', { id, migrationId }));
       return 'abandoned';
     });
@@ -392,7 +430,8 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       }
       const r = this.records.get(id);
       if (!r) throw this.err('DomainNotFound', { id });
-      if (r.state !== 'running' || r.activity.kind !== 'idle') throw this.conflict(r, 'migrate');
+      if ((r.state !== 'running' && r.state !== 'suspended') || r.activity.kind !== 'idle') throw this.conflict(r, 'migrate');
+      const suspended = r.state === 'suspended';
       const { migrationId } = target;
       // A bad or missing credential is refused before the domain changes (the dialer checks it again).
       if (target.credential) guardOf(target.credential, 'source', id, migrationId);
@@ -400,10 +439,12 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       if (!target.credential && target.destinationUri.startsWith('https:')) {
         throw this.err('MigrationCredentialInvalid', { id, migrationId, detail: 'an https:// destination needs this migration\'s credential' });
       }
-      this.records.set(id, { ...r, activity: { kind: 'outgoing-precopy', migrationId } });
+      this.records.set(id, { ...r, activity: { kind: 'outgoing-precopy', migrationId, ...(suspended ? { suspended } : {}) } });
+      // A suspended guest writes no memory: one round copies it all.
+      const tuning = suspended ? { ...this.config.migration, dirtyRateMiBps: 0 } : this.config.migration;
       return this.outgoing.start({
         clock: this.deps.clock, dialer: this.deps.dialer, timeScale: this.config.timeScale,
-        sourceHost: this.config.host, spec: r.spec, target, tuning: this.config.migration,
+        sourceHost: this.config.host, spec: r.spec, target, tuning,
         onProgress: (progress) => this.events.emit({ kind: 'migration-progress', progress }),
         hooks: {
           enterSwitchover: () => this.enterSwitchover(id, migrationId),
@@ -446,21 +487,26 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
 
   // --- outgoing hooks (each runs in the queue) ---
 
-  private enterSwitchover(id: string, migrationId: string): Promise<{ diskCounter: number }> {
+  private enterSwitchover(id: string, migrationId: string): Promise<{ diskCounter: number; suspended?: boolean }> {
     return this.queue.run(() => {
       const r = this.records.get(id);
       if (r?.activity.kind !== 'outgoing-precopy' || r.activity.migrationId !== migrationId) {
         throw this.err('MigrationAborted', { id, migrationId });
       }
-      this.records.set(id, { ...r, state: 'paused', activity: { kind: 'outgoing-switchover', migrationId } });
-      return { diskCounter: this.activity.counter(id) };
+      const suspended = r.activity.suspended === true;
+      this.records.set(id, { ...r, state: 'paused', activity: { kind: 'outgoing-switchover', migrationId, ...(suspended ? { suspended } : {}) } });
+      return { diskCounter: this.activity.counter(id), ...(suspended ? { suspended } : {}) };
     });
   }
 
+  /** The migration did not complete: the domain goes back to how it was before it (running, or suspended). */
   private resumeAfterMigration(id: string, migrationId: string): Promise<void> {
     return this.queue.run(() => {
       const r = this.records.get(id);
-      if (r && isOutgoing(r) && migrationIdOf(r) === migrationId) this.records.set(id, { ...r, state: 'running', activity: IDLE });
+      if (r && isOutgoing(r) && migrationIdOf(r) === migrationId) {
+        const suspended = (r.activity.kind === 'outgoing-precopy' || r.activity.kind === 'outgoing-switchover') && r.activity.suspended === true;
+        this.records.set(id, { ...r, state: suspended ? 'suspended' : 'running', activity: IDLE });
+      }
     }).catch((e) => this.log.error({ err: e }, 'resume after migration'));
   }
 

@@ -16,6 +16,7 @@ describe('judgeActivity', () => {
     ['an empty directory: cannot tell', [], 100, 0, 'unknown'],
     ['only temp files: cannot tell', [e('.i-1.disk.77.0.tmp', 500)], 100, 0, 'unknown'],
     ['a heartbeat since: active', [e('heartbeat', 150), e('i-00000001.disk', 50)], 100, 0, 'active'],
+    ['only paused guests (their disks frozen, issue 18) but the heartbeat goes on: active', [e('heartbeat', 150), e('i-00000001.disk', 20), e('i-00000002.disk', 30)], 100, 0, 'active'],
     ['a VM disk since (the hypervisor heartbeat stopped): active', [e('heartbeat', 50), e('i-00000001.disk', 101)], 100, 0, 'active'],
     ['nothing written since: inactive', [e('heartbeat', 99), e('i-00000001.disk', 90), e('i-00000002.disk', 100)], 100, 0, 'inactive'],
     ['a write at exactly "since" is not after it: inactive', [e('heartbeat', 100)], 100, 0, 'inactive'],

@@ -159,6 +159,20 @@ class FakeSession implements LibvirtSession {
     d.state = VIR.DOMAIN_STATE.SHUTOFF;
   }
 
+  async suspend(dom: Ptr): Promise<void> {
+    const d = this.dom(dom);
+    if (d.state !== VIR.DOMAIN_STATE.RUNNING) throw err('virDomainSuspend', VIR_ERR.OPERATION_INVALID, 'domain is not running');
+    d.state = VIR.DOMAIN_STATE.PAUSED;
+    d.reason = VIR.PAUSED_REASON.USER;
+  }
+
+  async resume(dom: Ptr): Promise<void> {
+    const d = this.dom(dom);
+    if (d.state !== VIR.DOMAIN_STATE.PAUSED) throw err('virDomainResume', VIR_ERR.OPERATION_INVALID, 'domain is not paused');
+    d.state = VIR.DOMAIN_STATE.RUNNING;
+    d.reason = 0;
+  }
+
   async undefine(dom: Ptr): Promise<void> {
     this.dom(dom);
     this.host.domains.delete(this.handles.get(dom) ?? '');

@@ -281,3 +281,34 @@ describe('LibvirtDriver', () => {
     });
   });
 });
+
+describe('LibvirtDriver pause and resume (issue 18)', () => {
+  it('virDomainSuspend makes the domain suspended (paused, reason user), virDomainResume running; both idempotent', async () => {
+    const { driver } = setup();
+    await driver.create(spec);
+    expect((await driver.pause(spec.id)).state).toBe('suspended');
+    expect((await driver.pause(spec.id)).state).toBe('suspended');
+    // A create of a suspended domain answers it as is (a power-on does not thaw it).
+    expect((await driver.create(spec)).state).toBe('suspended');
+    expect((await driver.resume(spec.id)).state).toBe('running');
+    expect((await driver.resume(spec.id)).state).toBe('running');
+  });
+
+  it('a domain paused for another reason (a migration) is paused, not suspended, and refuses both', async () => {
+    const { fake, driver } = setup();
+    await driver.create(spec);
+    const dom = fake.domains.get(spec.id);
+    if (!dom) throw new Error('fake domain missing');
+    dom.state = VIR.DOMAIN_STATE.PAUSED;
+    dom.reason = 2; // VIR_DOMAIN_PAUSED_MIGRATION
+    expect((await driver.info(spec.id))?.state).toBe('paused');
+    expect(await codeOf(driver.pause(spec.id))).toBe('DomainStateConflict');
+    expect(await codeOf(driver.resume(spec.id))).toBe('DomainStateConflict');
+    expect(dom.state).toBe(VIR.DOMAIN_STATE.PAUSED);
+  });
+
+  it('an unknown domain is DomainNotFound', async () => {
+    const { driver } = setup();
+    expect(await codeOf(driver.pause('i-0000ffff'))).toBe('DomainNotFound');
+  });
+});
