@@ -32,7 +32,10 @@ const exhausted = (o: HaOwedRepair, s: HaSettings): boolean => o.kind === 'drain
 /** Records that `kind` is owed from now on (an owed repair of the same kind keeps its count). */
 export function owe(rec: HostHaRecord, kind: HaOwedRepair['kind'], now: number): HostHaRecord {
   if (rec.owed?.kind === kind) return rec;
-  return { ...rec, owed: { kind, since: now, attempts: 0, nextAttemptAt: now, inFlight: null, lastOutcome: null } };
+  // An attempt of the repair this one replaces (a power-on when a drain becomes owed) may still run:
+  // the new debt keeps its token in flight, so its own first attempt waits for that one to settle
+  // (one repair attempt at a time). With no attempt of its own yet, that result only frees the way.
+  return { ...rec, owed: { kind, since: now, attempts: 0, nextAttemptAt: now, inFlight: rec.owed?.inFlight ?? null, lastOutcome: null } };
 }
 
 /** Forgets what is owed, saying why in the log (an operator's EnableService, HA switched off, a fence taking over). */
@@ -77,6 +80,8 @@ export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings, su
 export function onRepairResult(rec: HostHaRecord, token: number, done: boolean, detail: string, now: number, s: HaSettings): RepairStep {
   const o = rec.owed;
   if (o?.inFlight !== token) return none(rec);
+  // The replaced repair's attempt settled (owe above): the owed one may start its first attempt now.
+  if (o.attempts === 0) return none({ ...rec, owed: { ...o, inFlight: null } });
   const host = rec.host;
   const label = `${WHAT[o.kind]} of ${host}, attempt ${o.attempts}`;
   if (done) {
