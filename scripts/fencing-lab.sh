@@ -82,10 +82,13 @@ power_on() {
   live_group >/dev/null && return 0
   [ -x "$dir/host.sh" ] || return 0
   rm -f "$dir/host.pgid"
-  # A new session: the host survives this script, and its pid is its process group id.
+  # A new session: the host survives this script, and its pid is its process group id. It must not
+  # hold the power lock (fd 9).
   setsid bash -c 'echo $$ > "$1/host.pgid.tmp" && mv "$1/host.pgid.tmp" "$1/host.pgid" && exec "$1/host.sh"' _ "$dir" \
-    </dev/null >>"$dir/host.log" 2>&1 &
-  for _ in $(seq 50); do [ -s "$dir/host.pgid" ] && return 0; sleep 0.01; done
+    </dev/null >>"$dir/host.log" 2>&1 9>&- &
+  # Return only once the host is there: a retransmitted "power on" (a busy machine makes this script
+  # outlast the client's ~1 s retry) that found no host.pgid would start a second host beside it.
+  for _ in $(seq 3000); do [ -s "$dir/host.pgid" ] && return 0; sleep 0.01; done
 }
 
 power_off() {
@@ -98,6 +101,9 @@ power_off() {
   kill -KILL -- "-$pg" 2>/dev/null
   for _ in $(seq 50); do live_group >/dev/null || return 0; sleep 0.01; done
 }
+
+# One power change at a time: a retransmitted command waits for the first and then finds it done.
+case "$1" in set) exec 9>"$dir/power.lock"; flock 9 ;; esac
 
 case "$1 $2" in
   "get power") if live_group >/dev/null; then echo "power:1"; else echo "power:0"; fi ;;

@@ -8,6 +8,8 @@ import type { NcInstance } from '../../shared/protocol/ncProtocol.js';
 import { listedMigrationState, observedPhase } from './phases.js';
 import { incomingAt, isFinal, latestItemOf, plansOf, type NodeMigrations } from './plans.js';
 
+const isLive = (i: NcInstance): boolean => i.state !== 'terminated' && i.state !== 'shutting-down';
+
 export interface ListedInstance {
   readonly host: string;
   readonly instance: NcInstance;
@@ -31,11 +33,15 @@ export function listInstancesWithMigrations(nodes: readonly NodeMigrations[], fe
   for (const n of nodes) for (const i of n.instances) holders.set(i.instanceId, (holders.get(i.instanceId) ?? new Set()).add(n.host));
   // Host HA restarted it elsewhere: the fenced host's copy is obsolete, whatever an old plan says.
   const heldOutsideFence = (id: string): boolean => [...(holders.get(id) ?? [])].some((h) => !fenced.has(h));
+  // A copy being destroyed (an obsolete one on a host back from fencing) never stands for an instance
+  // that runs elsewhere: it is listed only while no live copy exists.
+  const liveSomewhere = new Set(nodes.flatMap((n) => n.instances.filter(isLive).map((i) => i.instanceId)));
 
   const out: ListedInstance[] = [];
   for (const n of nodes) {
     for (const instance of n.instances) {
       if (fenced.has(n.host) && heldOutsideFence(instance.instanceId)) continue;
+      if (!isLive(instance) && liveSomewhere.has(instance.instanceId)) continue;
       const found = latestItemOf(plans, instance.instanceId);
       if (!found) {
         out.push({ host: n.host, instance, migrationState: instance.migrationState, migrationSource: '', migrationDestination: '' });

@@ -134,6 +134,8 @@ export function compareViews(a: InstanceOrderKey, b: InstanceOrderKey): number {
     || byCodeUnits(a.instanceId, b.instanceId);
 }
 
+const isGone = (state: string): boolean => state === 'terminated' || state === 'shutting-down';
+
 /** What a partition's CC answered to ccDescribeInstances. */
 export interface PartitionReport {
   readonly instances: readonly CcInstance[];
@@ -170,7 +172,11 @@ export function mergeInstances(
   for (const list of live.values()) {
     for (const i of list) {
       const r = records[i.instanceId];
-      views.set(i.instanceId, viewOfCcInstance(i, r));
+      const next = viewOfCcInstance(i, r);
+      // A copy being destroyed never hides a live one another CC reports.
+      const prev = views.get(i.instanceId);
+      if (prev && isGone(next.state) && !isGone(prev.state)) continue;
+      views.set(i.instanceId, next);
     }
   }
   const unknown = new Map<string, string>();

@@ -36,6 +36,11 @@ describe('mergeInstances', () => {
     { name: 'a launched record an incomplete answer does not report is unknown, not terminated (it may run on the node the CC cannot see)',
       records: [record('i-00000001')], live: [['cluster01', []]], incomplete: ['cluster01'], shown: {}, unknown: ['i-00000001'] },
     { name: 'an incomplete answer still shows what it reports', records: [record('i-00000001')], live: [['cluster01', [live('i-00000001')]]], incomplete: ['cluster01'], shown: { 'i-00000001': 'running' } },
+    { name: 'a copy being destroyed never hides a live one, in either order',
+      records: [record('i-00000001'), record('i-00000002')],
+      live: [['cluster01', [live('i-00000001'), live('i-00000002', { state: 'terminated', host: '127.0.12.12' })]],
+        ['cluster02', [live('i-00000001', { state: 'shutting-down', host: '127.0.12.13' }), live('i-00000002')]]],
+      shown: { 'i-00000001': 'running', 'i-00000002': 'running' } },
     { name: 'an instance only a CC knows is shown', records: [], live: [['cluster01', [live('i-00000007')]]], shown: { 'i-00000007': 'running' } },
   ];
   it.each(rows)('$name', (row) => {

@@ -77,7 +77,16 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
       await sleep(100);
     }
     const states = cloud.nodeHosts.map((h) => `${h} ${haHost(h)?.state ?? '?'}: ${messages(h).slice(-4).join(' | ')}`);
-    throw new Error(`timed out waiting for ${what}; HA: ${states.join('; ')}`);
+    // What a failure on a busy CI machine needs to be read: the last words of each host's NC and power.
+    const tail = (file: string) => {
+      try {
+        return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-3).join(' / ');
+      } catch {
+        return '(none)';
+      }
+    };
+    const hosts = cloud.nodeHosts.map((h) => `${h} nc: ${tail(join(cloud.baseDir, 'logs', `nc-${h}.log`))}; power: ${tail(join(cloud.baseDir, 'bmc', h, 'host.log'))}`);
+    throw new Error(`timed out waiting for ${what}; HA: ${states.join('; ')}\nhosts: ${hosts.join('\n')}`);
   };
   /**
    * A witness that the CLC's HA kept running its passes (instead of "nothing happened in N ms"): some

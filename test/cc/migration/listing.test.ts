@@ -22,7 +22,17 @@ describe('listing during migrations', () => {
       [[id(1), D1, 'none', '', '']]],
     ['rolled back: from the source, no route', [node(S, { running: running(id(1)), plans: [plan([item(id(1), D1, { state: 'rolled-back' })])] }), node(D1)],
       [[id(1), S, 'none', '', '']]],
-    ['not in any plan: every copy, as before', [node(S, { running: [{ ...instance(id(1)), state: 'terminated' }] }), node(D1, { running: running(id(1)) })],
+    ['not in any plan, one copy being destroyed: the live copy only, whichever host comes first',
+      [node(S, { running: [{ ...instance(id(1)), state: 'terminated' }] }), node(D1, { running: running(id(1)) })],
+      [[id(1), D1, 'none', '', '']]],
+    ['the same, the other way round (a host back from fencing whose obsolete copy shuts down)',
+      [node(S, { running: running(id(1)) }), node(D1, { running: [{ ...instance(id(1)), state: 'shutting-down' }] })],
+      [[id(1), S, 'none', '', '']]],
+    ['not in any plan, only dead copies: every copy, as the NCs say',
+      [node(S, { running: [{ ...instance(id(1)), state: 'terminated' }] }), node(D1, { running: [{ ...instance(id(1)), state: 'shutting-down' }] })],
+      [[id(1), S, 'none', '', ''], [id(1), D1, 'none', '', '']]],
+    ['not in any plan, two live copies: both, for whoever reconciles them',
+      [node(S, { running: running(id(1)) }), node(D1, { running: running(id(1)) })],
       [[id(1), S, 'none', '', ''], [id(1), D1, 'none', '', '']]],
   ])('%s', (_name, nodes, expected) => {
     expect(listInstancesWithMigrations(nodes).map(route)).toEqual(expected);
