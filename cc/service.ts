@@ -23,6 +23,7 @@ import {
 import type { ViewKeeper } from './viewKeeper.js';
 import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 import { pauseInstance } from './pauseInstance.js';
+import { ListingVersions } from './listingVersion.js';
 
 /** Describe answers first refresh nodes whose data is at least this old. */
 export const FRESH_MS = 1000;
@@ -60,6 +61,7 @@ export interface CcServiceOptions {
 export class CcService {
   /** One ccRunInstances at a time per CC. */
   private readonly placement = new Mailbox();
+  private readonly listingVersions = new ListingVersions();
   private readonly quickTimeoutMs: number;
   /** Drives every migration plan; built here, started by whoever runs the CC (daemon.ts). */
   readonly planDriver: PlanDriver;
@@ -96,9 +98,13 @@ export class CcService {
       const { view } = await this.readView();
       return { partition: view.partition, matrix: matrixOf(view, req.vmTypes) };
     },
-    ccDescribeInstances: async () => {
+    ccDescribeInstances: async (req) => {
       const { view, stale } = await this.readView();
-      return { partition: view.partition, instances: listInstances(view, this.opts.keeper.fencedHosts()), complete: stale.size === 0 };
+      const instances = listInstances(view, this.opts.keeper.fencedHosts());
+      const complete = stale.size === 0;
+      const version = this.listingVersions.versionOf({ instances, complete });
+      if (req.knownVersion === version) return { partition: view.partition, instances: [], complete, version, unchanged: true as const };
+      return { partition: view.partition, instances, complete, version };
     },
     ccRunInstances: async (req) => ({
       instances: await this.placement.run(async () => {

@@ -5,6 +5,7 @@ import { ClcErrors } from '../core/errors.js';
 import { CLC_CC_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from './ccContract.js';
 import { translateCcFailure } from './ccFaults.js';
 import type { Clusters, PartitionInfo } from './clusters.js';
+import { ListingCache } from './listingCache.js';
 
 export interface CcClustersOptions {
   readonly partitions: readonly PartitionInfo[];
@@ -22,6 +23,7 @@ const GUEST_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>(['ccRunInstances', 'ccT
 export function createCcClusters(opts: CcClustersOptions): Clusters {
   const client = new TypedClient(opts.transport, CLC_CC_OPS);
   const endpoints = new Map(opts.partitions.map((p) => [p.name, p.endpoint]));
+  const listings = new ListingCache();
   return {
     partitions: Object.freeze(opts.partitions.map((p) => Object.freeze({ ...p }))),
     async call<O extends ClcCcOp>(partition: string, op: O, req: ClcCcRequest<O>): Promise<ClcCcResponse<O>> {
@@ -29,6 +31,10 @@ export function createCcClusters(opts: CcClustersOptions): Clusters {
       if (endpoint === undefined) throw ClcErrors.make('InternalError', { detail: `no cluster controller is configured for partition ${partition}` });
       try {
         const timeoutMs = GUEST_OPS.has(op) ? Math.max(opts.timeoutMs, opts.instanceTimeoutMs ?? 0) : opts.timeoutMs;
+        if (op === 'ccDescribeInstances') {
+          const listing = await listings.describe(partition, req as ClcCcRequest<'ccDescribeInstances'>, (r) => client.call(endpoint, 'ccDescribeInstances', r, { timeoutMs }));
+          return listing as ClcCcResponse<O>;
+        }
         return await client.call(endpoint, op, req, { timeoutMs });
       } catch (e) {
         throw translateCcFailure(e, partition, op);

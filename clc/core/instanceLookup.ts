@@ -12,13 +12,33 @@ export interface VisibleInstances {
   readonly merged: MergedInstances;
   /** Partitions whose CC did not answer, with why. */
   readonly unavailable: ReadonlyMap<string, FerryError>;
+  /**
+   * What `merged` was made of, as objects: the CLC's records and each partition's answer, in order.
+   * The same objects again (the CCs answered `unchanged`, no record was written) make the same
+   * `merged`; a renderer may reuse what it made of them (sameSources).
+   */
+  readonly sources: readonly unknown[];
 }
+
+/** True when two reads were made of the very same objects (so their views are equal). */
+export function sameSources(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+const lastMerge = new WeakMap<object, { readonly sources: readonly unknown[]; readonly merged: MergedInstances }>();
 
 /** Every instance of the partitions that answer, the CCs' reports joined with the CLC's records. */
 export async function visibleInstances(ctx: Pick<OperationContext, 'clusters' | 'store' | 'logger'>): Promise<VisibleInstances> {
   const fan = await askAllPartitions(ctx.clusters, 'ccDescribeInstances', {}, ctx.logger);
   const { live, incomplete } = liveInstances(fan.answers);
-  return { merged: mergeInstances(ctx.store.read().instances, live, incomplete), unavailable: fan.unavailable };
+  const records = ctx.store.read().instances;
+  const sources = [records, ...[...fan.answers].flat(), ...[...fan.unavailable].flat()];
+  // The same objects merge the same: the last merge of this store's CLC is reused for them.
+  const last = lastMerge.get(ctx.store);
+  if (last !== undefined && sameSources(last.sources, sources)) return { merged: last.merged, unavailable: fan.unavailable, sources };
+  const merged = mergeInstances(records, live, incomplete);
+  lastMerge.set(ctx.store, { sources, merged });
+  return { merged, unavailable: fan.unavailable, sources };
 }
 
 /**

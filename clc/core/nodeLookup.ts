@@ -9,7 +9,9 @@ import type { OperationContext } from './operationContext.js';
  * ServiceUnavailable: it may be a node of that partition, so not a NotFound we can vouch for.
  */
 export async function findNodePartition(ctx: Pick<OperationContext, 'clusters' | 'logger'>, host: string, candidates: readonly string[], named?: string): Promise<string> {
-  const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeNodes', {}, ctx.logger);
+  // Which hosts a CC has is its configuration, not news from the NCs: its cached view answers it
+  // without polling a node (issue 19: a drain asked every CC for fresh node lists just to route).
+  const fan = await askPartitions(ctx.clusters, candidates, 'ccDescribeNodes', { cached: true }, ctx.logger);
   for (const [partition, r] of fan.answers) {
     if (r.nodes.some((n) => n.host === host)) return partition;
   }

@@ -131,10 +131,18 @@ export const CC_OPS = {
     response: z.object({ partition: partitionSchema, matrix: z.array(matrixRowSchema) }),
   },
   ccDescribeInstances: {
-    request: z.object({}),
+    request: z.object({
+      /** The `version` of the last full answer the caller holds: an answer of the same version comes back `unchanged`. */
+      knownVersion: z.string().max(64).optional(),
+    }),
     response: z.object({
       partition: partitionSchema,
+      /** Empty when `unchanged`: the caller's copy of that version stands. */
       instances: z.array(ccInstanceSchema),
+      /** Names this listing (with `complete`): equal versions from one CC mean equal answers. Absent from older CCs. */
+      version: z.string().max(64).optional(),
+      /** True when `knownVersion` is this listing's version: nothing in it changed. */
+      unchanged: z.literal(true).optional(),
       /**
        * False while some node was unreachable at the CC's last look: an instance missing from the list
        * may still run there (e.g. one that migrated into a node whose NC was restarting).

@@ -229,7 +229,7 @@ describe('the other host-HA commands', () => {
     expect(lines(off.stdout)[0]).toMatch(/^HOSTHA\t127\.0\.12\.11\tcluster01\tFENCED\tha-disabled\t/);
     const conf = await cli('describeHaConfig', []);
     expect(lines(conf.stdout)).toContain(`HOSTCONFIG\t${N1}\tcluster01\tha-disabled\tfence_ipmilan 127.0.31.1:- no-password`);
-  });
+  }, 180_000); // a dozen CLI processes, each a node start: minutes on a busy 2-core machine
 
   it('suspend and resume; a usage error calls nothing', async () => {
     const s = await cli('suspendHa', ['-p', 'cluster02', '--minutes', '30', '--reason', 'rack work']);

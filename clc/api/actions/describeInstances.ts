@@ -13,8 +13,10 @@ import { filterListParam, instanceIdOrVerboseParam, paramList, parseActionParams
 import { cursorOf, idsOrPages, NOT_IDS_AND_PAGES, pagingInputOf, pagingParams, servePage } from '../paging.js';
 import type { ParamMap } from '../queryParams.js';
 import { reservationItems } from '../render/instanceItems.js';
+import { renderCacheOf } from '../render/reservationCache.js';
 import { unavailableItems } from '../render/serviceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { xmlContent } from '../xmlWriter.js';
 
 const ACTION = 'DescribeInstances';
 
@@ -44,7 +46,7 @@ async function run(input: DescribeInstancesInput, ctx: ActionContext): Promise<X
   const now = ctx.clock.now();
   const scope = scopeOf(input);
   const cursor = cursorOf(ctx.store.read(), scope, INSTANCE_PAGE_ORDER, input.paging, now);
-  const { merged, unavailable } = await visibleInstances(ctx);
+  const { merged, unavailable, sources } = await visibleInstances(ctx);
   let views: readonly InstanceView[] = merged.views;
   if (input.instanceIds.length > 0) {
     const wanted = new Set(requireInstances(input.instanceIds, merged, unavailable).map((v) => v.instanceId));
@@ -52,7 +54,12 @@ async function run(input: DescribeInstancesInput, ctx: ActionContext): Promise<X
   }
   views = views.filter(instanceFilterPredicate(input.filters));
   const page = await servePage(ctx.store, scope, INSTANCE_PAGE_ORDER, views, cursor, input.paging, now);
-  return { reservationSet: reservationItems(page.items), nextToken: page.nextToken, unavailablePartitionSet: unavailableItems(unavailable) };
+  // A whole answer (no page asked for) made of the same sources as the last one renders the same.
+  const whole = input.paging.maxResults === undefined && input.paging.nextToken === undefined;
+  const reservationSet = whole
+    ? renderCacheOf(ctx.store).get(scope.selection, sources, () => xmlContent(reservationItems(page.items)))
+    : reservationItems(page.items);
+  return { reservationSet, nextToken: page.nextToken, unavailablePartitionSet: unavailableItems(unavailable) };
 }
 
 export const describeInstances = defineAction({ namespace: EC2_NAMESPACE, acceptsDryRun: true, parse: parseDescribeInstances, run });

@@ -1,0 +1,24 @@
+/**
+ * Versions of the CC's instance listing (issue 19, the API path): the CLC asks with the version it
+ * holds and gets `unchanged` back instead of the whole list when nothing in it changed, so a steady
+ * cloud costs neither side an encode, a transfer and a validated decode of every instance per read.
+ * A version is this process's random boot id and a counter bumped whenever the listing's content
+ * differs from the last one: a CC restart never repeats a version an old answer carried.
+ */
+import { randomBytes } from 'node:crypto';
+
+export class ListingVersions {
+  private readonly boot = randomBytes(6).toString('hex');
+  private counter = 0;
+  private last: string | undefined;
+
+  /** The version of this listing (compared by content with the previous one). */
+  versionOf(listing: unknown): string {
+    const content = JSON.stringify(listing);
+    if (content !== this.last) {
+      this.last = content;
+      this.counter++;
+    }
+    return `${this.boot}-${this.counter}`;
+  }
+}
