@@ -45,7 +45,16 @@
       el('td', {}, c.enabledNodes + ' of ' + c.nodes),
       el('td', {}, gauge(c.cores, c.name + ' cores used', String)),
       el('td', {}, gauge(c.memoryMiB, c.name + ' memory used', mib)),
-      el('td', {}, c.vmTypes.length === 0 ? '—' : el('ul', { class: 'types' }, ...c.vmTypes.map((t) => el('li', {}, t.name + ': ' + t.available + ' / ' + t.max)))))));
+      el('td', {}, typesCell(c.vmTypes)))));
+  }
+
+  /** The VM types this cluster could hold at all (free / on an empty cluster); the others only counted. */
+  function typesCell(types) {
+    const fitting = types.filter((t) => t.max > 0);
+    if (fitting.length === 0) return '—';
+    const rest = types.length - fitting.length;
+    return el('div', {}, el('ul', { class: 'types' }, ...fitting.map((t) => el('li', {}, t.name + ': ' + t.available + ' / ' + t.max))),
+      rest > 0 ? el('div', { class: 'detail' }, rest + ' larger type' + (rest === 1 ? '' : 's') + ' fit nowhere') : '');
   }
 
   const FENCING_TEXT = {
