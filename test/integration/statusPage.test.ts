@@ -26,6 +26,33 @@ const cloud = new TestCloud(78, 3, {
 const [n1] = cloud.nodeHosts as [string, string, string];
 const origin = new URL(cloud.url).origin;
 
+/**
+ * Run in the page (browser JavaScript, kept as text: the tests' TypeScript has no DOM types). Records
+ * every distinct percentage each migrating instance's progress bar shows, as the page redraws.
+ */
+const RECORD_PROGRESS = `(() => {
+  const seen = (window.seen = {});
+  const record = () => {
+    for (const p of document.querySelectorAll('#migrations tr[data-state="migrating"] progress[data-percent]')) {
+      const id = p.closest('tr').dataset.instance;
+      const v = p.dataset.percent === '' ? NaN : Number(p.dataset.percent);
+      if (id === undefined || Number.isNaN(v)) continue;
+      const list = (seen[id] ??= []);
+      if (list[list.length - 1] !== v) list.push(v);
+    }
+  };
+  new MutationObserver(record).observe(document.getElementById('migrations'), { childList: true, subtree: true, attributes: true });
+})()`;
+
+/** In the page: an instance shown at some percentage in (0, 100) and later at a larger one, or false. */
+const PROGRESS_ROSE = `(() => {
+  for (const [id, values] of Object.entries(window.seen)) {
+    const mid = values.filter((v) => v > 0 && v < 100);
+    if (mid.length >= 2 && mid[mid.length - 1] > mid[0]) return { id, values };
+  }
+  return false;
+})()`;
+
 let browser: Browser;
 let admin: Credentials;
 
@@ -86,37 +113,16 @@ describe('status page in a browser', () => {
       await page.waitForSelector(`#nodes tr[data-host="${n1}"][data-state="ENABLED"]`);
       const cookies = await context.cookies();
       expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path])).toEqual([['ferry_status', true, 'Strict', '/status']]);
-      expect(await page.evaluate(() => document.cookie)).toBe('');
+      expect(await page.evaluate('document.cookie')).toBe('');
 
       // Every percentage the page ever shows, per instance, recorded as the DOM changes.
-      await page.evaluate(() => {
-        const seen: Record<string, number[]> = {};
-        (window as unknown as { seen: typeof seen }).seen = seen;
-        const record = (): void => {
-          for (const p of document.querySelectorAll<HTMLProgressElement>('#migrations tr[data-state="migrating"] progress[data-percent]')) {
-            const id = p.closest('tr')?.dataset.instance;
-            const v = p.dataset.percent === '' ? NaN : Number(p.dataset.percent);
-            if (id === undefined || Number.isNaN(v)) continue;
-            const list = (seen[id] ??= []);
-            if (list[list.length - 1] !== v) list.push(v);
-          }
-        };
-        new MutationObserver(record).observe(document.getElementById('migrations')!, { childList: true, subtree: true, attributes: true });
-      });
-
+      await page.evaluate(RECORD_PROGRESS);
       const r = await adminCall(cloud, { Action: 'MigrateInstances', SourceHost: n1 });
       const migrationId = r.migrationId as string;
       await page.waitForSelector(`#migrations article[data-migration="${migrationId}"]`);
 
       // Progress moves: one instance shown at some percentage in (0, 100), later at a larger one.
-      const rising = await page.waitForFunction(() => {
-        const seen = (window as unknown as { seen: Record<string, number[]> }).seen;
-        for (const [id, values] of Object.entries(seen)) {
-          const mid = values.filter((v) => v > 0 && v < 100);
-          if (mid.length >= 2 && mid[mid.length - 1]! > mid[0]!) return { id, values };
-        }
-        return false;
-      }, undefined, { timeout: 90_000, polling: 'raf' });
+      const rising = await page.waitForFunction(PROGRESS_ROSE, undefined, { timeout: 90_000, polling: 'raf' });
       const { id, values } = (await rising.jsonValue()) as { id: string; values: number[] };
       expect(ids).toContain(id);
       console.log(`status page: ${id} shown at ${values.join('% → ')}%`);
@@ -149,9 +155,9 @@ describe('status page in a browser', () => {
     try {
       await logIn(page, admin.secretKey);
       await page.waitForSelector(`#nodes tr[data-host="${n1}"]`);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
       expect(overflow).toBeLessThanOrEqual(0);
-      const unlabelled = await page.evaluate(() => [...document.querySelectorAll('meter, progress')].filter((e) => !e.getAttribute('aria-label')).length);
+      const unlabelled = await page.evaluate<number>("[...document.querySelectorAll('meter, progress')].filter((e) => !e.getAttribute('aria-label')).length");
       expect(unlabelled).toBe(0);
       expect(await page.locator('h1').count()).toBe(1);
       expect(await page.locator('#nodes th[scope=col]').count()).toBeGreaterThan(5);
