@@ -182,3 +182,18 @@ describe('status page summary', () => {
     }
   });
 });
+
+describe('a CLC without the status page (--auth none)', () => {
+  it('answers /status as any unknown path: UnknownEndpoint, as an EC2 error document', async () => {
+    const plain = createServer(h.app);
+    await new Promise<void>((resolve) => plain.listen(PORT + 1, HOST, resolve));
+    try {
+      const res = await request(plain).get(STATUS_PATH);
+      expect(res.status).toBe(404);
+      expect(res.text).toContain('<Code>UnknownEndpoint</Code>');
+    } finally {
+      plain.closeAllConnections();
+      await new Promise((r) => plain.close(r));
+    }
+  });
+});
