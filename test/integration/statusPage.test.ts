@@ -18,9 +18,10 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 
 // Slow enough to watch: 256 MiB guests over 100 Mbit/s while they dirty 6 MiB/s converge in ~8
-// pre-copy rounds (~43 s of model time; ×0.4 ≈ 17 s each), one at a time from the source.
+// pre-copy rounds (~43 s of model time; ×0.6 ≈ 26 s each), one at a time from the source: each
+// percentage stays on the page for seconds, plenty for a 1 s poll on a busy machine.
 const cloud = new TestCloud(78, 3, {
-  simArgs: ['--time-scale', '0.4', '--bandwidth-mbps', '100', '--dirty-rate-mibps', '6', '--cores', '4', '--memory-mib', '2048', '--disk-gib', '100'],
+  simArgs: ['--time-scale', '0.6', '--bandwidth-mbps', '100', '--dirty-rate-mibps', '6', '--cores', '4', '--memory-mib', '2048', '--disk-gib', '100'],
   ccArgs: ['--poll-interval-ms', '1000', '--max-migrations-per-source', '1'],
 });
 const [n1] = cloud.nodeHosts as [string, string, string];
