@@ -17,7 +17,7 @@ import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { startMetrics } from '../shared/metrics/listener.js';
-import { buildClcApp, CLC_PATH } from './api/app.js';
+import { buildClcApp, CLC_PATH, STATUS_PATH } from './api/app.js';
 import { fileVolumeBackend } from './state/fileVolumeBackend.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
@@ -30,6 +30,9 @@ import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { addClcMetrics } from './metrics.js';
 import { openClcStore } from './state/clcStore.js';
 import { ensurePagingKey } from './state/pagingKey.js';
+import { adminLoginCheck, type LoginCheck } from './status/statusAuth.js';
+import { statusPage } from './status/statusRoutes.js';
+import { gatherSummary } from './status/statusSources.js';
 
 async function main(): Promise<void> {
   let config;
@@ -48,8 +51,10 @@ async function main(): Promise<void> {
   const origin = `http://${config.host}:${config.port}`;
   const url = `${origin}${CLC_PATH}`;
   let authenticator: Authenticator = acceptUnsigned;
+  let loginCheck: LoginCheck | undefined;
   if (config.auth === 'sigv4') {
     const admin = await loadOrCreateAdminCredentials({ stateDir: config.stateDir, url, logger, now: systemClock.now() });
+    loginCheck = adminLoginCheck(admin.identity);
     authenticator = sigv4Authenticator({ identities: identityDirectory([admin.identity]), clock: systemClock });
     logger.info({ path: admin.path, created: admin.created }, 'clc admin credentials (EC2_ACCESS_KEY, EC2_SECRET_KEY) are in this file');
   } else {
@@ -62,8 +67,14 @@ async function main(): Promise<void> {
     store, bmc, clusters, clock: systemClock, logger, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
   });
   const refusals = new RefusalLog({ logger, clock: systemClock });
+  // The status page logs in with the admin credentials; with --auth none there are none, and no page.
+  const status = loginCheck === undefined ? undefined : statusPage({
+    clock: systemClock, check: loginCheck, refusals, secureCookie: origin.startsWith('https:'),
+    summary: () => gatherSummary({ clusters, store, clock: systemClock, logger, ha: haControl }),
+  });
   const app = buildClcApp({
     clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin, refusals,
+    ...(status !== undefined ? { status } : {}),
     ...(config.storageDir !== undefined ? { volumes: fileVolumeBackend(config.storageDir) } : {}),
   });
 
@@ -81,6 +92,7 @@ async function main(): Promise<void> {
     daemon: 'clc', config, stateDir: config.stateDir, logger, add: (m) => addClcMetrics(m, { store, gate, partitions: config.clusters.map((p) => p.name) }),
   });
   logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind, connections: guard.describe(), volumeStorage: config.storageDir ?? null }, 'clc started');
+  if (status !== undefined) logger.info({ url: `${origin}${STATUS_PATH}` }, 'status page: log in with the admin access key id and secret key');
   process.stdout.write(`clc listening on ${url}\n`);
 
   const stop = (signal: string): void => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need (npm, and the Debian packages of the fencing lab, the real clients and the libvirt lab), builds, runs typecheck, lint and every test.
+# The test command: installs what the tests need (npm, and the Debian packages of the fencing lab, the real clients, the status page's browser and the libvirt lab), builds, runs typecheck, lint and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -7,6 +7,8 @@ bash scripts/install.sh
 bash scripts/fencing-lab.sh install
 # The real-clients suite (issue 14) drives a test cloud with Debian's boto3 and aws CLI.
 bash scripts/real-clients.sh install
+# The status page's browser test (issue 20) drives Debian's chromium with playwright-core.
+bash scripts/status-page.sh install
 # The libvirt integration test needs libvirtd, QEMU and tini (Debian packages; root on CI).
 echo "== libvirt lab packages"
 bash scripts/libvirt-lab.sh install

@@ -7,7 +7,7 @@
  * that changes a partition holds its place in the change gate until its reply has been written.
  */
 import { performance } from 'node:perf_hooks';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
@@ -42,6 +42,8 @@ export const CLC_PATH = '/services/Eucalyptus';
  * serves every action, so a tool pointed at any of them works.
  */
 export const CLC_PATHS: readonly string[] = Object.freeze([CLC_PATH, '/services/compute', '/services/Empyrean']);
+/** Where the status page is served (issue 20; docs/OPERATIONS.md, "Status page"). */
+export const STATUS_PATH = '/status';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ClcApiOptions {
@@ -67,6 +69,8 @@ export interface ClcApiOptions {
   readonly volumes?: VolumeBackend;
   /** Where refused requests are logged, aggregated per code and peer; one on `logger` and `clock` when absent. */
   readonly refusals?: RefusalLog;
+  /** The status page (clc/status/statusRoutes.ts), served at /status; absent: /status is an unknown endpoint. */
+  readonly status?: RequestHandler;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -151,6 +155,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
 
   // Express matches these case-insensitively and with or without a trailing '/' (strict routing is off).
   app.all([...CLC_PATHS], assignRequestId, onlyGetAndPost, readBody, dispatch);
+  if (opts.status) app.use(STATUS_PATH, opts.status);
   // Anything else gets the same EC2 error document a client can parse, never express's HTML page.
   app.use((req: Request, res: Response) => {
     const q = req.originalUrl.indexOf('?');

@@ -36,6 +36,13 @@ export const ClcErrors = defineErrors({
   IncompleteSignature: client(400, 'The request signature does not conform to AWS Signature Version 4: {detail}'),
   /** Signed more than the allowed clock skew before (or after) the CLC's clock, or past X-Amz-Expires. */
   RequestExpired: client(400, 'Request has expired: {detail}'),
+  // The status page's login (issue 20, clc/status/): a session cookie instead of SigV4, which a browser cannot sign.
+  /** The access key id and secret key given to the status page's login are not the administrator's. */
+  StatusLoginFailed: client(401, 'Login failed: the access key id and secret key are not the cloud administrator\'s'),
+  /** A status page data request without a live session (none, logged out, or expired). */
+  StatusSessionRequired: client(401, 'The status page needs a session: {detail}'),
+  /** Too many failed status page logins from one source in a minute; only that source waits. */
+  StatusLoginThrottled: { status: 429, message: 'Too many failed logins from {source}; try again in {seconds} s', clientFault: true, retryable: true },
   UnauthorizedOperation: client(403, 'You are not authorized to perform this operation: {action} needs the cloud administrator'),
   // Identifiers.
   'InvalidAMIID.Malformed': client(400, 'Invalid id: "{value}" (expecting "emi-" followed by 8 hex digits)'),

@@ -3,7 +3,7 @@ import type { FerryError } from '../../../shared/errors/registry.js';
 import { askPartitions } from '../../clusters/fanOut.js';
 import { ClcErrors } from '../../core/errors.js';
 import { compareMigrations, viewOfPlan, type MigrationView } from '../../core/migrationView.js';
-import type { ActionContext } from '../action.js';
+import type { OperationContext } from '../../core/operationContext.js';
 
 export interface KnownMigrations {
   /** Oldest first. */
@@ -11,8 +11,8 @@ export interface KnownMigrations {
   readonly unavailable: ReadonlyMap<string, FerryError>;
 }
 
-/** Every migration the answering partitions' CCs report. */
-export async function describeMigrations(ctx: ActionContext, partitions: readonly string[]): Promise<KnownMigrations> {
+/** Every migration the answering partitions' CCs report (a read: the status page asks it too). */
+export async function describeMigrations(ctx: Pick<OperationContext, 'clusters' | 'clock' | 'logger'>, partitions: readonly string[]): Promise<KnownMigrations> {
   // Always unfiltered: a CC asked for an id it does not hold may refuse, and that is not unavailability.
   const fan = await askPartitions(ctx.clusters, partitions, 'ccDescribeMigrations', {}, ctx.logger);
   const now = ctx.clock.now();
