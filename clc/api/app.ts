@@ -22,6 +22,7 @@ import type { VolumeBackend } from '../core/volumeBackend.js';
 import { PartitionGate } from '../core/partitionGate.js';
 import { gatedClusters, openRequestGate } from '../core/requestGate.js';
 import { showKey } from '../core/showKey.js';
+import type { EventStream } from '../events/eventStream.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from './action.js';
@@ -67,6 +68,8 @@ export interface ClcApiOptions {
   readonly volumes?: VolumeBackend;
   /** Where refused requests are logged, aggregated per code and peer; one on `logger` and `clock` when absent. */
   readonly refusals?: RefusalLog;
+  /** The event stream: changes are recorded there before they are answered; DescribeEvents reads it. */
+  readonly events?: EventStream;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -131,6 +134,8 @@ export function buildClcApp(opts: ClcApiOptions): Express {
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
         ...(opts.volumes ? { volumes: opts.volumes } : {}),
+        ...(opts.events ? { events: opts.events } : {}),
+        actor: principal.accessKeyId ?? (principal.isAdmin ? 'admin' : principal.accountId),
       };
       const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
