@@ -68,14 +68,15 @@ async function main(): Promise<void> {
   const { gate, ha, haControl } = await startClcCore({
     store, bmc, clusters, clock: systemClock, logger, events, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
   });
-  const watcher = new EventWatcher({ stream: events, clusters, clock: systemClock, logger, haLog: () => store.read().ha.events, pollMs: config.eventsPollMs });
-  watcher.start();
   let webhook: WebhookDelivery | undefined;
   if (config.eventsWebhook !== undefined) {
     const token = config.eventsWebhookTokenFile !== undefined ? await readWebhookToken(config.eventsWebhookTokenFile) : undefined;
     webhook = new WebhookDelivery({ stream: events, url: config.eventsWebhook, poster: httpPoster(config.eventsWebhook, token), clock: systemClock, logger });
+    // Before the watcher's first round: a new URL's cursor starts before anything the watcher records.
     await webhook.start();
   }
+  const watcher = new EventWatcher({ stream: events, clusters, clock: systemClock, logger, haLog: () => store.read().ha.events, pollMs: config.eventsPollMs });
+  watcher.start();
   const refusals = new RefusalLog({ logger, clock: systemClock });
   const app = buildClcApp({
     clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin, refusals,
