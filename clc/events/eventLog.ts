@@ -18,8 +18,9 @@ export interface EventLog {
 /** Appends with the next seqs and `now`, drops the oldest beyond `limit`; returns the records as stored. */
 export function appendEvents(log: EventLog, drafts: readonly EventDraft[], now: number, limit: number): EventRecord[] {
   const added = drafts.map((d): EventRecord => {
-    const rec: EventRecord = { ...d, seq: log.nextSeq++, time: now, details: { ...(d.details ?? {}) } };
-    return rec;
+    // Frozen: the events store shares records between snapshots instead of copying them.
+    const rec: EventRecord = { ...d, seq: log.nextSeq++, time: now, details: Object.freeze({ ...(d.details ?? {}) }) };
+    return Object.freeze(rec);
   });
   log.events.push(...added);
   if (log.events.length > limit) log.events.splice(0, log.events.length - limit);
