@@ -99,8 +99,8 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   /** One change of HA's, like one request: its own gate tickets, left when it ends. */
   const inRequest = <T>(work: (ctx: OperationContext) => Promise<T>): Promise<T> => inGatedOperation({ ...opts, actor: 'ha' }, work);
   /** The same change (and gate label) as the admin's DisableService of the node. */
-  const disableNode = (ref: HaHostRef): Promise<unknown> => {
-    const target: NodeTarget = { host: ref.host, partition: ref.partition, reason: 'host HA takes a failing host out of service' };
+  const disableNode = (ref: HaHostRef, reason = 'host HA takes a failing host out of service'): Promise<unknown> => {
+    const target: NodeTarget = { host: ref.host, partition: ref.partition, reason };
     return inRequest((ctx) => changeNodeState(ctx, target, 'disabled', `DisableService of node ${ref.host}`));
   };
 
@@ -309,7 +309,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     keepInMaintenance,
     async disableHost(ref, reason) {
       log.warn({ host: ref.host, reason }, 'host HA: DisableService');
-      await disableNode(ref);
+      await disableNode(ref, `host HA: ${reason}`);
     },
     drain: drainAttempt,
     async evacuate(ref, fencedBy) {

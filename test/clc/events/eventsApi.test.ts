@@ -104,6 +104,19 @@ describe('DescribeEvents', () => {
     expect(kinds).toEqual([['migration.planned', 'admin'], ['migration.cancel-requested', KEY], ['migration.item', 'system'], ['migration.cancelled', 'system']]);
   });
 
+  it('DisableService with a Reason: who, what, when and why; a bad Reason is refused and records nothing', async () => {
+    const h = await harness({ events: true });
+    const bad = await query(h.app, { Action: 'DisableService', Type: 'NODE', Host: A, Reason: 'two\nlines' });
+    expect(errorCode(bad)).toBe('InvalidParameterValue');
+    expect(h.events!.state().nextSeq).toBe(1);
+    const r = await query(h.app, { Action: 'DisableService', Type: 'NODE', Host: A, Reason: 'replacing a DIMM', AWSAccessKeyId: KEY });
+    expect(r.status, r.text).toBe(200);
+    const [e] = (await events(h)).list;
+    expect(e).toMatchObject({ kind: 'node.disabled', host: A, actor: KEY, timestamp: new Date(h.clock.now()).toISOString() });
+    expect(items(e.detailSet)).toEqual([{ key: 'previousState', value: 'enabled' }, { key: 'reason', value: 'replacing a DIMM' }]);
+    expect(e.message).toContain('replacing a DIMM');
+  });
+
   it('a change that waits in the gate: gate.queued, then gate.released (admitted) after the change before it answered', async () => {
     const h = await harness({ events: true });
     const held = h.clusters.hold('ccModifyNode');
