@@ -5,6 +5,7 @@
  * into the next write together (group commit): one file write per burst, not per event.
  */
 import type { Clock } from '../../shared/clock.js';
+import { longPoll } from '../../shared/longPoll.js';
 import { clcEvent } from '../../shared/metrics/channels.js';
 import type { Store } from '../../shared/store/store.js';
 import type { HaLogEvent } from '../ha/haState.js';
@@ -120,23 +121,8 @@ export class EventStream implements EventSink {
   }
 
   /** Answers as soon as the filter selects something, or with nothing after `waitMs` (a follower's long poll). */
-  async waitFor(filter: EventFilter, waitMs: number): Promise<EventRecord[]> {
-    const clock = this.opts.clock;
-    const deadline = clock.now() + waitMs;
-    for (;;) {
-      const out = this.select(filter);
-      const left = deadline - clock.now();
-      if (out.length > 0 || left <= 0) return out;
-      await new Promise<void>((resolve) => {
-        const timer = clock.setTimer(Math.min(WAIT_RECHECK_MS, left), done);
-        const off = this.onAppend(done);
-        function done(): void {
-          timer.cancel();
-          off();
-          resolve();
-        }
-      });
-    }
+  waitFor(filter: EventFilter, waitMs: number): Promise<EventRecord[]> {
+    return longPoll(() => this.select(filter), { clock: this.opts.clock, waitMs, recheckMs: WAIT_RECHECK_MS, subscribe: (wake) => this.onAppend(wake) });
   }
 
   /**

@@ -104,6 +104,28 @@ describe('DescribeEvents', () => {
     expect(kinds).toEqual([['migration.planned', 'admin'], ['migration.cancel-requested', KEY], ['migration.item', 'system'], ['migration.cancelled', 'system']]);
   });
 
+  it('WaitSeconds: a follower\'s long poll answers as soon as a matching event is recorded, or empty once the time is over', async () => {
+    const h = await harness({ events: true });
+    await h.events!.record([{ kind: 'ha.alert', message: 'first' }]);
+    let settled = false;
+    const timers = h.clock.pendingTimers();
+    const waiting = events(h, { AfterSeq: '1', WaitSeconds: '20', 'Kind.1': 'node.disabled' }).finally(() => { settled = true; });
+    // Not answered by an event of another kind.
+    await h.events!.record([{ kind: 'ha.alert', message: 'other kind' }]);
+    await eventually(() => h.clock.pendingTimers() > timers, 'the poll waits on the clock');
+    expect(settled).toBe(false);
+    const r = await query(h.app, { Action: 'DisableService', Type: 'NODE', Host: A });
+    expect(r.status).toBe(200);
+    const got = await waiting;
+    expect(got.list.map((e) => [e.eventSeq, e.kind])).toEqual([['3', 'node.disabled']]);
+
+    const timersNow = h.clock.pendingTimers();
+    const empty = events(h, { AfterSeq: '3', WaitSeconds: '5' });
+    await eventually(() => h.clock.pendingTimers() > timersNow, 'the second poll waits');
+    h.clock.advance(5000);
+    expect((await empty).list).toEqual([]);
+  });
+
   it('DisableService with a Reason: who, what, when and why; a bad Reason is refused and records nothing', async () => {
     const h = await harness({ events: true });
     const bad = await query(h.app, { Action: 'DisableService', Type: 'NODE', Host: A, Reason: 'two\nlines' });
