@@ -16,6 +16,8 @@
  *   supervision/stale-check        the keeper's stale-node check over 2000 nodes vs the search per host
  *   plan-quality/placement-time    drain plan of 40 instances over 100 nodes vs naive first fit
  *   store/durable-update           durable store update (fsync + rename + dir fsync) vs plain writeFile
+ *   events/burst                   20 events recorded at once into a full 10,000-event history: group
+ *                                  commit vs one durable write per event (bench/eventsCase.ts)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +42,7 @@ import { planQuality } from './planScenarios.js';
 import { caCredentialIssuer, RANDOM_ISSUER_SOURCES, type CredentialRequest } from '../cc/migration/credentialIssuer.js';
 import { KeyPool } from '../cc/migration/keyPool.js';
 import { simMigrationCa } from '../sim/simCredentials.js';
+import { BURST, eventsRig } from './eventsCase.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
 const report: WireObject = {
@@ -105,6 +108,7 @@ keyPool.start();
 await keyPool.filled();
 const pooledIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()), { ...RANDOM_ISSUER_SOURCES, keyPair: () => keyPool.take() });
 const freshIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()));
+const events = await eventsRig();
 const credentialRequest: CredentialRequest = {
   migrationId: 'mig-0000abcd', instanceId: 'i-0000abcd', side: 'destination', host: '127.0.1.2', peerHost: '127.0.1.1', generation: 0, lifetimeMs: 600_000,
 };
@@ -169,6 +173,11 @@ const timed: Timed[] = [
     what: 'durable store update (temp, fsync, rename, dir fsync) / plain writeFile',
     bench: { iterations: 30, run: async () => { await store.update((d) => { d.n++; }); }, baseline: () => { writeFileSync(plainFile, JSON.stringify({ n: 1, report })); } },
   },
+  {
+    name: 'events/burst', target: null, unit: 'ms',
+    what: `${BURST} events recorded at once into a full 10,000-event history (events.json): group commit / one durable write per event`,
+    bench: { iterations: 1, run: () => events.burst(), baseline: () => events.oneByOne() },
+  },
 ];
 
 const NOT_YET = 'not in the bench yet (issue 19)';
@@ -217,6 +226,7 @@ for (const t of timed) {
 }
 await roundRig.close();
 await keyPool.stop();
+events.close();
 rmSync(dir, { recursive: true, force: true });
 
 const api = await apiCase({ quick: QUICK });

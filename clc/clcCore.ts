@@ -6,12 +6,13 @@
  */
 import type { GateLimits } from './core/gate.js';
 import { PartitionGate } from './core/partitionGate.js';
+import { gateEventsObserver } from './events/gateEvents.js';
 import { HaControl } from './ha/haControl.js';
 import { haSectionOf } from './ha/haRunner.js';
 import { startHaRuntime, type HaRuntime, type HaRuntimeDeps } from './ha/haRuntime.js';
 
 /** What host HA's runtime needs (the power driver defaults to the fence agent its BMC entry names), plus the gate's limits and HA's tick. */
-export interface ClcCoreDeps extends Pick<HaRuntimeDeps, 'store' | 'bmc' | 'clusters' | 'clock' | 'logger' | 'powerDriver'> {
+export interface ClcCoreDeps extends Pick<HaRuntimeDeps, 'store' | 'bmc' | 'clusters' | 'clock' | 'logger' | 'powerDriver' | 'events'> {
   readonly gateLimits: GateLimits;
   readonly haTickMs: number;
 }
@@ -24,10 +25,11 @@ export interface ClcCore {
 
 export async function startClcCore(deps: ClcCoreDeps): Promise<ClcCore> {
   const { store, bmc, clusters, clock, logger } = deps;
-  const gate = new PartitionGate({ clock, logger, limits: deps.gateLimits });
+  const gate = new PartitionGate({ clock, logger, limits: deps.gateLimits, ...(deps.events ? { observer: gateEventsObserver(deps.events, logger) } : {}) });
   // Host HA: the runtime (provider through the CCs, service actions, the loop) and the operator's facade share one runner.
   const ha = await startHaRuntime({
     store, bmc, clusters, gate, clock, logger, tickMs: deps.haTickMs, ...(deps.powerDriver ? { powerDriver: deps.powerDriver } : {}),
+    ...(deps.events ? { events: deps.events } : {}),
   });
   const partitions = clusters.partitions.map((p) => p.name);
   const haControl = new HaControl({ store: haSectionOf(store), bmc, runner: ha.runner, clock, partitions: () => partitions });

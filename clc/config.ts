@@ -13,6 +13,7 @@ import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../sha
 import { partitionSchema } from '../shared/protocol/common.js';
 import type { PartitionInfo } from './clusters/clusters.js';
 import { DEFAULT_GATE_LIMITS } from './core/gate.js';
+import { DEFAULT_EVENT_HISTORY } from './events/eventLog.js';
 
 const MiB = 1024 * 1024;
 
@@ -23,6 +24,20 @@ function isHttpUrl(s: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The event webhook: https:// anywhere, or plain http:// to a loopback address only (a local relay, tests). */
+export function webhookUrlProblem(s: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    return 'is not a URL';
+  }
+  if (u.username !== '' || u.password !== '') return 'must not carry credentials (use --events-webhook-token-file)';
+  if (u.protocol === 'https:') return undefined;
+  if (u.protocol === 'http:') return isLoopbackV4(u.hostname) ? undefined : 'plain http:// is allowed only to a loopback address (127.x); use https://';
+  return 'must be an https:// (or loopback http://) URL';
 }
 
 /** `cluster01=https://127.0.0.1:8774[,cluster02=URL]`: partition (= availability zone) → its CC. */
@@ -66,6 +81,17 @@ export const clcConfigSchema = z.object({
   bmcStore: z.string().min(1).optional(),
   /** Volumes (issue 18): the storage every host mounts; volume files go to <dir>/volumes/. Absent: no volumes. */
   storageDir: z.string().min(1, 'must name a directory').transform((d) => resolve(d)).optional(),
+  /** The event stream (issue 20): how many events are kept, newest first. */
+  eventsHistory: intFlag(DEFAULT_EVENT_HISTORY, 100, 1_000_000),
+  /** How often the CCs are asked for migration progress while a plan is unfinished. */
+  eventsPollMs: intFlag(2_000, 50, 600_000),
+  /** POST every event here, in batches (clc/events/webhookDelivery.ts). */
+  eventsWebhook: z.string().superRefine((s, ctx) => {
+    const problem = webhookUrlProblem(s);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }).optional(),
+  /** A file holding the bearer token the webhook is called with. */
+  eventsWebhookTokenFile: z.string().min(1).optional(),
   /** The admin API's header and request timeouts and pending-connection caps (shared/net/connectionGuard.ts). */
   ...connectionLimitShape,
   /** Prometheus metrics on their own listener (shared/metrics/listener.ts). */
@@ -73,6 +99,9 @@ export const clcConfigSchema = z.object({
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
+  if (r.eventsWebhookTokenFile !== undefined && r.eventsWebhook === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['eventsWebhookTokenFile'], message: 'needs --events-webhook' });
+  }
   for (const p of r.clusters ?? []) {
     const problem = peerUrlProblem(r, p.endpoint);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['clusters'], message: `${p.name}: ${problem}` });
@@ -102,6 +131,10 @@ const FIELDS = [
   ['storageDir', '--storage-dir <dir>', 'FERRY_CLC_STORAGE_DIR', 'volumes: the shared storage every host mounts; volume files go to <dir>/volumes (no volumes without it)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
   ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CLC_WIRE_ENCODING', WIRE_ENCODING_HELP],
+  ['eventsHistory', '--events-history <n>', 'FERRY_CLC_EVENTS_HISTORY', `event stream: how many events <state-dir>/events.json keeps, oldest dropped first (${DEFAULT_EVENT_HISTORY})`],
+  ['eventsPollMs', '--events-poll-ms <ms>', 'FERRY_CLC_EVENTS_POLL_MS', 'event stream: how often the CCs are asked for migration progress while a migration runs (2000)'],
+  ['eventsWebhook', '--events-webhook <url>', 'FERRY_CLC_EVENTS_WEBHOOK', 'event stream: POST events here as JSON batches, retried until acknowledged (https://, or http:// to 127.x)'],
+  ['eventsWebhookTokenFile', '--events-webhook-token-file <file>', 'FERRY_CLC_EVENTS_WEBHOOK_TOKEN_FILE', 'event stream: a file whose content is sent as "Authorization: Bearer <token>" to the webhook'],
   ...connectionLimitFields('FERRY_CLC'),
   ...metricsFields('FERRY_CLC'),
 ] as const;

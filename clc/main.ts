@@ -4,10 +4,11 @@
  * HTTP on loopback, signed with SigV4: it is the user's endpoint, not a link between tiers.
  * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
 import { systemClock } from '../shared/clock.js';
-import { runMain } from '../shared/config/compileConfig.js';
+import { ConfigError, runMain } from '../shared/config/compileConfig.js';
 import { connectionLimitsOf } from '../shared/config/connectionFlags.js';
 import { createLogger } from '../shared/log.js';
 import { guardConnections, httpServerOptions } from '../shared/net/connectionGuard.js';
@@ -29,6 +30,10 @@ import { BMC_STORE_FILE, BMC_STORE_OPTIONS } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { addClcMetrics } from './metrics.js';
 import { openClcStore } from './state/clcStore.js';
+import { openEventsStore } from './events/eventStore.js';
+import { EventStream } from './events/eventStream.js';
+import { EventWatcher } from './events/eventWatcher.js';
+import { httpPoster, WebhookDelivery } from './events/webhookDelivery.js';
 import { ensurePagingKey } from './state/pagingKey.js';
 import { adminLoginCheck, type LoginCheck } from './status/statusAuth.js';
 import { statusPage } from './status/statusRoutes.js';
@@ -62,10 +67,21 @@ async function main(): Promise<void> {
   }
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs, instanceTimeoutMs: config.ccInstanceTimeoutMs });
+  // The event stream (issue 20): its own file beside clc.json; the core records into it before answering.
+  const events = new EventStream({ store: await openEventsStore(config.stateDir), clock: systemClock, history: config.eventsHistory });
   const bmc = await openFileStore(config.bmcStore ?? join(config.stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
   const { gate, ha, haControl } = await startClcCore({
-    store, bmc, clusters, clock: systemClock, logger, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
+    store, bmc, clusters, clock: systemClock, logger, events, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
   });
+  let webhook: WebhookDelivery | undefined;
+  if (config.eventsWebhook !== undefined) {
+    const token = config.eventsWebhookTokenFile !== undefined ? await readWebhookToken(config.eventsWebhookTokenFile) : undefined;
+    webhook = new WebhookDelivery({ stream: events, url: config.eventsWebhook, poster: httpPoster(config.eventsWebhook, token), clock: systemClock, logger });
+    // Before the watcher's first round: a new URL's cursor starts before anything the watcher records.
+    await webhook.start();
+  }
+  const watcher = new EventWatcher({ stream: events, clusters, clock: systemClock, logger, haLog: () => store.read().ha.events, pollMs: config.eventsPollMs });
+  watcher.start();
   const refusals = new RefusalLog({ logger, clock: systemClock });
   // The status page logs in with the admin credentials; with --auth none there are none, and no page.
   const status = loginCheck === undefined ? undefined : statusPage({
@@ -76,6 +92,7 @@ async function main(): Promise<void> {
     clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin, refusals,
     ...(status !== undefined ? { status } : {}),
     ...(config.storageDir !== undefined ? { volumes: fileVolumeBackend(config.storageDir) } : {}),
+    events,
   });
 
   const limits = connectionLimitsOf(config);
@@ -89,7 +106,9 @@ async function main(): Promise<void> {
     });
   });
   const metrics = await startMetrics({
-    daemon: 'clc', config, stateDir: config.stateDir, logger, add: (m) => addClcMetrics(m, { store, gate, partitions: config.clusters.map((p) => p.name) }),
+    daemon: 'clc', config, stateDir: config.stateDir, logger, add: (m) => addClcMetrics(m, {
+      store, gate, partitions: config.clusters.map((p) => p.name), events, clock: systemClock, ...(config.eventsWebhook !== undefined ? { webhookUrl: config.eventsWebhook } : {}),
+    }),
   });
   logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind, connections: guard.describe(), volumeStorage: config.storageDir ?? null }, 'clc started');
   if (status !== undefined) logger.info({ url: `${origin}${STATUS_PATH}` }, 'status page: log in with the admin access key id and secret key');
@@ -101,13 +120,26 @@ async function main(): Promise<void> {
     server.closeAllConnections();
     refusals.close();
     void metrics?.close();
-    void ha.stop().then(() => closed).finally(() => {
+    void Promise.all([ha.stop(), watcher.stop(), webhook?.stop()]).then(() => closed).finally(() => {
       transport.close();
       process.exit(0);
     });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** The webhook's bearer token: the file's first line; a missing or empty file stops start-up like a bad flag. */
+async function readWebhookToken(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError([`--events-webhook-token-file: cannot read ${file}: ${(e as Error).message}`]);
+  }
+  const token = text.split('\n')[0]?.trim() ?? '';
+  if (token === '') throw new ConfigError([`--events-webhook-token-file: ${file} is empty`]);
+  return token;
 }
 
 void runMain(main);

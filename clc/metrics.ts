@@ -6,10 +6,13 @@
  * from the store and the gate when scraped.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { apiRequest, gateWait, haHeld, haPowerAction, haTransition, haWorkRefused } from '../shared/metrics/channels.js';
+import type { Clock } from '../shared/clock.js';
+import { apiRequest, clcEvent, gateWait, haHeld, haPowerAction, haTransition, haWorkRefused, webhookDelivery } from '../shared/metrics/channels.js';
 import { FAST_BUCKETS, SLOW_BUCKETS, type DaemonMetrics } from '../shared/metrics/registry.js';
 import type { Store } from '../shared/store/store.js';
 import type { PartitionGate } from './core/partitionGate.js';
+import { lastSeqOf } from './events/eventLog.js';
+import type { EventStream } from './events/eventStream.js';
 import { HA_STATES } from './ha/hostHaState.js';
 import type { ClcState } from './state/clcStore.js';
 
@@ -17,6 +20,10 @@ export interface ClcMetricsSources {
   readonly store: Store<ClcState>;
   readonly gate: PartitionGate;
   readonly partitions: readonly string[];
+  /** The event stream, with the webhook's URL when one is set (its lag is read from the delivered cursor). */
+  readonly events?: EventStream;
+  readonly webhookUrl?: string;
+  readonly clock?: Clock;
 }
 
 export function addClcMetrics(m: DaemonMetrics, src: ClcMetricsSources): void {
@@ -64,4 +71,35 @@ export function addClcMetrics(m: DaemonMetrics, src: ClcMetricsSources): void {
   m.onClose(haHeld.subscribe((e) => held.inc({ target: e.target })));
   const refused = new Counter({ name: 'ferry_ha_work_refused_total', help: 'Host-HA work a full pool refused (retried later), by kind', labelNames: ['kind'], registers });
   m.onClose(haWorkRefused.subscribe((e) => refused.inc({ kind: e.kind })));
+  addEventMetrics(m, src);
+}
+
+/** The event stream: events recorded by kind, webhook POSTs by result, events lost to retention before delivery, and the webhook's lag. */
+function addEventMetrics(m: DaemonMetrics, src: ClcMetricsSources): void {
+  const registers = [m.registry];
+  const recorded = new Counter({ name: 'ferry_clc_events_total', help: 'Events the CLC recorded in its event stream, by kind', labelNames: ['kind'], registers });
+  m.onClose(clcEvent.subscribe((e) => recorded.inc({ kind: e.kind })));
+  const deliveries = new Counter({ name: 'ferry_clc_webhook_deliveries_total', help: 'Event webhook POSTs, by result (ok, failed: retried with backoff)', labelNames: ['result'], registers });
+  const dropped = new Counter({ name: 'ferry_clc_webhook_dropped_events_total', help: 'Events that left the bounded history before the webhook got them (named to the receiver as a dropped range)', registers });
+  m.onClose(webhookDelivery.subscribe((e) => {
+    deliveries.inc({ result: e.result });
+    if (e.dropped > 0) dropped.inc(e.dropped);
+  }));
+  const { events, webhookUrl } = src;
+  if (!events || webhookUrl === undefined) return;
+  const delivered = (): number => events.state().webhooks[webhookUrl]?.delivered ?? 0;
+  new Gauge({
+    name: 'ferry_clc_webhook_lag_events', help: 'Events recorded but not yet acknowledged by the webhook', registers,
+    collect() {
+      this.set(Math.max(0, lastSeqOf(events.state()) - delivered()));
+    },
+  });
+  new Gauge({
+    name: 'ferry_clc_webhook_lag_seconds', help: 'Age of the oldest event the webhook has not acknowledged (0 when caught up)', registers,
+    collect() {
+      const oldest = events.state().events.find((e) => e.seq > delivered());
+      const now = src.clock?.now() ?? oldest?.time ?? 0;
+      this.set(oldest ? Math.max(0, (now - oldest.time) / 1000) : 0);
+    },
+  });
 }

@@ -9,6 +9,7 @@ import type { KeyedMutex } from '../core/keyedMutex.js';
 import type { OperationContext } from '../core/operationContext.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
 import { showKey } from '../core/showKey.js';
+import type { EventStream } from '../events/eventStream.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { Principal } from './auth.js';
 import type { ParamMap } from './queryParams.js';
@@ -30,6 +31,8 @@ export interface ActionContext extends OperationContext {
   readonly ha?: HaControl;
   /** Where volumes' data lives (clc/core/volumeBackend.ts); absent: the volume actions answer Unsupported. */
   readonly volumes?: VolumeBackend;
+  /** The event stream (clc/events/eventStream.ts); absent: DescribeEvents answers ServiceUnavailable. */
+  readonly events?: EventStream;
 }
 
 export interface ActionSpec<P> {

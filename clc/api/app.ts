@@ -22,6 +22,7 @@ import type { VolumeBackend } from '../core/volumeBackend.js';
 import { PartitionGate } from '../core/partitionGate.js';
 import { gatedClusters, openRequestGate } from '../core/requestGate.js';
 import { showKey } from '../core/showKey.js';
+import type { EventStream } from '../events/eventStream.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from './action.js';
@@ -71,6 +72,8 @@ export interface ClcApiOptions {
   readonly refusals?: RefusalLog;
   /** The status page (clc/status/statusRoutes.ts), served at /status; absent: /status is an unknown endpoint. */
   readonly status?: RequestHandler;
+  /** The event stream: changes are recorded there before they are answered; DescribeEvents reads it. */
+  readonly events?: EventStream;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -138,6 +141,8 @@ export function buildClcApp(opts: ClcApiOptions): Express {
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
         ...(opts.volumes ? { volumes: opts.volumes } : {}),
+        ...(opts.events ? { events: opts.events } : {}),
+        actor: principal.accessKeyId ?? (principal.isAdmin ? 'admin' : principal.accountId),
       };
       const result = await action.handle(envelope.params, ctx);
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));

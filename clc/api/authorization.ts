@@ -16,6 +16,8 @@ export const ADMIN_ONLY: ReadonlySet<string> = new Set([
   'ConfigureHAForHost', 'ConfigureHAForCluster', 'ConfigureHAForInstance', 'EnableHAForHost', 'DisableHAForHost', 'EnableHAForCluster', 'DisableHAForCluster',
   'ListHostHAConfigurations', 'DescribeHostHA', 'DescribeHAEvents', 'FenceHost', 'ConfirmHostFenced', 'SuspendHA', 'ResumeHA',
   'CompleteHostRemediation',
+  // The event stream (issue 20): who changed what, and host HA's fencing log.
+  'DescribeEvents',
 ]);
 
 /** Throws UnauthorizedOperation when `principal` may not run `action`. */

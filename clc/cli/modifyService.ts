@@ -1,5 +1,5 @@
 /**
- * euca-modify-service -s ENABLED|DISABLED <host> [-p partition]: node maintenance mode. Answers
+ * euca-modify-service -s ENABLED|DISABLED <host> [-p partition] [-r reason]: node maintenance mode. Answers
  * once the node has persisted its new state, then prints the service row and the zone's matrix.
  */
 import { Option } from 'commander';
@@ -16,6 +16,7 @@ const modifyServiceCommand: CliCommand = {
   configure: (cmd) => cmd
     .addOption(new Option('-s, --state <state>', 'the state to put the node in').choices(Object.keys(ACTIONS)).makeOptionMandatory())
     .option('-p, --partition <name>', 'the partition the node is in (found automatically if omitted)')
+    .option('-r, --reason <text>', 'why, recorded with the change in the event stream (euca-describe-events)')
     .argument('<node>', 'the node\'s host address, or its service full name (arn:euca:eucalyptus:PARTITION:node:HOST/)'),
   async run({ client, url, args, opts }) {
     const node = String(args[0]);
@@ -23,6 +24,7 @@ const modifyServiceCommand: CliCommand = {
     if (node.startsWith('arn:')) params.ServiceId = node;
     else params.Host = node;
     if (typeof opts.partition === 'string') params.Partition = opts.partition;
+    if (typeof opts.reason === 'string') params.Reason = opts.reason;
     const action = ACTIONS[String(opts.state)] as string;
     const r = readResponse('ModifyService', await client.call(action, params), url);
     return { json: r, lines: [...r.serviceStatuses.map(serviceLine), ...matrixLines(r.resourceMatrix)] };

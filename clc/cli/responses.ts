@@ -180,6 +180,13 @@ const volumeSchema = z.object({
 });
 export type VolumeReading = z.infer<typeof volumeSchema>;
 
+/** DescribeEvents (issue 20): one event of the stream. */
+const streamEventSchema = z.object({
+  eventSeq: z.string(), timestamp: z.string(), kind: z.string(), host: text, instanceId: text, migrationId: text, partition: text, actor: text, message: text,
+  detailSet: itemsOf(z.object({ key: z.string(), value: text })),
+});
+export type StreamEventReading = z.infer<typeof streamEventSchema>;
+
 export const RESPONSES = {
   // Volumes (issue 18).
   CreateVolume: volumeSchema.omit({ attachmentSet: true }),
@@ -194,6 +201,7 @@ export const RESPONSES = {
     instanceId: z.string(), partition: z.string(), autoRepair: z.string(), clusterAutoRepair: z.string(), effectiveAutoRepair: z.string(),
   }),
   HAEvents: z.object({ eventSet: itemsOf(haEventSchema) }),
+  DescribeEvents: z.object({ eventSet: itemsOf(streamEventSchema), lastSeq: z.string(), nextToken: text }),
   Suspension: z.object({ scope: z.string(), until: text, reason: z.string(), by: z.string() }),
   Resumed: z.object({ scope: z.string(), wasSuspended: z.string() }),
   DescribeNodes: z.object({ nodeSet: itemsOf(nodeSchema), unavailablePartitionSet: unavailableSchema }),

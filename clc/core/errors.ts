@@ -67,6 +67,8 @@ export const ClcErrors = defineErrors({
   'InvalidAttachment.NotFound': client(400, 'Attachment point {detail} is not found'),
   'InvalidMigrationID.Malformed': client(400, 'Invalid id: "{value}" (expecting "mig-" followed by 8 hex digits)'),
   'InvalidMigrationID.NotFound': client(400, "The migration IDs '{ids}' do not exist"),
+  /** DescribeEvents' AfterSeq past the newest event this CLC recorded (a cursor of another cloud, or of a store that was reset). */
+  InvalidEventCursor: client(400, 'AfterSeq {after} is past the newest event ({last}); a cursor comes from this CLC\'s eventSeq or lastSeq'),
   // State conflicts (live migration, issue 3).
   IncorrectInstanceState: conflict('The instance {instanceId} is {state}; {detail}', false),
   /** A change to an instance in an unfinished migration; it can succeed once the migration ends. */

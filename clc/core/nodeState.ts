@@ -20,6 +20,8 @@ import { requireZone } from './zones.js';
 export interface NodeTarget {
   readonly host: string;
   readonly partition: string | undefined;
+  /** Why, as the caller said it (recorded in the event stream). */
+  readonly reason?: string | undefined;
 }
 
 /** The node's partition and its CC's answer (the node as it is now, its previous state, the matrix). */
@@ -41,5 +43,11 @@ export async function changeNodeState(ctx: OperationContext, target: NodeTarget,
   const changed = await ctx.clusters.call(partition, 'ccModifyNode', { host: target.host, stateName, vmTypes: ctx.store.read().vmTypes });
   if (stateName === 'enabled') await ctx.haHooks?.afterEnable(target.host, partition);
   ctx.logger.info({ partition, host: target.host, previousState: changed.previousState, stateName }, 'node state changed');
+  // Recorded before the answer: an acknowledged change is never missing from the stream.
+  await ctx.events?.record([{
+    kind: stateName === 'disabled' ? 'node.disabled' : 'node.enabled', host: target.host, partition, actor: ctx.actor ?? 'system',
+    message: `node ${target.host} ${stateName} by ${ctx.actor ?? 'system'}${target.reason !== undefined ? `: ${target.reason}` : ''} (was ${changed.previousState})`,
+    details: { previousState: changed.previousState, ...(target.reason !== undefined ? { reason: target.reason } : {}) },
+  }]);
   return { partition, changed };
 }

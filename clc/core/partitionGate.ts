@@ -27,8 +27,17 @@ export interface Ticket {
   leave(): void;
 }
 
+/** Told when a change starts waiting and when a waiting (or refused) one leaves: the event stream's gate events. */
+export interface GateObserver {
+  queued(w: { readonly label: string; readonly kind: GateKind; readonly partitions: readonly string[] }): void;
+  released(w: { readonly label: string; readonly kind: GateKind; readonly outcome: 'admitted' | 'refused'; readonly waitedMs: number; readonly partitions: readonly string[]; readonly reason?: string }): void;
+}
+
 interface Entry {
   readonly label: string;
+  /** It waited (the observer was told): its release is told too. */
+  queued?: boolean;
+  readonly partitions: readonly string[];
   status: 'waiting' | 'granted' | 'refused' | 'left';
   readonly kind: GateKind;
   /** When it entered (the clock's time): how long it waited is reported for metrics. */
@@ -43,6 +52,7 @@ export interface PartitionGateOptions {
   readonly clock: Clock;
   readonly limits?: GateLimits;
   readonly logger?: Logger;
+  readonly observer?: GateObserver;
 }
 
 export class PartitionGate {
@@ -51,12 +61,14 @@ export class PartitionGate {
   private readonly entries = new Map<number, Entry>();
   private readonly clock: Clock;
   private readonly logger: Logger | undefined;
+  private readonly observer: GateObserver | undefined;
   readonly limits: GateLimits;
 
   constructor(opts: PartitionGateOptions) {
     this.clock = opts.clock;
     this.limits = Object.freeze({ ...(opts.limits ?? DEFAULT_GATE_LIMITS) });
     this.logger = opts.logger;
+    this.observer = opts.observer;
   }
 
   /** Takes a place in the gate now; the returned ticket's `ready()` says when the request may go on. */
@@ -67,11 +79,15 @@ export class PartitionGate {
     const granted = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
     // A refused ticket whose request never awaits it must not become an unhandled rejection.
     granted.catch(() => {});
-    const entry: Entry = { kind, label, status: 'waiting', enteredAt: this.clock.now(), granted, resolve, reject };
+    const entry: Entry = { kind, label, partitions: [...partitions], status: 'waiting', enteredAt: this.clock.now(), granted, resolve, reject };
     this.entries.set(id, entry);
     this.apply({ type: 'enter', id, kind, label, partitions });
     // Said once per waiting request: an operator (and a test) sees what queues behind a DisableService.
-    if (entry.status === 'waiting') this.logger?.info({ label, kind, partitions }, 'a request waits in the change gate');
+    if (entry.status === 'waiting') {
+      this.logger?.info({ label, kind, partitions }, 'a request waits in the change gate');
+      entry.queued = true;
+      this.observer?.queued({ label, kind, partitions });
+    }
 
     const ticket: Ticket = {
       kind,
@@ -116,6 +132,7 @@ export class PartitionGate {
         entry.status = 'granted';
         entry.timer?.cancel();
         gateWait.publish({ kind: entry.kind, outcome: 'admitted', seconds: (this.clock.now() - entry.enteredAt) / 1000 });
+        if (entry.queued === true) this.observer?.released({ label: entry.label, kind: entry.kind, outcome: 'admitted', waitedMs: this.clock.now() - entry.enteredAt, partitions: entry.partitions });
         // Rare (DisableService, MigrateInstances) and what every other change then waits for: said.
         if (entry.kind === 'exclusive') {
           const partitions = this.state.tickets.find((t) => t.id === e.id)?.partitions ?? [];
@@ -130,6 +147,7 @@ export class PartitionGate {
         entry.status = 'refused';
         entry.timer?.cancel();
         gateWait.publish({ kind: entry.kind, outcome: 'refused', seconds: (this.clock.now() - entry.enteredAt) / 1000 });
+        this.observer?.released({ label: entry.label, kind: entry.kind, outcome: 'refused', waitedMs: this.clock.now() - entry.enteredAt, partitions: [e.partition], reason: e.reason });
         this.entries.delete(e.id);
         const detail = e.reason === 'queue-full'
           ? `${this.limits.maxWaiting} requests already wait for it; retry later`

@@ -15,6 +15,7 @@ import { requireInstances } from './instanceLookup.js';
 import { liveInstances, mergeInstances } from './instanceView.js';
 import { findNodePartition } from './nodeLookup.js';
 import type { OperationContext } from './operationContext.js';
+import { trackedOf } from '../events/migrationWatch.js';
 
 /** What to migrate and where; validated by the caller (the API's parse, or HA's own fixed choices). */
 export interface MigrationRequest {
@@ -94,5 +95,14 @@ export async function planMigration(ctx: OperationContext, request: MigrationReq
     partition, migrationId: planned.migrationId, source: planned.plan.source, kind: planned.plan.request.kind,
     items: planned.plan.items.length, unplaced: planned.unplaced.length,
   }, 'migration planned');
+  // Recorded before the answer, with the watcher's record of its items (clc/events/migrationWatch.ts).
+  const { plan } = planned;
+  const actor = ctx.actor ?? 'system';
+  await ctx.events?.recordPlan({
+    kind: 'migration.planned', migrationId: plan.migrationId, partition, host: plan.source, actor,
+    ...(request.instanceId !== undefined ? { instanceId: request.instanceId } : {}),
+    message: `migration ${plan.migrationId} planned by ${actor}: ${plan.request.kind === 'drain' ? `drain of ${plan.source}` : `instance ${request.instanceId ?? ''}`}, ${plan.items.length} item(s), ${planned.unplaced.length} not placed`,
+    details: { kind: plan.request.kind, items: String(plan.items.length), unplaced: String(planned.unplaced.length), instances: plan.items.map((i) => i.instanceId).join(',') },
+  }, plan.migrationId, trackedOf({ partition, plan }));
   return { partition, planned };
 }

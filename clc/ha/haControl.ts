@@ -23,6 +23,7 @@ import { publicRemediationView, remediationConfigSchema, type PublicRemediationV
 import { effectiveRepair, type AutoRepair } from './repairPolicy.js';
 import { compileHaSettings, type HaSettings, type HaSettingsOverride } from './settings.js';
 import { activeSuspension, type Suspension } from './suspension.js';
+import { longPoll } from '../../shared/longPoll.js';
 
 export interface HaControlOptions {
   readonly store: HaSectionStore;
@@ -434,15 +435,8 @@ export class HaControl {
   }
 
   /** DescribeHAEvents with WaitSeconds: answers as soon as a matching event exists, or empty after `waitMs` (long poll). */
-  async waitEvents(q: EventQuery, waitMs: number): Promise<HaLogEvent[]> {
-    const clock = this.opts.clock;
-    const deadline = clock.now() + waitMs;
-    for (;;) {
-      const out = this.events(q);
-      const left = deadline - clock.now();
-      if (out.length > 0 || left <= 0) return out;
-      await new Promise<void>((resolve) => clock.setTimer(Math.min(EVENT_POLL_MS, left), resolve));
-    }
+  waitEvents(q: EventQuery, waitMs: number): Promise<HaLogEvent[]> {
+    return longPoll(() => this.events(q), { clock: this.opts.clock, waitMs, recheckMs: EVENT_POLL_MS });
   }
 
   private hostView(ha: HaSection, host: string, dryRun: boolean, events = LAST_EVENTS_PER_HOST): HostHaView {

@@ -25,6 +25,7 @@ import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.j
 import { FenceAgentDriver } from './power/fenceAgentDriver.js';
 import type { PowerDriver } from './power/powerDriver.js';
 import type { HaPoolLimits, HaOperationKind } from './settings.js';
+import type { EventSink } from '../events/eventSink.js';
 
 export interface HaRuntimeDeps {
   readonly store: Store<ClcState>;
@@ -36,6 +37,8 @@ export interface HaRuntimeDeps {
   /** Interval between passes. */
   readonly tickMs: number;
   readonly policies?: RepairPolicies;
+  /** The event stream (clc/events): HA's own node changes and drains are recorded there. */
+  readonly events?: EventSink;
   /** The host's power management from its BMC entry (default: the fence agent it names). */
   readonly powerDriver?: (host: string, entry: BmcEntry) => PowerDriver;
   readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
@@ -91,7 +94,9 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
     fence: (ref, deadline) => withDeadline(clock, deadline, `fence of ${ref.host}`, composed.fence(ref, deadline)),
     powerStatus: (ref, deadline) => withDeadline(clock, deadline, `power status of ${ref.host}`, composed.powerStatus(ref, deadline)),
   };
-  const actions = cloudHaActions({ clusters, gate: deps.gate, store, clock, logger, ...(deps.policies ? { policies: deps.policies } : {}) });
+  const actions = cloudHaActions({
+    clusters, gate: deps.gate, store, clock, logger, ...(deps.policies ? { policies: deps.policies } : {}), ...(deps.events ? { events: deps.events } : {}),
+  });
   // Read at dispatch: a ConfigureHAForCluster takes effect for the next remediation handed out.
   const remediator = (ref: HaHostRef) => {
     const cfg = store.read().ha.partitions[ref.partition]?.remediation;

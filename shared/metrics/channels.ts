@@ -39,6 +39,12 @@ export const apiRequest = channel<{ readonly action: string; readonly code: stri
 /** A change left the CLC's partition gate: admitted after waiting, or refused (queue full, timed out). */
 export const gateWait = channel<{ readonly kind: string; readonly outcome: 'admitted' | 'refused'; readonly seconds: number }>('ferry.clc.gate.wait');
 
+/** The CLC's event stream recorded an event (clc/events/eventStream.ts), by kind. */
+export const clcEvent = channel<{ readonly kind: string }>('ferry.clc.events.recorded');
+
+/** One POST of a batch of events to the webhook ended: delivered, failed (retried later), or events lost to retention. */
+export const webhookDelivery = channel<{ readonly result: 'ok' | 'failed'; readonly events: number; readonly dropped: number }>('ferry.clc.events.webhook');
+
 /** Host HA moved a host to another state. */
 export const haTransition = channel<{ readonly from: string; readonly to: string }>('ferry.clc.ha.transition');
 

@@ -24,8 +24,27 @@ describe('parseClcConfig', () => {
       ccTimeoutMs: 10_000, ccInstanceTimeoutMs: 150_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000, auth: 'sigv4',
       tlsDir: 'certs', insecurePlaintext: false, haTickMs: 2000, wireEncoding: 'json',
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
+      eventsHistory: 10_000, eventsPollMs: 2000,
     });
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('reads the event stream\'s flags: history, poll, a webhook (https anywhere, http only to loopback) and its token file', () => {
+    const c = parseClcConfig([...S, '--events-history', '500', '--events-poll-ms', '250', '--events-webhook', 'https://hooks.example.com/ferry', '--events-webhook-token-file', '/etc/ferry/hook.token'], {});
+    expect(c).toMatchObject({ eventsHistory: 500, eventsPollMs: 250, eventsWebhook: 'https://hooks.example.com/ferry', eventsWebhookTokenFile: '/etc/ferry/hook.token' });
+    expect(parseClcConfig(S, { FERRY_CLC_EVENTS_WEBHOOK: 'http://127.0.77.200:18790/hook' }).eventsWebhook).toBe('http://127.0.77.200:18790/hook');
+  });
+
+  it.each([
+    [['--events-webhook', 'http://hooks.example.com/x'], /^--events-webhook: plain http:\/\/ is allowed only to a loopback address/],
+    [['--events-webhook', 'ftp://127.0.0.1/x'], /^--events-webhook: must be an https:\/\//],
+    [['--events-webhook', 'not a url'], /^--events-webhook: is not a URL/],
+    [['--events-webhook', 'https://user:pw@hooks.example.com/'], /^--events-webhook: must not carry credentials/],
+    [['--events-webhook-token-file', '/x'], /^--events-webhook-token-file: needs --events-webhook/],
+    [['--events-history', '10'], /^--events-history: must be at least 100/],
+  ])('event stream flags %j are a configuration error', (argv, re) => {
+    const p = problems([...S, ...argv], {});
+    expect(p.some((x) => re.test(x)), p.join('\n')).toBe(true);
   });
 
   it('with --insecure-plaintext the default CC is http://127.0.0.1:8774', () => {

@@ -10,6 +10,9 @@ import type { Clusters } from '../../clc/clusters/clusters.js';
 import type { GateLimits } from '../../clc/core/gate.js';
 import type { HaNodeHooks } from '../../clc/core/nodeHooks.js';
 import { PartitionGate } from '../../clc/core/partitionGate.js';
+import { openMemoryEventsStore } from '../../clc/events/eventStore.js';
+import { EventStream } from '../../clc/events/eventStream.js';
+import { gateEventsObserver } from '../../clc/events/gateEvents.js';
 import type { HaProvider, HaServiceActions } from '../../clc/ha/haProvider.js';
 import { openMemoryBmcStore } from '../../clc/ha/power/bmcStore.js';
 import { openMemoryClcStore, type ClcState } from '../../clc/state/clcStore.js';
@@ -36,6 +39,8 @@ export interface Harness {
   readonly gate: PartitionGate;
   /** Host HA's facade, runner and BMC store (absent with `ha: false`). */
   readonly ha?: Awaited<ReturnType<typeof setUpHa>>;
+  /** The event stream (with `events: true`), over a memory store. */
+  readonly events?: EventStream;
 }
 
 export interface HarnessOptions {
@@ -52,6 +57,8 @@ export interface HarnessOptions {
   readonly ha?: { provider: HaProvider; actions: HaServiceActions } | false;
   /** Host HA's hooks into node changes (clc/core/nodeHooks.ts); none unless given. */
   readonly haHooks?: HaNodeHooks;
+  /** Build the CLC with its event stream (clc/events), recorded into a memory store. */
+  readonly events?: boolean;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -60,7 +67,10 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   const clock = new ManualClock(START);
   clusters.clock = clock;
   const logger = opts.logger ?? silentLogger();
-  const gate = new PartitionGate({ clock, logger, ...(opts.gateLimits ? { limits: opts.gateLimits } : {}) });
+  const events = opts.events === true ? new EventStream({ store: await openMemoryEventsStore(), clock }) : undefined;
+  const gate = new PartitionGate({
+    clock, logger, ...(opts.gateLimits ? { limits: opts.gateLimits } : {}), ...(events ? { observer: gateEventsObserver(events, logger) } : {}),
+  });
   const ha = opts.ha === false ? undefined : await setUpHa({
     store, clock, partitions: clusters.partitions.map((p) => p.name), bmc: await openMemoryBmcStore(), ...(opts.ha ?? notWiredHa()),
   });
@@ -70,8 +80,9 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(ha ? { ha: ha.control } : {}),
     ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
+    ...(events ? { events } : {}),
   });
-  return { app, clusters, store, clock, gate, ...(ha ? { ha } : {}) };
+  return { app, clusters, store, clock, gate, ...(ha ? { ha } : {}), ...(events ? { events } : {}) };
 }
 
 /** A logger whose lines (parsed JSON) land in `lines`. */

@@ -33,6 +33,11 @@ async function run(input: CancelMigrationInput, ctx: ActionContext): Promise<Xml
   // Already finished is the CC's to say (MigrationAlreadyFinished): its answer is fresher than ours.
   const r = await ctx.clusters.call(found.partition, 'ccCancelMigration', { migrationId: input.migrationId });
   ctx.logger.info({ partition: found.partition, migrationId: input.migrationId }, 'migration cancelled');
+  const actor = ctx.actor ?? 'system';
+  await ctx.events?.record([{
+    kind: 'migration.cancel-requested', migrationId: input.migrationId, partition: found.partition, host: r.plan.source, actor,
+    message: `CancelMigration of ${input.migrationId} by ${actor}`, details: {},
+  }]);
   return migrationXml(viewOfPlan(r.plan, found.partition, ctx.clock.now()));
 }
 

@@ -2,6 +2,7 @@
 import type { Action } from '../action.js';
 import { cancelMigration } from './cancelMigration.js';
 import { describeAvailabilityZones } from './describeAvailabilityZones.js';
+import { describeEvents } from './describeEvents.js';
 import { describeInstances } from './describeInstances.js';
 import { describeInstanceTypes } from './describeInstanceTypes.js';
 import { describeInstanceStatus } from './describeInstanceStatus.js';
@@ -53,6 +54,8 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   MigrateInstances: migrateInstances,
   DescribeMigrations: describeMigrations,
   CancelMigration: cancelMigration,
+  // The event stream (issue 20).
+  DescribeEvents: describeEvents,
   // Quarantine (issue 18).
   QuarantineNode: quarantineNode,
   UnquarantineNode: unquarantineNode,

@@ -18,6 +18,7 @@ import type { ParamMap } from '../queryParams.js';
 import { matrixItems } from '../render/matrixItems.js';
 import { nodeItem, nodeServiceStatus, serviceStatusItem } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { textParam } from './haCommon.js';
 
 /** The only service type whose state Ferry changes; others are Eucalyptus's and out of scope. */
 const MODIFIABLE_TYPE = 'node';
@@ -34,6 +35,8 @@ const schema = z.strictObject({
   Host: hostSchema.optional(),
   ServiceId: serviceIdParam.optional(),
   Partition: partitionSchema.optional(),
+  /** Why (Ferry's extension): recorded with the change in the event stream. */
+  Reason: textParam.optional(),
 })
   .refine((p) => !(p.Host !== undefined && p.ServiceId !== undefined), {
     path: ['ServiceId'], ...coded('InvalidParameterCombination', 'Give Host or ServiceId, not both'),
@@ -45,12 +48,13 @@ const schema = z.strictObject({
     host: p.Host ?? p.ServiceId?.name ?? '',
     partition: p.Partition ?? p.ServiceId?.partition,
     partitionFromServiceId: p.ServiceId?.partition,
+    reason: p.Reason,
   }))
   .refine((p) => p.partitionFromServiceId === undefined || p.partition === p.partitionFromServiceId, {
     path: ['Partition'], ...coded('InvalidParameterCombination', 'Partition differs from the partition in ServiceId'),
   })
   .refine((p) => hostSchema.safeParse(p.host).success, { path: ['ServiceId'], message: 'the node name in ServiceId is not an IPv4 address' })
-  .transform((p) => ({ host: p.host, partition: p.partition }));
+  .transform((p) => ({ host: p.host, partition: p.partition, reason: p.reason }));
 
 export type ModifyServiceInput = Readonly<z.infer<typeof schema>>;
 

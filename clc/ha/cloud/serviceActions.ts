@@ -25,6 +25,7 @@ import type { NcInstance } from '../../../shared/protocol/ncProtocol.js';
 import type { Store } from '../../../shared/store/store.js';
 import type { Clusters } from '../../clusters/clusters.js';
 import { changeNodeState, type NodeTarget } from '../../core/nodeState.js';
+import type { EventSink } from '../../events/eventSink.js';
 import { inGatedOperation, type OperationContext } from '../../core/operationContext.js';
 import type { PartitionGate } from '../../core/partitionGate.js';
 import { planMigration } from '../../core/planMigration.js';
@@ -55,6 +56,8 @@ export interface CloudActionsOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly policies?: RepairPolicies;
+  /** The event stream: HA's node changes and drains are recorded there as the admin's are, with actor 'ha'. */
+  readonly events?: EventSink;
 }
 
 /** What HA did to a host's instances, for the log and the tests. */
@@ -94,10 +97,10 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const policies = opts.policies ?? storedRepairPolicies(opts.store);
   const log = opts.logger;
   /** One change of HA's, like one request: its own gate tickets, left when it ends. */
-  const inRequest = <T>(work: (ctx: OperationContext) => Promise<T>): Promise<T> => inGatedOperation(opts, work);
+  const inRequest = <T>(work: (ctx: OperationContext) => Promise<T>): Promise<T> => inGatedOperation({ ...opts, actor: 'ha' }, work);
   /** The same change (and gate label) as the admin's DisableService of the node. */
-  const disableNode = (ref: HaHostRef): Promise<unknown> => {
-    const target: NodeTarget = { host: ref.host, partition: ref.partition };
+  const disableNode = (ref: HaHostRef, reason = 'host HA takes a failing host out of service'): Promise<unknown> => {
+    const target: NodeTarget = { host: ref.host, partition: ref.partition, reason };
     return inRequest((ctx) => changeNodeState(ctx, target, 'disabled', `DisableService of node ${ref.host}`));
   };
 
@@ -306,7 +309,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     keepInMaintenance,
     async disableHost(ref, reason) {
       log.warn({ host: ref.host, reason }, 'host HA: DisableService');
-      await disableNode(ref);
+      await disableNode(ref, `host HA: ${reason}`);
     },
     drain: drainAttempt,
     async evacuate(ref, fencedBy) {
