@@ -2,7 +2,7 @@
  * deploy/compose.yaml as data: the services' images, command lines, volumes and start order, with
  * `${VAR:-default}` filled in from an environment. Used by scripts/deploy-compose.ts (which runs the
  * file with `podman run`: Debian's podman-compose 1.0.3 adds a bridge network to every container,
- * which podman refuses beside `network_mode: host`) and by test/deployFlags.test.ts (which checks
+ * which podman refuses beside `network_mode: host`) and by test/deploy/deployFiles.test.ts (which checks
  * every command line against the daemons' real flag parsers). The YAML is read by Debian's
  * python3-yaml, so Ferry needs no YAML package of its own.
  */

@@ -1,7 +1,7 @@
 /**
  * simhv's command line: one commander option per CONFIG_FIELDS entry, each falling back to its
  * SIMHV_* variable. Apart from main so that deploy files' command lines can be checked against the
- * real parser (test/deployFlags.test.ts). Throws CommanderError for a bad or unknown flag or an unknown
+ * real parser (test/deploy/deployFiles.test.ts). Throws CommanderError for a bad or unknown flag or an unknown
  * SIMHV_* variable (after writing why), and for --help after writing it.
  */
 import { Command, CommanderError, Option } from 'commander';
