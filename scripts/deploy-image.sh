@@ -8,7 +8,9 @@
 #      and this host's Node >= 20 binary (bookworm's nodejs is 18);
 #   3. `podman build -f deploy/Containerfile -t localhost/ferry:dev` (or $FERRY_IMAGE).
 # Idempotent: re-running reuses the base and podman's layer cache.
-#   scripts/deploy-image.sh            build (install podman and debootstrap with apt-get if missing)
+#   scripts/deploy-image.sh install    only install the Debian packages this and test/deploy need
+#                                      (podman, runc, debootstrap; python3-yaml and systemd for the files' test)
+#   scripts/deploy-image.sh            build (installing them first if missing)
 #   scripts/deploy-image.sh --test     build, then run test/integration/deployCompose.test.ts against it
 # Work files go to $FERRY_DEPLOY_WORK (default /var/tmp/ferry-deploy). Needs root (debootstrap, rootful podman).
 set -euo pipefail
@@ -25,10 +27,11 @@ if [ -z "$mirror" ]; then
 fi
 
 need() { command -v "$1" >/dev/null 2>&1; }
-if ! need podman || ! need debootstrap || ! need runc; then
-  echo "== installing podman, runc and debootstrap (Debian packages)"
-  apt-get install -y --no-install-recommends podman debootstrap runc >/dev/null
+if ! need podman || ! need debootstrap || ! need runc || ! need systemd-analyze || ! python3 -c 'import yaml' 2>/dev/null; then
+  echo "== installing podman, runc, debootstrap, python3-yaml and systemd (Debian packages)"
+  apt-get install -y --no-install-recommends podman debootstrap runc python3-yaml systemd >/dev/null
 fi
+[ "${1:-}" = install ] && exit 0
 
 mkdir -p "$work"
 # podman's settings for this host (docs/OPERATIONS.md "Deployment"): runc, since crun refuses hybrid
