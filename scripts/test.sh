@@ -11,7 +11,7 @@ bash scripts/real-clients.sh install
 echo "== libvirt lab packages"
 bash scripts/libvirt-lab.sh install
 # The deployment files' tests need podman (Debian's), and test/integration/deployCompose.test.ts
-# the image, built from a debootstrapped bookworm (about 4 minutes from scratch, 1 with the base kept).
+# the image, built from a debootstrapped bookworm (up to 5 minutes from scratch, 1 with the base kept).
 echo "== deployment image (podman)"
 bash scripts/deploy-image.sh
 export FERRY_DEPLOY_IMAGE=localhost/ferry:dev
