@@ -3,14 +3,14 @@
  * 127.0.79.0/24 with host networking: the cloud PKI made by the image's `ferry init` into the
  * certificates volume, the six services started with podman run in depends_on order (as
  * scripts/deploy-compose.ts does), then DescribeNodes through the CLC shows both NCs ENABLED and an
- * instance runs. Every container is stopped and removed by id.
+ * instance runs; the NC's container loads libvirt.so.0 through the libvirt driver's bindings. Every container is stopped and removed by id.
  *
  * Opt-in: it needs root, podman and the built image, so it runs only when FERRY_DEPLOY_IMAGE names
  * the image (scripts/deploy-image.sh --test sets it, and CONTAINERS_CONF for this host's podman).
  */
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import xml2js from 'xml2js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,11 +32,12 @@ const NODES = ['127.0.79.11', '127.0.79.12'];
 const CLC_PORT = 18973;
 
 describe.skipIf(image === undefined)('deploy/compose.yaml in podman (FERRY_DEPLOY_IMAGE)', () => {
-  const base = mkdtempSync('/tmp/ferry-compose-');
-  const certs = join(base, 'certs');
-  const data = join(base, 'data');
+  // Made in beforeAll: a skipped describe still runs this body.
+  let certs = '';
+  let data = '';
   const project = `ferrytest${process.pid}`;
-  const ids: string[] = [];
+  /** Container id by compose service. */
+  const ids = new Map<string, string>();
   const url = `http://${CONTROLLER}:${CLC_PORT}/services/Eucalyptus`;
 
   async function query(params: Record<string, string>): Promise<any> {
@@ -49,6 +50,9 @@ describe.skipIf(image === undefined)('deploy/compose.yaml in podman (FERRY_DEPLO
   }
 
   beforeAll(async () => {
+    const base = mkdtempSync('/tmp/ferry-compose-');
+    certs = join(base, 'certs');
+    data = join(base, 'data');
     for (const d of [certs, data]) {
       mkdirSync(d, { recursive: true });
       chownSync(d, FERRY_UID, FERRY_UID);
@@ -60,21 +64,27 @@ describe.skipIf(image === undefined)('deploy/compose.yaml in podman (FERRY_DEPLO
       FERRY_COMPOSE_NC1: NODES[0], FERRY_COMPOSE_NC2: NODES[1], FERRY_COMPOSE_CLC_PORT: String(CLC_PORT), FERRY_COMPOSE_CC_PORT: '18974',
       FERRY_COMPOSE_NC_PORT: '18975', FERRY_COMPOSE_SIMHV_TLS_PORT: '18914',
     };
-    for (const s of startOrder(loadComposeFile(join(ROOT, 'deploy/compose.yaml'), env))) ids.push(await podman(podmanRunArgs(project, s)));
+    for (const s of startOrder(loadComposeFile(join(ROOT, 'deploy/compose.yaml'), env))) ids.set(s.name, await podman(podmanRunArgs(project, s)));
   }, 180_000);
 
   afterAll(async () => {
-    if (ids.length > 0) {
-      await podman(['stop', '-t', '20', ...ids]).catch((e: unknown) => process.stderr.write(`podman stop: ${String(e)}\n`));
-      await podman(['rm', '-f', ...ids]).catch((e: unknown) => process.stderr.write(`podman rm: ${String(e)}\n`));
+    if (ids.size > 0) {
+      await podman(['stop', '-t', '20', ...ids.values()]).catch((e: unknown) => process.stderr.write(`podman stop: ${String(e)}\n`));
+      await podman(['rm', '-f', ...ids.values()]).catch((e: unknown) => process.stderr.write(`podman rm: ${String(e)}\n`));
     }
-    rmSync(base, { recursive: true, force: true });
+    if (data !== '') rmSync(dirname(data), { recursive: true, force: true });
   }, 120_000);
 
   it('runs every daemon as the image\'s ferry user, with the certificates from the volume', async () => {
-    expect(ids).toHaveLength(6);
-    for (const id of ids) expect(await podman(['exec', id, 'id', '-u'])).toBe(String(FERRY_UID));
+    expect([...ids.keys()].sort()).toEqual(['cc', 'clc', 'nc-1', 'nc-2', 'simhv-1', 'simhv-2']);
+    for (const id of ids.values()) expect(await podman(['exec', id, 'id', '-u'])).toBe(String(FERRY_UID));
     expect(existsSync(join(certs, `clc-${CONTROLLER}.pem`))).toBe(true);
+  });
+
+  it('gives the NC the libvirt client library: the libvirt driver binds every function it calls from libvirt.so.0', async () => {
+    const bind = 'import("/opt/ferry/dist/nc/hypervisor/libvirt/ffi.js").then((m) => console.log(Object.keys(m.libvirt()).length))';
+    const bound = Number(await podman(['exec', ids.get('nc-1') ?? '', 'node', '--input-type=module', '-e', bind]));
+    expect(bound).toBeGreaterThan(20);
   });
 
   it('shows both NCs ENABLED through the CLC, and runs an instance on one of them', async () => {
