@@ -109,7 +109,7 @@ export { HelpShown };
 
 /** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
 export function parseCcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): CcConfig {
-  const raw = readFlags({ name: 'ferry-cc', description: 'Ferry cluster controller: one per partition', fields: FIELDS, out }, argv, env);
+  const raw = readFlags({ name: 'ferry-cc', envPrefix: 'FERRY_CC_', description: 'Ferry cluster controller: one per partition', fields: FIELDS, out }, argv, env);
   return compileConfig(ccConfigSchema, raw, FLAG_NAMES);
 }
 

@@ -145,6 +145,6 @@ export { HelpShown };
 
 /** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
 export function parseClcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): ClcConfig {
-  const raw = readFlags({ name: 'ferry-clc', description: 'Ferry cloud controller: the admin AWS-Query API', fields: FIELDS, out }, argv, env);
+  const raw = readFlags({ name: 'ferry-clc', envPrefix: 'FERRY_CLC_', description: 'Ferry cloud controller: the admin AWS-Query API', fields: FIELDS, out }, argv, env);
   return compileConfig(clcConfigSchema, raw, FLAG_NAMES);
 }

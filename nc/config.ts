@@ -9,6 +9,7 @@ import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compi
 import { checkConnectionLimits, connectionLimitFlags, connectionLimitsOf, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
 import { intFlag } from '../shared/config/flagTable.js';
+import { unknownSettings } from '../shared/config/unknownSettings.js';
 import type { ConnectionLimits } from '../shared/net/connectionGuard.js';
 import { defaultSocketPath, MAX_SOCKET_PATH_BYTES } from './hypervisor/sim/config.js';
 import type { TunnelSettings } from './hypervisor/libvirt/migrationTunnels.js';
@@ -253,6 +254,8 @@ export function parseNcConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
     if (e instanceof CommanderError && e.exitCode === 0) throw e; // --help: let the caller exit 0
     throw new ConfigError([(e as Error).message.replace(/^error: /, '')]);
   }
+  const unknown = unknownSettings(env, 'FERRY_NC_', Object.values(FIELDS).map(([, envName]) => envName));
+  if (unknown.length > 0) throw new ConfigError(unknown);
   const opts = cmd.opts<Partial<Record<Field, string>>>();
   const raw: Partial<Record<Field, string>> = {};
   for (const field of Object.keys(FIELDS) as Field[]) raw[field] = opts[field] ?? env[FIELDS[field][1]];

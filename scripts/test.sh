@@ -12,6 +12,11 @@ bash scripts/status-page.sh install
 # The libvirt integration test needs libvirtd, QEMU and tini (Debian packages; root on CI).
 echo "== libvirt lab packages"
 bash scripts/libvirt-lab.sh install
+# The deployment files' tests need podman (Debian's), and test/integration/deployCompose.test.ts
+# the image, built from a debootstrapped bookworm (up to 5 minutes from scratch, 1 with the base kept).
+echo "== deployment image (podman)"
+bash scripts/deploy-image.sh
+export FERRY_DEPLOY_IMAGE=localhost/ferry:dev
 echo "== typecheck (sources and tests)"
 npx tsc -p tsconfig.eslint.json
 echo "== lint"

@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { ConfigError } from './compileConfig.js';
+import { unknownSettings } from './unknownSettings.js';
 
 export type FlagField = readonly [field: string, flag: string, env: string, help: string];
 
@@ -18,6 +19,8 @@ export interface ReadFlagsOptions {
   readonly fields: readonly FlagField[];
   /** Where --help goes. */
   readonly out?: (s: string) => void;
+  /** The daemon's variables' prefix (FERRY_CLC_): a set variable with it that names no field is refused. */
+  readonly envPrefix?: string;
 }
 
 /** Raw values by schema field, from argv (without node and script) then env; throws ConfigError or HelpShown. */
@@ -34,6 +37,10 @@ export function readFlags(o: ReadFlagsOptions, argv: readonly string[], env: Rea
     if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')) throw new HelpShown();
     if (e instanceof CommanderError) throw new ConfigError([e.message.replace(/^error: /, '')]);
     throw e;
+  }
+  if (o.envPrefix !== undefined) {
+    const unknown = unknownSettings(env, o.envPrefix, o.fields.map(([, , envName]) => envName));
+    if (unknown.length > 0) throw new ConfigError(unknown);
   }
   const flags = program.opts<Record<string, string | undefined>>();
   const raw: Record<string, string | undefined> = {};

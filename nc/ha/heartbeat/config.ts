@@ -27,6 +27,6 @@ const schema = z.object({
 });
 
 export function parseHeartbeatConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out?: (s: string) => void): HeartbeatProcessConfig {
-  const raw = readFlags({ name: 'ferry-heartbeat', description: 'Host heartbeat and VM activity links on shared storage, for host HA', fields: FIELDS, ...(out ? { out } : {}) }, argv, env);
+  const raw = readFlags({ name: 'ferry-heartbeat', envPrefix: 'FERRY_HEARTBEAT_', description: 'Host heartbeat and VM activity links on shared storage, for host HA', fields: FIELDS, ...(out ? { out } : {}) }, argv, env);
   return compileConfig(schema, raw, flagNames(FIELDS));
 }

@@ -5,33 +5,12 @@
  * `simhv plaintext migrations on http://HOST:PORT`), then `simhv listening on unix:SOCKET` on stdout
  * once ready; SIGTERM/SIGINT close cleanly.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { CommanderError } from 'commander';
 import { isFerryError } from '../../../shared/errors/registry.js';
 import { createLogger, type Logger } from '../../../shared/log.js';
-import { CONFIG_FIELDS, compileSimHvConfig, SimHvConfigError, type ConfigField, type ConfigKey, type RawSimHvConfig } from './config.js';
+import { compileSimHvConfig, SimHvConfigError, type RawSimHvConfig } from './config.js';
+import { parseSimHvFlags } from './flags.js';
 import { startSimHvDaemon } from './daemon.js';
-
-function parseFlags(argv: string[]): RawSimHvConfig {
-  const program = new Command('simhv')
-    .description('Simulated hypervisor daemon for Ferry (one per simulated host)')
-    .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  for (const [key, f] of Object.entries(CONFIG_FIELDS) as [ConfigKey, ConfigField][]) {
-    const dflt = f.default !== undefined ? ` (default ${f.default})` : '';
-    // A bare flag's variable is read below: commander would take SIMHV_INSECURE_PLAINTEXT=0 for true.
-    const opt = f.boolean ? new Option(f.flag, `${f.help} [env: ${f.env}]`) : new Option(`${f.flag} <value>`, `${f.help}${dflt}`).env(f.env);
-    // attributeName keeps our field names (commander would turn --memory-mib into memoryMib).
-    opt.attributeName = () => key;
-    program.addOption(opt);
-  }
-  program.parse(argv);
-  const opts = program.opts<Record<string, string | boolean | undefined>>();
-  const raw: RawSimHvConfig = {};
-  for (const [key, f] of Object.entries(CONFIG_FIELDS) as [ConfigKey, ConfigField][]) {
-    raw[key] = f.boolean && opts[key] !== true ? process.env[f.env] : opts[key];
-  }
-  return raw;
-}
 
 /** Loud on purpose, as the tiers' --insecure-plaintext: this host takes migrations nobody vouched for. */
 function warnPlaintext(log: Logger, url: string): void {
@@ -44,7 +23,7 @@ function warnPlaintext(log: Logger, url: string): void {
 async function main(): Promise<void> {
   let raw: RawSimHvConfig;
   try {
-    raw = parseFlags(process.argv);
+    raw = parseSimHvFlags(process.argv.slice(2), process.env, (t) => process.stderr.write(t));
   } catch (e) {
     if (e instanceof CommanderError) process.exit(e.code === 'commander.helpDisplayed' || e.code === 'commander.help' ? 0 : 2);
     throw e;
