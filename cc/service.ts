@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
-import { CC_OPS, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
+import { CC_OPS, type CcInstance, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
 import type { TypedImpl } from '../shared/protocol/typedServer.js';
 import type { SchedulePolicy } from './config.js';
 import { CcErrors } from './errors.js';
@@ -23,6 +23,8 @@ import {
 import type { ViewKeeper } from './viewKeeper.js';
 import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 import { pauseInstance } from './pauseInstance.js';
+import { rebootInstance, stopInstance } from './powerInstance.js';
+import { userStart } from './userStart.js';
 
 /** Describe answers first refresh nodes whose data is at least this old. */
 export const FRESH_MS = 1000;
@@ -100,22 +102,15 @@ export class CcService {
       const { view, stale } = await this.readView();
       return { partition: view.partition, instances: listInstances(view, this.opts.keeper.fencedHosts()), complete: stale.size === 0 };
     },
-    ccRunInstances: async (req) => ({
-      instances: await this.placement.run(async () => {
-        // A change: placement waits for data at most FRESH_MS old from every node it may place on.
-        const never = new Set([...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...this.opts.keeper.fencedHosts()]);
-        await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs, this.opts.keeper.hosts().filter((h) => !never.has(h)));
-        return runInstances({
-          keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
-          refreshTimeoutMs: this.quickTimeoutMs,
-        }, req);
-      }),
-    }),
+    ccRunInstances: async (req) => ({ instances: await this.runPlaced(req) }),
     ccTerminateInstances: (req) => this.terminate(req),
     ccStartInstances: (req) => this.startOnHost(req),
     ccModifyNode: (req) => this.modifyNode(req),
     ccAttachVolume: (req) => attachVolume(this.volumeDeps(), req),
     ccPauseInstance: (req) => pauseInstance(this.volumeDeps(), req),
+    ccStopInstance: (req) => stopInstance(this.volumeDeps(), req),
+    ccRebootInstance: (req) => rebootInstance(this.volumeDeps(), req),
+    ccStartInstance: (req) => userStart({ ...this.volumeDeps(), logger: this.opts.logger, runPlaced: (r) => this.runPlaced(r) }, req),
     ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
     ccQuarantineNode: (req) => this.quarantineNode(req),
     ccCheckHostActivity: (req) => this.checkActivity(req),
@@ -129,6 +124,19 @@ export class CcService {
     ccCancelMigration: (req) => this.migrations.cancel(req),
     ccNodeEvent: (req) => this.migrations.nodeEvent(req),
   };
+
+  /** ccRunInstances in the placement queue, after fresh data from every node it may place on. */
+  private runPlaced(req: CcRequest<'ccRunInstances'>): Promise<CcInstance[]> {
+    return this.placement.run(async () => {
+      // A change: placement waits for data at most FRESH_MS old from every node it may place on.
+      const never = new Set([...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...this.opts.keeper.fencedHosts()]);
+      await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs, this.opts.keeper.hosts().filter((h) => !never.has(h)));
+      return runInstances({
+        keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
+        refreshTimeoutMs: this.quickTimeoutMs,
+      }, req);
+    });
+  }
 
   private volumeDeps(): VolumeOpsDeps {
     return { keeper: this.opts.keeper, nodes: this.opts.nodes, freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs };

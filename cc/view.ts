@@ -159,8 +159,9 @@ export function bumpEpoch(view: ClusterView, host: string): ClusterView {
   return mapEntry(view, host, (e) => ({ ...e, epoch: e.epoch + 1 }));
 }
 
+/** What holds a node's resources: every instance not terminated, except one its user stopped (issue 18: as in EC2, it holds none; the NC counts so too). */
 function holds(i: NcInstance): boolean {
-  return i.state !== 'terminated';
+  return i.state !== 'terminated' && i.userStopped !== true;
 }
 
 /** An instance an NC just accepted: recorded at once so the scheduler counts it before the next poll. */

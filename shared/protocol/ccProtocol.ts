@@ -197,6 +197,29 @@ export const CC_OPS = {
     request: z.object({ instanceId: instanceIdSchema, paused: z.boolean() }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, state: instanceStateSchema, paused: z.boolean(), previouslyPaused: z.boolean() }),
   },
+  /**
+   * Stop and reboot (issue 18 part 5), on whichever node runs the instance (routed as pause is);
+   * answered once that NC persisted the stop and its domain is off (stop), or rebooted (reboot).
+   * Refused for an instance on a fenced host (NodeFenced), unknown (InstanceNotFound), in the
+   * wrong state (InstanceStateConflict) or migrating (MigrationInProgress).
+   */
+  ccStopInstance: {
+    request: z.object({ instanceId: instanceIdSchema, force: z.boolean() }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, previousState: instanceStateSchema, currentState: instanceStateSchema }),
+  },
+  ccRebootInstance: {
+    request: z.object({ instanceId: instanceIdSchema }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, state: instanceStateSchema }),
+  },
+  /**
+   * StartInstances (issue 18 part 5): starts an instance its user stopped, on its own node when that
+   * node is schedulable; otherwise (disabled, quarantined, fenced, unreachable) re-homed on an enabled
+   * node with room (cc/userStart.ts) and started there. `host` is where it runs now.
+   */
+  ccStartInstance: {
+    request: z.object({ instanceId: instanceIdSchema, avoidHosts: z.array(hostSchema).optional() }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, previousState: instanceStateSchema, currentState: instanceStateSchema, movedFrom: hostSchema.optional() }),
+  },
   /** Disconnect it; force also from an instance that is not running. Answers after the NC let it go. */
   ccDetachVolume: {
     request: z.object({ instanceId: instanceIdSchema, volumeId: volumeIdSchema, force: z.boolean().optional() }),

@@ -67,6 +67,10 @@ export interface LibvirtSession {
   /** virDomainSuspend / virDomainResume: freeze and thaw the guest's vCPUs. */
   suspend(dom: Ptr): Promise<void>;
   resume(dom: Ptr): Promise<void>;
+  /** virDomainShutdown: asks the guest to power off (ACPI); returns before it has. */
+  shutdown(dom: Ptr): Promise<void>;
+  /** virDomainReboot (default method): the guest restarts in place. */
+  reboot(dom: Ptr): Promise<void>;
   undefine(dom: Ptr): Promise<void>;
   abortJob(dom: Ptr): Promise<void>;
   setMaxDowntime(dom: Ptr, ms: number): Promise<void>;
@@ -216,6 +220,14 @@ export class LibvirtConnection implements LibvirtSession {
 
   async resume(dom: Ptr): Promise<void> {
     await this.int('virDomainResume', dom);
+  }
+
+  async shutdown(dom: Ptr): Promise<void> {
+    await this.int('virDomainShutdown', dom);
+  }
+
+  async reboot(dom: Ptr): Promise<void> {
+    await this.int('virDomainReboot', dom, 0);
   }
 
   async undefine(dom: Ptr): Promise<void> {

@@ -51,6 +51,14 @@ export class InProcessDriver implements HypervisorDriver {
     return this.host.resume(id);
   }
 
+  async shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
+    return this.host.shutdown(id, { force: opts.force });
+  }
+
+  async reboot(id: string): Promise<DomainInfo> {
+    return this.host.reboot(id);
+  }
+
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     const req = check(PrepareIncomingRequest, { spec, migrationId, ...(credential ? { credential } : {}) });
     await this.host.prepareIncoming(req.spec, req.migrationId, req.credential);

@@ -200,6 +200,50 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   }
 
   /**
+   * Shuts a domain down and keeps its definition and disk (virDomainShutdown, then virDomainDestroy
+   * without undefine when `force` or the guest ignores it). The simulated guest has no OS: it honours
+   * the ACPI request at once, so `force` changes only what is logged. Persisted before it answers; a
+   * shut-off or crashed domain answers as is. Refused while it migrates or when it is suspended by
+   * its administrator (resume it first) or paused by a migration.
+   */
+  shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (isIncoming(r) || isOutgoing(r)) throw this.conflict(r, 'shutdown');
+      if (r.state === 'shutoff' || r.state === 'crashed') return this.infoOf(r);
+      if (r.state !== 'running') throw this.conflict(r, 'shutdown');
+      await this.persist((d) => {
+        const stored = d.domains[id];
+        if (stored) stored.state = 'shutoff';
+      });
+      const next: DomainRecord = { ...r, state: 'shutoff' };
+      this.records.set(id, next);
+      this.log.info({ id, force: opts.force }, opts.force ? 'domain powered off (forced)' : 'domain shut down (ACPI)');
+      this.events.emit({ kind: 'stopped', id, reason: 'shutdown' });
+      return this.infoOf(next);
+    });
+  }
+
+  /**
+   * Reboots a running domain in place (virDomainReboot): same host, same definition and disk; its
+   * disk counter goes on (the guest's writes continue after the reboot). Refused unless it runs.
+   */
+  reboot(id: string): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (isIncoming(r) || isOutgoing(r) || r.state !== 'running') throw this.conflict(r, 'reboot');
+      // The guest writes its disk again as it boots: shown at once, not only at the next round.
+      await this.activity.write(id);
+      this.log.info({ id }, 'domain rebooted');
+      return this.infoOf(r);
+    });
+  }
+
+  /**
    * Freezes a running domain (virDomainSuspend): it stops its activity writes and dirties no page
    * until resumed. Persisted before it answers; a suspended one answers as is. Refused while it
    * migrates or when it does not run.
