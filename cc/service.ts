@@ -25,6 +25,7 @@ import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 import { pauseInstance } from './pauseInstance.js';
 import { rebootInstance, stopInstance } from './powerInstance.js';
 import { userStart } from './userStart.js';
+import { rehomeStoppedOf, type RehomeDeps } from './rehome.js';
 
 /** Describe answers first refresh nodes whose data is at least this old. */
 export const FRESH_MS = 1000;
@@ -110,7 +111,7 @@ export class CcService {
     ccPauseInstance: (req) => pauseInstance(this.volumeDeps(), req),
     ccStopInstance: (req) => stopInstance(this.volumeDeps(), req),
     ccRebootInstance: (req) => rebootInstance(this.volumeDeps(), req),
-    ccStartInstance: (req) => userStart({ ...this.volumeDeps(), logger: this.opts.logger, runPlaced: (r) => this.runPlaced(r) }, req),
+    ccStartInstance: (req) => userStart(this.rehomeDeps(), req),
     ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
     ccQuarantineNode: (req) => this.quarantineNode(req),
     ccCheckHostActivity: (req) => this.checkActivity(req),
@@ -119,11 +120,29 @@ export class CcService {
       this.planDriver.poke();
       return Promise.resolve({ hosts: [...this.opts.keeper.fencedHosts()].sort() });
     },
-    ccMigrateInstances: (req) => this.migrations.migrate(req),
+    ccMigrateInstances: (req) => this.migrate(req),
     ccDescribeMigrations: (req) => this.migrations.describe(req),
     ccCancelMigration: (req) => this.migrations.cancel(req),
     ccNodeEvent: (req) => this.migrations.nodeEvent(req),
   };
+
+  /**
+   * A live migration plan; a drain (sourceHost) then re-homes the instances its user stopped there by
+   * cold moves (rehome.ts), which the live plan leaves out, onto the hosts the request allows.
+   */
+  private async migrate(req: CcRequest<'ccMigrateInstances'>): Promise<CcResponse<'ccMigrateInstances'>> {
+    const answer = await this.migrations.migrate(req);
+    if (req.sourceHost === undefined) return answer;
+    const hosts = this.opts.keeper.hosts();
+    const avoid = req.allowHosts && req.destinations.length > 0 ? hosts.filter((h) => !req.destinations.includes(h)) : req.destinations;
+    const moved = await rehomeStoppedOf(this.rehomeDeps(), req.sourceHost, avoid);
+    if (moved.rehomed.length + moved.notRehomed.length === 0) return answer;
+    return { ...answer, rehomed: moved.rehomed, notRehomed: moved.notRehomed };
+  }
+
+  private rehomeDeps(): RehomeDeps {
+    return { ...this.volumeDeps(), logger: this.opts.logger, runPlaced: (r) => this.runPlaced(r) };
+  }
 
   /** ccRunInstances in the placement queue, after fresh data from every node it may place on. */
   private runPlaced(req: CcRequest<'ccRunInstances'>): Promise<CcInstance[]> {

@@ -1,10 +1,9 @@
 /**
  * ccStartInstance (issue 18 part 5, StartInstances): a stopped instance starts on its own node when
  * that node takes instances (enabled, reachable, healthy, not quarantined, not fenced); otherwise it
- * is re-homed: placed like host HA's restart elsewhere (ccRunInstances with restartFrom its old node,
- * so never there nor on a fenced host) and started on the chosen node, and only then forgotten on the
- * old node (ncTerminateInstance of the stopped copy: its domain undefined, its disk kept). A refusal
- * of its own node for room (the stopped instance held none there) re-homes it too.
+ * is re-homed (rehome.ts: placed like host HA's restart elsewhere, started there, then forgotten on
+ * its old node). A refusal of its own node for room (the stopped instance held none there) re-homes
+ * it too.
  *
  * Disk: the root disk follows by shared storage, as for host HA's restart elsewhere (libvirt: the
  * cluster's shared `<diskDir>/<id>.img`, re-used by the new host; the simulated hypervisor keeps no
@@ -16,18 +15,13 @@
  * with volumes attached (InstanceStateConflict: detach them first) or from a node that cannot forget
  * it (NodeUnreachable, NodeFenced); no room anywhere: InsufficientInstanceCapacity.
  */
-import type { Logger } from 'pino';
 import { isFerryError } from '../shared/errors/registry.js';
-import type { CcInstance, CcRequest, CcResponse } from '../shared/protocol/ccProtocol.js';
+import type { CcRequest, CcResponse } from '../shared/protocol/ccProtocol.js';
 import { CcErrors } from './errors.js';
-import type { InstanceRouteDeps } from './instanceRoute.js';
-import { applyInstanceState, applyStarted, findEntry, isSchedulable, locateInstance } from './view.js';
+import { rehome, type RehomeDeps } from './rehome.js';
+import { applyStarted, findEntry, isSchedulable, locateInstance } from './view.js';
 
-export interface UserStartDeps extends InstanceRouteDeps {
-  readonly logger: Logger;
-  /** ccRunInstances as the CC serves it (placement queue, fresh data first). */
-  readonly runPlaced: (req: CcRequest<'ccRunInstances'>) => Promise<CcInstance[]>;
-}
+export type UserStartDeps = RehomeDeps;
 
 type Answer = CcResponse<'ccStartInstance'>;
 
@@ -66,28 +60,8 @@ export async function userStart(d: UserStartDeps, req: CcRequest<'ccStartInstanc
       d.logger.info({ instanceId, host, code: e.code }, 'its own node refused the start: re-homing it');
     }
   }
-  return rehome(d, req, host, instance);
-}
-
-async function rehome(d: UserStartDeps, req: CcRequest<'ccStartInstance'>, from: string, instance: CcInstance | Omit<CcInstance, 'host' | 'partition'>): Promise<Answer> {
-  const { keeper } = d;
-  const { instanceId } = req;
-  if (keeper.fencedHosts().has(from)) throw CcErrors.make('NodeFenced', { host: from });
-  if (!findEntry(keeper.get(), from)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host: from, detail: 'its NC must forget the stopped copy before it starts elsewhere' });
-  if ((instance.volumes ?? []).length > 0) {
-    throw CcErrors.make('InstanceStateConflict', { instanceId, host: from, action: 'started on another node', detail: 'it has volumes attached (detach them first)' });
-  }
-  const [placed] = await d.runPlaced({
-    reservationId: instance.reservationId, imageId: instance.imageId, ownerId: instance.ownerId, vmType: instance.vmType,
-    instanceIds: [instanceId], minCount: 1, launchTime: instance.launchTime, restartFrom: [from], ...(req.avoidHosts ? { avoidHosts: [...req.avoidHosts] } : {}),
-  });
-  if (!placed) throw CcErrors.make('InsufficientInstanceCapacity', { fit: 0, minCount: 1, vmType: instance.vmType.name, partition: keeper.get().partition });
-  // Only now: the new copy runs, so the old one can go (its domain undefined; the disk stays on shared storage).
-  await keeper.change(from, async () => {
-    const r = await d.nodes.terminateInstance(from, instanceId);
-    keeper.update(from, (v) => applyInstanceState(v, from, instanceId, r.currentState));
-  });
-  void keeper.refreshHosts([from, placed.host], d.quickTimeoutMs);
-  d.logger.warn({ instanceId, from, to: placed.host }, 'stopped instance re-homed: started on another node, forgotten on its old one');
-  return { instanceId, host: placed.host, previousState: 'stopped', currentState: placed.state, movedFrom: from };
+  // A running domain is never moved this way (a stop that never reached it): only a stopped copy.
+  if (instance.state !== 'stopped') throw CcErrors.make('InstanceStateConflict', { instanceId, host, action: 'started on another node', detail: `it is ${instance.state} on ${host}` });
+  const placed = await rehome(d, host, instance, { cold: false, ...(req.avoidHosts ? { avoidHosts: req.avoidHosts } : {}) });
+  return { instanceId, host: placed.host, previousState: 'stopped', currentState: placed.state, movedFrom: host };
 }

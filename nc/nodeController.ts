@@ -210,7 +210,9 @@ export class NodeController {
     let domain: DomainInfo;
     try {
       const { cores, memoryMiB, diskGiB } = record.vmType;
-      domain = await this.link.call('create', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+      const spec = { id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId };
+      // A cold move (a user-stopped instance re-homed by a drain) is only defined here, not started.
+      domain = record.userStopped === true ? await this.link.call('define', (d) => d.define(spec)) : await this.link.call('create', (d) => d.create(spec));
     } catch (e) {
       // A coded refusal means nothing was created: the request leaves no trace. Otherwise (no
       // answer, or a bug) the create may have happened: keep the pending record for a retry or

@@ -220,6 +220,8 @@ export const RESPONSES = {
   UnpauseInstances: pausedSchema,
   MigrateInstances: migrationSchema.extend({
     unplacedSet: itemsOf(z.object({ instanceId: z.string(), reason: z.string() })),
+    rehomedSet: itemsOf(z.object({ instanceId: z.string(), destination: z.string() })),
+    notRehomedSet: itemsOf(z.object({ instanceId: z.string(), reason: z.string() })),
     resourceMatrix: itemsOf(matrixSchema),
   }),
   DescribeMigrations: z.object({ migrationSet: itemsOf(migrationSchema), unavailablePartitionSet: unavailableSchema }),

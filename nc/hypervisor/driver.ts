@@ -107,6 +107,12 @@ export interface HypervisorDriver {
   info(id: string): Promise<DomainInfo | undefined>;
   /** Defines and starts a domain. Idempotent: creating a running domain with the same spec returns it. */
   create(spec: DomainSpec): Promise<DomainInfo>;
+  /**
+   * Defines a domain without starting it (a stopped instance's cold move, issue 18: libvirt's
+   * virDomainDefineXML alone); it is started later by create(). Idempotent: the same spec answers the
+   * domain as it is; another spec is DomainExists.
+   */
+  define(spec: DomainSpec): Promise<DomainInfo>;
   /** Stops and undefines a domain. Idempotent: an unknown domain is not an error. */
   destroy(id: string): Promise<void>;
   /**

@@ -95,6 +95,13 @@ export const CC_MIGRATION_OPS = {
     }),
     response: z.object({
       migrationId: migrationIdSchema, plan: planSchema, unplaced: z.array(unplacedSchema), matrix: z.array(matrixRowSchema),
+      /**
+       * A drain (sourceHost) re-homes the instances its user stopped there by a cold move (issue 18,
+       * cc/rehome.ts: defined on another node, not started), outside the live plan; `notRehomed` stay
+       * with the reason. Absent from instance moves and when the node holds none.
+       */
+      rehomed: z.array(z.object({ instanceId: instanceIdSchema, destination: hostSchema })).optional(),
+      notRehomed: z.array(z.object({ instanceId: instanceIdSchema, reason: z.string() })).optional(),
     }),
   },
   /** Every plan the source NCs hold (finished ones they still keep included), or the one named. */
@@ -166,6 +173,11 @@ export const CC_OPS = {
        * (a fenced host's NC can come back enabled before HA has put it into maintenance again).
        */
       avoidHosts: z.array(hostSchema).optional(),
+      /**
+       * A drain's cold move of a user-stopped instance (issue 18, cc/rehome.ts): the NC records it
+       * stopped by its user and only defines its domain, without starting it.
+       */
+      stopped: z.boolean().optional(),
     }),
     response: z.object({ instances: z.array(ccInstanceSchema) }),
   },

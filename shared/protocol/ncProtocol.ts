@@ -117,6 +117,11 @@ export const NC_OPS = {
        * lived here before and moved or ended) does not answer the request; the instance starts anew.
        */
       restart: z.boolean().optional(),
+      /**
+       * A drain's cold move of a stopped instance (issue 18): the record is written stopped by its
+       * user and the domain only defined (HypervisorDriver.define), not started; it holds nothing here.
+       */
+      stopped: z.boolean().optional(),
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },

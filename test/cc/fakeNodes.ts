@@ -179,7 +179,9 @@ export class FakeNodes implements NodeClient {
     }
     const refusal = admit(nc, req.vmType);
     if (refusal) throw refusal;
-    const created = { ...instance(req.instanceId, req.vmType), reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId, launchTime: req.launchTime };
+    const created: NcInstance = { ...instance(req.instanceId, req.vmType), reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId, launchTime: req.launchTime };
+    // A drain's cold move (issue 18): defined, stopped as its user left it.
+    if (req.stopped === true) Object.assign(created, { state: 'stopped', hypervisorState: 'shutoff', userStopped: true });
     nc.instances.push(created);
     return this.leave(nc, call, created);
   }

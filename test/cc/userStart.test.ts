@@ -104,3 +104,51 @@ describe('ccStartInstance', () => {
     expect(h.fake.calls.filter((c) => c.op === 'run' || c.op === 'terminate' || c.op === 'start')).toEqual([]);
   });
 });
+
+describe('a drain re-homes the stopped instances of its node (cold moves)', () => {
+  it('plans the running one live and moves the stopped one, not started, onto an allowed host; the source forgets it', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)], [C, slots(2)]] });
+    h.fake.nc(B).nodeState = 'disabled';
+    h.fake.nc(C).nodeState = 'disabled';
+    await h.keeper.refreshHosts([B, C], 500);
+    await h.run(runReq([id(1), id(2)]));
+    h.fake.nc(B).nodeState = 'enabled';
+    h.fake.nc(C).nodeState = 'enabled';
+    await h.keeper.refreshHosts([B, C], 500);
+    await h.ops.ccStopInstance({ instanceId: id(2), force: false }, CTX);
+    const r = await h.ops.ccMigrateInstances({
+      sourceHost: A, destinations: [C], allowHosts: true, reserveDestinations: false, partial: false, vmTypes: [],
+    }, CTX);
+    expect(r.plan.items.map((i) => [i.instanceId, i.destination])).toEqual([[id(1), C]]);
+    expect(r.rehomed).toEqual([{ instanceId: id(2), destination: C }]);
+    expect(r.notRehomed).toEqual([]);
+    expect(h.fake.nc(C).instances.find((i) => i.instanceId === id(2))).toMatchObject({ state: 'stopped', userStopped: true });
+    expect(h.fake.callsOf('run').at(-1)).toMatchObject({ host: C, instanceId: id(2) });
+    expect(h.fake.nc(A).instances.find((i) => i.instanceId === id(2))?.state).toBe('terminated');
+  });
+
+  it('an instance move (InstanceId) re-homes nothing; a stopped one that fits nowhere stays, named', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)]] });
+    h.fake.nc(B).nodeState = 'disabled';
+    await h.keeper.refreshHosts([B], 500);
+    await h.run(runReq([id(1), id(2)]));
+    h.fake.nc(B).nodeState = 'enabled';
+    await h.keeper.refreshHosts([B], 500);
+    await h.ops.ccStopInstance({ instanceId: id(2), force: false }, CTX);
+    const one = await h.ops.ccMigrateInstances({ instanceId: id(1), destinations: [], allowHosts: true, reserveDestinations: false, partial: false, vmTypes: [] }, CTX);
+    expect(one.rehomed).toBeUndefined();
+    // The live move takes B's room (reserved): the stopped one has nowhere to go.
+    const h2 = await harness({ nodes: [[A, slots(2)], [B, slots(1)]] });
+    h2.fake.nc(B).nodeState = 'disabled';
+    await h2.keeper.refreshHosts([B], 500);
+    await h2.run(runReq([id(1), id(2)]));
+    h2.fake.nc(B).nodeState = 'enabled';
+    await h2.keeper.refreshHosts([B], 500);
+    await h2.ops.ccStopInstance({ instanceId: id(2), force: false }, CTX);
+    const drain = await h2.ops.ccMigrateInstances({ sourceHost: A, destinations: [], allowHosts: true, reserveDestinations: false, partial: false, vmTypes: [] }, CTX);
+    expect(drain.plan.items.map((i) => i.instanceId)).toEqual([id(1)]);
+    expect(drain.rehomed).toEqual([]);
+    expect(drain.notRehomed?.map((n) => n.instanceId)).toEqual([id(2)]);
+    expect(h2.fake.nc(A).instances.find((i) => i.instanceId === id(2))).toMatchObject({ state: 'stopped', userStopped: true });
+  });
+});

@@ -19,7 +19,7 @@ import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, sum, type Resources } from '../../shared/model/resources.js';
 
 type Method = 'connect' | 'list' | 'info' | 'create' | 'destroy' | 'prepareIncoming' | 'abortIncoming' | 'migrateOut' | 'abortMigration'
-  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume' | 'shutdown' | 'reboot';
+  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume' | 'shutdown' | 'reboot' | 'define';
 
 interface Waiter {
   resolve(stats: MigrationStats): void;
@@ -217,6 +217,16 @@ export class FakeDriver implements HypervisorDriver {
   async resume(id: string): Promise<DomainInfo> {
     this.enter('resume', id);
     return this.setRunState(id, 'suspended', 'running', 'resume');
+  }
+
+  /** Defined, shut off, holding nothing (a cold move's destination); the same spec again answers it. */
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    this.enter('define', spec.id);
+    const existing = this.domains.get(spec.id);
+    if (existing) return existing;
+    const d: DomainInfo = { id: spec.id, state: 'shutoff', resources: { ...spec.resources }, imageId: spec.imageId, diskPath: `/fake/${spec.id}.img`, startedAt: 0 };
+    this.domains.set(spec.id, d);
+    return d;
   }
 
   /** The sim's rules: running → shutoff (the definition kept), a shut-off or crashed one answers as is. */

@@ -102,3 +102,17 @@ describe('ncRebootInstance', () => {
     await expect(h.controller.rebootInstance(A)).rejects.toMatchObject({ code: 'InstanceStateConflict' });
   });
 });
+
+describe('ncRunInstance of a cold move (stopped: true)', () => {
+  it('records the instance stopped by its user and only defines its domain: not started, holding nothing; its user starts it', async () => {
+    const h = await harness();
+    h.log.length = 0;
+    const res = await h.controller.run({ ...runRequest(A), stopped: true });
+    expect(strip(h.log).filter((l) => l !== 'persist')).toEqual([`define ${A}`]);
+    expect(res.instance).toMatchObject({ state: 'stopped', hypervisorState: 'shutoff', userStopped: true });
+    expect(h.store.read().instances[A]).toMatchObject({ phase: 'running', userStopped: true });
+    expect(h.driver.domains.get(A)?.state).toBe('shutoff');
+    expect((await h.controller.describe()).used).toEqual({ cores: 0, memoryMiB: 0, diskGiB: 0 });
+    expect((await h.controller.startInstance(A, true)).instance).toMatchObject({ state: 'running' });
+  });
+});

@@ -53,6 +53,8 @@ export interface LibvirtSession {
   withDomain<T>(name: string, fn: (dom: Ptr) => Promise<T>): Promise<T | undefined>;
   listDomainNames(): Promise<string[]>;
   defineAndStart(xml: string): Promise<void>;
+  /** virDomainDefineXML alone: the domain is defined, shut off. */
+  define(xml: string): Promise<void>;
   nodeInfo(): Promise<VirNodeInfoRecord>;
   state(dom: Ptr): Promise<number>;
   stateAndReason(dom: Ptr): Promise<{ state: number; reason: number }>;
@@ -170,6 +172,13 @@ export class LibvirtConnection implements LibvirtSession {
       } finally {
         libvirt().virDomainFree(dom);
       }
+    });
+  }
+
+  define(xml: string): Promise<void> {
+    return this.serial(async () => {
+      const dom = await this.pointer('virDomainDefineXML', this.ptr, xml);
+      libvirt().virDomainFree(dom);
     });
   }
 

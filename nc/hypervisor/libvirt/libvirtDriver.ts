@@ -213,6 +213,31 @@ export class LibvirtDriver implements HypervisorDriver {
     return started;
   }
 
+  /** virDomainDefineXML of the domain create() would start, not started; its disk (shared) made or kept. */
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    const existing = await this.info(spec.id);
+    if (existing) {
+      if (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources)) {
+        throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
+      }
+      return existing;
+    }
+    const c = await this.conn();
+    const disk = this.o.diskDir === undefined ? undefined : await ensureDisk(this.o.diskDir, spec);
+    const xml = buildDomainXml({
+      spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
+      emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
+      ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
+      boot: this.o.directKernel,
+      serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
+      disk,
+    });
+    await c.define(xml).catch((e: unknown) => this.rethrow(e, { operation: 'define', id: spec.id }));
+    const defined = await this.info(spec.id);
+    if (!defined) throw HypervisorErrors.make('HypervisorInternalError', { detail: `domain ${spec.id} vanished right after it was defined` });
+    return defined;
+  }
+
   async destroy(id: string): Promise<void> {
     const c = await this.conn();
     const existed = await c.withDomain(id, async (dom) => {

@@ -78,6 +78,10 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
     res.json(await host.resume(param(req, 'id')));
   });
 
+  app.post('/v1/definitions', async (req, res) => {
+    res.json(await host.define(body(DomainSpecSchema, req)));
+  });
+
   app.post('/v1/domains/:id/shutdown', async (req, res) => {
     res.json(await host.shutdown(param(req, 'id'), body(ShutdownRequest, req)));
   });

@@ -31,6 +31,10 @@ export class InProcessDriver implements HypervisorDriver {
     return this.host.create(check(DomainSpecSchema, spec));
   }
 
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    return this.host.define(check(DomainSpecSchema, spec));
+  }
+
   async destroy(id: string): Promise<void> {
     await this.host.destroy(id);
   }

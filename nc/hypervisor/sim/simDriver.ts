@@ -100,6 +100,10 @@ export class SimDriver implements HypervisorDriver {
     return this.call('POST', `/v1/domains/${enc(id)}/resume`, DomainInfoSchema);
   }
 
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    return this.call('POST', '/v1/definitions', DomainInfoSchema, spec);
+  }
+
   async shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
     return this.call('POST', `/v1/domains/${enc(id)}/shutdown`, DomainInfoSchema, { force: opts.force });
   }

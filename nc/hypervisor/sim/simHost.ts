@@ -175,6 +175,27 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     });
   }
 
+  /** Defines a domain shut off, not started (a stopped instance's cold move); the same spec again answers it as it is. */
+  define(spec: DomainSpec): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const existing = this.records.get(spec.id);
+      if (existing) {
+        const diff = specDifference(existing.spec, spec);
+        if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
+        if (isIncoming(existing)) throw this.conflict(existing, 'define');
+        return this.infoOf(existing);
+      }
+      await this.persist((d) => {
+        d.domains[spec.id] = { spec, state: 'shutoff', startedAt: 0 };
+      });
+      const record: DomainRecord = { spec, state: 'shutoff', startedAt: 0, activity: IDLE };
+      this.records.set(spec.id, record);
+      this.log.info({ id: spec.id }, 'domain defined (not started)');
+      return this.infoOf(record);
+    });
+  }
+
   /** Stops and undefines; an outgoing migration is aborted first. Unknown ids are not an error. */
   async destroy(id: string): Promise<void> {
     const before = this.records.get(id);

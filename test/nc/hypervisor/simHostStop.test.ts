@@ -80,4 +80,18 @@ describe('SimHost shutdown and reboot', () => {
     expect(await codeOf(h.shutdown('i-0000ffff', { force: false }))).toBe('DomainNotFound');
     expect(await codeOf(h.reboot('i-0000ffff'))).toBe('DomainNotFound');
   });
+
+  it('define (a cold move) records the domain shut off without starting it: no disk write, nothing held; create starts it', async () => {
+    const { h, store, disk, events } = await setup();
+    const info = await h.define(spec);
+    expect(info.state).toBe('shutoff');
+    expect(store.read().domains[ID]?.state).toBe('shutoff');
+    expect(await disk.read(info.diskPath)).toBeUndefined();
+    expect(h.free().memoryMiB).toBe(4096);
+    expect(events).toEqual([]);
+    expect((await h.define(spec)).state).toBe('shutoff');
+    expect(await codeOf(h.define({ ...spec, imageId: 'emi-00000002' }))).toBe('DomainExists');
+    expect((await h.create(spec)).state).toBe('running');
+    expect(events).toEqual([{ kind: 'started', id: ID }]);
+  });
 });

@@ -95,6 +95,13 @@ class FakeSession implements LibvirtSession {
     return [...this.host.domains.keys()];
   }
 
+  async define(xml: string): Promise<void> {
+    this.check('virDomainDefineXML');
+    const name = /<name>([^<]*)<\/name>/.exec(xml)?.[1] ?? '';
+    if (this.host.domains.has(name)) throw err('virDomainDefineXML', VIR_ERR.OPERATION_FAILED, `domain '${name}' already exists`);
+    this.host.domains.set(name, { xml, state: VIR.DOMAIN_STATE.SHUTOFF, reason: 0, jobType: VIR.JOB_TYPE.NONE });
+  }
+
   async defineAndStart(xml: string): Promise<void> {
     this.check('virDomainDefineXML');
     const name = /<name>([^<]*)<\/name>/.exec(xml)?.[1] ?? '';

@@ -369,4 +369,13 @@ describe('LibvirtDriver shutdown and reboot (issue 18 part 5)', () => {
     expect(await codeOf(driver.shutdown('i-0000ffff', { force: false }))).toBe('DomainNotFound');
     expect(fake.reboots).toEqual([spec.id]);
   });
+
+  it('define (a cold move) is virDomainDefineXML alone: shut off, not started; create starts it; another spec is DomainExists', async () => {
+    const { fake, driver } = setup();
+    expect((await driver.define(spec)).state).toBe('shutoff');
+    expect(fake.domains.get(spec.id)?.state).toBe(VIR.DOMAIN_STATE.SHUTOFF);
+    expect((await driver.define(spec)).state).toBe('shutoff');
+    expect(await codeOf(driver.define({ ...spec, imageId: 'emi-2' }))).toBe('DomainExists');
+    expect((await driver.create(spec)).state).toBe('running');
+  });
 });
