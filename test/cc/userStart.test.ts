@@ -125,6 +125,9 @@ describe('a drain re-homes the stopped instances of its node (cold moves)', () =
     expect(h.fake.nc(C).instances.find((i) => i.instanceId === id(2))).toMatchObject({ state: 'stopped', userStopped: true });
     expect(h.fake.callsOf('run').at(-1)).toMatchObject({ host: C, instanceId: id(2) });
     expect(h.fake.nc(A).instances.find((i) => i.instanceId === id(2))?.state).toBe('terminated');
+    // The stopped copy on C stands for it, not the tombstone on A: its user's start finds it there.
+    await h.settle();
+    expect(await h.ops.ccStartInstance({ instanceId: id(2) }, CTX)).toMatchObject({ host: C, previousState: 'stopped', currentState: 'running' });
   });
 
   it('an instance move (InstanceId) re-homes nothing; a stopped one that fits nowhere stays, named', async () => {

@@ -16,7 +16,6 @@
 import { z } from 'zod';
 import type { InstanceState } from '../../../shared/protocol/common.js';
 import { askPartitions } from '../../clusters/fanOut.js';
-import { partitionNames } from '../../clusters/clusters.js';
 import { ClcErrors } from '../../core/errors.js';
 import { dedupe, requireInstances } from '../../core/instanceLookup.js';
 import { liveInstances, mergeInstances, type InstanceView } from '../../core/instanceView.js';
@@ -25,6 +24,7 @@ import { boolParam, instanceIdParam, paramList, parseActionParams } from '../act
 import type { ParamMap } from '../queryParams.js';
 import { instanceStateXml } from '../render/instanceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { changeLabel, claimedPartitions } from './instanceChanges.js';
 import { refuseMigrating } from './migrationGuard.js';
 
 const stopSchema = z.strictObject({
@@ -70,21 +70,7 @@ const ACCEPTS: Readonly<Record<PowerAction, readonly InstanceState[]>> = {
   RebootInstances: ['running'],
 };
 
-/** At most this many ids are named in the gate's label. */
-const LABEL_IDS = 3;
 
-function label(action: PowerAction, ids: readonly string[]): string {
-  const more = ids.length > LABEL_IDS ? ` and ${ids.length - LABEL_IDS} more` : '';
-  return `${action} of ${ids.slice(0, LABEL_IDS).join(', ')}${more}`;
-}
-
-/** The partitions the ids are recorded in (instances never leave their partition), or every one for an id without a record. */
-function claimedPartitions(ctx: ActionContext, ids: readonly string[]): string[] {
-  const records = ctx.store.read().instances;
-  const all = partitionNames(ctx.clusters);
-  if (!ids.every((id) => records[id] !== undefined)) return all;
-  return [...new Set(ids.map((id) => records[id]?.partition as string))].filter((p) => all.includes(p));
-}
 
 /** Why `action` must refuse `v` (beyond migrating, checked for all first); undefined: go ahead. */
 export function powerRefusal(action: PowerAction, v: InstanceView, fenced: ReadonlySet<string>): ReturnType<typeof ClcErrors.make> | undefined {
@@ -106,7 +92,7 @@ export function powerRefusal(action: PowerAction, v: InstanceView, fenced: Reado
 /** Resolves and checks every id (nothing changed yet); the views in the request's order. */
 async function checked(action: PowerAction, ids: readonly string[], ctx: ActionContext): Promise<InstanceView[]> {
   const partitions = claimedPartitions(ctx, ids);
-  await ctx.gate.enter('change', label(action, ids), partitions).ready();
+  await ctx.gate.enter('change', changeLabel(action, ids), partitions).ready();
   const fan = await askPartitions(ctx.clusters, partitions, 'ccDescribeInstances', {}, ctx.logger);
   const { live, incomplete } = liveInstances(fan.answers);
   const views = requireInstances(ids, mergeInstances(ctx.store.read().instances, live, incomplete), fan.unavailable);

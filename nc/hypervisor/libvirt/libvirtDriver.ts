@@ -182,23 +182,10 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   async create(spec: DomainSpec): Promise<DomainInfo> {
-    const existing = await this.info(spec.id);
-    if (existing) {
-      if (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources)) {
-        throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
-      }
-      if (existing.state === 'running' || existing.state === 'suspended') return existing;
-    }
+    const existing = await this.sameDomain(spec);
+    if (existing && (existing.state === 'running' || existing.state === 'suspended')) return existing;
     const c = await this.conn();
-    const disk = this.o.diskDir === undefined ? undefined : await ensureDisk(this.o.diskDir, spec);
-    const xml = buildDomainXml({
-      spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
-      emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
-      ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
-      boot: this.o.directKernel,
-      serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
-      disk,
-    });
+    const xml = await this.domainXml(spec);
     try {
       if (existing) await c.withDomain(spec.id, (dom) => c.start(dom));
       else await c.defineAndStart(xml);
@@ -213,18 +200,19 @@ export class LibvirtDriver implements HypervisorDriver {
     return started;
   }
 
-  /** virDomainDefineXML of the domain create() would start, not started; its disk (shared) made or kept. */
-  async define(spec: DomainSpec): Promise<DomainInfo> {
+  /** The domain of `spec` when libvirt knows it; DomainExists when it knows one of that name with another spec. */
+  private async sameDomain(spec: DomainSpec): Promise<DomainInfo | undefined> {
     const existing = await this.info(spec.id);
-    if (existing) {
-      if (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources)) {
-        throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
-      }
-      return existing;
+    if (existing && (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources))) {
+      throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
     }
-    const c = await this.conn();
+    return existing;
+  }
+
+  /** The domain XML of `spec` on this host, its root disk (shared) made first or kept. */
+  private async domainXml(spec: DomainSpec): Promise<string> {
     const disk = this.o.diskDir === undefined ? undefined : await ensureDisk(this.o.diskDir, spec);
-    const xml = buildDomainXml({
+    return buildDomainXml({
       spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
       emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
       ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
@@ -232,6 +220,14 @@ export class LibvirtDriver implements HypervisorDriver {
       serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
       disk,
     });
+  }
+
+  /** virDomainDefineXML of the domain create() would start, not started; its disk (shared) made or kept. */
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    const existing = await this.sameDomain(spec);
+    if (existing) return existing;
+    const c = await this.conn();
+    const xml = await this.domainXml(spec);
     await c.define(xml).catch((e: unknown) => this.rethrow(e, { operation: 'define', id: spec.id }));
     const defined = await this.info(spec.id);
     if (!defined) throw HypervisorErrors.make('HypervisorInternalError', { detail: `domain ${spec.id} vanished right after it was defined` });

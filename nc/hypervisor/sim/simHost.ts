@@ -150,10 +150,8 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   create(spec: DomainSpec): Promise<DomainInfo> {
     return this.queue.run(async () => {
       this.assertOpen();
-      const existing = this.records.get(spec.id);
+      const existing = this.sameDomain(spec);
       if (existing) {
-        const diff = specDifference(existing.spec, spec);
-        if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
         // Suspended is defined and live too: its administrator resumes it, a create does not.
         if (existing.state === 'running' || existing.state === 'suspended') return this.infoOf(existing);
         if (existing.state === 'paused') throw this.conflict(existing, 'create');
@@ -175,14 +173,20 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     });
   }
 
+  /** The record of `spec`'s domain when there is one; DomainExists when the id holds another spec. */
+  private sameDomain(spec: DomainSpec): DomainRecord | undefined {
+    const existing = this.records.get(spec.id);
+    const diff = existing && specDifference(existing.spec, spec);
+    if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
+    return existing;
+  }
+
   /** Defines a domain shut off, not started (a stopped instance's cold move); the same spec again answers it as it is. */
   define(spec: DomainSpec): Promise<DomainInfo> {
     return this.queue.run(async () => {
       this.assertOpen();
-      const existing = this.records.get(spec.id);
+      const existing = this.sameDomain(spec);
       if (existing) {
-        const diff = specDifference(existing.spec, spec);
-        if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
         if (isIncoming(existing)) throw this.conflict(existing, 'define');
         return this.infoOf(existing);
       }
