@@ -227,7 +227,7 @@ export class NodeController {
       rec.since = this.o.clock.now();
       return { ...rec };
     });
-    this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, 'instance running');
+    this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, running.userStopped === true ? 'stopped instance moved here (defined, not started)' : 'instance running');
     this.tell('instance', id);
     return { instance: instanceView(running, domain.state) };
   }

@@ -80,7 +80,7 @@ export function powerRefusal(action: PowerAction, v: InstanceView, fenced: Reado
   if (v.paused === true) {
     return ClcErrors.make('IncorrectInstanceState', { instanceId: v.instanceId, state: 'paused by an administrator', detail: `${action} is refused until it is unpaused (UnpauseInstances)` });
   }
-  // A start re-homes off a fenced host's copy is not safe while the fence is unsettled: refused like the others.
+  // Host HA owns a fenced host's copies until it has settled them: no stop, start or reboot of one before.
   if (v.host !== undefined && fenced.has(v.host)) {
     return ClcErrors.make('IncorrectInstanceState', {
       instanceId: v.instanceId, state: `on host ${v.host}, which host HA is fencing or has fenced`, detail: `${action} is refused until host HA has settled it`,
