@@ -34,6 +34,8 @@ export const CcErrors = defineErrors({
   InstanceNotStartable: client(409, 'instance {instanceId} cannot be started on node {host}: {detail}'),
   /** An NC refused to pause or resume an instance that does not run there (pending, ending, ended, domain not running): the NC's message. */
   InstanceNotPausable: client(409, 'instance {instanceId} on node {host} cannot be {action}: {detail}'),
+  /** An NC refused to stop or reboot an instance in the wrong state (pending, ending, paused, stopped, domain not running): the NC's message. */
+  InstanceStateConflict: client(409, 'instance {instanceId} on node {host} cannot be {action}: {detail}'),
   /** Host HA fences or has fenced the node: nothing is started there (ccStartInstances), attached to or detached from its instances. */
   NodeFenced: client(409, 'node {host} is fenced (or being fenced) by host HA: nothing is started or changed there until it is returned to service'),
   NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),

@@ -25,7 +25,11 @@ export interface NodeClient {
   /** Pause (paused: true) or resume an instance the NC runs (ncPauseInstance); idempotent. */
   pauseInstance(host: string, req: NcRequest<'ncPauseInstance'>): Promise<NcResponse<'ncPauseInstance'>>;
   /** Starts again an instance the NC holds whose domain is shut off (ncStartInstance); running ones are answered as is. */
-  startInstance(host: string, instanceId: string): Promise<NcInstance>;
+  startInstance(host: string, instanceId: string, userStart?: boolean): Promise<NcInstance>;
+  /** Stops an instance (ncStopInstance): answered once its domain is off. */
+  stopInstance(host: string, req: NcRequest<'ncStopInstance'>): Promise<NcResponse<'ncStopInstance'>>;
+  /** Reboots a running instance in place (ncRebootInstance). */
+  rebootInstance(host: string, instanceId: string): Promise<NcResponse<'ncRebootInstance'>>;
   modifyNode(host: string, stateName: NodeState): Promise<NcResponse<'ncModifyNode'>>;
   /** Volumes (issue 18): answers once the NC attached it and persisted the attachment. */
   attachVolume(host: string, req: NcRequest<'ncAttachVolume'>): Promise<NcResponse<'ncAttachVolume'>>;
@@ -96,6 +100,7 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     case 'NodeNotQuarantined':
     case 'InstanceNotStartable':
     case 'InstanceNotPausable':
+    case 'InstanceStateConflict':
     case 'MigrationInProgress':
     case 'MigrationNotPrepared':
     case 'VolumeConflict':
@@ -145,8 +150,17 @@ export class WireNodeClient implements NodeClient {
   }
 
   /** Starts a guest: the per-operation instance timeout, like a run. */
-  async startInstance(host: string, instanceId: string): Promise<NcInstance> {
-    return (await this.call(host, 'ncStartInstance', { instanceId }, this.guestCall())).instance;
+  async startInstance(host: string, instanceId: string, userStart = false): Promise<NcInstance> {
+    return (await this.call(host, 'ncStartInstance', { instanceId, ...(userStart ? { userStart } : {}) }, this.guestCall())).instance;
+  }
+
+  /** A graceful shutdown may wait for its guest: the instance timeout, like a start. */
+  stopInstance(host: string, req: NcRequest<'ncStopInstance'>): Promise<NcResponse<'ncStopInstance'>> {
+    return this.call(host, 'ncStopInstance', req, this.guestCall());
+  }
+
+  rebootInstance(host: string, instanceId: string): Promise<NcResponse<'ncRebootInstance'>> {
+    return this.call(host, 'ncRebootInstance', { instanceId }, this.guestCall());
   }
 
   private guestCall(): NodeCallOptions | undefined {

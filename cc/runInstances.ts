@@ -136,7 +136,7 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
         const instance = await keeper.change(target, async () => {
           const started = await ctx.nodes.runInstance(target, {
             instanceId, reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId,
-            vmType: req.vmType, launchTime: req.launchTime, ...(restart ? { restart: true } : {}),
+            vmType: req.vmType, launchTime: req.launchTime, ...(restart ? { restart: true } : {}), ...(req.stopped === true ? { stopped: true } : {}),
           });
           keeper.update(target, (v) => applyStarted(v, target, started));
           return started;

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
-import { CC_OPS, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
+import { CC_OPS, type CcInstance, type CcRequest, type CcResponse } from '../shared/protocol/ccProtocol.js';
 import type { TypedImpl } from '../shared/protocol/typedServer.js';
 import type { SchedulePolicy } from './config.js';
 import { CcErrors } from './errors.js';
@@ -24,6 +24,9 @@ import type { ViewKeeper } from './viewKeeper.js';
 import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 import { pauseInstance } from './pauseInstance.js';
 import { ListingVersions } from './listingVersion.js';
+import { rebootInstance, stopInstance } from './powerInstance.js';
+import { userStart } from './userStart.js';
+import { rehomeStoppedOf, type RehomeDeps } from './rehome.js';
 
 /** Describe answers first refresh nodes whose data is at least this old. */
 export const FRESH_MS = 1000;
@@ -106,22 +109,15 @@ export class CcService {
       if (req.knownVersion === version) return { partition: view.partition, instances: [], complete, version, unchanged: true as const };
       return { partition: view.partition, instances, complete, version };
     },
-    ccRunInstances: async (req) => ({
-      instances: await this.placement.run(async () => {
-        // A change: placement waits for data at most FRESH_MS old from every node it may place on.
-        const never = new Set([...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...this.opts.keeper.fencedHosts()]);
-        await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs, this.opts.keeper.hosts().filter((h) => !never.has(h)));
-        return runInstances({
-          keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
-          refreshTimeoutMs: this.quickTimeoutMs,
-        }, req);
-      }),
-    }),
+    ccRunInstances: async (req) => ({ instances: await this.runPlaced(req) }),
     ccTerminateInstances: (req) => this.terminate(req),
     ccStartInstances: (req) => this.startOnHost(req),
     ccModifyNode: (req) => this.modifyNode(req),
     ccAttachVolume: (req) => attachVolume(this.volumeDeps(), req),
     ccPauseInstance: (req) => pauseInstance(this.volumeDeps(), req),
+    ccStopInstance: (req) => stopInstance(this.volumeDeps(), req),
+    ccRebootInstance: (req) => rebootInstance(this.volumeDeps(), req),
+    ccStartInstance: (req) => userStart(this.rehomeDeps(), req),
     ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
     ccQuarantineNode: (req) => this.quarantineNode(req),
     ccCheckHostActivity: (req) => this.checkActivity(req),
@@ -130,11 +126,42 @@ export class CcService {
       this.planDriver.poke();
       return Promise.resolve({ hosts: [...this.opts.keeper.fencedHosts()].sort() });
     },
-    ccMigrateInstances: (req) => this.migrations.migrate(req),
+    ccMigrateInstances: (req) => this.migrate(req),
     ccDescribeMigrations: (req) => this.migrations.describe(req),
     ccCancelMigration: (req) => this.migrations.cancel(req),
     ccNodeEvent: (req) => this.migrations.nodeEvent(req),
   };
+
+  /**
+   * A live migration plan; a drain (sourceHost) then re-homes the instances its user stopped there by
+   * cold moves (rehome.ts), which the live plan leaves out, onto the hosts the request allows.
+   */
+  private async migrate(req: CcRequest<'ccMigrateInstances'>): Promise<CcResponse<'ccMigrateInstances'>> {
+    const answer = await this.migrations.migrate(req);
+    if (req.sourceHost === undefined) return answer;
+    const hosts = this.opts.keeper.hosts();
+    const avoid = req.allowHosts && req.destinations.length > 0 ? hosts.filter((h) => !req.destinations.includes(h)) : req.destinations;
+    const moved = await rehomeStoppedOf(this.rehomeDeps(), req.sourceHost, avoid);
+    if (moved.rehomed.length + moved.notRehomed.length === 0) return answer;
+    return { ...answer, rehomed: moved.rehomed, notRehomed: moved.notRehomed };
+  }
+
+  private rehomeDeps(): RehomeDeps {
+    return { ...this.volumeDeps(), logger: this.opts.logger, runPlaced: (r) => this.runPlaced(r) };
+  }
+
+  /** ccRunInstances in the placement queue, after fresh data from every node it may place on. */
+  private runPlaced(req: CcRequest<'ccRunInstances'>): Promise<CcInstance[]> {
+    return this.placement.run(async () => {
+      // A change: placement waits for data at most FRESH_MS old from every node it may place on.
+      const never = new Set([...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...this.opts.keeper.fencedHosts()]);
+      await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs, this.opts.keeper.hosts().filter((h) => !never.has(h)));
+      return runInstances({
+        keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
+        refreshTimeoutMs: this.quickTimeoutMs,
+      }, req);
+    });
+  }
 
   private volumeDeps(): VolumeOpsDeps {
     return { keeper: this.opts.keeper, nodes: this.opts.nodes, freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs };

@@ -159,8 +159,14 @@ export function bumpEpoch(view: ClusterView, host: string): ClusterView {
   return mapEntry(view, host, (e) => ({ ...e, epoch: e.epoch + 1 }));
 }
 
+/** A copy that stands for its instance: not terminated (a stopped one too). */
 function holds(i: NcInstance): boolean {
   return i.state !== 'terminated';
+}
+
+/** What holds a node's resources: every copy not terminated, except one its user stopped (issue 18: as in EC2, it holds none; the NC counts so too). */
+function holdsResources(i: NcInstance): boolean {
+  return holds(i) && i.userStopped !== true;
 }
 
 /** An instance an NC just accepted: recorded at once so the scheduler counts it before the next poll. */
@@ -169,8 +175,8 @@ export function applyStarted(view: ClusterView, host: string, instance: NcInstan
     const prior = e.node.instances.find((i) => i.instanceId === instance.instanceId);
     const others = e.node.instances.filter((i) => i.instanceId !== instance.instanceId);
     let used = e.node.used;
-    if (prior && holds(prior)) used = sub(used, prior.vmType);
-    if (holds(instance)) used = add(used, instance.vmType);
+    if (prior && holdsResources(prior)) used = sub(used, prior.vmType);
+    if (holdsResources(instance)) used = add(used, instance.vmType);
     return { ...e, node: { ...e.node, used, instances: [...others, instance] } };
   });
 }
@@ -231,7 +237,7 @@ export function isSchedulable(node: CcNode): boolean {
  * to, per dimension, so an instance the view knows of is counted even if a report lagged behind it.
  */
 export function committed(node: CcNode): Resources {
-  const live = node.instances.filter(holds).reduce<Resources>((acc, i) => add(acc, i.vmType), ZERO);
+  const live = node.instances.filter(holdsResources).reduce<Resources>((acc, i) => add(acc, i.vmType), ZERO);
   return {
     cores: Math.max(node.used.cores, live.cores),
     memoryMiB: Math.max(node.used.memoryMiB, live.memoryMiB),

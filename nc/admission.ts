@@ -53,6 +53,8 @@ export function pendingRecord(req: RunRequest, now: number): InstanceRecord {
     phase: 'pending',
     since: now,
     migrationState: 'none',
+    // A drain's cold move (issue 18): it arrives as its user left it, stopped, holding nothing.
+    ...(req.stopped === true ? { userStopped: true as const } : {}),
   };
 }
 

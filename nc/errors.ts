@@ -22,6 +22,8 @@ export const NcErrors = defineErrors({
   InstanceNotStartable: client(409, 'instance {instanceId} on node {host} cannot be started: {detail}'),
   /** Pause or resume (ncPauseInstance) of an instance that is not running here: pending, ending, ended, or its domain not running. */
   InstanceNotPausable: client(409, 'instance {instanceId} on node {host} cannot be {action}: {detail}'),
+  /** Stop or reboot (issue 18) of an instance in the wrong state: pending, ending, ended, paused, stopped (reboot), or its domain not running. */
+  InstanceStateConflict: client(409, 'instance {instanceId} on node {host} cannot be {action}: {detail}'),
   /** Terminate waits until the instance's migration has ended or been rolled back. */
   InstanceMigrating: client(409, 'instance {instanceId} on node {host} is migrating ({migrationState}); terminate it once the migration has ended'),
   /** An instance is in a non-final item of another plan, or a drain of this node is still running. */

@@ -75,7 +75,9 @@ export function decideIncomingPrepare(input: IncomingPrepareInput): IncomingPrep
     sameSpec: existing !== undefined && sameIncoming(existing, req.incoming),
     // A re-join's credential (a later generation than the hypervisor holds) must reach the hypervisor.
     laterGeneration: input.generation !== undefined && input.generation > (existing?.credentialGeneration ?? 0),
-    instanceHere: rec !== undefined,
+    // A tombstone does not count: its life here ended (the instance was re-homed or restarted
+    // elsewhere, issue 18); arriving, the instance replaces it (applyArrival), as a restart's run does.
+    instanceHere: rec !== undefined && rec.phase !== 'terminated',
     arrivedByThis: rec !== undefined && rec.arrivedBy === migrationId && rec.phase !== 'terminated',
     disabled: snapshot.nodeState === 'disabled' && !req.allowDisabled,
     quarantined: snapshot.quarantine !== undefined,

@@ -54,6 +54,12 @@ export const instanceRecordSchema = instanceLaunchSchema.extend({
    * suspended). Absent: not paused, and in older files.
    */
   paused: z.literal(true).optional(),
+  /**
+   * Stopped by its user (issue 18, ncStopInstance): persisted before the hypervisor shuts the domain
+   * down, cleared (persisted) before a StartInstances starts it again; kept across NC restarts. Holds
+   * no capacity (usage.ts). Absent: not stopped by its user, and in older files.
+   */
+  userStopped: z.literal(true).optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 

@@ -17,6 +17,7 @@ import { NO_CC_NOTIFIER, type CcNodeEvent, type CcNotifier } from './ccNotifier.
 import { DomainCache } from './domainCache.js';
 import { decideStart } from './startDecision.js';
 import { decidePause, setPaused, settlePauses } from './pauseDecision.js';
+import { decideReboot, decideStop, setUserStopped, settleStops } from './stopDecision.js';
 import { NcErrors } from './errors.js';
 import type { DomainInfo, HypervisorDriver } from './hypervisor/driver.js';
 import { HypervisorLink, type RetryPolicy } from './hypervisorLink.js';
@@ -123,8 +124,18 @@ export class NodeController {
   }
 
   /** Starts again an instance it holds whose domain is shut off or crashed (startDecision.ts). */
-  startInstance(instanceId: string): Promise<NcResponse<'ncStartInstance'>> {
-    return this.mailbox.run(() => this.startNow(instanceId));
+  startInstance(instanceId: string, userStart = false): Promise<NcResponse<'ncStartInstance'>> {
+    return this.mailbox.run(() => this.startNow(instanceId, userStart));
+  }
+
+  /** Stop (issue 18, stopDecision.ts): the user's word persisted before the domain shuts down; answered once it is off. */
+  stopInstance(req: NcRequest<'ncStopInstance'>): Promise<NcResponse<'ncStopInstance'>> {
+    return this.mailbox.run(() => this.stopNow(req.instanceId, req.force));
+  }
+
+  /** Reboot in place (issue 18, stopDecision.ts): nothing persisted. */
+  rebootInstance(instanceId: string): Promise<NcResponse<'ncRebootInstance'>> {
+    return this.mailbox.run(() => this.rebootNow(instanceId));
   }
 
   terminate(instanceId: string): Promise<TerminateAnswer> {
@@ -199,7 +210,9 @@ export class NodeController {
     let domain: DomainInfo;
     try {
       const { cores, memoryMiB, diskGiB } = record.vmType;
-      domain = await this.link.call('create', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+      const spec = { id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId };
+      // A cold move (a user-stopped instance re-homed by a drain) is only defined here, not started.
+      domain = record.userStopped === true ? await this.link.call('define', (d) => d.define(spec)) : await this.link.call('create', (d) => d.create(spec));
     } catch (e) {
       // A coded refusal means nothing was created: the request leaves no trace. Otherwise (no
       // answer, or a bug) the create may have happened: keep the pending record for a retry or
@@ -214,15 +227,15 @@ export class NodeController {
       rec.since = this.o.clock.now();
       return { ...rec };
     });
-    this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, 'instance running');
+    this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, running.userStopped === true ? 'stopped instance moved here (defined, not started)' : 'instance running');
     this.tell('instance', id);
     return { instance: instanceView(running, domain.state) };
   }
 
-  private async startNow(id: string): Promise<NcResponse<'ncStartInstance'>> {
+  private async startNow(id: string, userStart: boolean): Promise<NcResponse<'ncStartInstance'>> {
     const decision = decideStart({
       host: this.o.host, snapshot: this.store, instanceId: id, capacity: this.link.capacity,
-      healthy: this.link.healthy, observation: this.domains.current,
+      healthy: this.link.healthy, observation: this.domains.current, userStart,
     });
     if (decision.kind === 'refuse') {
       throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
@@ -232,14 +245,52 @@ export class NodeController {
     // The record stays `running` (its phase never changed: only the domain stopped), so there is no
     // intent to persist first: a crash after the start leaves a running domain its record already
     // describes, before it a shut-off one that a repeat starts.
+    // A user's start (issue 18) is persisted first: a crash after it leaves a shut-off domain of a
+    // record that no longer says stopped, which a repeat (or host HA) starts, never a hidden stop.
+    if (decision.clearStopped) await this.persist((d) => setUserStopped(this.mustHave(d, id), false));
     const { cores, memoryMiB, diskGiB } = record.vmType;
     let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
     // An administrator's pause outlives a power cycle: started again, the guest is frozen at once.
     if (record.paused === true) domain = await this.link.call('pause', (d) => d.pause(id));
     this.domains.note(domain);
-    this.o.logger.warn({ instanceId: id, hypervisorState: domain.state }, 'instance powered on again from its own disk');
+    this.o.logger.warn({ instanceId: id, hypervisorState: domain.state, userStart }, 'instance powered on again from its own disk');
     this.tell('instance', id);
-    return { instance: instanceView(record, domain.state) };
+    return { instance: instanceView(this.mustHave(this.store, id), domain.state) };
+  }
+
+  private async stopNow(id: string, force: boolean): Promise<NcResponse<'ncStopInstance'>> {
+    const decision = decideStop({ host: this.o.host, snapshot: this.store, instanceId: id, healthy: this.link.healthy, observation: this.domains.current });
+    if (decision.kind === 'refuse') {
+      throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
+    }
+    const { previousState } = decision;
+    if (decision.kind === 'answer') return { instance: instanceView(decision.record, observedState(this.domains.current, id)), previousState };
+    if (decision.persist) await this.persist((d) => setUserStopped(this.mustHave(d, id), true));
+    if (decision.act) {
+      try {
+        this.domains.note(await this.link.call('shutdown', (d) => d.shutdown(id, { force })));
+      } catch (e) {
+        // A coded refusal changed nothing there: neither does the request here. No answer: the
+        // record keeps the user's word, and the next start or reconnect shuts it down (settleStops).
+        if (decision.persist && isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.persist((d) => setUserStopped(this.mustHave(d, id), false));
+        throw e;
+      }
+    }
+    const rec = this.mustHave(this.store, id);
+    this.o.logger.info({ instanceId: id, force, previousState }, 'instance stopped by its user');
+    this.tell('instance', id);
+    return { instance: instanceView(rec, observedState(this.domains.current, id)), previousState };
+  }
+
+  private async rebootNow(id: string): Promise<NcResponse<'ncRebootInstance'>> {
+    const decision = decideReboot({ host: this.o.host, snapshot: this.store, instanceId: id, healthy: this.link.healthy, observation: this.domains.current });
+    if (decision.kind === 'refuse') {
+      throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
+    }
+    const domain = await this.link.call('reboot', (d) => d.reboot(id));
+    this.domains.note(domain);
+    this.o.logger.info({ instanceId: id }, 'instance rebooted by its user');
+    return { instance: instanceView(decision.record, domain.state) };
   }
 
   private async terminateNow(instanceId: string): Promise<TerminateAnswer> {
@@ -366,6 +417,7 @@ export class NodeController {
     }
     await this.volumes.settle(domains);
     await this.settlePauses(domains);
+    await this.settleStops(domains);
     await this.migrations.reconcile('start');
   }
 
@@ -388,7 +440,22 @@ export class NodeController {
     if (s.markPaused.length + s.suspend.length > 0) this.tell('node');
   }
 
-  /** After a lost store: records for the domains that have none (reconcile.ts adoptOrphans), nothing else. */
+  /** A user-stopped instance whose domain runs (a crash before its shutdown) is powered off again (stopDecision.ts). */
+  private async settleStops(domains: readonly DomainInfo[]): Promise<void> {
+    const ids = settleStops(this.store.instances, domains);
+    for (const id of ids) {
+      try {
+        this.domains.note(await this.link.call('shutdown', (d) => d.shutdown(id, { force: true })));
+        this.o.logger.warn({ instanceId: id }, 'a stopped instance\'s domain was running: powered it off again');
+      } catch (e) {
+        if (!this.link.healthy) throw e;
+        this.o.logger.error({ err: e, instanceId: id }, 'could not power off the domain of a stopped instance');
+      }
+    }
+    if (ids.length > 0) this.tell('node');
+  }
+
+    /** After a lost store: records for the domains that have none (reconcile.ts adoptOrphans), nothing else. */
   private async adoptOrphans(domains: readonly DomainInfo[]): Promise<void> {
     const result = reconcile(this.store.instances, domains, this.o.clock.now(), { incomingIds: new Set(Object.keys(this.store.incoming)), adoptOrphans: true });
     const adopted = adoptedIds(result.notes);

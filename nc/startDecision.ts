@@ -21,13 +21,15 @@ export interface StartInput {
   readonly capacity: Resources | undefined;
   readonly healthy: boolean;
   readonly observation: Observation | undefined;
+  /** StartInstances (issue 18): a user-stopped instance may start (its mark cleared first); host HA's start may not. */
+  readonly userStart?: boolean;
 }
 
 export type StartDecision =
   /** Its domain runs already (or is paused): answer with it as is. */
   | { readonly kind: 'running'; readonly record: InstanceRecord }
-  /** Start the shut-off (or crashed) domain of `record`. */
-  | { readonly kind: 'start'; readonly record: InstanceRecord }
+  /** Start the shut-off (or crashed) domain of `record`; `clearStopped`: persist the user's start first. */
+  | { readonly kind: 'start'; readonly record: InstanceRecord; readonly clearStopped: boolean }
   | { readonly kind: 'refuse'; readonly code: NcErrorCode; readonly fields: ErrorFields; readonly message?: string };
 
 const notStartable = (host: string, instanceId: string, detail: string): StartDecision =>
@@ -53,9 +55,14 @@ export function decideStart(input: StartInput): StartDecision {
       message: `instance ${instanceId} on node ${host} is migrating (${state}); start it once the migration has ended`,
     };
   }
+  // Only its user starts what its user stopped: host HA powering on a returning host's own leaves it off.
+  if (rec.userStopped === true && input.userStart !== true) return notStartable(host, instanceId, 'its user stopped it (StartInstances starts it)');
   if (!input.healthy || !input.capacity) return { kind: 'refuse', code: 'HypervisorUnavailable', fields: { host, detail: 'not connected' } };
   const observed = observedState(input.observation, instanceId);
-  if (observed === 'running' || observed === 'paused') return { kind: 'running', record: rec };
+  if (observed === 'running' || observed === 'paused' || observed === 'suspended') {
+    // A user's start of an instance whose stop never reached its domain: the record's mark goes, the domain is as asked.
+    return rec.userStopped === true ? { kind: 'start', record: rec, clearStopped: true } : { kind: 'running', record: rec };
+  }
   // Nothing to start from: the domain (and with it the disk the NC knows) is gone.
   if (observed !== 'shutoff' && observed !== 'crashed') return notStartable(host, instanceId, `its domain is ${observed} in the hypervisor`);
   if (snapshot.nodeState === 'disabled') {
@@ -66,5 +73,5 @@ export function decideStart(input: StartInput): StartDecision {
   if (!fits(rec.vmType, free)) {
     return { kind: 'refuse', code: 'InsufficientCapacity', fields: { host, vmType: rec.vmType.name, need: show(rec.vmType), free: show(free) } };
   }
-  return { kind: 'start', record: rec };
+  return { kind: 'start', record: rec, clearStopped: rec.userStopped === true };
 }

@@ -24,14 +24,15 @@ export function orphanDomains(
 
 /**
  * Every instance that is not terminated holds its VM type's resources, whatever the hypervisor says
- * (a stopped domain keeps its disk and can be started again); every Incoming record holds its VM
+ * (a domain stopped by a power cycle keeps them: host HA starts it again), except one its user
+ * stopped (StopInstances, issue 18: as in EC2, it holds nothing and its start is admitted afresh); every Incoming record holds its VM
  * type's (the reservation a destination prepare made); orphan domains hold theirs too.
  */
 export function usedResources(
   instances: Readonly<Record<string, InstanceRecord>>, obs: Observation | undefined,
   incoming: Readonly<Record<string, StoredIncoming>> = {},
 ): Resources {
-  const held = Object.values(instances).filter((r) => r.phase !== 'terminated').map((r) => toResources(r.vmType));
+  const held = Object.values(instances).filter((r) => r.phase !== 'terminated' && r.userStopped !== true).map((r) => toResources(r.vmType));
   const reserved = Object.values(incoming).map((r) => toResources(r.vmType));
   const orphans = orphanDomains(instances, obs, incoming).map((d) => toResources(d.resources));
   return add(add(sum(held), sum(reserved)), sum(orphans));

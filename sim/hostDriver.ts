@@ -72,6 +72,9 @@ export class SimHostDriver implements HypervisorDriver {
   detachVolume(id: string, volumeId: string): Promise<DomainInfo> { return this.via((d) => d.detachVolume(id, volumeId)); }
   pause(id: string): Promise<DomainInfo> { return this.via((d) => d.pause(id)); }
   resume(id: string): Promise<DomainInfo> { return this.via((d) => d.resume(id)); }
+  define(spec: DomainSpec): Promise<DomainInfo> { return this.via((d) => d.define(spec)); }
+  shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> { return this.via((d) => d.shutdown(id, opts)); }
+  reboot(id: string): Promise<DomainInfo> { return this.via((d) => d.reboot(id)); }
   prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     return this.via((d) => d.prepareIncoming(spec, migrationId, credential));
   }

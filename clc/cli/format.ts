@@ -55,7 +55,13 @@ export function reservationLines(r: ReservationReading): string[] {
   return [row('RESERVATION', r.reservationId, r.ownerId, GROUP), ...r.instancesSet.map(instanceLine)];
 }
 
-export function terminateLines(t: Reading<'TerminateInstances'>): string[] {
+/** StartInstances: `INSTANCE id previous-state current-state node`. */
+export function startLines(t: Reading<'StartInstances'>): string[] {
+  return t.instancesSet.map((i) => row('INSTANCE', i.instanceId, i.previousState.name, i.currentState.name, i.nodeHost));
+}
+
+/** TerminateInstances and StopInstances: `INSTANCE id previous-state current-state`. */
+export function terminateLines(t: Reading<'TerminateInstances'> | Reading<'StopInstances'>): string[] {
   return t.instancesSet.map((i) => row('INSTANCE', i.instanceId, i.previousState.name, i.currentState.name));
 }
 

@@ -61,5 +61,10 @@ export function migrationLines(m: MigrationReading): string[] {
 }
 
 export function migrateLines(r: Reading<'MigrateInstances'>): string[] {
-  return [...migrationLines(r), ...r.unplacedSet.map((u) => row('UNPLACED', u.instanceId, u.reason))];
+  return [
+    ...migrationLines(r), ...r.unplacedSet.map((u) => row('UNPLACED', u.instanceId, u.reason)),
+    // A drain's cold moves of stopped instances (issue 18).
+    ...r.rehomedSet.map((m) => row('REHOMED', m.instanceId, m.destination)),
+    ...r.notRehomedSet.map((m) => row('NOT-REHOMED', m.instanceId, m.reason)),
+  ];
 }

@@ -216,10 +216,20 @@ export const RESPONSES = {
   TerminateInstances: z.object({
     instancesSet: itemsOf(z.object({ instanceId: z.string(), previousState: stateSchema, currentState: stateSchema })),
   }),
+  // Stop, start, reboot (issue 18 part 5): EC2's shapes; start adds the node the instance runs on.
+  StopInstances: z.object({
+    instancesSet: itemsOf(z.object({ instanceId: z.string(), previousState: stateSchema, currentState: stateSchema })),
+  }),
+  StartInstances: z.object({
+    instancesSet: itemsOf(z.object({ instanceId: z.string(), previousState: stateSchema, currentState: stateSchema, nodeHost: text })),
+  }),
+  RebootInstances: z.object({ return: z.string() }),
   PauseInstances: pausedSchema,
   UnpauseInstances: pausedSchema,
   MigrateInstances: migrationSchema.extend({
     unplacedSet: itemsOf(z.object({ instanceId: z.string(), reason: z.string() })),
+    rehomedSet: itemsOf(z.object({ instanceId: z.string(), destination: z.string() })),
+    notRehomedSet: itemsOf(z.object({ instanceId: z.string(), reason: z.string() })),
     resourceMatrix: itemsOf(matrixSchema),
   }),
   DescribeMigrations: z.object({ migrationSet: itemsOf(migrationSchema), unavailablePartitionSet: unavailableSchema }),

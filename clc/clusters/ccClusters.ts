@@ -18,7 +18,7 @@ export interface CcClustersOptions {
   readonly instanceTimeoutMs?: number;
 }
 
-const GUEST_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>(['ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccPauseInstance']);
+const GUEST_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>(['ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccPauseInstance', 'ccStopInstance', 'ccStartInstance', 'ccRebootInstance']);
 
 export function createCcClusters(opts: CcClustersOptions): Clusters {
   const client = new TypedClient(opts.transport, CLC_CC_OPS);

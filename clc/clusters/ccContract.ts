@@ -14,5 +14,5 @@ export type ClcCcResponse<O extends ClcCcOp> = z.infer<(typeof CLC_CC_OPS)[O]['r
  */
 export const CHANGE_OPS: ReadonlySet<ClcCcOp> = new Set<ClcCcOp>([
   'ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration',
-  'ccAttachVolume', 'ccDetachVolume', 'ccPauseInstance',
+  'ccAttachVolume', 'ccDetachVolume', 'ccPauseInstance', 'ccStopInstance', 'ccStartInstance', 'ccRebootInstance',
 ]);

@@ -47,6 +47,9 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'NodeFenced':
     // Pause (issue 18): the NC found the instance not running (it stopped since the CLC looked).
     case 'InstanceNotPausable':
+    // Stop, start, reboot (issue 18): the NC found the instance in another state than the CLC saw.
+    case 'InstanceStateConflict':
+    case 'InstanceNotStartable':
       return ClcErrors.withMessage('IncorrectInstanceState', remoteMessage, answered);
     case 'MigrationNotFound':
       return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);
@@ -54,6 +57,9 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
       return ClcErrors.make('StateWriteFailed', { ...answered, detail: remoteMessage });
     case 'NodeUnreachable':
     case 'NodeUnhealthy':
+    // A start that re-homes found no node it may use (its own disabled or full, the others refused).
+    case 'NodeDisabled':
+    case 'NodeFull':
       return ClcErrors.make('ServiceUnavailable', { ...answered, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });
     default:
       // Anything else the CC refused is a request we should not have sent: our fault, not the admin's.

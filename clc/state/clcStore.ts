@@ -42,6 +42,12 @@ export const instanceRecordSchema = z.object({
    * on a fenced host that comes back is obsolete. Absent in records written before it.
    */
   terminatedAt: z.number().optional(),
+  /**
+   * When a StopInstances of it was answered (epoch ms, issue 18); removed before a StartInstances of it
+   * is sent. Host HA neither powers it on nor restarts it elsewhere (nothing was lost: its user stopped
+   * it). Absent when not stopped by its user, and in records written before it.
+   */
+  stoppedAt: z.number().optional(),
   /** The ClientToken RunInstances was called with (EC2's clientToken and client-token filter). */
   clientToken: z.string().optional(),
   /**

@@ -94,7 +94,7 @@ export interface MigrationStats {
 
 export type HypervisorEvent =
   | { readonly kind: 'started'; readonly id: string }
-  | { readonly kind: 'stopped'; readonly id: string; readonly reason: 'destroyed' | 'migrated' | 'crashed' | 'host-down' }
+  | { readonly kind: 'stopped'; readonly id: string; readonly reason: 'destroyed' | 'shutdown' | 'migrated' | 'crashed' | 'host-down' }
   | { readonly kind: 'migration-progress'; readonly progress: MigrationProgress }
   | { readonly kind: 'migration-incoming-done'; readonly migrationId: string; readonly id: string };
 
@@ -107,6 +107,12 @@ export interface HypervisorDriver {
   info(id: string): Promise<DomainInfo | undefined>;
   /** Defines and starts a domain. Idempotent: creating a running domain with the same spec returns it. */
   create(spec: DomainSpec): Promise<DomainInfo>;
+  /**
+   * Defines a domain without starting it (a stopped instance's cold move, issue 18: libvirt's
+   * virDomainDefineXML alone); it is started later by create(). Idempotent: the same spec answers the
+   * domain as it is; another spec is DomainExists.
+   */
+  define(spec: DomainSpec): Promise<DomainInfo>;
   /** Stops and undefines a domain. Idempotent: an unknown domain is not an error. */
   destroy(id: string): Promise<void>;
   /**
@@ -125,6 +131,16 @@ export interface HypervisorDriver {
   pause(id: string): Promise<DomainInfo>;
   /** Lets a suspended domain run again (virDomainResume). Idempotent: a running domain answers as is. */
   resume(id: string): Promise<DomainInfo>;
+  /**
+   * Stops a running domain and keeps its persistent definition and disk (StopInstances, issue 18):
+   * a graceful ACPI shutdown (virDomainShutdown) waited for up to the adapter's deadline, then a
+   * power-off without undefine (virDomainDestroy) when `force` or the deadline passes. Idempotent:
+   * a shut-off or crashed domain answers as is. Unknown: DomainNotFound; suspended, paused or
+   * migrating: DomainStateConflict.
+   */
+  shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo>;
+  /** Reboots a running domain in place (virDomainReboot). Unknown: DomainNotFound; not running or migrating: DomainStateConflict. */
+  reboot(id: string): Promise<DomainInfo>;
   /**
    * Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). With a
    * credential, the incoming stream is accepted only over TLS from a source presenting a certificate

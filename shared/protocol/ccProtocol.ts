@@ -95,6 +95,13 @@ export const CC_MIGRATION_OPS = {
     }),
     response: z.object({
       migrationId: migrationIdSchema, plan: planSchema, unplaced: z.array(unplacedSchema), matrix: z.array(matrixRowSchema),
+      /**
+       * A drain (sourceHost) re-homes the instances its user stopped there by a cold move (issue 18,
+       * cc/rehome.ts: defined on another node, not started), outside the live plan; `notRehomed` stay
+       * with the reason. Absent from instance moves and when the node holds none.
+       */
+      rehomed: z.array(z.object({ instanceId: instanceIdSchema, destination: hostSchema })).optional(),
+      notRehomed: z.array(z.object({ instanceId: instanceIdSchema, reason: z.string() })).optional(),
     }),
   },
   /** Every plan the source NCs hold (finished ones they still keep included), or the one named. */
@@ -174,6 +181,11 @@ export const CC_OPS = {
        * (a fenced host's NC can come back enabled before HA has put it into maintenance again).
        */
       avoidHosts: z.array(hostSchema).optional(),
+      /**
+       * A drain's cold move of a user-stopped instance (issue 18, cc/rehome.ts): the NC records it
+       * stopped by its user and only defines its domain, without starting it.
+       */
+      stopped: z.boolean().optional(),
     }),
     response: z.object({ instances: z.array(ccInstanceSchema) }),
   },
@@ -204,6 +216,29 @@ export const CC_OPS = {
   ccPauseInstance: {
     request: z.object({ instanceId: instanceIdSchema, paused: z.boolean() }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, state: instanceStateSchema, paused: z.boolean(), previouslyPaused: z.boolean() }),
+  },
+  /**
+   * Stop and reboot (issue 18 part 5), on whichever node runs the instance (routed as pause is);
+   * answered once that NC persisted the stop and its domain is off (stop), or rebooted (reboot).
+   * Refused for an instance on a fenced host (NodeFenced), unknown (InstanceNotFound), in the
+   * wrong state (InstanceStateConflict) or migrating (MigrationInProgress).
+   */
+  ccStopInstance: {
+    request: z.object({ instanceId: instanceIdSchema, force: z.boolean() }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, previousState: instanceStateSchema, currentState: instanceStateSchema }),
+  },
+  ccRebootInstance: {
+    request: z.object({ instanceId: instanceIdSchema }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, state: instanceStateSchema }),
+  },
+  /**
+   * StartInstances (issue 18 part 5): starts an instance its user stopped, on its own node when that
+   * node is schedulable; otherwise (disabled, quarantined, fenced, unreachable) re-homed on an enabled
+   * node with room (cc/userStart.ts) and started there. `host` is where it runs now.
+   */
+  ccStartInstance: {
+    request: z.object({ instanceId: instanceIdSchema, avoidHosts: z.array(hostSchema).optional() }),
+    response: z.object({ instanceId: instanceIdSchema, host: hostSchema, previousState: instanceStateSchema, currentState: instanceStateSchema, movedFrom: hostSchema.optional() }),
   },
   /** Disconnect it; force also from an instance that is not running. Answers after the NC let it go. */
   ccDetachVolume: {

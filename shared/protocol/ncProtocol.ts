@@ -31,6 +31,11 @@ export const ncInstanceSchema = z.object({
   volumes: z.array(ncVolumeAttachmentSchema).optional(),
   /** Paused by an administrator (issue 18, ncPauseInstance): its domain is suspended. Absent when not, and from older NCs. */
   paused: z.literal(true).optional(),
+  /**
+   * Stopped by its user (issue 18, ncStopInstance): its domain is shut off on purpose and holds no
+   * capacity; host HA never powers it on nor restarts it elsewhere. Absent when not, and from older NCs.
+   */
+  userStopped: z.literal(true).optional(),
 });
 export type NcInstance = z.infer<typeof ncInstanceSchema>;
 
@@ -112,6 +117,11 @@ export const NC_OPS = {
        * lived here before and moved or ended) does not answer the request; the instance starts anew.
        */
       restart: z.boolean().optional(),
+      /**
+       * A drain's cold move of a stopped instance (issue 18): the record is written stopped by its
+       * user and the domain only defined (HypervisorDriver.define), not started; it holds nothing here.
+       */
+      stopped: z.boolean().optional(),
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },
@@ -121,7 +131,12 @@ export const NC_OPS = {
    * instance is answered as is. Refused on a disabled node; nothing new is admitted.
    */
   ncStartInstance: {
-    request: z.object({ instanceId: instanceIdSchema }),
+    /**
+     * `userStart` (StartInstances, issue 18): also starts an instance its user stopped, its
+     * `userStopped` cleared (persisted) before the domain starts. Without it (host HA powering on its
+     * own), a user-stopped instance is refused with InstanceNotStartable.
+     */
+    request: z.object({ instanceId: instanceIdSchema, userStart: z.boolean().optional() }),
     response: z.object({ instance: ncInstanceSchema }),
   },
   /**
@@ -133,6 +148,25 @@ export const NC_OPS = {
   ncPauseInstance: {
     request: z.object({ instanceId: instanceIdSchema, paused: z.boolean() }),
     response: z.object({ instance: ncInstanceSchema, previouslyPaused: z.boolean() }),
+  },
+  /**
+   * Stop one running instance (issue 18, StopInstances): `userStopped` persisted before the
+   * hypervisor shuts the domain down (ACPI, then a power-off when `force` or its deadline passes;
+   * the definition and disk kept); answered once it is off. Idempotent: a stopped one is answered as
+   * is. Refused: InstanceNotFound, InstanceStateConflict (pending, ending, paused, domain not running),
+   * InstanceMigrating.
+   */
+  ncStopInstance: {
+    request: z.object({ instanceId: instanceIdSchema, force: z.boolean() }),
+    response: z.object({ instance: ncInstanceSchema, previousState: instanceStateSchema }),
+  },
+  /**
+   * Reboot one running instance in place (issue 18, RebootInstances; the hypervisor's reboot):
+   * nothing is persisted. Refused as ncStopInstance, and for a stopped one (InstanceStateConflict).
+   */
+  ncRebootInstance: {
+    request: z.object({ instanceId: instanceIdSchema }),
+    response: z.object({ instance: ncInstanceSchema }),
   },
   /** Destroy one instance. Idempotent: terminating a terminated instance answers again. */
   ncTerminateInstance: {

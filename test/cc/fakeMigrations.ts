@@ -35,7 +35,7 @@ export interface MigrationWorld {
 
 /** Instances that are not terminated plus incoming records: what the NC admits against. */
 export function usedBy(nc: MigratingNc): Resources {
-  const live = nc.instances.filter((i) => i.state !== 'terminated').reduce<Resources>((a, i) => add(a, i.vmType), ZERO);
+  const live = nc.instances.filter((i) => i.state !== 'terminated' && i.userStopped !== true).reduce<Resources>((a, i) => add(a, i.vmType), ZERO);
   return nc.incoming.filter((r) => r.state !== 'none').reduce<Resources>((a, r) => add(a, r.vmType), live);
 }
 

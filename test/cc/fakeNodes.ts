@@ -43,7 +43,7 @@ export interface FakeNc {
 
 export interface Call {
   readonly host: string;
-  readonly op: 'describe' | 'run' | 'terminate' | 'start' | 'modify' | 'quarantine' | 'migrate' | 'activity' | 'attach' | 'detach' | 'pause';
+  readonly op: 'describe' | 'run' | 'terminate' | 'start' | 'modify' | 'quarantine' | 'migrate' | 'activity' | 'attach' | 'detach' | 'pause' | 'stop' | 'reboot';
   readonly instanceId?: string;
   /** For migrate: the action, with the role when it has one (prepare-destination, rollback-source, …). */
   readonly action?: string;
@@ -179,7 +179,9 @@ export class FakeNodes implements NodeClient {
     }
     const refusal = admit(nc, req.vmType);
     if (refusal) throw refusal;
-    const created = { ...instance(req.instanceId, req.vmType), reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId, launchTime: req.launchTime };
+    const created: NcInstance = { ...instance(req.instanceId, req.vmType), reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId, launchTime: req.launchTime };
+    // A drain's cold move (issue 18): defined, stopped as its user left it.
+    if (req.stopped === true) Object.assign(created, { state: 'stopped', hypervisorState: 'shutoff', userStopped: true });
     nc.instances.push(created);
     return this.leave(nc, call, created);
   }
@@ -194,17 +196,44 @@ export class FakeNodes implements NodeClient {
     return this.leave(nc, call, { instanceId, previousState, currentState: 'terminated' as const });
   }
 
-  async startInstance(host: string, instanceId: string): Promise<NcInstance> {
+  /** Stop as the NC does (stopDecision.ts): running → stopped by its user; a stopped one answers as is. */
+  async stopInstance(host: string, req: NcRequest<'ncStopInstance'>): Promise<NcResponse<'ncStopInstance'>> {
+    const call: Call = { host, op: 'stop', instanceId: req.instanceId };
+    const nc = await this.enter(call);
+    const i = nc.instances.find((x) => x.instanceId === req.instanceId && x.state !== 'terminated');
+    if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${req.instanceId} is not on node ${host}`, { host });
+    const previousState = i.state;
+    if (i.state !== 'running' && i.state !== 'stopped') {
+      throw CcErrors.withMessage('InstanceStateConflict', `instance ${req.instanceId} on node ${host} cannot be stopped: it is ${i.state}`, { host });
+    }
+    i.state = 'stopped';
+    i.hypervisorState = 'shutoff';
+    i.userStopped = true;
+    return this.leave(nc, call, { instance: { ...i }, previousState });
+  }
+
+  async rebootInstance(host: string, instanceId: string): Promise<NcResponse<'ncRebootInstance'>> {
+    const call: Call = { host, op: 'reboot', instanceId };
+    const nc = await this.enter(call);
+    const i = nc.instances.find((x) => x.instanceId === instanceId && x.state !== 'terminated');
+    if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${instanceId} is not on node ${host}`, { host });
+    if (i.state !== 'running') throw CcErrors.withMessage('InstanceStateConflict', `instance ${instanceId} on node ${host} cannot be rebooted: it is ${i.state}`, { host });
+    return this.leave(nc, call, { instance: { ...i } });
+  }
+
+  async startInstance(host: string, instanceId: string, userStart = false): Promise<NcInstance> {
     const call: Call = { host, op: 'start', instanceId };
     const nc = await this.enter(call);
     const i = nc.instances.find((x) => x.instanceId === instanceId);
     if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${instanceId} is not on node ${host}`, { host });
     if (i.state === 'running') return this.leave(nc, call, { ...i });
     if (i.state !== 'stopped') throw CcErrors.withMessage('InstanceNotStartable', `instance ${instanceId} on node ${host} cannot be started: it is ${i.state}`, { host });
+    if (i.userStopped === true && !userStart) throw CcErrors.withMessage('InstanceNotStartable', `instance ${instanceId} on node ${host} cannot be started: its user stopped it`, { host });
     if (nc.nodeState === 'disabled') throw CcErrors.make('NodeDisabled', { host });
     if (!nc.healthy) throw CcErrors.make('NodeUnhealthy', { host, detail: 'hypervisor down' });
     i.state = 'running';
     i.hypervisorState = 'running';
+    delete i.userStopped;
     return this.leave(nc, call, { ...i });
   }
 

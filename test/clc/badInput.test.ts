@@ -44,8 +44,8 @@ async function launchOne(zone = 'cluster01'): Promise<string> {
 
 describe('envelope', () => {
   it('unknown action', async () => {
-    const r = await refused({ Action: 'RebootInstances' }, 'InvalidAction');
-    expect(r.doc.Response.Errors.Error.Message).toContain('RebootInstances');
+    const r = await refused({ Action: 'MonitorInstances' }, 'InvalidAction');
+    expect(r.doc.Response.Errors.Error.Message).toContain('MonitorInstances');
   });
 
   it('missing Action', async () => {

@@ -159,6 +159,9 @@ describe('createCcClusters over real HTTP', () => {
       ccAttachVolume: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
       ccDetachVolume: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
       ccPauseInstance: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
+      ccStopInstance: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
+      ccRebootInstance: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
+      ccStartInstance: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
     });
     mountWireService(app, { path: CC_PATH, handlers, logger: silentLogger() });
     stub = await new Promise<Server>((resolve) => { const s = app.listen(0, HOST, () => resolve(s)); });

@@ -66,7 +66,7 @@ interface Hold {
 /** Operations that change something in a CC. */
 export const MUTATING_OPS: readonly ClcCcOp[] = [
   'ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccModifyNode', 'ccQuarantineNode', 'ccMigrateInstances', 'ccCancelMigration',
-  'ccPauseInstance',
+  'ccPauseInstance', 'ccStopInstance', 'ccRebootInstance', 'ccStartInstance',
 ];
 
 export const DEFAULT_CAPACITY: Resources = { cores: 4, memoryMiB: 4096, diskGiB: 100 };
@@ -260,6 +260,12 @@ export class FakeClusters implements Clusters {
         return this.modify(partition, req as ClcCcRequest<'ccModifyNode'>);
       case 'ccPauseInstance':
         return this.pause(partition, req as ClcCcRequest<'ccPauseInstance'>);
+      case 'ccStopInstance':
+        return this.power(partition, (req as ClcCcRequest<'ccStopInstance'>).instanceId, 'stop');
+      case 'ccRebootInstance':
+        return this.power(partition, (req as ClcCcRequest<'ccRebootInstance'>).instanceId, 'reboot');
+      case 'ccStartInstance':
+        return this.power(partition, (req as ClcCcRequest<'ccStartInstance'>).instanceId, 'start');
       case 'ccQuarantineNode':
         return this.quarantine(partition, req as ClcCcRequest<'ccQuarantineNode'>);
       case 'ccMigrateInstances':
@@ -321,6 +327,29 @@ export class FakeClusters implements Clusters {
         return { instanceId: id, previousState, currentState: 'terminated' };
       }),
     };
+  }
+
+  /** Stop, reboot or start one instance on its own node, as the CC does (cc/powerInstance.ts, cc/userStart.ts; no re-homing here). */
+  private power(partition: string, instanceId: string, op: 'stop' | 'reboot' | 'start'): unknown {
+    const n = this.inPartition(partition).find((x) => x.instances.some((i) => i.instanceId === instanceId && i.state !== 'terminated'));
+    const i = n?.instances.find((x) => x.instanceId === instanceId);
+    if (!n || !i) throw ccRefusal('InstanceNotFound', `instance ${instanceId} is not known`);
+    const previousState = i.state;
+    const allowed = op === 'reboot' ? i.state === 'running' : i.state === 'running' || i.state === 'stopped';
+    if (!allowed) {
+      throw ccRefusal('InstanceStateConflict', `instance ${instanceId} on node ${n.host} cannot be ${op === 'stop' ? 'stopped' : op === 'start' ? 'started' : 'rebooted'}: it is ${i.state}`);
+    }
+    if (op === 'reboot') return { instanceId, host: n.host, state: i.state };
+    if (op === 'stop') {
+      i.state = 'stopped';
+      i.hypervisorState = 'shutoff';
+      i.userStopped = true;
+    } else {
+      i.state = 'running';
+      i.hypervisorState = 'running';
+      delete i.userStopped;
+    }
+    return { instanceId, host: n.host, previousState, currentState: i.state };
   }
 
   /** Pause or resume one running instance, as the CC does (cc/pauseInstance.ts): the NC's answer. */

@@ -19,7 +19,7 @@ import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, sum, type Resources } from '../../shared/model/resources.js';
 
 type Method = 'connect' | 'list' | 'info' | 'create' | 'destroy' | 'prepareIncoming' | 'abortIncoming' | 'migrateOut' | 'abortMigration'
-  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume';
+  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume' | 'shutdown' | 'reboot' | 'define';
 
 interface Waiter {
   resolve(stats: MigrationStats): void;
@@ -217,6 +217,36 @@ export class FakeDriver implements HypervisorDriver {
   async resume(id: string): Promise<DomainInfo> {
     this.enter('resume', id);
     return this.setRunState(id, 'suspended', 'running', 'resume');
+  }
+
+  /** Defined, shut off, holding nothing (a cold move's destination); the same spec again answers it. */
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    this.enter('define', spec.id);
+    const existing = this.domains.get(spec.id);
+    if (existing) return existing;
+    const d: DomainInfo = { id: spec.id, state: 'shutoff', resources: { ...spec.resources }, imageId: spec.imageId, diskPath: `/fake/${spec.id}.img`, startedAt: 0 };
+    this.domains.set(spec.id, d);
+    return d;
+  }
+
+  /** The sim's rules: running → shutoff (the definition kept), a shut-off or crashed one answers as is. */
+  async shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
+    this.enter('shutdown', `${id}${opts.force ? ' force' : ''}`);
+    const d = this.domains.get(id);
+    if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
+    if (d.state === 'shutoff' || d.state === 'crashed') return d;
+    if (this.outgoingOf(id) || this.incoming.has(id) || d.state !== 'running') throw this.conflict(id, d.state, 'shutdown');
+    const next = { ...d, state: 'shutoff' as const };
+    this.domains.set(id, next);
+    return next;
+  }
+
+  async reboot(id: string): Promise<DomainInfo> {
+    this.enter('reboot', id);
+    const d = this.domains.get(id);
+    if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
+    if (this.outgoingOf(id) || this.incoming.has(id) || d.state !== 'running') throw this.conflict(id, d.state, 'reboot');
+    return d;
   }
 
   private setRunState(id: string, from: DomainInfo['state'], to: DomainInfo['state'], operation: string): DomainInfo {

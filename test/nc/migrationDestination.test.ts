@@ -45,6 +45,9 @@ describe('destination prepare (decideIncomingPrepare)', () => {
     ['same ids, another spec', { snapshot: withIncoming(snapshot([]), incomingRec(A, { imageId: 'emi-00000009' })) }, 'InstanceExists'],
     ['the instance already runs here', { snapshot: snapshot([record(A, 'running')]) }, 'InstanceExists'],
     ['it arrived by this very migration', { snapshot: snapshot([record(A, 'running', { arrivedBy: MIG })]) }, 'arrived'],
+    // Issue 18: re-homed (or restarted) elsewhere, its tombstone here gives way when it migrates back.
+    ['only a tombstone of it is here', { snapshot: snapshot([record(A, 'terminated')]) }, 'prepare'],
+    ['a stopped copy of it is here', { snapshot: snapshot([record(A, 'running', { userStopped: true })]) }, 'InstanceExists'],
     ['the source is this node', { request: req(A, { source: DST }) }, 'MigrationPlanInvalid'],
   ];
   it.each(cases)('%s', (_n, over, expected) => {
@@ -92,5 +95,14 @@ describe('incoming domains', () => {
 
   it('shows the contract record without private fields', () => {
     expect(incomingView(incomingRec(A, { rollingBack: true }))).toEqual(incomingRec(A));
+  });
+});
+
+describe('applyArrival over a tombstone (issue 18)', () => {
+  it('the arriving instance replaces the tombstone of its id', () => {
+    const s = withIncoming(snapshot([record(A, 'terminated')]), incomingRec());
+    const rec = applyArrival(s, A, 5);
+    expect(rec).toMatchObject({ phase: 'running', arrivedBy: MIG });
+    expect(s.instances[A]?.phase).toBe('running');
   });
 });

@@ -25,6 +25,7 @@ import { modifyServiceByName } from './modifyServiceByName.js';
 import { quarantineNode, unquarantineNode } from './quarantineNode.js';
 import { pauseInstances, unpauseInstances } from './pauseInstances.js';
 import { runInstances } from './runInstances.js';
+import { rebootInstances, startInstances, stopInstances } from './stopStartInstances.js';
 import { terminateInstances } from './terminateInstances.js';
 import { attachVolumeAction, detachVolumeAction } from './volumeAttachments.js';
 import { createVolumeAction, deleteVolumeAction, describeVolumes } from './volumes.js';
@@ -34,6 +35,10 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   DescribeInstances: describeInstances,
   DescribeInstanceStatus: describeInstanceStatus,
   TerminateInstances: terminateInstances,
+  // Stop, start, reboot (issue 18 part 5).
+  StopInstances: stopInstances,
+  StartInstances: startInstances,
+  RebootInstances: rebootInstances,
   DescribeAvailabilityZones: describeAvailabilityZones,
   DescribeRegions: describeRegions,
   DescribeTags: describeTags,

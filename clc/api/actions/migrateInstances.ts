@@ -50,6 +50,9 @@ async function run(input: MigrateInstancesInput, ctx: ActionContext): Promise<Xm
     ...migrationXml(viewOfPlan(planned.plan, partition, ctx.clock.now())),
     unplacedSet: planned.unplaced.map((u) => ({ instanceId: u.instanceId, reason: u.reason })),
     resourceMatrix: matrixItems(planned.matrix),
+    // A drain's cold moves of the node's user-stopped instances (issue 18): re-homed, not started.
+    rehomedSet: (planned.rehomed ?? []).map((r) => ({ instanceId: r.instanceId, destination: r.destination })),
+    notRehomedSet: (planned.notRehomed ?? []).map((r) => ({ instanceId: r.instanceId, reason: r.reason })),
   };
 }
 

@@ -12,7 +12,6 @@
 import { z } from 'zod';
 import type { ClcCcResponse } from '../../clusters/ccContract.js';
 import { askPartitions } from '../../clusters/fanOut.js';
-import { partitionNames } from '../../clusters/clusters.js';
 import { dedupe, requireInstances } from '../../core/instanceLookup.js';
 import { liveInstances, mergeInstances } from '../../core/instanceView.js';
 import { instanceRefusal } from '../../core/volumeRules.js';
@@ -21,6 +20,7 @@ import { instanceIdParam, paramList, parseActionParams } from '../actionParams.j
 import type { ParamMap } from '../queryParams.js';
 import { instanceStateXml } from '../render/instanceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { changeLabel, claimedPartitions } from './instanceChanges.js';
 import { refuseMigrating } from './migrationGuard.js';
 
 const schema = z.strictObject({
@@ -33,24 +33,8 @@ export function parsePauseInstances(params: ParamMap): PauseInstancesInput {
   return parseActionParams(schema, params);
 }
 
-/** At most this many ids are named in the gate's label. */
-const LABEL_IDS = 3;
-
 function actionName(paused: boolean): string {
   return paused ? 'PauseInstances' : 'UnpauseInstances';
-}
-
-function label(paused: boolean, ids: readonly string[]): string {
-  const more = ids.length > LABEL_IDS ? ` and ${ids.length - LABEL_IDS} more` : '';
-  return `${actionName(paused)} of ${ids.slice(0, LABEL_IDS).join(', ')}${more}`;
-}
-
-/** The partitions the ids are recorded in, or every one when an id has no record. */
-function claimedPartitions(ctx: ActionContext, ids: readonly string[]): string[] {
-  const records = ctx.store.read().instances;
-  const all = partitionNames(ctx.clusters);
-  if (!ids.every((id) => records[id] !== undefined)) return all;
-  return [...new Set(ids.map((id) => records[id]?.partition as string))].filter((p) => all.includes(p));
 }
 
 function fencedHosts(ctx: ActionContext): ReadonlySet<string> {
@@ -60,7 +44,7 @@ function fencedHosts(ctx: ActionContext): ReadonlySet<string> {
 async function pauseOrResume(paused: boolean, input: PauseInstancesInput, ctx: ActionContext): Promise<XmlObject> {
   const action = actionName(paused);
   const partitions = claimedPartitions(ctx, input.instanceIds);
-  await ctx.gate.enter('change', label(paused, input.instanceIds), partitions).ready();
+  await ctx.gate.enter('change', changeLabel(actionName(paused), input.instanceIds), partitions).ready();
   const fan = await askPartitions(ctx.clusters, partitions, 'ccDescribeInstances', {}, ctx.logger);
   const { live, incomplete } = liveInstances(fan.answers);
   const views = requireInstances(input.instanceIds, mergeInstances(ctx.store.read().instances, live, incomplete), fan.unavailable);

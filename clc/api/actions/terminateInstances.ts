@@ -7,7 +7,6 @@
 import { z } from 'zod';
 import type { InstanceState } from '../../../shared/protocol/common.js';
 import type { ClcCcResponse } from '../../clusters/ccContract.js';
-import { partitionNames } from '../../clusters/clusters.js';
 import { askPartitions } from '../../clusters/fanOut.js';
 import { dedupe, requireInstances } from '../../core/instanceLookup.js';
 import { liveInstances, mergeInstances } from '../../core/instanceView.js';
@@ -17,6 +16,7 @@ import { instanceIdParam, paramList, parseActionParams } from '../actionParams.j
 import type { ParamMap } from '../queryParams.js';
 import { instanceStateXml } from '../render/instanceItems.js';
 import { EC2_NAMESPACE, type XmlObject } from '../xmlResponse.js';
+import { changeLabel, claimedPartitions } from './instanceChanges.js';
 import { refuseMigrating } from './migrationGuard.js';
 
 const schema = z.strictObject({
@@ -31,21 +31,7 @@ export function parseTerminateInstances(params: ParamMap): TerminateInstancesInp
 
 interface Change { readonly previousState: InstanceState; readonly currentState: InstanceState }
 
-/** The partitions the ids are recorded in (instances never leave their partition), or every one for an id without a record. */
-function claimedPartitions(ctx: ActionContext, ids: readonly string[]): string[] {
-  const records = ctx.store.read().instances;
-  const all = partitionNames(ctx.clusters);
-  if (!ids.every((id) => records[id] !== undefined)) return all;
-  return [...new Set(ids.map((id) => records[id]?.partition as string))].filter((p) => all.includes(p));
-}
 
-/** At most this many ids are named in the gate's label. */
-const LABEL_IDS = 3;
-
-function label(ids: readonly string[]): string {
-  const more = ids.length > LABEL_IDS ? ` and ${ids.length - LABEL_IDS} more` : '';
-  return `TerminateInstances of ${ids.slice(0, LABEL_IDS).join(', ')}${more}`;
-}
 
 /** Remembers the terminations (host HA must not bring these back); the reply does not depend on it. */
 async function markTerminated(ctx: ActionContext, ids: readonly string[]): Promise<void> {
@@ -66,7 +52,7 @@ async function markTerminated(ctx: ActionContext, ids: readonly string[]): Promi
 
 async function run(input: TerminateInstancesInput, ctx: ActionContext): Promise<XmlObject> {
   const partitions = claimedPartitions(ctx, input.instanceIds);
-  await ctx.gate.enter('change', label(input.instanceIds), partitions).ready();
+  await ctx.gate.enter('change', changeLabel('TerminateInstances', input.instanceIds), partitions).ready();
   const fan = await askPartitions(ctx.clusters, partitions, 'ccDescribeInstances', {}, ctx.logger);
   const { live, incomplete } = liveInstances(fan.answers);
   const views = requireInstances(input.instanceIds, mergeInstances(ctx.store.read().instances, live, incomplete), fan.unavailable);

@@ -93,6 +93,10 @@ export interface CloudHaActions extends HaServiceActions {
 
 const live = (i: NcInstance): boolean => i.state !== 'terminated' && i.state !== 'shutting-down';
 
+/** Stopped by its user (StopInstances, issue 18), by the CLC's record or the NC's: host HA never starts it, here or elsewhere. */
+const stoppedByUser = (i: NcInstance, records: Readonly<Record<string, { readonly stoppedAt?: number | undefined }>>): boolean =>
+  i.userStopped === true || records[i.instanceId]?.stoppedAt !== undefined;
+
 export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const policies = opts.policies ?? storedRepairPolicies(opts.store);
   const log = opts.logger;
@@ -207,8 +211,9 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     // An instance terminated meanwhile stays terminated: its copy on the fenced host is obsolete, not lost.
     // One in a live migration may already run at its destination (the switch-over needs no source
     // afterwards): restarting it could make two (sim seed 973); it is left to the migration's outcome.
+    // One its user stopped (issue 18) lost nothing: it stays stopped where it is, as the user left it.
     const known = mine.filter((i) => records[i.instanceId] !== undefined && records[i.instanceId]?.terminatedAt === undefined
-      && !elsewhere.has(i.instanceId) && i.migrationState === 'none' && !moving.has(i.instanceId));
+      && !stoppedByUser(i, records) && !elsewhere.has(i.instanceId) && i.migrationState === 'none' && !moving.has(i.instanceId));
     const inFlight = mine.filter((i) => i.migrationState !== 'none' || moving.has(i.instanceId)).map((i) => i.instanceId);
     if (inFlight.length > 0) log.warn({ host: ref.host, instanceIds: inFlight }, 'host HA: instances of a fenced host in a live migration are not restarted');
     const p = plan(ref, known.map((i) => i.instanceId), 'evacuate');
@@ -269,7 +274,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     const { mine, elsewhere, reachable, unseen, nodeState } = await instancesOn(ref);
     if (!reachable) return { done: false, detail: `the NC of ${ref.host} does not answer: its instances are powered on once it does` };
     const records = opts.store.read().instances;
-    const own = mine.filter((i) => i.state === 'stopped' && i.migrationState === 'none' && !elsewhere.has(i.instanceId)
+    const own = mine.filter((i) => i.state === 'stopped' && !stoppedByUser(i, records) && i.migrationState === 'none' && !elsewhere.has(i.instanceId)
       && records[i.instanceId] !== undefined && records[i.instanceId]?.terminatedAt === undefined && records[i.instanceId]?.partition === ref.partition);
     // Nothing to start from: the domain (and the disk the NC knows) is gone. An operator decides.
     const lost = own.filter((i) => i.hypervisorState === 'missing').map((i) => i.instanceId);

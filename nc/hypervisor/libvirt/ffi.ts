@@ -38,6 +38,8 @@ export interface LibvirtFunctions {
   readonly virDomainDestroy: AsyncFn;
   readonly virDomainSuspend: AsyncFn;
   readonly virDomainResume: AsyncFn;
+  readonly virDomainShutdown: AsyncFn;
+  readonly virDomainReboot: AsyncFn;
   readonly virDomainUndefineFlags: AsyncFn;
   readonly virDomainGetState: AsyncFn;
   readonly virDomainGetXMLDesc: AsyncFn;
@@ -142,6 +144,8 @@ export function libvirt(): LibvirtFunctions {
     virDomainDestroy: f('int virDomainDestroy(void *dom)'),
     virDomainSuspend: f('int virDomainSuspend(void *dom)'),
     virDomainResume: f('int virDomainResume(void *dom)'),
+    virDomainShutdown: f('int virDomainShutdown(void *dom)'),
+    virDomainReboot: f('int virDomainReboot(void *dom, unsigned int flags)'),
     virDomainUndefineFlags: f('int virDomainUndefineFlags(void *dom, unsigned int flags)'),
     virDomainGetState: f('int virDomainGetState(void *dom, _Out_ int *state, _Out_ int *reason, unsigned int flags)'),
     virDomainGetXMLDesc: f('char *! virDomainGetXMLDesc(void *dom, unsigned int flags)'),
@@ -197,7 +201,8 @@ export function decodePointers(ptr: Ptr, count: number): Ptr[] {
 /** C constants from libvirt-domain.h / virterror.h (libvirt 9.0). */
 export const VIR = {
   DOMAIN_STATE: { NOSTATE: 0, RUNNING: 1, BLOCKED: 2, PAUSED: 3, SHUTDOWN: 4, SHUTOFF: 5, CRASHED: 6, PMSUSPENDED: 7 },
-  SHUTOFF_REASON: { MIGRATED: 4 },
+  /** virDomainShutoffReason: SHUTDOWN is a guest's own power-off (virDomainShutdown), MIGRATED a completed migration's source. */
+  SHUTOFF_REASON: { SHUTDOWN: 1, MIGRATED: 4 },
   /** virDomainPausedReason: USER is virDomainSuspend's (and a migration's VIR_MIGRATE_PAUSED arrival). */
   PAUSED_REASON: { USER: 1 },
   LIST_ALL: 0,

@@ -53,6 +53,8 @@ export interface LibvirtSession {
   withDomain<T>(name: string, fn: (dom: Ptr) => Promise<T>): Promise<T | undefined>;
   listDomainNames(): Promise<string[]>;
   defineAndStart(xml: string): Promise<void>;
+  /** virDomainDefineXML alone: the domain is defined, shut off. */
+  define(xml: string): Promise<void>;
   nodeInfo(): Promise<VirNodeInfoRecord>;
   state(dom: Ptr): Promise<number>;
   stateAndReason(dom: Ptr): Promise<{ state: number; reason: number }>;
@@ -67,6 +69,10 @@ export interface LibvirtSession {
   /** virDomainSuspend / virDomainResume: freeze and thaw the guest's vCPUs. */
   suspend(dom: Ptr): Promise<void>;
   resume(dom: Ptr): Promise<void>;
+  /** virDomainShutdown: asks the guest to power off (ACPI); returns before it has. */
+  shutdown(dom: Ptr): Promise<void>;
+  /** virDomainReboot (default method): the guest restarts in place. */
+  reboot(dom: Ptr): Promise<void>;
   undefine(dom: Ptr): Promise<void>;
   abortJob(dom: Ptr): Promise<void>;
   setMaxDowntime(dom: Ptr, ms: number): Promise<void>;
@@ -169,6 +175,13 @@ export class LibvirtConnection implements LibvirtSession {
     });
   }
 
+  define(xml: string): Promise<void> {
+    return this.serial(async () => {
+      const dom = await this.pointer('virDomainDefineXML', this.ptr, xml);
+      libvirt().virDomainFree(dom);
+    });
+  }
+
   nodeInfo(): Promise<VirNodeInfoRecord> {
     return this.serial(async () => {
       const info: Record<string, unknown> = {};
@@ -216,6 +229,14 @@ export class LibvirtConnection implements LibvirtSession {
 
   async resume(dom: Ptr): Promise<void> {
     await this.int('virDomainResume', dom);
+  }
+
+  async shutdown(dom: Ptr): Promise<void> {
+    await this.int('virDomainShutdown', dom);
+  }
+
+  async reboot(dom: Ptr): Promise<void> {
+    await this.int('virDomainReboot', dom, 0);
   }
 
   async undefine(dom: Ptr): Promise<void> {

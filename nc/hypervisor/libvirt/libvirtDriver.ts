@@ -35,6 +35,10 @@ import { buildVolumeDiskXml, parseDisks, parseVolumes, volumeAttachConflict, typ
 const CLOSE_WAIT_MS = 2_000;
 /** How often a volume detach re-reads the live XML while the guest releases the disk. */
 const UNPLUG_POLL_MS = 100;
+/** How often a graceful shutdown re-reads the domain's state while the guest powers off. */
+const SHUTDOWN_POLL_MS = 100;
+/** How long a graceful shutdown waits for the guest by default before it powers the domain off (EC2 waits minutes; a lab guest has no ACPI daemon). */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 export interface LibvirtDriverOptions {
   /** This host's libvirt URI, e.g. qemu:///system or qemu+tcp://127.0.0.1:16511/system. */
@@ -85,6 +89,8 @@ export interface LibvirtDriverOptions {
    * eject) before it answers VolumeDetachTimeout (default 30 s; libvirt itself waits 5 s of it).
    */
   readonly volumeDetachTimeoutMs?: number;
+  /** How long a graceful shutdown (StopInstances without force) waits for the guest before it powers it off (default 30 s). */
+  readonly shutdownTimeoutMs?: number;
 }
 
 export class LibvirtDriver implements HypervisorDriver {
@@ -176,23 +182,10 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   async create(spec: DomainSpec): Promise<DomainInfo> {
-    const existing = await this.info(spec.id);
-    if (existing) {
-      if (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources)) {
-        throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
-      }
-      if (existing.state === 'running' || existing.state === 'suspended') return existing;
-    }
+    const existing = await this.sameDomain(spec);
+    if (existing && (existing.state === 'running' || existing.state === 'suspended')) return existing;
     const c = await this.conn();
-    const disk = this.o.diskDir === undefined ? undefined : await ensureDisk(this.o.diskDir, spec);
-    const xml = buildDomainXml({
-      spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
-      emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
-      ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
-      boot: this.o.directKernel,
-      serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
-      disk,
-    });
+    const xml = await this.domainXml(spec);
     try {
       if (existing) await c.withDomain(spec.id, (dom) => c.start(dom));
       else await c.defineAndStart(xml);
@@ -205,6 +198,40 @@ export class LibvirtDriver implements HypervisorDriver {
     const started = await this.info(spec.id);
     if (!started) throw HypervisorErrors.make('HypervisorInternalError', { detail: `domain ${spec.id} vanished right after it started` });
     return started;
+  }
+
+  /** The domain of `spec` when libvirt knows it; DomainExists when it knows one of that name with another spec. */
+  private async sameDomain(spec: DomainSpec): Promise<DomainInfo | undefined> {
+    const existing = await this.info(spec.id);
+    if (existing && (existing.imageId !== spec.imageId || !sameResources(existing.resources, spec.resources))) {
+      throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.o.host, detail: `image ${existing.imageId}` });
+    }
+    return existing;
+  }
+
+  /** The domain XML of `spec` on this host, its root disk (shared) made first or kept. */
+  private async domainXml(spec: DomainSpec): Promise<string> {
+    const disk = this.o.diskDir === undefined ? undefined : await ensureDisk(this.o.diskDir, spec);
+    return buildDomainXml({
+      spec, domainType: await this.typeOfDomains(), startedAt: this.clock.now(),
+      emulator: this.o.emulator ?? '/usr/bin/qemu-system-x86_64',
+      ...guestSize(spec.resources, { memoryMiB: this.o.guestMemoryCapMiB, vcpus: this.o.guestVcpuCap }),
+      boot: this.o.directKernel,
+      serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
+      disk,
+    });
+  }
+
+  /** virDomainDefineXML of the domain create() would start, not started; its disk (shared) made or kept. */
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    const existing = await this.sameDomain(spec);
+    if (existing) return existing;
+    const c = await this.conn();
+    const xml = await this.domainXml(spec);
+    await c.define(xml).catch((e: unknown) => this.rethrow(e, { operation: 'define', id: spec.id }));
+    const defined = await this.info(spec.id);
+    if (!defined) throw HypervisorErrors.make('HypervisorInternalError', { detail: `domain ${spec.id} vanished right after it was defined` });
+    return defined;
   }
 
   async destroy(id: string): Promise<void> {
@@ -229,6 +256,66 @@ export class LibvirtDriver implements HypervisorDriver {
   /** virDomainResume of a suspended domain; a running one answers as is. */
   resume(id: string): Promise<DomainInfo> {
     return this.setRunState(id, 'suspended', 'running', 'resume');
+  }
+
+  /**
+   * virDomainShutdown, then the state polled until the guest is off; virDomainDestroy (the
+   * definition kept: no undefine) when `force` or the deadline passes. A shut-off or crashed domain
+   * answers as is; a suspended, paused or migrating one is DomainStateConflict.
+   */
+  async shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
+    const c = await this.conn();
+    if (this.outgoing.isActive(id)) throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state: 'migrating', operation: 'shutdown' });
+    const askedGuest = await c.withDomain(id, async (dom) => {
+      const s = await c.stateAndReason(dom);
+      const state = domainStateOf(s.state, s.reason);
+      if (state === 'shutoff' || state === 'crashed') return false;
+      if (state !== 'running') throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state, operation: 'shutdown' });
+      if (opts.force) await c.destroy(dom);
+      else await c.shutdown(dom);
+      return true;
+    }).catch((e: unknown) => this.rethrow(e, { operation: 'shutdown', id }));
+    if (askedGuest === undefined) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    if (askedGuest && !opts.force) await this.awaitPowerOff(c, id);
+    if (askedGuest) this.emit({ kind: 'stopped', id, reason: 'shutdown' });
+    const now = await this.info(id);
+    if (!now) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    return now;
+  }
+
+  /** Polls until the guest is off, and powers it off (definition kept) once the deadline passes. */
+  private async awaitPowerOff(c: LibvirtSession, id: string): Promise<void> {
+    const deadline = this.clock.now() + (this.o.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
+    for (;;) {
+      const off = await c.withDomain(id, async (dom) => {
+        const state = domainStateOf(await c.state(dom));
+        if (state === 'shutoff' || state === 'crashed') return true;
+        if (this.clock.now() < deadline) return false;
+        await c.destroy(dom).catch((e: unknown) => {
+          if (!(e instanceof LibvirtCallError && e.code === VIR_ERR.OPERATION_INVALID)) throw e; // it went off meanwhile
+        });
+        return true;
+      }).catch((e: unknown) => this.rethrow(e, { operation: 'shutdown', id }));
+      if (off !== false) return;
+      await sleepOn(this.clock, SHUTDOWN_POLL_MS);
+    }
+  }
+
+  /** virDomainReboot of a running domain: same host, same definition and disk. */
+  async reboot(id: string): Promise<DomainInfo> {
+    const c = await this.conn();
+    if (this.outgoing.isActive(id)) throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state: 'migrating', operation: 'reboot' });
+    const found = await c.withDomain(id, async (dom) => {
+      const s = await c.stateAndReason(dom);
+      const state = domainStateOf(s.state, s.reason);
+      if (state !== 'running') throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state, operation: 'reboot' });
+      await c.reboot(dom);
+      return true;
+    }).catch((e: unknown) => this.rethrow(e, { operation: 'reboot', id }));
+    if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    const now = await this.info(id);
+    if (!now) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
+    return now;
   }
 
   private async setRunState(id: string, from: 'running' | 'suspended', to: 'running' | 'suspended', operation: 'pause' | 'resume'): Promise<DomainInfo> {

@@ -15,7 +15,7 @@ import { sleepOn } from '../clockSleep.js';
 import { listenOnControlSocket } from './controlSocket.js';
 import { body, JSON_LIMIT, listen, param, useCodedErrors } from './httpEdge.js';
 import { createMigrationTlsServer, createPlaintextMigrationServer } from './migrationListeners.js';
-import { DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, VolumeAttachmentSchema } from './protocol.js';
+import { DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, ShutdownRequest, VolumeAttachmentSchema } from './protocol.js';
 import { SimHost } from './simHost.js';
 import type { SimHvConfig } from './config.js';
 import { fsDiskIo } from './diskIo.js';
@@ -76,6 +76,18 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
 
   app.post('/v1/domains/:id/resume', async (req, res) => {
     res.json(await host.resume(param(req, 'id')));
+  });
+
+  app.post('/v1/definitions', async (req, res) => {
+    res.json(await host.define(body(DomainSpecSchema, req)));
+  });
+
+  app.post('/v1/domains/:id/shutdown', async (req, res) => {
+    res.json(await host.shutdown(param(req, 'id'), body(ShutdownRequest, req)));
+  });
+
+  app.post('/v1/domains/:id/reboot', async (req, res) => {
+    res.json(await host.reboot(param(req, 'id')));
   });
 
   app.post('/v1/incoming', async (req, res) => {

@@ -31,6 +31,10 @@ export class InProcessDriver implements HypervisorDriver {
     return this.host.create(check(DomainSpecSchema, spec));
   }
 
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    return this.host.define(check(DomainSpecSchema, spec));
+  }
+
   async destroy(id: string): Promise<void> {
     await this.host.destroy(id);
   }
@@ -49,6 +53,14 @@ export class InProcessDriver implements HypervisorDriver {
 
   async resume(id: string): Promise<DomainInfo> {
     return this.host.resume(id);
+  }
+
+  async shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
+    return this.host.shutdown(id, { force: opts.force });
+  }
+
+  async reboot(id: string): Promise<DomainInfo> {
+    return this.host.reboot(id);
   }
 
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {

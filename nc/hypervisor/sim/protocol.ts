@@ -46,6 +46,8 @@ export const HostInfoSchema = z.object({
 
 export const DomainListSchema = z.object({ domains: z.array(DomainInfoSchema) });
 
+/** POST /v1/domains/:id/shutdown (StopInstances, issue 18): force skips the ACPI request. */
+export const ShutdownRequest = z.object({ force: z.boolean() });
 export const PrepareIncomingRequest = z.object({ spec: DomainSpecSchema, migrationId: id, credential: migrationCredentialSchema.optional() });
 
 /** The destination must be another sim daemon on loopback; nothing leaves the machine. */
@@ -106,7 +108,7 @@ export const HypervisorEventSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('stopped'),
     id: z.string(),
-    reason: z.enum(['destroyed', 'migrated', 'crashed', 'host-down']),
+    reason: z.enum(['destroyed', 'shutdown', 'migrated', 'crashed', 'host-down']),
   }),
   z.object({ kind: z.literal('migration-progress'), progress: MigrationProgressSchema }),
   z.object({ kind: z.literal('migration-incoming-done'), migrationId: z.string(), id: z.string() }),

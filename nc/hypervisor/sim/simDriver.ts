@@ -100,6 +100,18 @@ export class SimDriver implements HypervisorDriver {
     return this.call('POST', `/v1/domains/${enc(id)}/resume`, DomainInfoSchema);
   }
 
+  async define(spec: DomainSpec): Promise<DomainInfo> {
+    return this.call('POST', '/v1/definitions', DomainInfoSchema, spec);
+  }
+
+  async shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
+    return this.call('POST', `/v1/domains/${enc(id)}/shutdown`, DomainInfoSchema, { force: opts.force });
+  }
+
+  async reboot(id: string): Promise<DomainInfo> {
+    return this.call('POST', `/v1/domains/${enc(id)}/reboot`, DomainInfoSchema);
+  }
+
   /** The credential crosses only this host-local control link, as libvirt's would its local socket. */
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     await this.call('POST', '/v1/incoming', DomainInfoSchema, { spec, migrationId, ...(credential ? { credential } : {}) });

@@ -150,10 +150,8 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   create(spec: DomainSpec): Promise<DomainInfo> {
     return this.queue.run(async () => {
       this.assertOpen();
-      const existing = this.records.get(spec.id);
+      const existing = this.sameDomain(spec);
       if (existing) {
-        const diff = specDifference(existing.spec, spec);
-        if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
         // Suspended is defined and live too: its administrator resumes it, a create does not.
         if (existing.state === 'running' || existing.state === 'suspended') return this.infoOf(existing);
         if (existing.state === 'paused') throw this.conflict(existing, 'create');
@@ -171,6 +169,33 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       this.records.set(spec.id, record);
       await this.activity.write(spec.id, now);
       this.events.emit({ kind: 'started', id: spec.id });
+      return this.infoOf(record);
+    });
+  }
+
+  /** The record of `spec`'s domain when there is one; DomainExists when the id holds another spec. */
+  private sameDomain(spec: DomainSpec): DomainRecord | undefined {
+    const existing = this.records.get(spec.id);
+    const diff = existing && specDifference(existing.spec, spec);
+    if (diff) throw this.err('DomainExists', { id: spec.id, detail: diff });
+    return existing;
+  }
+
+  /** Defines a domain shut off, not started (a stopped instance's cold move); the same spec again answers it as it is. */
+  define(spec: DomainSpec): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const existing = this.sameDomain(spec);
+      if (existing) {
+        if (isIncoming(existing)) throw this.conflict(existing, 'define');
+        return this.infoOf(existing);
+      }
+      await this.persist((d) => {
+        d.domains[spec.id] = { spec, state: 'shutoff', startedAt: 0 };
+      });
+      const record: DomainRecord = { spec, state: 'shutoff', startedAt: 0, activity: IDLE };
+      this.records.set(spec.id, record);
+      this.log.info({ id: spec.id }, 'domain defined (not started)');
       return this.infoOf(record);
     });
   }
@@ -196,6 +221,50 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       });
       await this.forget(id);
       if (isLive(r.state)) this.events.emit({ kind: 'stopped', id, reason: 'destroyed' });
+    });
+  }
+
+  /**
+   * Shuts a domain down and keeps its definition and disk (virDomainShutdown, then virDomainDestroy
+   * without undefine when `force` or the guest ignores it). The simulated guest has no OS: it honours
+   * the ACPI request at once, so `force` changes only what is logged. Persisted before it answers; a
+   * shut-off or crashed domain answers as is. Refused while it migrates or when it is suspended by
+   * its administrator (resume it first) or paused by a migration.
+   */
+  shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (isIncoming(r) || isOutgoing(r)) throw this.conflict(r, 'shutdown');
+      if (r.state === 'shutoff' || r.state === 'crashed') return this.infoOf(r);
+      if (r.state !== 'running') throw this.conflict(r, 'shutdown');
+      await this.persist((d) => {
+        const stored = d.domains[id];
+        if (stored) stored.state = 'shutoff';
+      });
+      const next: DomainRecord = { ...r, state: 'shutoff' };
+      this.records.set(id, next);
+      this.log.info({ id, force: opts.force }, opts.force ? 'domain powered off (forced)' : 'domain shut down (ACPI)');
+      this.events.emit({ kind: 'stopped', id, reason: 'shutdown' });
+      return this.infoOf(next);
+    });
+  }
+
+  /**
+   * Reboots a running domain in place (virDomainReboot): same host, same definition and disk; its
+   * disk counter goes on (the guest's writes continue after the reboot). Refused unless it runs.
+   */
+  reboot(id: string): Promise<DomainInfo> {
+    return this.queue.run(async () => {
+      this.assertOpen();
+      const r = this.records.get(id);
+      if (!r) throw this.err('DomainNotFound', { id });
+      if (isIncoming(r) || isOutgoing(r) || r.state !== 'running') throw this.conflict(r, 'reboot');
+      // The guest writes its disk again as it boots: shown at once, not only at the next round.
+      await this.activity.write(id);
+      this.log.info({ id }, 'domain rebooted');
+      return this.infoOf(r);
     });
   }
 

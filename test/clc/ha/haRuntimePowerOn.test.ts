@@ -128,3 +128,30 @@ describe('host HA: a fenced host returned to service powers on its own instances
     expect(startCalls(w)).toEqual([]);
   });
 });
+
+describe('host HA leaves an instance its user stopped down (issue 18)', () => {
+  it('restarts it nowhere else when its host is fenced, and does not power it on when the host returns', async () => {
+    const w = await world();
+    await w.store.update((d) => {
+      d.ha.instanceAutoRepair[KEPT] = 'off';
+      const r = d.instances[MOVED];
+      if (r) r.stoppedAt = 1;
+    });
+    const copy = w.fake.node(A)?.instances.find((i) => i.instanceId === MOVED);
+    if (!copy) throw new Error(`${MOVED} is not on ${A}`);
+    Object.assign(copy, { state: 'stopped', hypervisorState: 'shutoff', userStopped: true });
+    await w.run(100);
+    const node = loseNc(w, A, 'inactive');
+    await w.run(800);
+    expect(w.state(A)).toBe('FENCED');
+    // Neither is restarted elsewhere: KEPT by its policy, MOVED because its user stopped it.
+    expect(w.ops('ccRunInstances').slice(1)).toEqual([]);
+    comesBack(node);
+    await w.run(50);
+    await enableService(w);
+    await w.run(100);
+    expect(startCalls(w)).toEqual([{ instanceIds: [KEPT], onHost: A }]);
+    expect(node.instances.find((i) => i.instanceId === MOVED)).toMatchObject({ state: 'stopped', userStopped: true });
+    expect(liveCopies(w, MOVED)).toEqual([A]);
+  });
+});

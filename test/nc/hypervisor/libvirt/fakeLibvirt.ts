@@ -37,6 +37,10 @@ export class FakeLibvirtd {
   readonly aborted: string[] = [];
   /** A guest that never acknowledges a disk unplug: live detaches are accepted and never complete. */
   ignoreUnplug = false;
+  /** A guest with no ACPI daemon: a graceful shutdown is accepted and never powers it off. */
+  ignoreAcpi = false;
+  /** Domains rebooted (virDomainReboot), in order. */
+  readonly reboots: string[] = [];
   readonly lifecycleListeners: ((name: string, event: number, detail: number) => void)[] = [];
   /** What a migration does; by default it completes at once with a completed job record. */
   migrate: (name: string, d: FakeDomain) => Promise<void> = async (_name, d) => this.complete(d);
@@ -89,6 +93,13 @@ class FakeSession implements LibvirtSession {
   async listDomainNames(): Promise<string[]> {
     this.check('virConnectListAllDomains');
     return [...this.host.domains.keys()];
+  }
+
+  async define(xml: string): Promise<void> {
+    this.check('virDomainDefineXML');
+    const name = /<name>([^<]*)<\/name>/.exec(xml)?.[1] ?? '';
+    if (this.host.domains.has(name)) throw err('virDomainDefineXML', VIR_ERR.OPERATION_FAILED, `domain '${name}' already exists`);
+    this.host.domains.set(name, { xml, state: VIR.DOMAIN_STATE.SHUTOFF, reason: 0, jobType: VIR.JOB_TYPE.NONE });
   }
 
   async defineAndStart(xml: string): Promise<void> {
@@ -171,6 +182,20 @@ class FakeSession implements LibvirtSession {
     if (d.state !== VIR.DOMAIN_STATE.PAUSED) throw err('virDomainResume', VIR_ERR.OPERATION_INVALID, 'domain is not paused');
     d.state = VIR.DOMAIN_STATE.RUNNING;
     d.reason = 0;
+  }
+
+  async shutdown(dom: Ptr): Promise<void> {
+    const d = this.dom(dom);
+    if (d.state !== VIR.DOMAIN_STATE.RUNNING) throw err('virDomainShutdown', VIR_ERR.OPERATION_INVALID, 'domain is not running');
+    if (this.host.ignoreAcpi) return;
+    d.state = VIR.DOMAIN_STATE.SHUTOFF;
+    d.reason = VIR.SHUTOFF_REASON.SHUTDOWN;
+  }
+
+  async reboot(dom: Ptr): Promise<void> {
+    const d = this.dom(dom);
+    if (d.state !== VIR.DOMAIN_STATE.RUNNING) throw err('virDomainReboot', VIR_ERR.OPERATION_INVALID, 'domain is not running');
+    this.host.reboots.push(this.handles.get(dom) ?? '');
   }
 
   async undefine(dom: Ptr): Promise<void> {

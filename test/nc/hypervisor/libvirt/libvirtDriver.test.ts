@@ -312,3 +312,70 @@ describe('LibvirtDriver pause and resume (issue 18)', () => {
     expect(await codeOf(driver.pause('i-0000ffff'))).toBe('DomainNotFound');
   });
 });
+
+describe('LibvirtDriver shutdown and reboot (issue 18 part 5)', () => {
+  it('a graceful shutdown (virDomainShutdown) leaves the domain shut off and defined; a repeat answers as is', async () => {
+    const { fake, driver, events } = setup();
+    await driver.create(spec);
+    events.length = 0;
+    expect((await driver.shutdown(spec.id, { force: false })).state).toBe('shutoff');
+    expect(fake.domains.has(spec.id)).toBe(true);
+    expect(events).toEqual([{ kind: 'stopped', id: spec.id, reason: 'shutdown' }]);
+    expect((await driver.shutdown(spec.id, { force: true })).state).toBe('shutoff');
+    expect(events).toHaveLength(1);
+    // Started again from its own definition.
+    expect((await driver.create(spec)).state).toBe('running');
+  });
+
+  it('force powers it off at once (virDomainDestroy, no undefine), even a guest that ignores ACPI', async () => {
+    const { fake, driver } = setup();
+    fake.ignoreAcpi = true;
+    await driver.create(spec);
+    expect((await driver.shutdown(spec.id, { force: true })).state).toBe('shutoff');
+    expect(fake.domains.has(spec.id)).toBe(true);
+  });
+
+  it('a guest that ignores the ACPI request is powered off once the deadline passes, not before', async () => {
+    const { fake, driver, clock } = setup({ shutdownTimeoutMs: 1_000 });
+    fake.ignoreAcpi = true;
+    await driver.create(spec);
+    let done = false;
+    const stopping = driver.shutdown(spec.id, { force: false }).then((d) => { done = true; return d; });
+    await flush();
+    clock.advance(500);
+    await flush();
+    expect(done).toBe(false);
+    expect(fake.domains.get(spec.id)?.state).toBe(VIR.DOMAIN_STATE.RUNNING);
+    for (let i = 0; i < 20 && !done; i++) {
+      clock.advance(200);
+      await flush();
+    }
+    expect((await stopping).state).toBe('shutoff');
+    expect(fake.domains.has(spec.id)).toBe(true);
+  });
+
+  it('reboot (virDomainReboot) keeps a running domain running; a shut-off, suspended or unknown one is refused', async () => {
+    const { fake, driver } = setup();
+    await driver.create(spec);
+    expect((await driver.reboot(spec.id)).state).toBe('running');
+    expect(fake.reboots).toEqual([spec.id]);
+    await driver.pause(spec.id);
+    expect(await codeOf(driver.reboot(spec.id))).toBe('DomainStateConflict');
+    expect(await codeOf(driver.shutdown(spec.id, { force: false }))).toBe('DomainStateConflict');
+    await driver.resume(spec.id);
+    await driver.shutdown(spec.id, { force: false });
+    expect(await codeOf(driver.reboot(spec.id))).toBe('DomainStateConflict');
+    expect(await codeOf(driver.reboot('i-0000ffff'))).toBe('DomainNotFound');
+    expect(await codeOf(driver.shutdown('i-0000ffff', { force: false }))).toBe('DomainNotFound');
+    expect(fake.reboots).toEqual([spec.id]);
+  });
+
+  it('define (a cold move) is virDomainDefineXML alone: shut off, not started; create starts it; another spec is DomainExists', async () => {
+    const { fake, driver } = setup();
+    expect((await driver.define(spec)).state).toBe('shutoff');
+    expect(fake.domains.get(spec.id)?.state).toBe(VIR.DOMAIN_STATE.SHUTOFF);
+    expect((await driver.define(spec)).state).toBe('shutoff');
+    expect(await codeOf(driver.define({ ...spec, imageId: 'emi-2' }))).toBe('DomainExists');
+    expect((await driver.create(spec)).state).toBe('running');
+  });
+});
