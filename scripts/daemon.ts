@@ -58,7 +58,8 @@ export async function spawnDaemon(spec: ProcessSpec, o: SpawnOptions): Promise<R
   if (o.detached) child.unref();
   let exited: string | undefined;
   child.once('exit', (code, signal) => { exited = `exited with ${code ?? signal}`; });
-  const deadline = Date.now() + (o.readyTimeoutMs ?? 15_000);
+  // Generous: a Node daemon's start (module loading, key files) takes many seconds on a busy 2-core machine.
+  const deadline = Date.now() + (o.readyTimeoutMs ?? 45_000);
   for (;;) {
     const text = readFileSync(o.logFile).subarray(startOffset).toString('utf8');
     if (text.includes(spec.ready)) break;
