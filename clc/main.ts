@@ -58,13 +58,15 @@ async function main(): Promise<void> {
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs, instanceTimeoutMs: config.ccInstanceTimeoutMs });
   const bmc = await openFileStore(config.bmcStore ?? join(config.stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
+  const volumes = config.storageDir !== undefined ? fileVolumeBackend(config.storageDir) : undefined;
   const { gate, ha, haControl } = await startClcCore({
     store, bmc, clusters, clock: systemClock, logger, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
+    ...(volumes ? { volumes } : {}),
   });
   const refusals = new RefusalLog({ logger, clock: systemClock });
   const app = buildClcApp({
     clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin, refusals,
-    ...(config.storageDir !== undefined ? { volumes: fileVolumeBackend(config.storageDir) } : {}),
+    ...(volumes ? { volumes } : {}),
   });
 
   const limits = connectionLimitsOf(config);
