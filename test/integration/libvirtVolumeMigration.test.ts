@@ -1,6 +1,6 @@
 /**
  * Live migration with an attached volume on real libvirt (issue 18 part 3): two lab libvirtd "hosts"
- * (scripts/libvirt-lab.sh, on 127.0.81.1 and 127.0.81.2 only, tunnel and data ports 17914-17999) and
+ * (scripts/libvirt-lab.sh, on 127.0.81.1 and 127.0.81.2 only, tunnel port 17914, data ports 17920-17959) and
  * the lab's Linux guest, which writes a numbered record into block i of its volume at every tick and
  * reads its first record back from the disk (scripts/libvirt-lab.sh, GUEST_INIT). The volume file is on the
  * directory both hosts share: nothing of it is copied; the guest keeps writing during the move, its
@@ -22,7 +22,7 @@ import { codeOf } from '../helpers/codeOf.js';
 const ADDRS = ['127.0.81.1', '127.0.81.2'] as const;
 const lab = labLayout('/tmp/ferry-lab-volmig', { addrs: ADDRS, port: 17909 });
 const [H1, H2] = lab.hosts;
-const TUNNEL = { port: 17914, local: 'host' as const, dataPorts: { min: 17920, max: 17999 } };
+const TUNNEL = { port: 17914, local: 'host' as const, dataPorts: { min: 17920, max: 17959 } };
 const storage = join(lab.dir, 'storage');
 const volumesDir = join(storage, 'volumes');
 const drivers: LibvirtDriver[] = [];
