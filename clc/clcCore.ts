@@ -12,7 +12,7 @@ import { haSectionOf } from './ha/haRunner.js';
 import { startHaRuntime, type HaRuntime, type HaRuntimeDeps } from './ha/haRuntime.js';
 
 /** What host HA's runtime needs (the power driver defaults to the fence agent its BMC entry names), plus the gate's limits and HA's tick. */
-export interface ClcCoreDeps extends Pick<HaRuntimeDeps, 'store' | 'bmc' | 'clusters' | 'clock' | 'logger' | 'powerDriver' | 'events'> {
+export interface ClcCoreDeps extends Pick<HaRuntimeDeps, 'store' | 'bmc' | 'clusters' | 'clock' | 'logger' | 'powerDriver' | 'events' | 'volumes'> {
   readonly gateLimits: GateLimits;
   readonly haTickMs: number;
 }
@@ -30,6 +30,7 @@ export async function startClcCore(deps: ClcCoreDeps): Promise<ClcCore> {
   const ha = await startHaRuntime({
     store, bmc, clusters, gate, clock, logger, tickMs: deps.haTickMs, ...(deps.powerDriver ? { powerDriver: deps.powerDriver } : {}),
     ...(deps.events ? { events: deps.events } : {}),
+    ...(deps.volumes ? { volumes: deps.volumes } : {}),
   });
   const partitions = clusters.partitions.map((p) => p.name);
   const haControl = new HaControl({ store: haSectionOf(store), bmc, runner: ha.runner, clock, partitions: () => partitions });

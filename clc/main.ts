@@ -70,8 +70,10 @@ async function main(): Promise<void> {
   // The event stream (issue 20): its own file beside clc.json; the core records into it before answering.
   const events = new EventStream({ store: await openEventsStore(config.stateDir), clock: systemClock, history: config.eventsHistory });
   const bmc = await openFileStore(config.bmcStore ?? join(config.stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
+  const volumes = config.storageDir !== undefined ? fileVolumeBackend(config.storageDir) : undefined;
   const { gate, ha, haControl } = await startClcCore({
     store, bmc, clusters, clock: systemClock, logger, events, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
+    ...(volumes ? { volumes } : {}),
   });
   let webhook: WebhookDelivery | undefined;
   if (config.eventsWebhook !== undefined) {
@@ -91,7 +93,7 @@ async function main(): Promise<void> {
   const app = buildClcApp({
     clusters, store, clock: systemClock, logger, maxBodyBytes: config.maxBodyBytes, gate, authenticator, ha: haControl, haHooks: ha.hooks, origin, refusals,
     ...(status !== undefined ? { status } : {}),
-    ...(config.storageDir !== undefined ? { volumes: fileVolumeBackend(config.storageDir) } : {}),
+    ...(volumes ? { volumes } : {}),
     events,
   });
 

@@ -38,6 +38,8 @@ export const NcErrors = defineErrors({
   VolumeConflict: client(409, 'instance {instanceId} on node {host}: {detail}'),
   /** A detach of a volume the instance's record does not hold. */
   VolumeNotAttached: client(404, 'volume {volumeId} is not attached to instance {instanceId} on node {host}'),
+  /** A volume's storage cannot be reached from this node (a migration's prepare connects it; issue 18). */
+  VolumeUnavailable: server(503, 'volume {volumeId} of instance {instanceId} cannot be connected on node {host}: {detail}'),
   HypervisorUnavailable: server(503, 'hypervisor of node {host} is unavailable: {detail}'),
   /** The hypervisor answered but refused the operation (not a connectivity problem). */
   HypervisorRefused: server(502, 'hypervisor of node {host} refused {operation}: {detail}', false),

@@ -93,6 +93,8 @@ export class IncomingItemExecutor {
       await this.finalize(id);
       return;
     }
+    // The domain is gone from here: this host's access to its volumes goes too; the source keeps them.
+    await this.ctx.volumes.disconnect(id, incomingSpec(rec).volumes ?? []);
     await this.ctx.persist((d) => applyIncoming(d, id, 'rolledBack', {}));
     this.credentials.delete(id);
     this.ctx.domains.forget(id);
@@ -134,10 +136,16 @@ export class IncomingItemExecutor {
     if (!credential && this.ctx.requireCredentials) {
       throw NcErrors.make('MigrationCredentialMissing', { host: this.ctx.host, step: 'prepare', instanceId: id, migrationId: rec.migrationId });
     }
+    const spec = incomingSpec(rec);
     try {
-      await this.ctx.link.call('prepareIncoming', (d) => d.prepareIncoming(incomingSpec(rec), hypervisorMigrationId(rec.migrationId, id), credential));
+      // Its volumes are reachable here before the source may commit (issue 18): no data moves.
+      await this.ctx.volumes.connect(id, spec.volumes ?? []);
+      await this.ctx.link.call('prepareIncoming', (d) => d.prepareIncoming(spec, hypervisorMigrationId(rec.migrationId, id), credential));
     } catch (e) {
-      if (isFerryError(e) && e.code !== 'HypervisorUnavailable') await this.ctx.persist((d) => applyIncoming(d, id, 'prepareRefused', { acknowledged: !dropOnRefusal }));
+      if (isFerryError(e) && e.code !== 'HypervisorUnavailable') {
+        if (dropOnRefusal) await this.ctx.volumes.disconnect(id, spec.volumes ?? []);
+        await this.ctx.persist((d) => applyIncoming(d, id, 'prepareRefused', { acknowledged: !dropOnRefusal }));
+      }
       throw e;
     }
     const ready = await this.ctx.persist((d) => {

@@ -9,6 +9,7 @@ import type { CcNodeEvent, CcNotifier } from './ccNotifier.js';
 import type { DomainCache } from './domainCache.js';
 import type { HypervisorLink } from './hypervisorLink.js';
 import type { NcSnapshot } from './ncStore.js';
+import type { VolumeConnector } from './volumeConnector.js';
 
 export type MigrateAnswer = NcResponse<'ncMigrateInstances'>;
 
@@ -29,6 +30,8 @@ export interface MigrationContext {
    * is refused, and nothing is handed to the hypervisor without one (no plaintext fallback).
    */
   readonly requireCredentials: boolean;
+  /** Connects a migrating instance's volumes to this host, and disconnects them (volumeConnector.ts). */
+  readonly volumes: VolumeConnector;
 }
 
 /** A hint to the CC that something about this node changed. */

@@ -126,7 +126,8 @@ export function applyIncoming<K extends IncomingTrigger>(draft: NcSnapshot, inst
 
 export function incomingSpec(rec: StoredIncoming): DomainSpec {
   const { cores, memoryMiB, diskGiB } = rec.vmType;
-  return { id: rec.instanceId, resources: { cores, memoryMiB, diskGiB }, imageId: rec.imageId };
+  const volumes = (rec.volumes ?? []).map(({ volumeId, device, path }) => ({ volumeId, device, path }));
+  return { id: rec.instanceId, resources: { cores, memoryMiB, diskGiB }, imageId: rec.imageId, ...(volumes.length > 0 ? { volumes } : {}) };
 }
 
 /** What the hypervisor's word about an incoming domain means. */
@@ -175,6 +176,8 @@ export function applyArrival(draft: NcSnapshot, instanceId: string, now: number,
     instanceId, reservationId: inc.reservationId, imageId: inc.imageId, ownerId: inc.ownerId,
     vmType: { ...inc.vmType }, launchTime: inc.launchTime, phase: 'running', since: now,
     migrationState: 'none', arrivedBy: inc.migrationId, ...(suspended ? { paused: true as const } : {}),
+    // It arrives with the volumes it left with (the settle step reconciles any mid-change one with the domain).
+    ...(inc.volumes !== undefined && inc.volumes.length > 0 ? { volumes: inc.volumes.map((v) => ({ ...v })) } : {}),
   };
   delete draft.incoming[instanceId];
   draft.instances[instanceId] = rec;
@@ -187,5 +190,6 @@ export function incomingView(rec: StoredIncoming): Incoming {
     migrationId: rec.migrationId, instanceId: rec.instanceId, source: rec.source, reservationId: rec.reservationId,
     imageId: rec.imageId, ownerId: rec.ownerId, launchTime: rec.launchTime, vmType: { ...rec.vmType },
     state: rec.state, since: rec.since, ...(rec.credentialGeneration !== undefined ? { credentialGeneration: rec.credentialGeneration } : {}),
+    ...(rec.volumes !== undefined ? { volumes: rec.volumes.map((v) => ({ ...v })) } : {}),
   };
 }

@@ -277,6 +277,9 @@ export class MigrationItemExecutor {
     } else {
       this.o.domains.forget(instanceId);
     }
+    // The instance runs on the destination with its volumes: this host's access to them is revoked.
+    const volumes = (this.snap.instances[instanceId]?.volumes ?? []).map(({ volumeId, device, path }) => ({ volumeId, device, path }));
+    await this.o.volumes.disconnect(instanceId, volumes);
     await this.o.persist((d) => applyCompleted(d, migrationId, instanceId, this.now()));
     const item = findItem(this.snap, migrationId, instanceId);
     this.o.logger.info({ migrationId, instanceId, destination: item?.destination, stats: item?.stats }, 'instance migrated away');

@@ -31,6 +31,7 @@ import { reconcile, type ReconcileNote } from './reconcile.js';
 import { decideQuarantine, quarantineForbids, type QuarantineRequest } from './quarantine.js';
 import { firstLookVerdict } from './storeOrigin.js';
 import { VolumeAttachments } from './volumeAttachments.js';
+import { SharedFileVolumes, type VolumeConnector } from './volumeConnector.js';
 import type { AttachRequest } from './volumeDecisions.js';
 import {
   decideTerminate, DEFAULT_TOMBSTONES, markShuttingDown, markTerminated, pruneTombstones,
@@ -55,6 +56,8 @@ export interface NodeControllerOptions {
   readonly migrationTiming?: Partial<MigrationTiming>;
   /** The NC runs mutual TLS: migrations need their per-migration credentials (default false). */
   readonly requireMigrationCredentials?: boolean;
+  /** Connects volumes to this host for a migration (default: shared files, volumeConnector.ts). */
+  readonly volumeConnector?: VolumeConnector;
 }
 
 function adoptedIds(notes: readonly ReconcileNote[]): string[] {
@@ -90,6 +93,7 @@ export class NodeController {
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
       notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
       snapshot: () => this.store, timing: o.migrationTiming, requireCredentials: o.requireMigrationCredentials ?? false,
+      volumes: o.volumeConnector ?? new SharedFileVolumes(o.host),
     });
     this.volumes = new VolumeAttachments({
       host: o.host, logger: o.logger, link: this.link, domains: this.domains, snapshot: () => this.store,

@@ -222,6 +222,10 @@ do_status() {
 # carries on (its memory moved), where a reboot would start again at 1. With a virtio disk (vda) it
 # also writes the count to the disk's first block about once a second, flushed (conv=fsync), so that
 # QEMU writes the disk file on the host: host HA's VM activity signal (docs/libvirt.md, Host HA).
+# A second disk (vdb, a volume) whose first bytes a test set to "ferry-vol-pattern" gets the pattern:
+# at every tick i the record "ferry-vol i uptime" in block i (flushed), then, its buffer cache
+# dropped, the first record it wrote read back from the disk and printed as "ferry-vol-read i
+# <record>" (so a guest that moved reads what it wrote before the move). Other volumes are never written.
 GUEST_INIT='#!/bin/busybox sh
 /bin/busybox mkdir -p /proc /dev
 /bin/busybox mount -t proc proc /proc
@@ -237,10 +241,16 @@ while :; do
   if [ $((i % 5)) -eq 0 ] && [ -b /dev/vda ]; then
     echo "ferry-tick $i $up" | /bin/busybox dd of=/dev/vda bs=512 count=1 conv=sync,notrunc,fsync 2>/dev/null
   fi
+  if [ -b /dev/vdb ] && [ "$(/bin/busybox dd if=/dev/vdb bs=17 count=1 2>/dev/null)" = "ferry-vol-pattern" ]; then
+    [ -n "$first" ] || first=$i
+    echo "ferry-vol $i $up" | /bin/busybox dd of=/dev/vdb bs=512 seek=$i count=1 conv=sync,notrunc,fsync 2>/dev/null
+    /bin/busybox blockdev --flushbufs /dev/vdb
+    echo "ferry-vol-read $i $(/bin/busybox dd if=/dev/vdb bs=512 skip=$first count=1 2>/dev/null | /bin/busybox tr -d "\\000")" >/dev/ttyS0
+  fi
   /bin/busybox sleep 0.2
 done'
 # Bumped when the guest changes, so a lab directory with an older build rebuilds it.
-GUEST_VERSION=2
+GUEST_VERSION=3
 # The virtio modules the disk needs (Debian's cloud kernel builds them as modules), in load order.
 GUEST_MODULES="virtio/virtio_ring.ko virtio/virtio.ko virtio/virtio_pci_modern_dev.ko virtio/virtio_pci_legacy_dev.ko virtio/virtio_pci.ko block/virtio_blk.ko"
 

@@ -314,6 +314,8 @@ function prepareEffect(plan: MigrationPlan, item: PlanItem, inst: NonNullable<Re
     incoming: {
       migrationId: plan.migrationId, instanceId: item.instanceId, source: plan.source, reservationId: inst.reservationId,
       imageId: inst.imageId, ownerId: inst.ownerId, launchTime: inst.launchTime, vmType: item.vmType,
+      // Its volumes move attached: the destination connects them before the source commits (issue 18).
+      ...(inst.volumes !== undefined && inst.volumes.length > 0 ? { volumes: inst.volumes.map((v) => ({ ...v })) } : {}),
     },
   };
 }

@@ -17,4 +17,12 @@ export interface VolumeBackend {
   create(volumeId: string, sizeGiB: number): Promise<string>;
   /** Removes a volume's storage; one that does not exist is not an error. */
   remove(volumeId: string): Promise<void>;
+  /**
+   * Fence from storage (issue 18 part 4; the OpenStack fencing blueprint's step): `host` loses its
+   * access to the volume before host HA restarts its instance elsewhere. Idempotent. iSCSI would
+   * remove the host's initiator from the target's ACL and drop its sessions; Ceph RBD would blocklist
+   * the host's client and break its lock. Answers what it did (for the log and the volume's record);
+   * rejects with a coded error when it could not, and then nothing is restarted.
+   */
+  fenceHost(volumeId: string, locator: string, host: string): Promise<string>;
 }

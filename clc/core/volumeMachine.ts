@@ -71,7 +71,12 @@ export type AttachmentEvent =
   /** The node let it go (or no node holds the instance any more). */
   | 'detachConfirmed'
   /** The node refused the detach outright: it stays attached. */
-  | 'detachRefused';
+  | 'detachRefused'
+  /**
+   * Host HA restarts its instance elsewhere (issue 18 part 4): the fenced host lost it at the storage
+   * level, and it is attached again to the new copy.
+   */
+  | 'fenced';
 
 export const ATTACHMENT_TRANSITIONS: readonly Row<AttachmentStatus, AttachmentEvent>[] = Object.freeze([
   { from: 'attaching', event: 'attachConfirmed', to: 'attached', note: 'the NC attached it and persisted it' },
@@ -83,6 +88,8 @@ export const ATTACHMENT_TRANSITIONS: readonly Row<AttachmentStatus, AttachmentEv
   { from: 'detaching', event: 'forceDetach', to: 'detaching', note: 'Force: a detach that got no answer, again' },
   { from: 'detaching', event: 'detachConfirmed', to: 'detached', note: 'the NC let it go; the attachment leaves the record' },
   { from: 'detaching', event: 'detachRefused', to: 'attached', note: 'a coded refusal: still attached' },
+  { from: 'attached', event: 'fenced', to: 'attaching', note: 'host HA: fenced from the dead host, re-attached to the copy restarted elsewhere' },
+  { from: 'attaching', event: 'fenced', to: 'attaching', note: 'host HA: a re-attach to the restarted copy, again' },
 ]);
 
 function step<S extends string, E extends string>(table: readonly Row<S, E>[], state: S, event: E): S | undefined {

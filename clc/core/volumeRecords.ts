@@ -20,6 +20,11 @@ export const volumeAttachmentRecordSchema = z.object({
   attachTime: z.number(),
   /** EC2's flag; Ferry's attached volumes outlive their instance (false), as EC2's attached ones do by default. */
   deleteOnTermination: z.boolean(),
+  /**
+   * Host HA fenced the host that ran the instance from this volume before restarting it elsewhere
+   * (issue 18 part 4): which host, when, and what the backend did. Kept as the attachment's history.
+   */
+  fencedFrom: z.object({ host: z.string().min(1), at: z.number(), detail: z.string() }).optional(),
 });
 export type VolumeAttachmentRecord = z.infer<typeof volumeAttachmentRecordSchema>;
 

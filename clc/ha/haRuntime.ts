@@ -12,6 +12,7 @@ import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import type { HaNodeHooks } from '../core/nodeHooks.js';
 import type { PartitionGate } from '../core/partitionGate.js';
+import type { VolumeBackend } from '../core/volumeBackend.js';
 import type { ClcState } from '../state/clcStore.js';
 import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
@@ -42,6 +43,8 @@ export interface HaRuntimeDeps {
   /** The host's power management from its BMC entry (default: the fence agent it names). */
   readonly powerDriver?: (host: string, entry: BmcEntry) => PowerDriver;
   readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
+  /** Where volumes live: restarts fence the dead host from them (issue 18 part 4). */
+  readonly volumes?: VolumeBackend;
 }
 
 export interface HaRuntime {
@@ -96,6 +99,7 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
   };
   const actions = cloudHaActions({
     clusters, gate: deps.gate, store, clock, logger, ...(deps.policies ? { policies: deps.policies } : {}), ...(deps.events ? { events: deps.events } : {}),
+    ...(deps.volumes ? { volumes: deps.volumes } : {}),
   });
   // Read at dispatch: a ConfigureHAForCluster takes effect for the next remediation handed out.
   const remediator = (ref: HaHostRef) => {

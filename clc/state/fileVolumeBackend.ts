@@ -45,6 +45,11 @@ export function fileVolumeBackend(storageDir: string): VolumeBackend {
         throw storageError('create', volumeId, e);
       }
     },
+    // A file on the shared directory has no per-host grant to revoke: the host's power fence (host HA
+    // fences before it restarts anything) is what stopped its writers, QEMU's lock went with them.
+    fenceHost(_volumeId: string, _locator: string, host: string): Promise<string> {
+      return Promise.resolve(`file volume: no per-host access to revoke; the power fence of ${host} stopped its writers`);
+    },
     async remove(volumeId: string): Promise<void> {
       try {
         await rm(volumeFilePath(storageDir, volumeId), { force: true });

@@ -41,6 +41,12 @@ export interface DomainSpec {
   readonly resources: Resources;
   /** Image the root disk comes from; the sim only records it. */
   readonly imageId: string;
+  /**
+   * The volumes it holds (issue 18), given to `prepareIncoming` only: a live migration moves the
+   * domain with them attached (same locator on shared storage, no data copied), so the incoming
+   * domain's definition holds them. `create` ignores it (volumes are attached by `attachVolume`).
+   */
+  readonly volumes?: readonly VolumeAttachmentSpec[];
 }
 
 export interface DomainInfo {

@@ -28,6 +28,7 @@
  */
 import { z } from 'zod';
 import { hostSchema, instanceIdSchema, migrationStateSchema, reservationIdSchema, vmTypeSchema } from './common.js';
+import { ncVolumeAttachmentSchema } from './volumes.js';
 
 export const migrationIdSchema = z.string().regex(/^mig-[0-9a-f]{8}$/, 'expected mig- and 8 hex digits');
 
@@ -146,6 +147,12 @@ export const incomingSchema = z.object({
   since: z.number(),
   /** The generation of the credential its hypervisor holds for the incoming domain (absent: 0, or none). */
   credentialGeneration: z.number().int().min(0).optional(),
+  /**
+   * The instance's volumes as its source holds them (issue 18): the destination connects them at
+   * prepare, before the source commits, and the instance arrives with them; a rollback disconnects
+   * them here. No data is copied: the locator (`path`) is on storage both hosts reach. Absent: none.
+   */
+  volumes: z.array(ncVolumeAttachmentSchema).max(64).optional(),
 });
 export type Incoming = z.infer<typeof incomingSchema>;
 

@@ -105,6 +105,8 @@ export class FakeClusters implements Clusters {
   clock: ManualClock = new ManualClock(Date.UTC(2013, 5, 1, 12, 0, 0));
   /** What a neighbour would see of a suspect host's writes (ccCheckHostActivity); absent: 'unknown'. */
   readonly activity = new Map<string, 'active' | 'inactive'>();
+  /** ccAttachVolume refusals still to serve (a volume backend or node that fails), first one first. */
+  readonly attachRefusals: string[] = [];
   private readonly nodes: FakeNode[] = [];
   private readonly plans: FakePlan[] = [];
   private readonly holds: Hold[] = [];
@@ -266,6 +268,8 @@ export class FakeClusters implements Clusters {
         return this.power(partition, (req as ClcCcRequest<'ccRebootInstance'>).instanceId, 'reboot');
       case 'ccStartInstance':
         return this.power(partition, (req as ClcCcRequest<'ccStartInstance'>).instanceId, 'start');
+      case 'ccAttachVolume':
+        return this.attach(partition, req as ClcCcRequest<'ccAttachVolume'>);
       case 'ccQuarantineNode':
         return this.quarantine(partition, req as ClcCcRequest<'ccQuarantineNode'>);
       case 'ccMigrateInstances':
@@ -350,6 +354,18 @@ export class FakeClusters implements Clusters {
       delete i.userStopped;
     }
     return { instanceId, host: n.host, previousState, currentState: i.state };
+  }
+
+  /** Attach to the live copy on a reachable node, as the CC routes it (cc/volumes.ts): the NC's answer. */
+  private attach(partition: string, r: ClcCcRequest<'ccAttachVolume'>): unknown {
+    const refusal = this.attachRefusals.shift();
+    if (refusal !== undefined) throw ccRefusal('HypervisorRefused', refusal);
+    const n = this.inPartition(partition).find((x) => x.reachable && x.instances.some((i) => i.instanceId === r.instanceId && i.state !== 'terminated'));
+    const i = n?.instances.find((x) => x.instanceId === r.instanceId && x.state !== 'terminated');
+    if (!n || !i) throw ccRefusal('InstanceNotFound', `instance ${r.instanceId} is not known`);
+    const attachment = { volumeId: r.volumeId, device: r.device, path: r.path, status: 'attached' as const };
+    i.volumes = [...(i.volumes ?? []).filter((v) => v.volumeId !== r.volumeId), attachment];
+    return { instanceId: i.instanceId, host: n.host, attachment };
   }
 
   /** Pause or resume one running instance, as the CC does (cc/pauseInstance.ts): the NC's answer. */

@@ -1,4 +1,5 @@
 /** Shared builders for the NC unit tests. */
+import type { VolumeConnector } from '../../nc/volumeConnector.js';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import type { Store } from '../../shared/store/store.js';
@@ -80,6 +81,7 @@ export interface HarnessOptions {
   readonly planRetention?: PlanRetention;
   readonly migrationTiming?: Partial<MigrationTiming>;
   readonly requireMigrationCredentials?: boolean;
+  readonly volumeConnector?: VolumeConnector;
 }
 
 export async function harness(o: HarnessOptions = {}): Promise<Harness> {
@@ -91,6 +93,7 @@ export async function harness(o: HarnessOptions = {}): Promise<Harness> {
   const controller = new NodeController({
     host, hypervisor: 'sim', store, driver, clock, logger: silentLogger(), notifier: o.notifier,
     planRetention: o.planRetention, migrationTiming: o.migrationTiming, requireMigrationCredentials: o.requireMigrationCredentials,
+    ...(o.volumeConnector ? { volumeConnector: o.volumeConnector } : {}),
   });
   if (o.start ?? true) await controller.start();
   return { clock, driver, store, controller, log };

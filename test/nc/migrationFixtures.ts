@@ -1,4 +1,5 @@
 /** Builders for the NC's live-migration tests: plans, requests, and a source + destination pair. */
+import type { VolumeConnector } from '../../nc/volumeConnector.js';
 import { ManualClock } from '../../shared/clock.js';
 import type { MigrationPlan, NcMigrateRequest, PlanItem } from '../../shared/protocol/migrationProtocol.js';
 import { StoreErrors } from '../../shared/store/errors.js';
@@ -131,6 +132,8 @@ export interface PairOptions {
   readonly instances?: readonly string[];
   /** Both NCs run mutual TLS: migrations need their per-migration credentials. */
   readonly requireCredentials?: boolean;
+  /** Each side's volume connector (default: the shared-file one). */
+  readonly volumeConnector?: (host: string) => VolumeConnector;
 }
 
 /** A source and a destination NC on one injected clock, their fake hypervisors linked. */
@@ -144,8 +147,9 @@ export async function pair(o: PairOptions = {}): Promise<Pair> {
   const srcEvents = new RecordingNotifier();
   const dstEvents = new RecordingNotifier();
   const req = o.requireCredentials ?? false;
-  const src = await harness({ host: SRC, clock, driver: srcDriver, store: srcStore, notifier: srcEvents, migrationTiming: o.timing, requireMigrationCredentials: req });
-  const dst = await harness({ host: DST, clock, driver: dstDriver, store: dstStore, notifier: dstEvents, migrationTiming: o.timing, requireMigrationCredentials: req });
+  const connector = (host: string) => (o.volumeConnector ? { volumeConnector: o.volumeConnector(host) } : {});
+  const src = await harness({ host: SRC, clock, driver: srcDriver, store: srcStore, notifier: srcEvents, migrationTiming: o.timing, requireMigrationCredentials: req, ...connector(SRC) });
+  const dst = await harness({ host: DST, clock, driver: dstDriver, store: dstStore, notifier: dstEvents, migrationTiming: o.timing, requireMigrationCredentials: req, ...connector(DST) });
   for (const id of o.instances ?? [A]) await src.controller.run(runRequest(id));
   return { clock, src, dst, srcStore, dstStore, srcEvents, dstEvents, timing: o.timing, requireCredentials: req };
 }

@@ -29,11 +29,13 @@ import type { EventSink } from '../../events/eventSink.js';
 import { inGatedOperation, type OperationContext } from '../../core/operationContext.js';
 import type { PartitionGate } from '../../core/partitionGate.js';
 import { planMigration } from '../../core/planMigration.js';
+import type { VolumeBackend } from '../../core/volumeBackend.js';
 import type { ClcState } from '../../state/clcStore.js';
 import { HaErrors } from '../errors.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
 import { FENCE_STATES, fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
+import { awaitingReattach, fenceVolumesFrom, reattachVolumes, type VolumeFencingDeps } from './volumeFencing.js';
 
 /** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
 export interface RepairPolicies {
@@ -58,6 +60,8 @@ export interface CloudActionsOptions {
   readonly policies?: RepairPolicies;
   /** The event stream: HA's node changes and drains are recorded there as the admin's are, with actor 'ha'. */
   readonly events?: EventSink;
+  /** Where volumes live: a restart elsewhere fences the dead host from them first (volumeFencing.ts). */
+  readonly volumes?: VolumeBackend;
 }
 
 /** What HA did to a host's instances, for the log and the tests. */
@@ -100,6 +104,14 @@ const stoppedByUser = (i: NcInstance, records: Readonly<Record<string, { readonl
 export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const policies = opts.policies ?? storedRepairPolicies(opts.store);
   const log = opts.logger;
+  const volumeFencing: VolumeFencingDeps = { store: opts.store, clusters: opts.clusters, backend: opts.volumes, clock: opts.clock, logger: opts.logger };
+  /** Re-attaches what a restart fenced; throws (after the restart) naming what stays attaching. */
+  const reattach = async (ref: HaHostRef, instanceId: string): Promise<void> => {
+    const { failed } = await reattachVolumes(volumeFencing, ref.partition, instanceId, ref.host);
+    if (failed.length > 0) {
+      throw HaErrors.make('RestartsFailed', { detail: `restarted, but volume(s) not re-attached yet: ${failed.map((f) => `${f.volumeId} (${f.reason})`).join(', ')}` });
+    }
+  };
   /** One change of HA's, like one request: its own gate tickets, left when it ends. */
   const inRequest = <T>(work: (ctx: OperationContext) => Promise<T>): Promise<T> => inGatedOperation({ ...opts, actor: 'ha' }, work);
   /** The same change (and gate label) as the admin's DisableService of the node. */
@@ -219,6 +231,17 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     const p = plan(ref, known.map((i) => i.instanceId), 'evacuate');
     const failed: { instanceId: string; reason: string }[] = [];
     const repaired: string[] = [];
+    // Restarted by an earlier attempt whose re-attach did not finish: their volumes are attached now.
+    for (const i of mine.filter((x) => elsewhere.has(x.instanceId) && awaitingReattach(opts.store.read(), x.instanceId, ref.host).length > 0)) {
+      try {
+        await inRequest(async (ctx) => {
+          await ctx.gate.enter('change', `host HA: re-attaching the volumes of ${i.instanceId}, restarted from fenced ${ref.host}`, [ref.partition]).ready([ref.partition]);
+          await reattach(ref, i.instanceId);
+        });
+      } catch (e) {
+        failed.push({ instanceId: i.instanceId, reason: (e as Error).message });
+      }
+    }
     for (const instanceId of p.repair) {
       const r = records[instanceId];
       const vmType = opts.store.read().vmTypes.find((t) => t.name === r?.vmType);
@@ -232,10 +255,13 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
           await ticket.ready([ref.partition]);
           // Checked again per restart: HA may have let go of the host (DisableHAForHost, unfenced) meanwhile.
           requireFenced();
+          // Fence from storage first: the dead host loses the volumes before a new copy may get them.
+          await fenceVolumesFrom(volumeFencing, instanceId, ref.host);
           await ctx.clusters.call(ref.partition, 'ccRunInstances', {
             reservationId: r.reservationId, imageId: r.imageId, ownerId: r.ownerId, vmType, instanceIds: [instanceId], minCount: 1,
             launchTime: r.launchTime, restartFrom: [ref.host], ...avoiding(ref.host),
           });
+          await reattach(ref, instanceId);
         });
         repaired.push(instanceId);
       } catch (e) {

@@ -25,7 +25,9 @@ export function destinationHost(destinationUri: string): string {
  * Not UNDEFINE_SOURCE: the driver reads the completed job's statistics on the source first, then
  * undefines it itself. `sharedDisks`: the guest's disks are on the cluster's shared disk directory,
  * which libvirt recognises as shared only on NFS, GFS2 and the like ("Migration without shared
- * storage is unsafe" otherwise): the operator declared it shared (--libvirt-disk-dir), so UNSAFE.
+ * storage is unsafe" otherwise, whatever the cache mode): the operator declared it shared
+ * (--libvirt-disk-dir), so UNSAFE. The same holds for a guest with volumes (issue 18): they live on
+ * the cloud's shared storage, and the destination connected them in its prepare.
  */
 export function migrationFlags(tls: boolean, sharedDisks = false): number {
   const m = VIR.MIGRATE;

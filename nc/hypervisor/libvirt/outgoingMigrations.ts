@@ -14,6 +14,7 @@ import { migratedAway } from './domainXml.js';
 import { completedStatsOf, progressOf } from './jobStats.js';
 import { LibvirtCallError, type JobStatsRecord, type LibvirtSession, type OpenLibvirt } from './libvirtApi.js';
 import { migrationFlags, migrationParams, type StreamRoute } from './migrationParams.js';
+import { parseVolumes } from './volumeDiskXml.js';
 
 export interface OutgoingDeps {
   readonly uri: string;
@@ -135,7 +136,9 @@ export class OutgoingMigrations {
         if (target.maxDowntimeMs !== undefined) await c.setMaxDowntime(dom, target.maxDowntimeMs).catch(() => undefined);
         this.pollProgress(entry).catch(() => undefined);
         if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
-        await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs, r.stream), migrationFlags(r.tls, this.d.sharedDisks === true));
+        // Volumes (issue 18) are on the storage every host mounts, as declared disks are (migrationFlags).
+        const shared = this.d.sharedDisks === true || parseVolumes(await c.xmlDesc(dom)).length > 0;
+        await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs, r.stream), migrationFlags(r.tls, shared));
         return true;
       });
       if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.d.host });

@@ -20,15 +20,18 @@ export const ResourcesSchema = z.object({
   diskGiB: z.number().int().min(0).max(1024 * 1024),
 });
 
+export const VolumeAttachmentSchema = volumeAttachmentSpecSchema;
+
 export const DomainSpecSchema = z.object({
   id,
   resources: ResourcesSchema,
   imageId: z.string().min(1).max(128),
 });
 
-export const DomainStateSchema = z.enum(['running', 'paused', 'suspended', 'shutoff', 'crashed']);
+/** An incoming domain's spec: it arrives with these volumes attached (issue 18). */
+export const IncomingSpecSchema = DomainSpecSchema.extend({ volumes: z.array(VolumeAttachmentSchema).max(64).optional() });
 
-export const VolumeAttachmentSchema = volumeAttachmentSpecSchema;
+export const DomainStateSchema = z.enum(['running', 'paused', 'suspended', 'shutoff', 'crashed']);
 
 export const DomainInfoSchema = DomainSpecSchema.extend({
   state: DomainStateSchema,
@@ -48,7 +51,7 @@ export const DomainListSchema = z.object({ domains: z.array(DomainInfoSchema) })
 
 /** POST /v1/domains/:id/shutdown (StopInstances, issue 18): force skips the ACPI request. */
 export const ShutdownRequest = z.object({ force: z.boolean() });
-export const PrepareIncomingRequest = z.object({ spec: DomainSpecSchema, migrationId: id, credential: migrationCredentialSchema.optional() });
+export const PrepareIncomingRequest = z.object({ spec: IncomingSpecSchema, migrationId: id, credential: migrationCredentialSchema.optional() });
 
 /** The destination must be another sim daemon on loopback; nothing leaves the machine. */
 export const DestinationUri = z.string().refine((s) => {

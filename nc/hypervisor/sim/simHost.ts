@@ -366,7 +366,16 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       }
       const admission = admit(this.config.capacity, this.records.values(), spec);
       if (!admission.ok) throw this.err('InsufficientHostResources', { id: spec.id, need: admission.need, free: admission.free });
-      const record: DomainRecord = { spec, state: 'paused', startedAt: 0, activity: { kind: 'incoming-prepared', migrationId } };
+      // Its volumes come with it, attached (same files on shared storage): none may be held here already.
+      const { volumes = [], ...bare } = spec;
+      for (const v of volumes) {
+        const clash = volumeConflict(this.records.values(), spec.id, v);
+        if (clash) throw this.err('VolumeConflict', { id: spec.id, detail: clash });
+      }
+      const record: DomainRecord = {
+        spec: bare, state: 'paused', startedAt: 0, activity: { kind: 'incoming-prepared', migrationId },
+        ...(volumes.length > 0 ? { volumes: volumes.map((v) => ({ ...v })) } : {}),
+      };
       this.records.set(spec.id, record);
       if (guard) this.guards.set(spec.id, guard);
       return this.infoOf(record);
@@ -441,7 +450,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       const state = final.suspended === true ? 'suspended' : 'running';
       try {
         await this.persist((d) => {
-          d.domains[id] = { spec: r.spec, state, startedAt: now };
+          d.domains[id] = { spec: r.spec, state, startedAt: now, ...(r.volumes ? { volumes: r.volumes.map((v) => ({ ...v })) } : {}) };
         });
       } catch (e) {
         this.dropIncoming(id, e as FerryError);
@@ -449,7 +458,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       }
       this.sessions.delete(id);
       this.guards.delete(id);
-      this.records.set(id, { spec: r.spec, state, startedAt: now, activity: IDLE });
+      this.records.set(id, { spec: r.spec, state, startedAt: now, activity: IDLE, ...(r.volumes ? { volumes: r.volumes } : {}) });
       this.arrived.add(migrationId);
       this.activity.setCounter(id, final.diskCounter);
       if (state === 'running') await this.activity.write(id, now);

@@ -4,6 +4,7 @@
  * fake power drivers that log their actions.
  */
 import { PartitionGate } from '../../../clc/core/partitionGate.js';
+import type { VolumeBackend } from '../../../clc/core/volumeBackend.js';
 import { startHaRuntime, type HaRuntime } from '../../../clc/ha/haRuntime.js';
 import type { HaState } from '../../../clc/ha/hostHaState.js';
 import { openMemoryBmcStore, type BmcEntry } from '../../../clc/ha/power/bmcStore.js';
@@ -51,7 +52,7 @@ export async function stopWorld(): Promise<void> {
   rt = undefined;
 }
 
-export async function world(opts: { maxUnhealthy?: string; withBmc?: readonly string[] } = {}) {
+export async function world(opts: { maxUnhealthy?: string; withBmc?: readonly string[]; volumes?: VolumeBackend } = {}) {
   const clock = new ManualClock(1_000_000);
   const fake = new FakeClusters({ [P]: [{ host: A }, { host: B }, { host: C }] });
   fake.clock = clock;
@@ -83,6 +84,7 @@ export async function world(opts: { maxUnhealthy?: string; withBmc?: readonly st
     rt = await startHaRuntime({
       store, bmc, clusters: fake, gate, clock, logger: silentLogger(), tickMs: 1_000_000_000,
       powerDriver: (host) => power.get(host) ?? power.set(host, new FakePower(host, log)).get(host) as FakePower,
+      ...(opts.volumes ? { volumes: opts.volumes } : {}),
     });
     return rt;
   };

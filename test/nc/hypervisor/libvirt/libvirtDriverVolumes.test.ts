@@ -106,3 +106,21 @@ describe('LibvirtDriver volumes', () => {
     expect((await driver.detachVolume('i-1', V.volumeId)).volumes).toEqual([]);
   });
 });
+
+describe('libvirt driver: a guest with volumes migrates', () => {
+  const DEST = 'qemu+tcp://127.0.0.2:16512/system';
+
+  it('asks libvirt for an unsafe-checked migration only when the guest holds volumes (they are on shared storage) and copies no storage', async () => {
+    const { fake, driver } = setup();
+    await driver.create(spec('i-2'));
+    await driver.create(spec('i-3'));
+    await driver.attachVolume('i-3', V);
+    await driver.migrateOut('i-2', { migrationId: 'm-2', destinationUri: DEST });
+    await driver.migrateOut('i-3', { migrationId: 'm-3', destinationUri: DEST });
+    const m = VIR.MIGRATE;
+    expect(fake.migrations.map((x) => [x.name, x.flags])).toEqual([
+      ['i-2', m.LIVE | m.PEER2PEER | m.PERSIST_DEST],
+      ['i-3', m.LIVE | m.PEER2PEER | m.PERSIST_DEST | m.UNSAFE],
+    ]);
+  });
+});
