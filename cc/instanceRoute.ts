@@ -26,6 +26,11 @@ export async function hostOf(d: InstanceRouteDeps, instanceId: string): Promise<
   const at = locateInstance(view, instanceId, fenced) ?? locateInstance(view, instanceId);
   if (!at || at.instance.state === 'terminated') throw CcErrors.make('InstanceNotFound', { instanceId, partition: view.partition });
   if (fenced.has(at.host)) throw CcErrors.make('NodeFenced', { host: at.host });
-  if (!findEntry(view, at.host)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host: at.host, detail: 'its NC did not answer the last poll' });
+  if (!findEntry(view, at.host)?.node.reachable) {
+    // Its last poll failed, perhaps a moment ago (an NC restarting): a change is refused only if the
+    // NC does not answer now either.
+    await keeper.refreshHosts([at.host], d.quickTimeoutMs);
+    if (!findEntry(keeper.get(), at.host)?.node.reachable) throw CcErrors.make('NodeUnreachable', { host: at.host, detail: 'its NC did not answer when asked again' });
+  }
   return at.host;
 }

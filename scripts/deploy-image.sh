@@ -80,6 +80,8 @@ cp package.json package-lock.json "$ctx/app/"
 # Only what runs: the daemons, their shared code and the PKI tool (no tests, benchmarks or simulator).
 mkdir -p "$ctx/app/dist"
 for d in clc cc nc shared scripts; do cp -a "dist/$d" "$ctx/app/dist/"; done
+# The status page's static files (tsc does not copy them): beside the module that serves them.
+cp -a clc/status/assets "$ctx/app/dist/clc/status/assets"
 cp -a bin "$ctx/app/bin"
 cp -aL node_modules "$ctx/app/node_modules"
 (cd "$ctx/app" && npm prune --omit=dev --no-audit --no-fund --loglevel=error --offline >/dev/null)

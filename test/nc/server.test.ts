@@ -51,7 +51,7 @@ describe('NC HTTP edge', () => {
 
   const bad: [string, () => Promise<void> | void, string, string, number, string][] = [
     ['malformed XML', () => undefined, '<ncRunInstance><instanceId>', 'text/xml', 400, 'MalformedXml'],
-    ['an unknown operation', () => undefined, msg('ncRebootInstance', { instanceId: A }), 'text/xml', 400, 'UnknownOperation'],
+    ['an unknown operation', () => undefined, msg('ncReformatHost', { instanceId: A }), 'text/xml', 400, 'UnknownOperation'],
     ['a missing parameter', () => undefined, msg('ncRunInstance', runWithoutImage), 'text/xml', 400, 'InvalidParameter'],
     ['a malformed instance id', () => undefined, msg('ncTerminateInstance', { instanceId: 'i-NOTHEX!' }), 'text/xml', 400, 'InvalidParameter'],
     ['a wrong stateName', () => undefined, msg('ncModifyNode', { stateName: 'maintenance' }), 'text/xml', 400, 'InvalidParameter'],
