@@ -40,6 +40,8 @@ export class TestCloud {
   private readonly layout: CloudLayoutOptions;
   private readonly specs: ProcessSpec[];
   private readonly running = new Map<string, RunningDaemon>();
+  /** Set by destroy(): a start still under way (a timed-out hook) stops what it starts. */
+  private destroyed = false;
   private readonly clients: HttpWireTransport[] = [];
 
   /** `extra` may depend on the cloud's directory (e.g. flags naming its shared storage). */
@@ -89,7 +91,13 @@ export class TestCloud {
     for (const name of names) {
       const spec = this.specs.find((s) => s.name === name);
       if (!spec) throw new Error(`no process ${name}`);
+      if (this.destroyed) throw new Error(`test cloud destroyed before ${name} started`);
       const d = await spawnDaemon(spec, { root: ROOT, logFile: join(this.baseDir, 'logs', `${name}.log`) });
+      // A hook that timed out runs afterAll while this start goes on: what it starts late is stopped, not leaked.
+      if (this.destroyed) {
+        await stopPid(d.pid);
+        throw new Error(`test cloud destroyed while ${name} started`);
+      }
       this.running.set(name, d);
     }
   }
@@ -125,6 +133,7 @@ export class TestCloud {
   }
 
   async destroy(): Promise<void> {
+    this.destroyed = true;
     for (const t of this.clients.splice(0)) t.close();
     await this.stopAll();
     // FERRY_TEST_KEEP=1 keeps the daemons' state and logs for a look after a failure.
