@@ -53,26 +53,31 @@ function attrText(s: string): string {
 
 const present = (v: XmlValue): v is Exclude<XmlValue, null | undefined> => v !== null && v !== undefined;
 
-function writeElement(out: string[], name: string, v: Exclude<XmlValue, null | undefined>): void {
-  const tag = checkName(name);
+/** `<open>` + what `fill` writes + `</tag>`, or `<open/>` when it writes nothing. */
+function element(out: string[], open: string, tag: string, fill: () => void): void {
+  const at = out.push(`${open}>`) - 1;
+  fill();
+  if (out.length === at + 1) out[at] = `${open}/>`;
+  else out.push(`</${tag}>`);
+}
+
+/** What goes between an element's tags: its text, its kept rendering, its `<item>`s or its children. */
+function writeContent(out: string[], v: Exclude<XmlValue, null | undefined>): void {
   if (typeof v !== 'object') {
     const t = xmlText(v);
-    out.push(t === '' ? `<${tag}/>` : `<${tag}>${t}</${tag}>`);
-    return;
-  }
-  if (v instanceof RawXml) {
-    out.push(v.inner === '' ? `<${tag}/>` : `<${tag}>${v.inner}</${tag}>`);
-    return;
-  }
-  const start = out.length;
-  out.push(`<${tag}>`);
-  if (Array.isArray(v)) {
+    if (t !== '') out.push(t);
+  } else if (v instanceof RawXml) {
+    if (v.inner !== '') out.push(v.inner);
+  } else if (Array.isArray(v)) {
     for (const item of v as readonly XmlValue[]) if (present(item)) writeElement(out, 'item', item);
   } else {
     writeChildren(out, v as XmlObject);
   }
-  if (out.length === start + 1) out[start] = `<${tag}/>`;
-  else out.push(`</${tag}>`);
+}
+
+function writeElement(out: string[], name: string, v: Exclude<XmlValue, null | undefined>): void {
+  const tag = checkName(name);
+  element(out, `<${tag}`, tag, () => writeContent(out, v));
 }
 
 function writeChildren(out: string[], o: XmlObject): void {
@@ -86,18 +91,14 @@ function writeChildren(out: string[], o: XmlObject): void {
 /** A whole document: the declaration, then `root` with an optional xmlns and its children. */
 export function xmlDocument(root: string, namespace: string | undefined, children: XmlObject): string {
   const tag = checkName(root);
-  const out: string[] = [DECLARATION, namespace === undefined ? `<${tag}>` : `<${tag} xmlns="${attrText(namespace)}">`];
-  const start = out.length;
-  writeChildren(out, children);
-  if (out.length === start) out[start - 1] = namespace === undefined ? `<${tag}/>` : `<${tag} xmlns="${attrText(namespace)}"/>`;
-  else out.push(`</${tag}>`);
+  const out: string[] = [DECLARATION];
+  element(out, namespace === undefined ? `<${tag}` : `<${tag} xmlns="${attrText(namespace)}"`, tag, () => writeChildren(out, children));
   return out.join('');
 }
 
 /** What writing `v` as an element's content gives, for a RawXml to carry later. */
 export function xmlContent(v: Exclude<XmlValue, null | undefined>): RawXml {
   const out: string[] = [];
-  writeElement(out, 'x', v);
-  const whole = out.join('');
-  return new RawXml(whole === '<x/>' ? '' : whole.slice('<x>'.length, -'</x>'.length));
+  writeContent(out, v);
+  return new RawXml(out.join(''));
 }
