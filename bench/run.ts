@@ -8,6 +8,8 @@
  *                 /xml: the typed-XML path kept for older peers, same baseline
  *   api           signed DescribeInstances over 1,000 instances, req/s: a real CLC vs a bare express
  *                 server returning the same XML (bench/apiCase.ts)
+ *   migration-sim one live migration through a cloud of real processes over mutual TLS vs the simulated
+ *                 hypervisor's job alone between two more simhv daemons (bench/migrationSimCase.ts)
  *   drain         50 mixed guests drained onto 100 destinations on the simulator's clock: makespan vs
  *                 the physical two-stream bound, over-commits; serial and all-at-once baselines
  *                 (bench/drainCase.ts)
@@ -46,6 +48,7 @@ import { caCredentialIssuer, RANDOM_ISSUER_SOURCES, type CredentialRequest } fro
 import { KeyPool } from '../cc/migration/keyPool.js';
 import { simMigrationCa } from '../sim/simCredentials.js';
 import { BURST, eventsRig } from './eventsCase.js';
+import { migrationSimCase } from './migrationSimCase.js';
 import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
@@ -186,8 +189,6 @@ const timed: Timed[] = [
 
 const NOT_YET = 'not in the bench yet (issue 19)';
 const results: CaseResult[] = [
-  skipped('migration-sim', 'one migration CLC → CC → NCs over mutual TLS / the simulated hypervisor\'s job alone', 1.05, 'lower',
-    `${NOT_YET}: needs a whole simulated cloud started by the bench; its credential cost is measured below`),
   skipped('migration-libvirt', 'euca-migrate-instances --wait / virsh migrate --live --p2p --tls of the same guest, >= 10 pairs', 1.1, 'lower',
     `${NOT_YET}: needs the libvirt lab (scripts/libvirt-lab.sh); npm run bench:tunnel measures the migration modes alone (docs/PERFORMANCE.md)`),
   skipped('supervision', 'real CC and CLC supervising 10,000 simulated hosts at a 10 s period: CPU share, memory, failure-to-SUSPECT p50/p99', null, 'lower',
@@ -250,6 +251,10 @@ await roundRig.close();
 await keyPool.stop();
 events.close();
 rmSync(dir, { recursive: true, force: true });
+
+const migration = await migrationSimCase(QUICK);
+results.push(migration);
+print(migration);
 
 const api = await apiCase({ quick: QUICK });
 results.push(api);
