@@ -211,7 +211,7 @@ export class SimCloud {
     const controller = new NodeController({
       host, hypervisor: 'sim', store, clock, logger: silentLogger(),
       driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
-      notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger() }),
+      notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger(), clock }),
       requireMigrationCredentials: this.migrationCa !== undefined,
     });
     n.nc = life;
@@ -295,6 +295,7 @@ export class SimCloud {
       },
       ...(ca ? { credentials: simCredentialIssuer(ca, clock, this.serials) } : {}),
       awaitFencedHosts: true,
+      freshMs: pollIntervalMs + ncTimeoutMs,
     });
     this.ccs.set(name, { life, service, keeper });
     this.net.serve(name, typedHandlers(SERVED_OPS, service.ops), life);
