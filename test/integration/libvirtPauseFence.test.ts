@@ -275,7 +275,8 @@ describe('issue 18 on real libvirt hosts: pause, and fencing with a volume', () 
 
   it('fencing with a volume: fenced from the storage before the restart elsewhere, attached to the new copy with its data intact, never given back to the fenced host', async () => {
     await bothAvailable();
-    // C (HA-protected by the cluster's default) gets a volume the lab guest writes: the pattern asks it to.
+    // C, HA-protected (restarted elsewhere when its host is fenced), gets a volume the lab guest writes: the pattern asks it to.
+    await q({ Action: 'ConfigureHAForInstance', InstanceId: C, AutoRepair: 'failover' });
     const volumeId = String((await q({ Action: 'CreateVolume', Size: '1', AvailabilityZone: 'cluster01' })).volumeId);
     const path = join(cloud.baseDir, 'storage', 'volumes', `${volumeId}.img`);
     const fd = openSync(path, 'r+');
