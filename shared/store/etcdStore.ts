@@ -1,0 +1,311 @@
+/**
+ * The etcd backend of Store<T> (issue 21): the same contract as the file store (read() a synchronous
+ * snapshot; update() resolves once the change is durable, applied in call order; the same kind,
+ * schema-version and validate checks at open), kept under one key prefix laid out by etcdLayout.ts.
+ *
+ * - read() is a cache kept current by a watch on the prefix, so a replica that never writes still
+ *   sees the leader's writes.
+ * - update() is one etcd txn: it compares the head key's mod revision with the one its snapshot was
+ *   built on (optimistic concurrency) and, with a fence, that the leader's election key still has the
+ *   create revision this process was elected with. Refused whole, never half-applied: StoreConflict
+ *   (another writer won; the cache is refreshed from the same txn, so a retry builds on the new
+ *   state), StoreNotLeader (deposed), StoreUnavailable (no answer within the deadline: lost quorum,
+ *   etcd down; the outcome is unknown, and if it did commit the watch brings it in), StoreTooLarge.
+ */
+import type { Etcd3, IKeyValue, IOperation, Watcher } from 'etcd3';
+import type { Clock } from '../clock.js';
+import { isFerryError } from '../errors/registry.js';
+import { StoreErrors } from './errors.js';
+import { DEFAULT_ETCD_LIMITS, decodeDocument, diffKeys, encodeDocument, HEAD_KEY, META_KEY, overLimit, type EtcdLayout, type EtcdLimits } from './etcdLayout.js';
+import type { Store, StoreOptions } from './store.js';
+
+/** What a guarded write checks: the leader key and the epoch (its create revision) while this process leads. */
+export type FenceCheck =
+  | { readonly leading: true; readonly key: string; readonly epoch: string }
+  | { readonly leading: false; readonly leader: string };
+
+/** The narrow view of leadership a store needs (shared/leader/ implements it). */
+export interface WriteFence {
+  check(): FenceCheck;
+  /** Who leads now, for StoreNotLeader when etcd says this process no longer does. */
+  leaderName(): string;
+}
+
+export interface EtcdStoreConfig<T> {
+  readonly client: Etcd3;
+  /** Absolute key prefix, e.g. `ferry/clc/state/`; ends with '/'. */
+  readonly prefix: string;
+  readonly options: StoreOptions<T>;
+  readonly layout?: EtcdLayout;
+  /** Given: every update is refused unless this process leads (the fencing token checked in the txn). */
+  readonly fence?: WriteFence;
+  readonly clock: Clock;
+  /** How long one etcd call may take before StoreUnavailable. */
+  readonly timeoutMs?: number;
+  readonly limits?: EtcdLimits;
+  /** A watched change that could not be applied (not JSON, fails validate): the cache keeps the last good snapshot. */
+  readonly onWatchProblem?: (e: Error) => void;
+}
+
+export interface EtcdStore<T> extends Store<T> {
+  /** The etcd revision the snapshot read() returns is at. */
+  revision(): bigint;
+  /** Stops the watch (the client is the caller's to close). */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_ETCD_TIMEOUT_MS = 5_000;
+
+/** Opens (or creates, when the prefix is empty) a store under `prefix`. Throws the file store's codes, or StoreUnavailable. */
+export async function openEtcdStore<T>(config: EtcdStoreConfig<T>): Promise<EtcdStore<T>> {
+  const store = new EtcdBackedStore(config);
+  await store.load();
+  return store;
+}
+
+class EtcdBackedStore<T> implements EtcdStore<T> {
+  private readonly label: string;
+  private readonly timeoutMs: number;
+  private readonly layout: EtcdLayout;
+  private data!: T;
+  /** The document's keys (relative) → JSON text, as of `rev`. */
+  private doc = new Map<string, string>();
+  private rev = 0n;
+  private headMod = '0';
+  private watcher: Watcher | undefined;
+  private closed = false;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly cfg: EtcdStoreConfig<T>) {
+    this.label = `etcd:${cfg.prefix}`;
+    this.timeoutMs = cfg.timeoutMs ?? DEFAULT_ETCD_TIMEOUT_MS;
+    this.layout = cfg.layout ?? {};
+  }
+
+  read(): T {
+    return this.data;
+  }
+
+  revision(): bigint {
+    return this.rev;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.cancel();
+  }
+
+  async load(): Promise<void> {
+    const { prefix, options: opts } = this.cfg;
+    let got = await this.call(this.cfg.client.getAll().prefix(prefix).exec());
+    let kvs = got.kvs;
+    let revision = got.header.revision;
+    if (!kvs.some((kv) => kv.key.toString() === prefix + META_KEY)) {
+      const initial = encodeDocument(opts.initial() as Record<string, unknown>, this.layout);
+      const c = this.cfg.client;
+      const r = await this.call(c.if(prefix + META_KEY, 'Create', '==', 0)
+        .then(
+          c.put(prefix + META_KEY).value(JSON.stringify({ schemaVersion: opts.schemaVersion, kind: opts.kind })),
+          ...[...initial].map(([k, v]) => c.put(prefix + k).value(v)),
+          c.put(prefix + HEAD_KEY).value(''),
+        )
+        .else(c.getAll().prefix(prefix))
+        .commit());
+      if (r.succeeded) {
+        got = await this.call(c.getAll().prefix(prefix).exec());
+        kvs = got.kvs;
+        revision = got.header.revision;
+      } else {
+        // Another opener created it first: read what it wrote.
+        kvs = r.responses[0]?.response_range?.kvs ?? [];
+        revision = r.header.revision;
+      }
+    }
+    const meta = kvs.find((kv) => kv.key.toString() === prefix + META_KEY);
+    let env: { schemaVersion?: unknown; kind?: unknown };
+    try {
+      env = JSON.parse(meta?.value.toString() ?? 'null') as typeof env;
+    } catch (e) {
+      throw StoreErrors.make('StoreCorrupt', { file: this.label, detail: `${META_KEY}: ${(e as Error).message}` });
+    }
+    if (env?.kind !== opts.kind || env.schemaVersion !== opts.schemaVersion) {
+      throw StoreErrors.make('StoreSchemaMismatch', {
+        file: this.label, found: String(env?.schemaVersion), kind: String(env?.kind), expected: opts.schemaVersion, expectedKind: opts.kind,
+      });
+    }
+    this.replaceAll(kvs, BigInt(revision));
+    this.startWatch();
+  }
+
+  update<R>(mutate: (draft: T) => R): Promise<R> {
+    // One write at a time, in call order, as the file store: a later update never builds on an older snapshot.
+    const run = (): Promise<R> => this.write(mutate);
+    const p = this.chain.then(run, run);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  private async write<R>(mutate: (draft: T) => R): Promise<R> {
+    const fence = this.cfg.fence?.check();
+    if (fence !== undefined && !fence.leading) throw StoreErrors.make('StoreNotLeader', { file: this.label, leader: fence.leader });
+    const draft = structuredClone(this.data);
+    const result = mutate(draft);
+    let next: Map<string, string>;
+    try {
+      next = encodeDocument(draft as Record<string, unknown>, this.layout);
+    } catch (e) {
+      throw StoreErrors.make('StoreWriteFailed', { file: this.label, detail: (e as Error).message });
+    }
+    const diff = diffKeys(this.doc, next);
+    if (diff.puts.length === 0 && diff.deletes.length === 0 && fence === undefined) return result;
+    const over = overLimit(diff, this.cfg.prefix, this.cfg.limits ?? DEFAULT_ETCD_LIMITS);
+    if (over !== undefined) throw StoreErrors.make('StoreTooLarge', { file: this.label, ...over });
+
+    const { client: c, prefix } = this.cfg;
+    let txn = c.if(prefix + HEAD_KEY, 'Mod', '==', this.headMod);
+    if (fence !== undefined) txn = txn.and(fence.key, 'Create', '==', fence.epoch);
+    const changes: IOperation[] = [
+      ...diff.puts.map(([k, v]) => c.put(prefix + k).value(v)),
+      ...diff.deletes.map((k) => c.delete().key(prefix + k)),
+    ];
+    // A leader's no-op still proves in etcd that it leads; it writes nothing.
+    if (changes.length > 0) changes.push(c.put(prefix + HEAD_KEY).value(''));
+    const orElse: IOperation[] = [c.getAll().prefix(prefix)];
+    if (fence !== undefined) orElse.push(c.get(fence.key));
+    const r = await this.call(txn.then(...changes).else(...orElse).commit());
+    const revision = BigInt(r.header.revision);
+    if (!r.succeeded) {
+      const current = r.responses[0]?.response_range?.kvs ?? [];
+      if (revision > this.rev) this.replaceAll(current, revision);
+      if (fence !== undefined) {
+        const leaderKv = r.responses[1]?.response_range?.kvs?.[0];
+        if (leaderKv === undefined || leaderKv.create_revision !== fence.epoch) {
+          throw StoreErrors.make('StoreNotLeader', { file: this.label, leader: this.cfg.fence?.leaderName() ?? 'unknown' });
+        }
+      }
+      throw StoreErrors.make('StoreConflict', { file: this.label, revision: String(revision) });
+    }
+    // Durable first, visible second: the cache moves only once etcd has committed.
+    if (changes.length > 0 && revision > this.rev) {
+      this.doc = next;
+      this.data = draft;
+      this.rev = revision;
+      this.headMod = String(revision);
+    }
+    return result;
+  }
+
+  /** Runs one etcd call with a deadline; anything but our own codes becomes StoreUnavailable. */
+  private call<V>(p: Promise<V>): Promise<V> {
+    return new Promise<V>((resolve, reject) => {
+      const timer = this.cfg.clock.setTimer(this.timeoutMs, () => {
+        reject(StoreErrors.make('StoreUnavailable', { file: this.label, timeoutMs: this.timeoutMs, detail: 'deadline passed' }));
+      });
+      p.then((v) => {
+        timer.cancel();
+        resolve(v);
+      }, (e: unknown) => {
+        timer.cancel();
+        reject(isFerryError(e) ? e : StoreErrors.make('StoreUnavailable', { file: this.label, timeoutMs: this.timeoutMs, detail: (e as Error)?.message ?? String(e) }));
+      });
+    });
+  }
+
+  /** The whole prefix as read at `revision`: the cache becomes exactly it. */
+  private replaceAll(kvs: readonly IKeyValue[], revision: bigint): void {
+    const doc = new Map<string, string>();
+    let headMod = '0';
+    for (const kv of kvs) {
+      const key = kv.key.toString().slice(this.cfg.prefix.length);
+      if (key === HEAD_KEY) headMod = kv.mod_revision;
+      else if (key !== META_KEY) doc.set(key, kv.value.toString());
+    }
+    this.data = this.decode(doc);
+    this.doc = doc;
+    this.rev = revision;
+    this.headMod = headMod;
+  }
+
+  private decode(doc: ReadonlyMap<string, string>): T {
+    let raw: Record<string, unknown>;
+    try {
+      raw = decodeDocument(doc);
+    } catch (e) {
+      throw StoreErrors.make('StoreCorrupt', { file: this.label, detail: (e as Error).message });
+    }
+    if (!this.cfg.options.validate) return raw as T;
+    try {
+      return this.cfg.options.validate(raw);
+    } catch (e) {
+      throw StoreErrors.make('StoreInvalid', { file: this.label, detail: (e as Error).message });
+    }
+  }
+
+  private startWatch(): void {
+    if (this.closed) return;
+    const { client, prefix } = this.cfg;
+    const from = this.rev + 1n;
+    void client.watch().prefix(prefix).startRevision(String(from)).create().then((w) => {
+      if (this.closed) {
+        void w.cancel();
+        return;
+      }
+      this.watcher = w;
+      w.on('data', (res) => this.applyWatched(res.events.map((e) => ({ type: e.type, kv: e.kv }))));
+      // A compacted start revision or a cancelled watch: read the prefix again and watch from there.
+      w.on('error', (e) => {
+        this.cfg.onWatchProblem?.(e);
+        void w.cancel();
+        this.watcher = undefined;
+        void this.resync();
+      });
+    }, (e: unknown) => {
+      this.cfg.onWatchProblem?.(e as Error);
+      this.retryResync();
+    });
+  }
+
+  private async resync(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const got = await this.call(this.cfg.client.getAll().prefix(this.cfg.prefix).exec());
+      const revision = BigInt(got.header.revision);
+      if (revision >= this.rev) this.replaceAll(got.kvs, revision);
+      this.startWatch();
+    } catch (e) {
+      this.cfg.onWatchProblem?.(e as Error);
+      this.retryResync();
+    }
+  }
+
+  private retryResync(): void {
+    if (!this.closed) this.cfg.clock.setTimer(this.timeoutMs, () => void this.resync());
+  }
+
+  /** Another writer's changes (ours are already in the cache: events at or below `rev` are skipped). */
+  private applyWatched(events: ReadonlyArray<{ type: string; kv: IKeyValue }>): void {
+    const doc = new Map(this.doc);
+    let rev = this.rev;
+    let headMod = this.headMod;
+    for (const { type, kv } of events) {
+      const at = BigInt(kv.mod_revision);
+      if (at <= this.rev) continue;
+      if (at > rev) rev = at;
+      const key = kv.key.toString().slice(this.cfg.prefix.length);
+      if (key === HEAD_KEY) headMod = type === 'Delete' ? '0' : kv.mod_revision;
+      else if (key === META_KEY) continue;
+      else if (type === 'Delete') doc.delete(key);
+      else doc.set(key, kv.value.toString());
+    }
+    if (rev === this.rev) return;
+    try {
+      this.data = this.decode(doc);
+    } catch (e) {
+      // The keys move on (the next write diffs against them and replaces what is wrong); read() keeps the last good snapshot.
+      this.cfg.onWatchProblem?.(e as Error);
+    }
+    this.doc = doc;
+    this.rev = rev;
+    this.headMod = headMod;
+  }
+}
