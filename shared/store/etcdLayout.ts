@@ -16,9 +16,9 @@ export type CollectionSpec =
   | { readonly kind: 'record' }
   /**
    * An array whose items each have a unique key, sorting (as strings) in list order: the list is
-   * rebuilt in key order (e.g. an event's seq, zero-padded).
+   * rebuilt in key order (an event's seq, or the position, zero-padded with paddedKey).
    */
-  | { readonly kind: 'list'; readonly keyOf: (item: unknown) => string };
+  | { readonly kind: 'list'; readonly keyOf: (item: unknown, index: number) => string };
 
 export interface EtcdLayout {
   readonly collections?: Readonly<Record<string, CollectionSpec>>;
@@ -67,12 +67,13 @@ export function encodeDocument(data: Readonly<Record<string, unknown>>, layout: 
         if (v !== undefined) out.set(entryKey(field, k), JSON.stringify(v));
       }
     } else {
-      for (const item of value as readonly unknown[]) {
-        const key = entryKey(field, spec.keyOf(item));
-        // An invariant of the layout's caller (its keyOf), checked before anything is sent.
-        if (out.has(key)) throw new Error(`list ${field} has two items with key ${spec.keyOf(item)}`);
+      (value as readonly unknown[]).forEach((item, i) => {
+        const name = spec.keyOf(item, i);
+        const key = entryKey(field, name);
+        // An invariant of the layout's caller (its keyOf), checked before anything is sent; update() wraps it in StoreWriteFailed.
+        if (out.has(key)) throw new Error(`list ${field} has two items with key ${name}`);
         out.set(key, JSON.stringify(item));
-      }
+      });
     }
   }
   return out;

@@ -206,9 +206,18 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
         resolve(v);
       }, (e: unknown) => {
         timer.cancel();
-        reject(isFerryError(e) ? e : StoreErrors.make('StoreUnavailable', { file: this.label, timeoutMs: this.timeoutMs, detail: (e as Error)?.message ?? String(e) }));
+        reject(isFerryError(e) ? e : this.translate(e));
       });
     });
+  }
+
+  /** etcd's own size refusals are StoreTooLarge (this side's limits were set lower than the cluster's); the rest StoreUnavailable. */
+  private translate(e: unknown): Error {
+    const detail = (e as Error)?.message ?? String(e);
+    if (/too many operations in txn request|request is too large/.test(detail)) {
+      return StoreErrors.make('StoreTooLarge', { file: this.label, detail: 'a txn etcd refused', limit: detail });
+    }
+    return StoreErrors.make('StoreUnavailable', { file: this.label, timeoutMs: this.timeoutMs, detail });
   }
 
   /** The whole prefix as read at `revision`: the cache becomes exactly it. */
