@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../helpers/etcdCluster.js';
+import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { builtEntry, spawnBuilt, type SpawnedProcess } from '../helpers/spawnDaemon.js';
 
 const CLC = { host: '127.0.82.40', port: 19240 };

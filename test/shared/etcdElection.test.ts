@@ -10,7 +10,7 @@ import { EtcdElection, type LeaderStatus } from '../../shared/leader/etcdElectio
 import { connectEtcd } from '../../shared/store/etcdClient.js';
 import { openEtcdStore, type EtcdStore, type WriteFence } from '../../shared/store/etcdStore.js';
 import { codeOf } from '../helpers/codeOf.js';
-import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../helpers/etcdCluster.js';
+import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 
 const TTL_S = 5;
 

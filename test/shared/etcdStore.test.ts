@@ -12,7 +12,7 @@ import { openEtcdStore, type EtcdStore } from '../../shared/store/etcdStore.js';
 import type { StoreOptions } from '../../shared/store/store.js';
 import type { Etcd3 } from 'etcd3';
 import { codeOf } from '../helpers/codeOf.js';
-import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../helpers/etcdCluster.js';
+import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 
 const docSchema = z.object({
   name: z.string(),

@@ -1,6 +1,7 @@
 /**
- * A real etcd cluster for integration tests (issue 21): Debian's /usr/bin/etcd (scripts/etcd-lab.sh
- * install), one member per loopback address, each with its own temp data dir, stopped by PID. Members
+ * A real etcd cluster for integration tests and the bench (issue 21): Debian's /usr/bin/etcd
+ * (scripts/etcd-lab.sh install), one member per loopback address, each with its own temp data dir,
+ * stopped by PID (script tooling: its errors are plain Errors for the test or bench to show). Members
  * can be killed with SIGKILL and started again on the same data dir (they rejoin). Election timing is
  * generous: a busy 2-core machine must not make the members elect a new leader every few seconds.
  */
