@@ -5,8 +5,8 @@
  * keeps it under `<etcd-prefix><key>/` through one client shared by the process's stores.
  */
 import { join } from 'node:path';
+import type { Etcd3 } from 'etcd3';
 import type { Clock } from '../clock.js';
-import { connectEtcd } from './etcdClient.js';
 import type { EtcdLayout } from './etcdLayout.js';
 import { openEtcdStore, type EtcdStore, type WriteFence } from './etcdStore.js';
 import { openFileStore, type Store, type StoreOptions } from './store.js';
@@ -60,7 +60,11 @@ export function storeBackendOf(settings: StoreSettings, deps: BackendDeps): Stor
       close: () => Promise.resolve(),
     };
   }
-  const client = connectEtcd({ endpoints: settings.etcdEndpoints, callTimeoutMs: settings.etcdTimeoutMs });
+  const endpoints = settings.etcdEndpoints;
+  // Loaded on first use: the etcd3 client (and gRPC) costs 0.5-0.8 s of start-up on a busy machine, and
+  // the file path (the demo, a single machine) never needs it.
+  let client: Promise<Etcd3> | undefined;
+  const clientOf = (): Promise<Etcd3> => (client ??= import('./etcdClient.js').then((m) => m.connectEtcd({ endpoints, callTimeoutMs: settings.etcdTimeoutMs })));
   const opened: EtcdStore<unknown>[] = [];
   const prefixOf = (spec: StoreSpec<unknown>): string => `${settings.etcdPrefix}${spec.key}/`;
   return {
@@ -68,7 +72,7 @@ export function storeBackendOf(settings: StoreSettings, deps: BackendDeps): Stor
     where: (spec) => `etcd:${prefixOf(spec as StoreSpec<unknown>)}`,
     async open<T>(spec: StoreSpec<T>) {
       const store = await openEtcdStore<T>({
-        client, prefix: prefixOf(spec as StoreSpec<unknown>), options: spec.options, clock: deps.clock, timeoutMs: settings.etcdTimeoutMs,
+        client: await clientOf(), prefix: prefixOf(spec as StoreSpec<unknown>), options: spec.options, clock: deps.clock, timeoutMs: settings.etcdTimeoutMs,
         limits: { maxTxnOps: settings.etcdMaxTxnOps, maxRequestBytes: settings.etcdMaxRequestBytes },
         ...(spec.layout !== undefined ? { layout: spec.layout } : {}),
         ...(deps.fence !== undefined ? { fence: deps.fence } : {}),
@@ -79,7 +83,7 @@ export function storeBackendOf(settings: StoreSettings, deps: BackendDeps): Stor
     },
     async close() {
       for (const s of opened.splice(0)) await s.close().catch(() => undefined);
-      client.close();
+      if (client !== undefined) (await client).close();
     },
   };
 }
