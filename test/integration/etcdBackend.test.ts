@@ -24,11 +24,11 @@ describe.skipIf(!etcdInstalled())('CLC and CC on --store etcd (real 3-member etc
 
   const storeArgs = (): string[] => ['--store', 'etcd', '--etcd-endpoints', cluster.endpoints.join(','), '--etcd-prefix', PREFIX];
 
-  async function startClc(): Promise<SpawnedProcess> {
+  async function startClc(store: readonly string[] = storeArgs(), stateDir = join(dir, 'clc')): Promise<SpawnedProcess> {
     const p = await spawnBuilt({
       script: builtEntry('clc/main.ts'), readyLine: /clc listening on (\S+)/, timeoutMs: 90_000,
-      args: ['--host', CLC.host, '--port', String(CLC.port), '--state-dir', join(dir, 'clc'), '--auth', 'none', '--insecure-plaintext',
-        '--clusters', `cluster01=http://${CC.host}:${CC.port}`, ...storeArgs()],
+      args: ['--host', CLC.host, '--port', String(CLC.port), '--state-dir', stateDir, '--auth', 'none', '--insecure-plaintext',
+        '--clusters', `cluster01=http://${CC.host}:${CC.port}`, ...store],
     });
     running.push(p);
     return p;
@@ -85,5 +85,16 @@ describe.skipIf(!etcdInstalled())('CLC and CC on --store etcd (real 3-member etc
     expect(second.pid).not.toBe(first.pid);
     expect((await query('DescribeInstances')).status).toBe(200);
     expect(await value('clc/state/f/pagingKey')).toBe(pagingKey);
+    await second.kill('SIGTERM');
+  });
+
+  it('the default is unchanged: without --store the CLC writes clc.json, events.json and bmc.json in its state dir, nothing in etcd', async () => {
+    const stateDir = join(dir, 'clc-file');
+    const before = (await etcd.getAll().prefix(PREFIX).keys()).length;
+    const p = await startClc([], stateDir);
+    expect((await query('DescribeAvailabilityZones')).status).toBe(200);
+    for (const f of ['clc.json', 'events.json', 'bmc.json']) expect(existsSync(join(stateDir, f)), f).toBe(true);
+    expect((await etcd.getAll().prefix(PREFIX).keys()).length).toBe(before);
+    await p.kill('SIGTERM');
   });
 });

@@ -94,6 +94,16 @@ describe.skipIf(!etcdInstalled())('etcd store backend (real 3-member etcd)', () 
     expect(await codeOf(newer)).toBe('StoreSchemaMismatch');
   });
 
+  it('refuses keys that are not JSON (StoreCorrupt) or do not match the schema (StoreInvalid), and resets nothing', async () => {
+    await open('t/bad/');
+    const raw = cluster.client();
+    await raw.put('t/bad/f/counter').value('{not json');
+    expect(await codeOf(open('t/bad/'))).toBe('StoreCorrupt');
+    await raw.put('t/bad/f/counter').value('"seven"');
+    expect(await codeOf(open('t/bad/'))).toBe('StoreInvalid');
+    expect(await raw.get('t/bad/f/counter').string()).toBe('"seven"');
+  });
+
   it('a second opener that never writes sees the first one\'s writes through its watch', async () => {
     const writer = await open('t/watch/');
     const reader = await open('t/watch/', client([cluster.endpoints[2] as string]));
