@@ -68,7 +68,13 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
   private readonly timeoutMs: number;
   private readonly layout: EtcdLayout;
   private data!: T;
-  /** The document's keys (relative) → JSON text, as of `rev`. */
+  /** The document's keys (relative) → JSON text as etcd holds them at `rev`: what watched changes apply to. */
+  private raw = new Map<string, string>();
+  /**
+   * The same keys as this process encodes `data` (encodeDocument): what an update diffs against. Not
+   * `raw`: validate may give the same data back with keys in another order (zod's), and a diff
+   * against etcd's texts would then rewrite every entry.
+   */
   private doc = new Map<string, string>();
   private rev = 0n;
   private headMod = '0';
@@ -187,6 +193,10 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
     }
     // Durable first, visible second: the cache moves only once etcd has committed.
     if (changes.length > 0 && revision > this.rev) {
+      const raw = new Map(this.raw);
+      for (const k of diff.deletes) raw.delete(k);
+      for (const [k, v] of diff.puts) raw.set(k, v);
+      this.raw = raw;
       this.doc = next;
       this.data = draft;
       this.rev = revision;
@@ -222,17 +232,27 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
 
   /** The whole prefix as read at `revision`: the cache becomes exactly it. */
   private replaceAll(kvs: readonly IKeyValue[], revision: bigint): void {
-    const doc = new Map<string, string>();
+    const raw = new Map<string, string>();
     let headMod = '0';
     for (const kv of kvs) {
       const key = kv.key.toString().slice(this.cfg.prefix.length);
       if (key === HEAD_KEY) headMod = kv.mod_revision;
-      else if (key !== META_KEY) doc.set(key, kv.value.toString());
+      else if (key !== META_KEY) raw.set(key, kv.value.toString());
     }
-    this.data = this.decode(doc);
-    this.doc = doc;
+    const data = this.decode(raw);
+    this.doc = this.encode(data);
+    this.data = data;
+    this.raw = raw;
     this.rev = revision;
     this.headMod = headMod;
+  }
+
+  private encode(data: T): Map<string, string> {
+    try {
+      return encodeDocument(data as Record<string, unknown>, this.layout);
+    } catch (e) {
+      throw StoreErrors.make('StoreInvalid', { file: this.label, detail: (e as Error).message });
+    }
   }
 
   private decode(doc: ReadonlyMap<string, string>): T {
@@ -293,7 +313,7 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
 
   /** Another writer's changes (ours are already in the cache: events at or below `rev` are skipped). */
   private applyWatched(events: ReadonlyArray<{ type: string; kv: IKeyValue }>): void {
-    const doc = new Map(this.doc);
+    const raw = new Map(this.raw);
     let rev = this.rev;
     let headMod = this.headMod;
     for (const { type, kv } of events) {
@@ -303,17 +323,19 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
       const key = kv.key.toString().slice(this.cfg.prefix.length);
       if (key === HEAD_KEY) headMod = type === 'Delete' ? '0' : kv.mod_revision;
       else if (key === META_KEY) continue;
-      else if (type === 'Delete') doc.delete(key);
-      else doc.set(key, kv.value.toString());
+      else if (type === 'Delete') raw.delete(key);
+      else raw.set(key, kv.value.toString());
     }
     if (rev === this.rev) return;
     try {
-      this.data = this.decode(doc);
+      const data = this.decode(raw);
+      this.doc = this.encode(data);
+      this.data = data;
     } catch (e) {
-      // The keys move on (the next write diffs against them and replaces what is wrong); read() keeps the last good snapshot.
+      // read() keeps the last good snapshot (and updates diff against it); the revision moves on.
       this.cfg.onWatchProblem?.(e as Error);
     }
-    this.doc = doc;
+    this.raw = raw;
     this.rev = rev;
     this.headMod = headMod;
   }
