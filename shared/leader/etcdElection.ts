@@ -213,6 +213,9 @@ export class EtcdElection implements WriteFence {
         };
         this.waitCancel = done;
         w.once('delete', done);
+        // A watch resumed after a drop may have skipped the delete (etcd3 resumes past undelivered
+        // events): look again once it is back.
+        w.once('disconnected', () => w.once('connected', done));
         w.once('error', (e) => {
           void w.cancel();
           reject(e);
@@ -232,9 +235,12 @@ export class EtcdElection implements WriteFence {
         return;
       }
       this.observer = w;
-      w.on('data', () => {
+      const refresh = (): void => {
         this.refreshLeader().catch((e: unknown) => this.cfg.onProblem?.(e as Error, 'observe'));
-      });
+      };
+      w.on('data', refresh);
+      // Read again after a dropped watch is back: it may have resumed past what it had not delivered.
+      w.on('connected', refresh);
       w.on('error', (e) => {
         this.cfg.onProblem?.(e, 'observe');
         void w.cancel();

@@ -281,12 +281,21 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
       }
       this.watcher = w;
       w.on('data', (res) => this.applyWatched(res.events.map((e) => ({ type: e.type, kv: e.kv }))));
+      // etcd3 resumes a dropped watch from the last response's header revision, which can be past
+      // events not delivered yet (a catch-up comes in batches): once it is back, read the prefix again.
+      let dropped = false;
+      w.on('disconnected', () => { dropped = true; });
+      w.on('connected', () => {
+        if (!dropped) return;
+        dropped = false;
+        void this.resync(false);
+      });
       // A compacted start revision or a cancelled watch: read the prefix again and watch from there.
       w.on('error', (e) => {
         this.cfg.onWatchProblem?.(e);
         void w.cancel();
         this.watcher = undefined;
-        void this.resync();
+        void this.resync(true);
       });
     }, (e: unknown) => {
       this.cfg.onWatchProblem?.(e as Error);
@@ -294,21 +303,22 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
     });
   }
 
-  private async resync(): Promise<void> {
+  /** Reads the whole prefix again (and, after a failed watch, watches again from there). */
+  private async resync(restartWatch = true): Promise<void> {
     if (this.closed) return;
     try {
       const got = await this.call(this.cfg.client.getAll().prefix(this.cfg.prefix).exec());
       const revision = BigInt(got.header.revision);
       if (revision >= this.rev) this.replaceAll(got.kvs, revision);
-      this.startWatch();
+      if (restartWatch) this.startWatch();
     } catch (e) {
       this.cfg.onWatchProblem?.(e as Error);
-      this.retryResync();
+      this.retryResync(restartWatch);
     }
   }
 
-  private retryResync(): void {
-    if (!this.closed) this.cfg.clock.setTimer(this.timeoutMs, () => void this.resync());
+  private retryResync(restartWatch = true): void {
+    if (!this.closed) this.cfg.clock.setTimer(this.timeoutMs, () => void this.resync(restartWatch));
   }
 
   /** Another writer's changes (ours are already in the cache: events at or below `rev` are skipped). */

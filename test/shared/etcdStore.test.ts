@@ -180,6 +180,9 @@ describe.skipIf(!etcdInstalled())('etcd store backend (real 3-member etcd)', () 
     const s = await open('t/member/');
     await s.update((d) => { d.counter = 0; d.name = 'before'; });
     const victim = cluster.members[0];
+    // A reader that knows only the victim: it catches up on what it missed once the victim is back.
+    const reader = await open('t/member/', client([victim?.clientUrl as string]));
+    await until(() => reader.read().name === 'before', 'the reader has the first write');
     await victim?.kill9();
     // Reads never wait for etcd; writes go on once the two left have a leader (a re-election when the
     // victim led: up to a few election timeouts on a busy machine), without the victim coming back.
@@ -190,6 +193,7 @@ describe.skipIf(!etcdInstalled())('etcd store backend (real 3-member etcd)', () 
     expect(other.read().counter).toBe(5);
     await victim?.restart();
     await cluster.waitWritable(120_000, [victim?.clientUrl as string]);
+    await until(() => reader.read().counter === 5, 'the reader catches up after its member returns', 120_000);
   });
 
   it('lost quorum (two of three killed): writes are refused with StoreUnavailable within the deadline, and go on once the members return', async () => {
