@@ -88,6 +88,7 @@ export const EVENTS_STORE_SPEC: StoreSpec<EventsState> = Object.freeze<StoreSpec
     migrations: { kind: 'record' },
     webhooks: { kind: 'record' },
   } },
+  draftOf,
   openFile: (file: string) => openEventsFile(file),
 });
 

@@ -52,8 +52,18 @@ function collectionOf(layout: EtcdLayout, field: string): CollectionSpec | undef
  * the text `"record"` or `"list"`), so an empty collection reads back as `{}` or `[]`, not as absent.
  * Throws (an Error for the caller to wrap) when a list has two items of one key.
  */
-export function encodeDocument(data: Readonly<Record<string, unknown>>, layout: EtcdLayout): Map<string, string> {
+export function encodeDocument(data: Readonly<Record<string, unknown>>, layout: EtcdLayout, cache?: WeakMap<object, string>): Map<string, string> {
   const out = new Map<string, string>();
+  // A frozen entry cannot change, so its text is kept (event records: an update encodes 10,000 of them).
+  const text = (v: unknown): string => {
+    if (cache === undefined || typeof v !== 'object' || v === null || !Object.isFrozen(v)) return JSON.stringify(v);
+    let t = cache.get(v);
+    if (t === undefined) {
+      t = JSON.stringify(v);
+      cache.set(v, t);
+    }
+    return t;
+  };
   for (const [field, value] of Object.entries(data)) {
     if (value === undefined) continue;
     const spec = collectionOf(layout, field);
@@ -64,7 +74,7 @@ export function encodeDocument(data: Readonly<Record<string, unknown>>, layout: 
     out.set(fieldKey(field), JSON.stringify(spec.kind));
     if (spec.kind === 'record') {
       for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-        if (v !== undefined) out.set(entryKey(field, k), JSON.stringify(v));
+        if (v !== undefined) out.set(entryKey(field, k), text(v));
       }
     } else {
       (value as readonly unknown[]).forEach((item, i) => {
@@ -72,7 +82,7 @@ export function encodeDocument(data: Readonly<Record<string, unknown>>, layout: 
         const key = entryKey(field, name);
         // An invariant of the layout's caller (its keyOf), checked before anything is sent; update() wraps it in StoreWriteFailed.
         if (out.has(key)) throw new Error(`list ${field} has two items with key ${name}`);
-        out.set(key, JSON.stringify(item));
+        out.set(key, text(item));
       });
     }
   }

@@ -43,6 +43,8 @@ export interface EtcdStoreConfig<T> {
   /** How long one etcd call may take before StoreUnavailable. */
   readonly timeoutMs?: number;
   readonly limits?: EtcdLimits;
+  /** How an update's draft is made from the snapshot (default structuredClone), as the event log's file store does. */
+  readonly draftOf?: (snapshot: T) => T;
   /** A watched change that could not be applied (not JSON, fails validate): the cache keeps the last good snapshot. */
   readonly onWatchProblem?: (e: Error) => void;
 }
@@ -81,6 +83,7 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
   private watcher: Watcher | undefined;
   private closed = false;
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly texts = new WeakMap<object, string>();
 
   constructor(private readonly cfg: EtcdStoreConfig<T>) {
     this.label = `etcd:${cfg.prefix}`;
@@ -154,11 +157,11 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
   private async write<R>(mutate: (draft: T) => R): Promise<R> {
     const fence = this.cfg.fence?.check();
     if (fence !== undefined && !fence.leading) throw StoreErrors.make('StoreNotLeader', { file: this.label, leader: fence.leader });
-    const draft = structuredClone(this.data);
+    const draft = this.cfg.draftOf !== undefined ? this.cfg.draftOf(this.data) : structuredClone(this.data);
     const result = mutate(draft);
     let next: Map<string, string>;
     try {
-      next = encodeDocument(draft as Record<string, unknown>, this.layout);
+      next = encodeDocument(draft as Record<string, unknown>, this.layout, this.texts);
     } catch (e) {
       throw StoreErrors.make('StoreWriteFailed', { file: this.label, detail: (e as Error).message });
     }
@@ -249,7 +252,7 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
 
   private encode(data: T): Map<string, string> {
     try {
-      return encodeDocument(data as Record<string, unknown>, this.layout);
+      return encodeDocument(data as Record<string, unknown>, this.layout, this.texts);
     } catch (e) {
       throw StoreErrors.make('StoreInvalid', { file: this.label, detail: (e as Error).message });
     }

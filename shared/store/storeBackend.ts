@@ -19,6 +19,8 @@ export interface StoreSpec<T> {
   readonly options: StoreOptions<T>;
   /** How its document is split into etcd keys (etcdLayout.ts); absent: one key per top-level field. */
   readonly layout?: EtcdLayout;
+  /** How an update's draft is made (default structuredClone): the event log copies its frozen records by reference. */
+  readonly draftOf?: (snapshot: T) => T;
   /** How the file backend opens it, when not with openFileStore (the event log has its own writer). */
   readonly openFile?: (path: string) => Promise<Store<T>>;
 }
@@ -36,7 +38,7 @@ export interface StoreSettings {
 export interface StoreBackend {
   readonly kind: 'file' | 'etcd';
   /** Where a spec's data lives, for logs: a path, or etcd's key prefix. */
-  where(spec: StoreSpec<unknown>): string;
+  where(spec: Pick<StoreSpec<unknown>, 'file' | 'key'>): string;
   open<T>(spec: StoreSpec<T>): Promise<Store<T>>;
   /** Stops the etcd watches and closes the client (nothing for files). */
   close(): Promise<void>;
@@ -66,15 +68,16 @@ export function storeBackendOf(settings: StoreSettings, deps: BackendDeps): Stor
   let client: Promise<Etcd3> | undefined;
   const clientOf = (): Promise<Etcd3> => (client ??= import('./etcdClient.js').then((m) => m.connectEtcd({ endpoints, callTimeoutMs: settings.etcdTimeoutMs })));
   const opened: EtcdStore<unknown>[] = [];
-  const prefixOf = (spec: StoreSpec<unknown>): string => `${settings.etcdPrefix}${spec.key}/`;
+  const prefixOf = (spec: Pick<StoreSpec<unknown>, 'key'>): string => `${settings.etcdPrefix}${spec.key}/`;
   return {
     kind: 'etcd',
-    where: (spec) => `etcd:${prefixOf(spec as StoreSpec<unknown>)}`,
+    where: (spec) => `etcd:${prefixOf(spec)}`,
     async open<T>(spec: StoreSpec<T>) {
       const store = await openEtcdStore<T>({
-        client: await clientOf(), prefix: prefixOf(spec as StoreSpec<unknown>), options: spec.options, clock: deps.clock, timeoutMs: settings.etcdTimeoutMs,
+        client: await clientOf(), prefix: prefixOf(spec), options: spec.options, clock: deps.clock, timeoutMs: settings.etcdTimeoutMs,
         limits: { maxTxnOps: settings.etcdMaxTxnOps, maxRequestBytes: settings.etcdMaxRequestBytes },
         ...(spec.layout !== undefined ? { layout: spec.layout } : {}),
+        ...(spec.draftOf !== undefined ? { draftOf: spec.draftOf } : {}),
         ...(deps.fence !== undefined ? { fence: deps.fence } : {}),
         ...(deps.onProblem !== undefined ? { onWatchProblem: deps.onProblem } : {}),
       });

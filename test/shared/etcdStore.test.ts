@@ -11,6 +11,8 @@ import { paddedKey } from '../../shared/store/etcdLayout.js';
 import { openEtcdStore, type EtcdStore } from '../../shared/store/etcdStore.js';
 import type { StoreOptions } from '../../shared/store/store.js';
 import type { Etcd3 } from 'etcd3';
+import { EVENTS_STORE_SPEC, type EventsState } from '../../clc/events/eventStore.js';
+import { EventStream } from '../../clc/events/eventStream.js';
 import { codeOf } from '../helpers/codeOf.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 
@@ -164,6 +166,25 @@ describe.skipIf(!etcdInstalled())('etcd store backend (real 3-member etcd)', () 
     const loser = results[0]?.status === 'rejected' ? a : b;
     await loser.update((d) => { d.counter += 1; });
     await until(() => fresh.read().counter === 2, 'the retry is seen');
+  });
+
+  it('the event log on etcd: one key per event, the oldest deleted past the history, read back in order', async () => {
+    const openEvents = (): Promise<EtcdStore<EventsState>> => openEtcdStore({
+      client: client(), prefix: 't/events/', options: EVENTS_STORE_SPEC.options, clock: systemClock,
+      ...(EVENTS_STORE_SPEC.layout !== undefined ? { layout: EVENTS_STORE_SPEC.layout } : {}),
+      ...(EVENTS_STORE_SPEC.draftOf !== undefined ? { draftOf: EVENTS_STORE_SPEC.draftOf } : {}),
+    });
+    const store = await openEvents();
+    stores.push(store as EtcdStore<unknown>);
+    const stream = new EventStream({ store, clock: systemClock, history: 100 });
+    const draft = (i: number) => ({ kind: 'ha.alert' as const, actor: 'system', message: `alert ${i}` });
+    for (let i = 0; i < 130; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => stream.record([draft(i + j)])));
+    const again = await openEvents();
+    stores.push(again as EtcdStore<unknown>);
+    const seqs = again.read().events.map((e) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 31));
+    expect(again.read().nextSeq).toBe(131);
+    expect((await cluster.client().getAll().prefix('t/events/c/events/').keys()).length).toBe(100);
   });
 
   it('refuses a write over etcd\'s txn limits with StoreTooLarge and writes nothing', async () => {
