@@ -23,6 +23,8 @@
  *   store/durable-update           durable store update (fsync + rename + dir fsync) vs plain writeFile
  *   events/burst                   20 events recorded at once into a full 10,000-event history: group
  *                                  commit vs one durable write per event (bench/eventsCase.ts)
+ *   store/etcd-update              one instance record changed in a 1,000-instance CLC state: the etcd
+ *                                  backend on a real 3-member cluster vs the file store (bench/etcdCase.ts)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +52,7 @@ import { simMigrationCa } from '../sim/simCredentials.js';
 import { BURST, eventsRig } from './eventsCase.js';
 import { migrationSimCase } from './migrationSimCase.js';
 import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
+import { ETCD_INSTANCES, etcdRig } from './etcdCase.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
 const report: WireObject = {
@@ -116,6 +119,7 @@ await keyPool.filled();
 const pooledIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()), { ...RANDOM_ISSUER_SOURCES, keyPair: () => keyPool.take() });
 const freshIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()));
 const events = await eventsRig();
+const etcd = await etcdRig();
 const credentialRequest: CredentialRequest = {
   migrationId: 'mig-0000abcd', instanceId: 'i-0000abcd', side: 'destination', host: '127.0.1.2', peerHost: '127.0.1.1', generation: 0, lifetimeMs: 600_000,
 };
@@ -185,6 +189,11 @@ const timed: Timed[] = [
     what: `${BURST} events recorded at once into a full 10,000-event history (events.json): group commit / one durable write per event`,
     bench: { iterations: 1, run: () => events.burst(), baseline: () => events.oneByOne() },
   },
+  ...(etcd === undefined ? [] : [{
+    name: 'store/etcd-update', target: null, unit: 'ms' as const,
+    what: `one instance record changed in a ${ETCD_INSTANCES}-instance CLC state: etcd backend, 3 members on loopback (one key sent) / file store (whole document rewritten)`,
+    bench: { iterations: 20, run: () => etcd.etcdUpdate(), baseline: () => etcd.fileUpdate() },
+  }]),
 ];
 
 const NOT_YET = 'not in the bench yet (issue 19)';
@@ -194,6 +203,7 @@ const results: CaseResult[] = [
   skipped('supervision', 'real CC and CLC supervising 10,000 simulated hosts at a 10 s period: CPU share, memory, failure-to-SUSPECT p50/p99', null, 'lower',
     `${NOT_YET}: needs the simulator's scale mode as processes; the CC's per-round costs are measured below`),
 ];
+if (etcd === undefined) results.push(skipped('store/etcd-update', 'one instance record changed: etcd backend / file store', null, 'lower', '/usr/bin/etcd is not installed (scripts/etcd-lab.sh install)'));
 const print = (c: CaseResult): void => console.log(table([c]).split('\n')[1]);
 
 // plan-quality: generated tight drains, a complete placement exists by construction (bench/planScenarios.ts).
@@ -250,6 +260,7 @@ for (const t of timed) {
 await roundRig.close();
 await keyPool.stop();
 events.close();
+await etcd?.close();
 rmSync(dir, { recursive: true, force: true });
 
 const migration = await migrationSimCase(QUICK);

@@ -7,6 +7,7 @@ import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
+import { checkStoreFlags, storeFields, storeShape } from '../shared/config/storeFlags.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
 import { randomHex8 } from '../shared/model/ids.js';
@@ -67,9 +68,12 @@ export const ccConfigSchema = z.object({
   ...connectionLimitShape,
   /** Prometheus metrics on their own listener (shared/metrics/listener.ts). */
   ...metricsShape,
+  /** Where the view cache is kept: cc.json, or etcd (shared/config/storeFlags.ts). */
+  ...storeShape,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
+  checkStoreFlags(r, ctx);
 });
 
 export type CcConfig = Readonly<z.infer<typeof ccConfigSchema>>;
@@ -81,7 +85,7 @@ const FIELDS = [
   ['partition', '--partition <name>', 'FERRY_CC_PARTITION', 'partition / availability zone this CC serves (cluster01)'],
   ['nodes', '--nodes <hosts>', 'FERRY_CC_NODES', 'comma-separated NC host addresses, in registration order'],
   ['ncPort', '--nc-port <n>', 'FERRY_CC_NC_PORT', 'port every NC listens on (8775)'],
-  ['stateDir', '--state-dir <dir>', 'FERRY_CC_STATE_DIR', 'directory for cc.json, the cached view'],
+  ['stateDir', '--state-dir <dir>', 'FERRY_CC_STATE_DIR', 'directory for cc.json, the cached view (with --store file)'],
   ['pollIntervalMs', '--poll-interval-ms <ms>', 'FERRY_CC_POLL_INTERVAL_MS', 'safety-net poll of every NC (5000)'],
   ['ncTimeoutMs', '--nc-timeout-ms <ms>', 'FERRY_CC_NC_TIMEOUT_MS', 'timeout of one call to an NC (3000)'],
   ['ncInstanceTimeoutMs', '--nc-instance-timeout-ms <ms>', 'FERRY_CC_NC_INSTANCE_TIMEOUT_MS', 'timeout of an NC call that starts or stops a guest, which waits for the hypervisor (60000)'],
@@ -101,6 +105,7 @@ const FIELDS = [
   ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CC_WIRE_ENCODING', WIRE_ENCODING_HELP],
   ...connectionLimitFields('FERRY_CC'),
   ...metricsFields('FERRY_CC'),
+  ...storeFields('FERRY_CC', 'the cached view'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

@@ -22,7 +22,8 @@ import { WireNodeClient } from './nodeClient.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
 import { initialView } from './view.js';
-import { cachedNodes, openViewStore, ViewCacheWriter } from './viewCache.js';
+import { storeBackendOf } from '../shared/store/storeBackend.js';
+import { cachedNodes, viewStoreSpec, ViewCacheWriter } from './viewCache.js';
 import { ViewKeeper } from './viewKeeper.js';
 
 export interface RunningCc {
@@ -38,7 +39,10 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const { logger, clock } = deps;
   const security = wireSecurityOf(config, 'cc', config.host);
   warnIfPlaintext(security, logger, 'ferry-cc');
-  const store = await openViewStore(config.stateDir);
+  // The view cache on the configured backend (--store): cc.json, or etcd under <etcd-prefix>cc/<partition>/view/.
+  const backend = storeBackendOf(config, { stateDir: config.stateDir, clock, onProblem: (e) => logger.warn({ err: e }, 'etcd store: a watched change could not be applied') });
+  const viewSpec = viewStoreSpec(config.partition);
+  const store = await backend.open(viewSpec);
   const cache = new ViewCacheWriter(store, logger, clock);
   const transport = new HttpWireTransport({
     path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security),
@@ -88,7 +92,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   keyPool.start();
   const { limits: migrationLimits, timeouts } = migrationSettingsOf(config);
   logger.info({
-    partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, security: security.kind, migration: { limits: migrationLimits, timeouts }, connections: guard.describe(),
+    partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, security: security.kind, store: backend.where(viewSpec), migration: { limits: migrationLimits, timeouts }, connections: guard.describe(),
   }, 'cc started');
 
   return {
@@ -103,6 +107,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
       await keyPool.stop();
       await keeper.stop();
       await cache.flush();
+      await backend.close();
       transport.close();
       refusals.close();
     },

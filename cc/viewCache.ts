@@ -10,7 +10,9 @@ import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { ccNodeSchema, type CcNode } from '../shared/protocol/ccProtocol.js';
 import { partitionSchema } from '../shared/protocol/common.js';
-import { openFileStore, type Store } from '../shared/store/store.js';
+import { paddedKey } from '../shared/store/etcdLayout.js';
+import { openFileStore, type Store, type StoreOptions } from '../shared/store/store.js';
+import type { StoreSpec } from '../shared/store/storeBackend.js';
 import { listNodes, type ClusterView } from './view.js';
 
 export const CACHE_KIND = 'ferry-cc';
@@ -31,9 +33,24 @@ export function toSnapshot(view: ClusterView): ViewSnapshot {
   return { partition: view.partition, nodes: listNodes(view) };
 }
 
+const VIEW_STORE_OPTIONS: StoreOptions<ViewSnapshot> = Object.freeze({
+  kind: CACHE_KIND, schemaVersion: CACHE_SCHEMA_VERSION, initial: emptySnapshot, validate: (d: unknown) => cacheSchema.parse(d),
+});
+
+export const VIEW_STORE_FILE = 'cc.json';
+
 export function openViewStore(stateDir: string): Promise<Store<ViewSnapshot>> {
-  return openFileStore(join(stateDir, 'cc.json'), {
-    kind: CACHE_KIND, schemaVersion: CACHE_SCHEMA_VERSION, initial: emptySnapshot, validate: (d) => cacheSchema.parse(d),
+  return openFileStore(join(stateDir, VIEW_STORE_FILE), VIEW_STORE_OPTIONS);
+}
+
+/**
+ * cc.json, or `<etcd-prefix>cc/<partition>/view/` with one key per node (by its position in the
+ * registration order): a save sends only the nodes that changed.
+ */
+export function viewStoreSpec(partition: string): StoreSpec<ViewSnapshot> {
+  return Object.freeze<StoreSpec<ViewSnapshot>>({
+    file: VIEW_STORE_FILE, key: `cc/${partition}/view`, options: VIEW_STORE_OPTIONS,
+    layout: { collections: { nodes: { kind: 'list', keyOf: (_node: unknown, i: number) => paddedKey(i) } } },
   });
 }
 

@@ -9,6 +9,7 @@ import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } fr
 import { flagNames, HelpShown, intFlag, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerScheme, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
+import { checkStoreFlags, storeFields, storeShape } from '../shared/config/storeFlags.js';
 import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
 import { partitionSchema } from '../shared/protocol/common.js';
 import type { PartitionInfo } from './clusters/clusters.js';
@@ -96,9 +97,12 @@ export const clcConfigSchema = z.object({
   ...connectionLimitShape,
   /** Prometheus metrics on their own listener (shared/metrics/listener.ts). */
   ...metricsShape,
+  /** Where clc.json, events.json and bmc.json are kept: files, or etcd (shared/config/storeFlags.ts). */
+  ...storeShape,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
+  checkStoreFlags(r, ctx);
   if (r.eventsWebhookTokenFile !== undefined && r.eventsWebhook === undefined) {
     ctx.addIssue({ code: 'custom', path: ['eventsWebhookTokenFile'], message: 'needs --events-webhook' });
   }
@@ -127,7 +131,7 @@ const FIELDS = [
   ['gateMaxWaitMs', '--gate-max-wait-ms <ms>', 'FERRY_CLC_GATE_MAX_WAIT_MS', 'how long a change may wait for one before it is refused with PartitionBusy (30000)'],
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CLC_TLS_DIR', 'ferry-init directory (ca.pem, clc-HOST.pem/.key): call the CCs over mutual TLS (this or --insecure-plaintext is required; the admin API stays HTTP)'],
   ['haTickMs', '--ha-tick-ms <ms>', 'FERRY_CLC_HA_TICK_MS', 'host HA: interval of the HA runner\'s checks and timers (2000)'],
-  ['bmcStore', '--bmc-store <file>', 'FERRY_CLC_BMC_STORE', 'host HA: per-host BMC (fence agent) settings, mode 600 (<state-dir>/bmc.json)'],
+  ['bmcStore', '--bmc-store <file>', 'FERRY_CLC_BMC_STORE', 'host HA: per-host BMC (fence agent) settings, mode 600 (<state-dir>/bmc.json, or etcd with --store etcd; this file when given)'],
   ['storageDir', '--storage-dir <dir>', 'FERRY_CLC_STORAGE_DIR', 'volumes: the shared storage every host mounts; volume files go to <dir>/volumes (no volumes without it)'],
   ['insecurePlaintext', '--insecure-plaintext', 'FERRY_CLC_INSECURE_PLAINTEXT', 'call the CCs over plain HTTP without TLS, on purpose (logged as a warning)'],
   ['wireEncoding', WIRE_ENCODING_FLAG, 'FERRY_CLC_WIRE_ENCODING', WIRE_ENCODING_HELP],
@@ -137,6 +141,7 @@ const FIELDS = [
   ['eventsWebhookTokenFile', '--events-webhook-token-file <file>', 'FERRY_CLC_EVENTS_WEBHOOK_TOKEN_FILE', 'event stream: a file whose content is sent as "Authorization: Bearer <token>" to the webhook'],
   ...connectionLimitFields('FERRY_CLC'),
   ...metricsFields('FERRY_CLC'),
+  ...storeFields('FERRY_CLC', 'the CLC\'s state (clc.json, events.json, bmc.json)'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

@@ -6,7 +6,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
-import { join } from 'node:path';
 import { systemClock } from '../shared/clock.js';
 import { ConfigError, runMain } from '../shared/config/compileConfig.js';
 import { connectionLimitsOf } from '../shared/config/connectionFlags.js';
@@ -14,6 +13,7 @@ import { createLogger } from '../shared/log.js';
 import { guardConnections, httpServerOptions } from '../shared/net/connectionGuard.js';
 import { RefusalLog } from '../shared/refusalLog.js';
 import { openFileStore } from '../shared/store/store.js';
+import { storeBackendOf } from '../shared/store/storeBackend.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, warnIfPlaintext, wireSecurityOf } from '../shared/wire/tls.js';
 import { CC_PATH } from '../shared/wire/transport.js';
@@ -26,11 +26,11 @@ import { startClcCore } from './clcCore.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
 import { identityDirectory } from './core/identities.js';
-import { BMC_STORE_FILE, BMC_STORE_OPTIONS } from './ha/power/bmcStore.js';
+import { BMC_STORE_OPTIONS, BMC_STORE_SPEC } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { addClcMetrics } from './metrics.js';
-import { openClcStore } from './state/clcStore.js';
-import { openEventsStore } from './events/eventStore.js';
+import { CLC_STORE_SPEC } from './state/clcStore.js';
+import { EVENTS_STORE_SPEC } from './events/eventStore.js';
 import { EventStream } from './events/eventStream.js';
 import { EventWatcher } from './events/eventWatcher.js';
 import { httpPoster, WebhookDelivery } from './events/webhookDelivery.js';
@@ -50,7 +50,10 @@ async function main(): Promise<void> {
   const logger = createLogger('clc');
   const security = wireSecurityOf(config, 'clc', config.host);
   warnIfPlaintext(security, logger, 'ferry-clc');
-  const store = await openClcStore(config.stateDir);
+  // Files in --state-dir, or etcd (--store etcd): one factory, so the default path is unchanged.
+  const backend = storeBackendOf(config, { stateDir: config.stateDir, clock: systemClock, onProblem: (e) => logger.warn({ err: e }, 'etcd store: a watched change could not be applied') });
+  const store = await backend.open(CLC_STORE_SPEC);
+  logger.info({ store: backend.kind, state: backend.where(CLC_STORE_SPEC) }, 'clc store opened');
   // Made before serving, so no read request has to write clc.json for it.
   await ensurePagingKey(store);
   const origin = `http://${config.host}:${config.port}`;
@@ -68,8 +71,8 @@ async function main(): Promise<void> {
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security) });
   const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs, instanceTimeoutMs: config.ccInstanceTimeoutMs });
   // The event stream (issue 20): its own file beside clc.json; the core records into it before answering.
-  const events = new EventStream({ store: await openEventsStore(config.stateDir), clock: systemClock, history: config.eventsHistory });
-  const bmc = await openFileStore(config.bmcStore ?? join(config.stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
+  const events = new EventStream({ store: await backend.open(EVENTS_STORE_SPEC), clock: systemClock, history: config.eventsHistory });
+  const bmc = config.bmcStore !== undefined ? await openFileStore(config.bmcStore, BMC_STORE_OPTIONS) : await backend.open(BMC_STORE_SPEC);
   const volumes = config.storageDir !== undefined ? fileVolumeBackend(config.storageDir) : undefined;
   const { gate, ha, haControl } = await startClcCore({
     store, bmc, clusters, clock: systemClock, logger, events, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
@@ -122,7 +125,7 @@ async function main(): Promise<void> {
     server.closeAllConnections();
     refusals.close();
     void metrics?.close();
-    void Promise.all([ha.stop(), watcher.stop(), webhook?.stop()]).then(() => closed).finally(() => {
+    void Promise.all([ha.stop(), watcher.stop(), webhook?.stop()]).then(() => closed).then(() => backend.close()).finally(() => {
       transport.close();
       process.exit(0);
     });

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need (npm, and the Debian packages of the fencing lab, the real clients, the status page's browser and the libvirt lab), builds, runs typecheck, lint and every test.
+# The test command: installs what the tests need (npm, and the Debian packages of the fencing lab, etcd, the real clients, the status page's browser and the libvirt lab), builds, runs typecheck, lint and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 # The fencing integration tests run the real fence agents against ipmi_sim BMCs (CI runs as root).
 bash scripts/fencing-lab.sh install
+# The etcd store backend and leader election (issue 21) run against real etcd members (Debian's etcd-server).
+bash scripts/etcd-lab.sh install
 # The real-clients suite (issue 14) drives a test cloud with Debian's boto3 and aws CLI.
 bash scripts/real-clients.sh install
 # The status page's browser test (issue 20) drives Debian's chromium with playwright-core.

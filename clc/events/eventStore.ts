@@ -16,7 +16,9 @@ import { z } from 'zod';
 import { storeWrite } from '../../shared/metrics/channels.js';
 import { writeFileDurable } from '../../shared/store/durableFile.js';
 import { StoreErrors } from '../../shared/store/errors.js';
+import { paddedKey } from '../../shared/store/etcdLayout.js';
 import { openFileStore, type Store, type StoreOptions } from '../../shared/store/store.js';
+import type { StoreSpec } from '../../shared/store/storeBackend.js';
 import { eventRecordSchema } from './eventRecord.js';
 import { trackedMigrationSchema } from './migrationWatch.js';
 
@@ -71,8 +73,26 @@ class EventsStore implements Store<EventsState> {
 }
 
 /** Opens (or creates) `<stateDir>/events.json`: loaded and checked by the common store code, written here. */
-export async function openEventsStore(stateDir: string): Promise<Store<EventsState>> {
-  const file = join(stateDir, EVENTS_STORE_FILE);
+export function openEventsStore(stateDir: string): Promise<Store<EventsState>> {
+  return openEventsFile(join(stateDir, EVENTS_STORE_FILE));
+}
+
+/**
+ * events.json, or `<etcd-prefix>clc/events/` with one key per event (by seq), tracked migration and
+ * webhook: an append writes the new events and deletes the dropped ones, never the whole log.
+ */
+export const EVENTS_STORE_SPEC: StoreSpec<EventsState> = Object.freeze<StoreSpec<EventsState>>({
+  file: EVENTS_STORE_FILE, key: 'clc/events', options: EVENTS_STORE_OPTIONS,
+  layout: { collections: {
+    events: { kind: 'list', keyOf: (e: unknown) => paddedKey((e as { seq: number }).seq) },
+    migrations: { kind: 'record' },
+    webhooks: { kind: 'record' },
+  } },
+  draftOf,
+  openFile: (file: string) => openEventsFile(file),
+});
+
+async function openEventsFile(file: string): Promise<Store<EventsState>> {
   const loaded = await openFileStore(file, EVENTS_STORE_OPTIONS);
   return new EventsStore(loaded.read(), async (data) => {
     const t0 = performance.now();

@@ -15,6 +15,7 @@ import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { instanceIdSchema, partitionSchema, reservationIdSchema, vmTypeSchema } from '../../shared/protocol/common.js';
 import { volumeIdSchema } from '../../shared/protocol/volumes.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../../shared/store/store.js';
+import type { StoreSpec } from '../../shared/store/storeBackend.js';
 
 /**
  * requested: written before asking the CC; shown only once a CC reports the instance, because the
@@ -83,6 +84,12 @@ export const CLC_STORE_OPTIONS: StoreOptions<ClcState> = Object.freeze({
 });
 
 export const CLC_STORE_FILE = 'clc.json';
+
+/** clc.json, or `<etcd-prefix>clc/state/` with one key per instance, run token and volume (shared/store/storeBackend.ts). */
+export const CLC_STORE_SPEC: StoreSpec<ClcState> = Object.freeze<StoreSpec<ClcState>>({
+  file: CLC_STORE_FILE, key: 'clc/state', options: CLC_STORE_OPTIONS,
+  layout: { collections: { instances: { kind: 'record' }, runTokens: { kind: 'record' }, volumes: { kind: 'record' } } },
+});
 
 export function openClcStore(stateDir: string): Promise<Store<ClcState>> {
   return openFileStore(join(stateDir, CLC_STORE_FILE), CLC_STORE_OPTIONS);

@@ -26,6 +26,7 @@ describe('CC configuration', () => {
       migrationPerGibTimeoutMs: 150_000, migrationStallTimeoutMs: 150_000, migrationKeyPool: 8,
       insecurePlaintext: true, wireEncoding: 'json',
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
+      store: 'file', etcdPrefix: 'ferry/', etcdTimeoutMs: 5000, etcdMaxTxnOps: 128, etcdMaxRequestBytes: 1572864,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });

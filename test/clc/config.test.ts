@@ -25,6 +25,7 @@ describe('parseClcConfig', () => {
       tlsDir: 'certs', insecurePlaintext: false, haTickMs: 2000, wireEncoding: 'json',
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
       eventsHistory: 10_000, eventsPollMs: 2000,
+      store: 'file', etcdPrefix: 'ferry/', etcdTimeoutMs: 5000, etcdMaxTxnOps: 128, etcdMaxRequestBytes: 1572864,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });

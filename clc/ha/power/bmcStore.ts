@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../../../shared/store/store.js';
+import type { StoreSpec } from '../../../shared/store/storeBackend.js';
 import { compileFenceAgentConfig, type FenceAgentConfig } from './fenceAgentProtocol.js';
 
 export const bmcEntrySchema = z.strictObject({
@@ -37,6 +38,12 @@ export const BMC_STORE_OPTIONS: StoreOptions<BmcState> = Object.freeze({
 });
 
 export const BMC_STORE_FILE = 'bmc.json';
+
+/** bmc.json, or `<etcd-prefix>clc/bmc/` with one key per host (--bmc-store keeps it in a file of its own either way). */
+export const BMC_STORE_SPEC: StoreSpec<BmcState> = Object.freeze<StoreSpec<BmcState>>({
+  file: BMC_STORE_FILE, key: 'clc/bmc', options: BMC_STORE_OPTIONS,
+  layout: { collections: { hosts: { kind: 'record' }, remediationSecrets: { kind: 'record' } } },
+});
 
 export function openBmcStore(stateDir: string): Promise<Store<BmcState>> {
   return openFileStore(join(stateDir, BMC_STORE_FILE), BMC_STORE_OPTIONS);
