@@ -237,6 +237,34 @@ describe('the real clients, with default settings', () => {
     expect(missing.stderr).toContain('InvalidVolume.NotFound');
   }, 180_000);
 
+  it('tags on volumes: the aws CLI create-tags / describe-tags / delete-tags and boto3 create_tags, DescribeVolumes\' tag filters; an unknown volume changes nothing', async () => {
+    const volumeId = await createVolume();
+    const tagged = await cli('create-tags', '--resources', volumeId, '--tags', 'Key=app,Value=db', 'Key=tier,Value=gold');
+    expect(tagged.code, tagged.stderr).toBe(0);
+    const described = await cli('describe-tags', '--filters', `Name=resource-id,Values=${volumeId}`);
+    expect(described.json.Tags).toEqual([
+      { ResourceId: volumeId, ResourceType: 'volume', Key: 'app', Value: 'db' },
+      { ResourceId: volumeId, ResourceType: 'volume', Key: 'tier', Value: 'gold' },
+    ]);
+    const byTag = await cli('describe-volumes', '--filters', 'Name=tag:tier,Values=gold');
+    expect(byTag.json.Volumes.map((v: any) => [v.VolumeId, v.Tags])).toEqual([[volumeId, [{ Key: 'app', Value: 'db' }, { Key: 'tier', Value: 'gold' }]]]);
+    const untagged = await cli('delete-tags', '--resources', volumeId, '--tags', 'Key=tier');
+    expect(untagged.code, untagged.stderr).toBe(0);
+    const before = await holdings();
+    const [added, unknown, keyed, listed] = await boto3(env, cloud.url, [
+      call('create_tags', { Resources: [volumeId], Tags: [{ Key: 'owner', Value: 'alice' }] }),
+      call('create_tags', { Resources: [volumeId, 'vol-0a1b2c3d'], Tags: [{ Key: 'lost', Value: 'x' }] }),
+      call('describe_volumes', { Filters: [{ Name: 'tag-key', Values: ['owner'] }] }),
+      call('describe_tags', { Filters: [{ Name: 'resource-type', Values: ['volume'] }, { Name: 'resource-id', Values: [volumeId] }] }),
+    ]);
+    expect(added?.error, JSON.stringify(added)).toBeUndefined();
+    expectCoded(unknown, 'InvalidVolume.NotFound');
+    expect(keyed?.response.Volumes.map((v: any) => v.VolumeId)).toEqual([volumeId]);
+    expect(listed?.response.Tags.map((t: any) => `${t.Key}=${t.Value}`)).toEqual(['app=db', 'owner=alice']);
+    expect(await holdings()).toBe(before);
+    expect((await cli('delete-volume', '--volume-id', volumeId)).code).toBe(0);
+  }, 180_000);
+
   it('boto3: create_volume, the volume_available / volume_in_use waiters, a paginator, attach, detach, delete; bad input coded', async () => {
     const instanceId = await launch();
     const [created] = await boto3(env, cloud.url, [call('create_volume', { Size: 1, AvailabilityZone: ZONE, TagSpecifications: [{ ResourceType: 'volume', Tags: [{ Key: 'app', Value: 'db' }] }] })]);
