@@ -60,6 +60,13 @@ export async function rehome(d: RehomeDeps, from: string, instance: NcInstance, 
 export interface DrainRehoming {
   readonly rehomed: { readonly instanceId: string; readonly destination: string }[];
   readonly notRehomed: { readonly instanceId: string; readonly reason: string }[];
+  /** The instances it tried, as they were on the source (what a record of the cold moves needs). */
+  readonly tried: readonly NcInstance[];
+}
+
+/** An instance a drain moves cold: stopped by its user, not migrating. */
+export function isColdMovable(i: Pick<NcInstance, 'userStopped' | 'state' | 'migrationState'>): boolean {
+  return i.userStopped === true && i.state === 'stopped' && i.migrationState === 'none';
 }
 
 /**
@@ -68,8 +75,8 @@ export interface DrainRehoming {
  */
 export async function rehomeStoppedOf(d: RehomeDeps, source: string, avoidHosts: readonly string[]): Promise<DrainRehoming> {
   const node = findEntry(d.keeper.get(), source)?.node;
-  const stopped = (node?.instances ?? []).filter((i) => i.userStopped === true && i.state === 'stopped' && i.migrationState === 'none');
-  const out: DrainRehoming = { rehomed: [], notRehomed: [] };
+  const stopped = (node?.instances ?? []).filter(isColdMovable);
+  const out: DrainRehoming = { rehomed: [], notRehomed: [], tried: stopped };
   for (const instance of stopped) {
     try {
       const placed = await rehome(d, source, instance, { avoidHosts, cold: true });
