@@ -26,6 +26,7 @@ import { Mailbox } from '../shared/mailbox.js';
 import { MigrationItemExecutor, type MigrateAnswer, type MigrationTiming } from './migrationItemExecutor.js';
 import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from './migrationPlans.js';
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
+import type { VolumeAttachmentSpec } from '../shared/protocol/volumes.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
 import { decideQuarantine, quarantineForbids, type QuarantineRequest } from './quarantine.js';
@@ -214,7 +215,7 @@ export class NodeController {
     let domain: DomainInfo;
     try {
       const { cores, memoryMiB, diskGiB } = record.vmType;
-      const spec = { id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId };
+      const spec = { id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId, ...volumeSpecsOf(record) };
       // A cold move (a user-stopped instance re-homed by a drain) is only defined here, not started.
       domain = record.userStopped === true ? await this.link.call('define', (d) => d.define(spec)) : await this.link.call('create', (d) => d.create(spec));
     } catch (e) {
@@ -229,6 +230,8 @@ export class NodeController {
       const rec = this.mustHave(d, id);
       rec.phase = 'running';
       rec.since = this.o.clock.now();
+      // The domain holds them in its definition now.
+      for (const v of rec.volumes ?? []) if (v.status === 'attaching' && (domain.volumes ?? []).some((x) => x.volumeId === v.volumeId)) v.status = 'attached';
       return { ...rec };
     });
     this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, running.userStopped === true ? 'stopped instance moved here (defined, not started)' : 'instance running');
@@ -253,7 +256,7 @@ export class NodeController {
     // record that no longer says stopped, which a repeat (or host HA) starts, never a hidden stop.
     if (decision.clearStopped) await this.persist((d) => setUserStopped(this.mustHave(d, id), false));
     const { cores, memoryMiB, diskGiB } = record.vmType;
-    let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+    let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId, ...volumeSpecsOf(record) }));
     // An administrator's pause outlives a power cycle: started again, the guest is frozen at once.
     if (record.paused === true) domain = await this.link.call('pause', (d) => d.pause(id));
     this.domains.note(domain);
@@ -552,4 +555,10 @@ export class NodeController {
       case 'adopted-orphan': log.warn({ instanceId: note.id, state: note.state }, 're-adopted a domain after the store was lost: its record is recreated (reservation, owner and VM type name unknown here)'); break;
     }
   }
+}
+
+/** The volumes a record holds (attached, or coming with a run), as a domain's definition takes them. */
+function volumeSpecsOf(rec: InstanceRecord): { volumes?: VolumeAttachmentSpec[] } {
+  const held = (rec.volumes ?? []).filter((v) => v.status === 'attached' || v.status === 'attaching');
+  return held.length > 0 ? { volumes: held.map((v) => ({ volumeId: v.volumeId, device: v.device, path: v.path })) } : {};
 }

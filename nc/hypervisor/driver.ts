@@ -42,9 +42,11 @@ export interface DomainSpec {
   /** Image the root disk comes from; the sim only records it. */
   readonly imageId: string;
   /**
-   * The volumes it holds (issue 18), given to `prepareIncoming` only: a live migration moves the
-   * domain with them attached (same locator on shared storage, no data copied), so the incoming
-   * domain's definition holds them. `create` ignores it (volumes are attached by `attachVolume`).
+   * The volumes it holds (issue 18), in its definition before the guest runs (same locator on
+   * shared storage, no data copied): `prepareIncoming` (a live migration moves the domain with them
+   * attached), and `create` / `define` of a copy restarted elsewhere by host HA or re-homed when
+   * stopped, so the guest sees its disks at boot (a shut-off domain gets those it lacks added before
+   * it starts). Volumes attached to a running guest go through `attachVolume`.
    */
   readonly volumes?: readonly VolumeAttachmentSpec[];
 }

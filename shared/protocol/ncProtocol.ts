@@ -122,6 +122,12 @@ export const NC_OPS = {
        * user and the domain only defined (HypervisorDriver.define), not started; it holds nothing here.
        */
       stopped: z.boolean().optional(),
+      /**
+       * Its volumes (issue 18): host HA's restart elsewhere and a stopped instance re-homed bring
+       * them along. They are part of the domain's definition before the guest boots (the record
+       * holds them `attaching` until the hypervisor has the domain, then `attached`).
+       */
+      volumes: z.array(volumeAttachmentSpecSchema).max(64).optional(),
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsCli, awsToolEnv, boto3, sourceCredentials, type Boto3Result, type Boto3Step } from '../clients/awsTools.js';
 import { TestCloud } from '../helpers/cloud.js';
-import { adminCall, arr, hypervisorDomains, until } from '../helpers/cloudApi.js';
+import { adminCall, arr, hypervisorDomains, setNodeState, until } from '../helpers/cloudApi.js';
 import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
 
 const cloud = new TestCloud(72, 2);
@@ -106,6 +106,30 @@ describe('a volume through its life, with the admin API', () => {
     expect(existsSync(file)).toBe(false);
     const gone = await cloud.query({ Action: 'DescribeVolumes', 'VolumeId.1': volumeId });
     expect(gone.text).toContain('InvalidVolume.NotFound');
+  }, 120_000);
+
+  it('a stopped instance with a volume, started while its node is disabled, moves with the volume in its new domain from the start', async () => {
+    const instanceId = await launch();
+    const volumeId = await createVolume();
+    await adminCall(cloud, { Action: 'AttachVolume', VolumeId: volumeId, InstanceId: instanceId, Device: '/dev/vdc' });
+    const home = await hostOf(instanceId);
+    const other = cloud.nodeHosts.find((h) => h !== home) as string;
+    await adminCall(cloud, { Action: 'StopInstances', 'InstanceId.1': instanceId });
+    await setNodeState(cloud, home, false);
+    try {
+      const started = await adminCall(cloud, { Action: 'StartInstances', 'InstanceId.1': instanceId });
+      expect(arr<any>(started.instancesSet.item)[0]).toMatchObject({ instanceId, currentState: { name: 'running' }, nodeHost: other });
+    } finally {
+      await setNodeState(cloud, home, true);
+    }
+    expect(await hostOf(instanceId)).toBe(other);
+    // In the definition it was created with: nobody attached it afterwards (no attach reached the new NC).
+    expect(await domainVolumes(instanceId)).toEqual([{ volumeId, device: '/dev/vdc', path: join(cloud.baseDir, 'storage', 'volumes', `${volumeId}.img`) }]);
+    expect(cloud.log(`nc-${other}`)).not.toMatch(new RegExp(`volume attached.*${volumeId}|${volumeId}.*volume attached`));
+    expect((await volume(volumeId)).attachmentSet.item).toMatchObject({ instanceId, device: '/dev/vdc', status: 'attached' });
+    // And it detaches from there as from any node.
+    await adminCall(cloud, { Action: 'DetachVolume', VolumeId: volumeId });
+    expect(await domainVolumes(instanceId)).toEqual([]);
   }, 120_000);
 
   it('an NC restart keeps an attachment: the record and the domain still hold it', async () => {

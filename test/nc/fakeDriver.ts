@@ -159,8 +159,10 @@ export class FakeDriver implements HypervisorDriver {
       const same = existing.imageId === spec.imageId && JSON.stringify(existing.resources) === JSON.stringify(spec.resources);
       if (!same) throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.host, detail: 'spec differs' });
       if (existing.state === 'running' || existing.state === 'paused') return existing;
-      // As both real drivers do: a shut-off (or crashed) domain of the same spec is started from its own disk.
-      const started: DomainInfo = { ...existing, state: 'running', startedAt: this.now() };
+      // As both real drivers do: a shut-off (or crashed) domain of the same spec is started from its own
+      // disk, with the spec's volumes it lacks added to its definition first.
+      const volumes = [...(existing.volumes ?? []), ...(spec.volumes ?? []).filter((v) => !(existing.volumes ?? []).some((x) => x.volumeId === v.volumeId))];
+      const started: DomainInfo = { ...existing, state: 'running', startedAt: this.now(), ...(volumes.length > 0 ? { volumes } : {}) };
       this.domains.set(spec.id, started);
       return started;
     }
@@ -168,7 +170,7 @@ export class FakeDriver implements HypervisorDriver {
       throw HypervisorErrors.make('InsufficientHostResources', { id: spec.id, host: this.host, need: '?', free: '?' });
     }
     const d = this.addDomain(spec.id, spec.resources);
-    this.domains.set(spec.id, { ...d, imageId: spec.imageId });
+    this.domains.set(spec.id, { ...d, imageId: spec.imageId, ...(spec.volumes && spec.volumes.length > 0 ? { volumes: spec.volumes.map((v) => ({ ...v })) } : {}) });
     if (this.afterCreate) await this.afterCreate(spec);
     return this.domains.get(spec.id) as DomainInfo;
   }
@@ -224,7 +226,10 @@ export class FakeDriver implements HypervisorDriver {
     this.enter('define', spec.id);
     const existing = this.domains.get(spec.id);
     if (existing) return existing;
-    const d: DomainInfo = { id: spec.id, state: 'shutoff', resources: { ...spec.resources }, imageId: spec.imageId, diskPath: `/fake/${spec.id}.img`, startedAt: 0 };
+    const d: DomainInfo = {
+      id: spec.id, state: 'shutoff', resources: { ...spec.resources }, imageId: spec.imageId, diskPath: `/fake/${spec.id}.img`, startedAt: 0,
+      ...(spec.volumes && spec.volumes.length > 0 ? { volumes: spec.volumes.map((v) => ({ ...v })) } : {}),
+    };
     this.domains.set(spec.id, d);
     return d;
   }

@@ -184,6 +184,8 @@ export class LibvirtDriver implements HypervisorDriver {
   async create(spec: DomainSpec): Promise<DomainInfo> {
     const existing = await this.sameDomain(spec);
     if (existing && (existing.state === 'running' || existing.state === 'suspended')) return existing;
+    // A shut-off domain gets the volumes its definition lacks first (attachVolume adds only what is missing).
+    if (existing) for (const v of spec.volumes ?? []) await this.attachVolume(spec.id, v);
     const c = await this.conn();
     const xml = await this.domainXml(spec);
     try {
@@ -219,6 +221,7 @@ export class LibvirtDriver implements HypervisorDriver {
       boot: this.o.directKernel,
       serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
       disk,
+      volumeDisks: (spec.volumes ?? []).map(buildVolumeDiskXml),
     });
   }
 

@@ -146,8 +146,12 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     return this.events.on(listener);
   }
 
-  /** Defines and starts; same spec again returns it; a shut-off domain with the same spec is started. */
-  create(spec: DomainSpec): Promise<DomainInfo> {
+  /**
+   * Defines and starts; same spec again returns it; a shut-off domain with the same spec is started.
+   * The spec's volumes are in the definition before it starts (issue 18), beside those it held.
+   */
+  create(withVolumes: DomainSpec): Promise<DomainInfo> {
+    const { volumes: wanted = [], ...spec } = withVolumes;
     return this.queue.run(async () => {
       this.assertOpen();
       const existing = this.sameDomain(spec);
@@ -161,7 +165,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       if (!admission.ok) throw this.err('InsufficientHostResources', { id: spec.id, need: admission.need, free: admission.free });
       const now = this.deps.clock.now();
       // A shut-off domain started again keeps its volumes: they are part of its definition.
-      const volumes = existing?.volumes ?? [];
+      const volumes = this.withWanted(spec.id, existing?.volumes ?? [], wanted);
       await this.persist((d) => {
         d.domains[spec.id] = { spec, state: 'running', startedAt: now, ...(volumes.length > 0 ? { volumes: [...volumes] } : {}) };
       });
@@ -173,6 +177,17 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     });
   }
 
+  /** `held` plus the `wanted` volumes it lacks; VolumeConflict when one is another domain's or clashes here. */
+  private withWanted(id: string, held: readonly VolumeAttachmentSpec[], wanted: readonly VolumeAttachmentSpec[]): VolumeAttachmentSpec[] {
+    const out = held.map((v) => ({ ...v }));
+    for (const v of wanted) {
+      const clash = volumeConflict(this.records.values(), id, v);
+      if (clash) throw this.err('VolumeConflict', { id, detail: clash });
+      if (!out.some((x) => x.volumeId === v.volumeId)) out.push({ ...v });
+    }
+    return out;
+  }
+
   /** The record of `spec`'s domain when there is one; DomainExists when the id holds another spec. */
   private sameDomain(spec: DomainSpec): DomainRecord | undefined {
     const existing = this.records.get(spec.id);
@@ -181,8 +196,12 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     return existing;
   }
 
-  /** Defines a domain shut off, not started (a stopped instance's cold move); the same spec again answers it as it is. */
-  define(spec: DomainSpec): Promise<DomainInfo> {
+  /**
+   * Defines a domain shut off, not started (a stopped instance's cold move), with the spec's volumes
+   * in its definition; the same spec again answers it as it is.
+   */
+  define(withVolumes: DomainSpec): Promise<DomainInfo> {
+    const { volumes: wanted = [], ...spec } = withVolumes;
     return this.queue.run(async () => {
       this.assertOpen();
       const existing = this.sameDomain(spec);
@@ -190,10 +209,11 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
         if (isIncoming(existing)) throw this.conflict(existing, 'define');
         return this.infoOf(existing);
       }
+      const volumes = this.withWanted(spec.id, [], wanted);
       await this.persist((d) => {
-        d.domains[spec.id] = { spec, state: 'shutoff', startedAt: 0 };
+        d.domains[spec.id] = { spec, state: 'shutoff', startedAt: 0, ...(volumes.length > 0 ? { volumes: volumes.map((v) => ({ ...v })) } : {}) };
       });
-      const record: DomainRecord = { spec, state: 'shutoff', startedAt: 0, activity: IDLE };
+      const record: DomainRecord = { spec, state: 'shutoff', startedAt: 0, activity: IDLE, ...(volumes.length > 0 ? { volumes } : {}) };
       this.records.set(spec.id, record);
       this.log.info({ id: spec.id }, 'domain defined (not started)');
       return this.infoOf(record);

@@ -95,3 +95,37 @@ describe('SimHost shutdown and reboot', () => {
     expect(events).toEqual([{ kind: 'started', id: ID }]);
   });
 });
+
+describe('SimHost create and define with volumes (issue 18)', () => {
+  const vol = (k: number, device = `/dev/vd${String.fromCharCode(97 + k)}`) => ({ volumeId: `vol-0000000${k}`, device, path: `/shared/volumes/vol-0000000${k}.img` });
+
+  it('a new domain holds the volumes of its spec from the start, persisted; the spec itself is stored without them', async () => {
+    const { h, store } = await setup();
+    const info = await h.create({ ...spec, volumes: [vol(1)] });
+    expect(info.volumes).toEqual([vol(1)]);
+    expect(store.read().domains[ID]).toMatchObject({ state: 'running', volumes: [vol(1)] });
+    expect(store.read().domains[ID]?.spec).toEqual(spec);
+    // The same spec again (a retried run) answers it as it is.
+    expect((await h.create({ ...spec, volumes: [vol(1)] })).volumes).toEqual([vol(1)]);
+  });
+
+  it('define holds them shut off; a shut-off domain started with another volume in its spec has both', async () => {
+    const { h, store } = await setup();
+    expect(await h.define({ ...spec, volumes: [vol(1)] })).toMatchObject({ state: 'shutoff', volumes: [vol(1)] });
+    expect(store.read().domains[ID]?.volumes).toEqual([vol(1)]);
+    const started = await h.create({ ...spec, volumes: [vol(2)] });
+    expect(started).toMatchObject({ state: 'running', volumes: [vol(1), vol(2)] });
+  });
+
+  it('a volume another domain holds, or a device the domain uses for another volume, is VolumeConflict and nothing is made', async () => {
+    const { h, store } = await setup();
+    await h.create({ ...spec, volumes: [vol(1)] });
+    const other = { ...spec, id: 'i-00000002' };
+    expect(await codeOf(h.create({ ...other, volumes: [vol(1)] }))).toBe('VolumeConflict');
+    expect(await codeOf(h.define({ ...other, volumes: [vol(1)] }))).toBe('VolumeConflict');
+    expect(store.read().domains['i-00000002']).toBeUndefined();
+    await h.shutdown(ID, { force: true });
+    expect(await codeOf(h.create({ ...spec, volumes: [vol(2, vol(1).device)] }))).toBe('VolumeConflict');
+    expect(store.read().domains[ID]).toMatchObject({ state: 'shutoff', volumes: [vol(1)] });
+  });
+});
