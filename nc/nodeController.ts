@@ -27,6 +27,7 @@ import { MigrationItemExecutor, type MigrateAnswer, type MigrationTiming } from 
 import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from './migrationPlans.js';
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
 import type { VolumeAttachmentSpec } from '../shared/protocol/volumes.js';
+import { DEFAULT_REBOOT_TIMEOUT_MS, RebootWatcher } from './rebootWatcher.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
 import { decideQuarantine, quarantineForbids, type QuarantineRequest } from './quarantine.js';
@@ -59,6 +60,8 @@ export interface NodeControllerOptions {
   readonly requireMigrationCredentials?: boolean;
   /** Connects volumes to this host for a migration (default: shared files, volumeConnector.ts). */
   readonly volumeConnector?: VolumeConnector;
+  /** How long a guest asked to reboot has before it is reset (rebootWatcher.ts; default DEFAULT_REBOOT_TIMEOUT_MS). */
+  readonly rebootTimeoutMs?: number;
 }
 
 function adoptedIds(notes: readonly ReconcileNote[]): string[] {
@@ -80,6 +83,7 @@ export class NodeController {
   private readonly domains: DomainCache;
   private readonly migrations: MigrationItemExecutor;
   private readonly volumes: VolumeAttachments;
+  private readonly reboots: RebootWatcher;
 
   constructor(private readonly o: NodeControllerOptions) {
     this.tombstones = o.tombstones ?? DEFAULT_TOMBSTONES;
@@ -96,6 +100,19 @@ export class NodeController {
       snapshot: () => this.store, timing: o.migrationTiming, requireCredentials: o.requireMigrationCredentials ?? false,
       volumes: o.volumeConnector ?? new SharedFileVolumes(o.host),
     });
+    this.reboots = new RebootWatcher({
+      clock: o.clock, logger: o.logger, driver: o.driver, timeoutMs: o.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS,
+      post: (task) => this.mailbox.run(task),
+      stillRunning: (id) => {
+        const r = this.store.instances[id];
+        return r?.phase === 'running' && r.userStopped !== true && r.migrationState === 'none' && observedState(this.domains.current, id) === 'running';
+      },
+      reset: async (id) => { this.domains.note(await this.link.call('reset', (d) => d.reset(id))); },
+      rebooted: async (id, at, how) => {
+        await this.persist((d) => { const r = d.instances[id]; if (r) r.lastReboot = { at, how }; });
+        this.tell('instance', id);
+      },
+    });
     this.volumes = new VolumeAttachments({
       host: o.host, logger: o.logger, link: this.link, domains: this.domains, snapshot: () => this.store,
       persist: (m) => this.persist(m), changed: (id) => this.tell('instance', id),
@@ -105,6 +122,7 @@ export class NodeController {
   /** Connects, re-adopts and resumes migrations; when the hypervisor is down, starts anyway and keeps retrying. */
   async start(): Promise<void> {
     this.migrations.start();
+    this.reboots.start();
     const up = await this.link.connect();
     if (!up) this.o.logger.warn('starting without a hypervisor; retrying in the background');
   }
@@ -112,6 +130,7 @@ export class NodeController {
   /** Stops reconnecting and waits for the operation in hand (its writes are durable on return). */
   async stop(): Promise<void> {
     this.migrations.stop();
+    this.reboots.stop();
     this.link.stop();
     await this.mailbox.idle();
   }
@@ -294,9 +313,18 @@ export class NodeController {
     if (decision.kind === 'refuse') {
       throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
     }
-    const domain = await this.link.call('reboot', (d) => d.reboot(id));
+    // Asked, not done: a guest that ignores the request is reset once the bound passes (rebootFallback.ts).
+    // Watched before it is asked: the hypervisor may report the guest's reboot before its answer arrives.
+    this.reboots.watch(id);
+    let domain: DomainInfo;
+    try {
+      domain = await this.link.call('reboot', (d) => d.reboot(id));
+    } catch (e) {
+      this.reboots.cancel(id);
+      throw e;
+    }
     this.domains.note(domain);
-    this.o.logger.info({ instanceId: id }, 'instance rebooted by its user');
+    this.o.logger.info({ instanceId: id }, 'instance asked to reboot by its user (ACPI)');
     return { instance: instanceView(decision.record, domain.state) };
   }
 

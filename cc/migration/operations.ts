@@ -59,8 +59,8 @@ export class MigrationOps {
       const outcome = planMigration(req, migrationNodes(keeper.get(), keeper.fencedHosts()), {
         partition: keeper.get().partition, now: clock.now(), newHex: settings.newHex, limits: settings.limits, timeouts: settings.timeouts,
       });
+      if (!outcome.ok && outcome.coldOnly !== undefined) return { coldOnly: outcome.coldOnly };
       if (!outcome.ok) throw outcome.error;
-      if (outcome.ok === 'cold-only') return { coldOnly: outcome.source };
       const plan = await this.persist(outcome.plan);
       this.o.logger.info({ migrationId: plan.migrationId, source: plan.source, items: plan.items.length, unplaced: outcome.unplaced.length }, 'migration planned');
       this.o.planDriver.poke();

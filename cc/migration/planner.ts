@@ -42,13 +42,13 @@ export interface Unplaced {
 
 export type PlanOutcome =
   | { readonly ok: true; readonly plan: MigrationPlan; readonly unplaced: readonly Unplaced[] }
-  | { readonly ok: false; readonly error: FerryError }
   /**
-   * A drain of a node that runs nothing live but holds instances its user stopped (issue 18 part 5):
-   * no live plan; the CC re-homes them by cold moves (cc/rehome.ts), then records them as a finished
-   * plan of cold items (coldMovePlan), so the drain answers like any other.
+   * `coldOnly`: a drain of a node that runs nothing live but holds instances its user stopped (issue
+   * 18 part 5): no live plan (`error` says NothingToMigrate live); the CC re-homes them by cold moves
+   * (cc/rehome.ts), then records them as a finished plan of cold items (coldMovePlan), so the drain
+   * answers like any other.
    */
-  | { readonly ok: 'cold-only'; readonly source: string };
+  | { readonly ok: false; readonly error: FerryError; readonly coldOnly?: string };
 
 /** The error text an unplaced item carries in the plan. */
 export const UNPLACED_TEXT: Readonly<Record<UnplacedReason, string>> = {
@@ -128,7 +128,8 @@ export function planMigration(req: MigrateRequest, nodes: readonly MigrationNode
     const draining = plans.find((p) => p.source === src.host && p.request.kind === 'drain' && isActivePlan(p));
     if (draining) return refuse(CcErrors.make('MigrationInProgress', { subject: `node ${src.host}`, migrationId: draining.migrationId }));
     if (candidates.length === 0) {
-      return src.instances.some(isColdMovable) ? { ok: 'cold-only', source: src.host } : refuse(CcErrors.make('NothingToMigrate', { host: src.host }));
+      const nothing = CcErrors.make('NothingToMigrate', { host: src.host });
+      return src.instances.some(isColdMovable) ? { ok: false, error: nothing, coldOnly: src.host } : refuse(nothing);
     }
   }
   for (const inst of candidates) {

@@ -104,7 +104,9 @@ export type HypervisorEvent =
   | { readonly kind: 'started'; readonly id: string }
   | { readonly kind: 'stopped'; readonly id: string; readonly reason: 'destroyed' | 'shutdown' | 'migrated' | 'crashed' | 'host-down' }
   | { readonly kind: 'migration-progress'; readonly progress: MigrationProgress }
-  | { readonly kind: 'migration-incoming-done'; readonly migrationId: string; readonly id: string };
+  | { readonly kind: 'migration-incoming-done'; readonly migrationId: string; readonly id: string }
+  /** The guest restarted in place (its own reboot, an ACPI request honoured, or a reset). */
+  | { readonly kind: 'rebooted'; readonly id: string };
 
 export interface HypervisorDriver {
   /** Connects and describes the host; fails with HypervisorUnavailable when it cannot. */
@@ -149,6 +151,12 @@ export interface HypervisorDriver {
   shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo>;
   /** Reboots a running domain in place (virDomainReboot). Unknown: DomainNotFound; not running or migrating: DomainStateConflict. */
   reboot(id: string): Promise<DomainInfo>;
+  /**
+   * Resets a running domain (libvirt's virDomainReset): the guest restarts at once without being
+   * asked, same definition and disk; the fallback for a guest that ignores reboot(). Refused unless
+   * it runs (DomainStateConflict).
+   */
+  reset(id: string): Promise<DomainInfo>;
   /**
    * Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). With a
    * credential, the incoming stream is accepted only over TLS from a source presenting a certificate

@@ -36,6 +36,12 @@ export const ncInstanceSchema = z.object({
    * capacity; host HA never powers it on nor restarts it elsewhere. Absent when not, and from older NCs.
    */
   userStopped: z.literal(true).optional(),
+  /**
+   * Its last RebootInstances (issue 18): when the guest was asked, and how it rebooted — `guest` (it
+   * honoured the ACPI request) or `reset` (it ignored it; the NC reset it after its bound). Absent
+   * before any, and from older NCs.
+   */
+  lastReboot: z.object({ at: z.number(), how: z.enum(['guest', 'reset']) }).optional(),
 });
 export type NcInstance = z.infer<typeof ncInstanceSchema>;
 

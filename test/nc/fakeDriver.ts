@@ -19,7 +19,7 @@ import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, sum, type Resources } from '../../shared/model/resources.js';
 
 type Method = 'connect' | 'list' | 'info' | 'create' | 'destroy' | 'prepareIncoming' | 'abortIncoming' | 'migrateOut' | 'abortMigration'
-  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume' | 'shutdown' | 'reboot' | 'define';
+  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume' | 'shutdown' | 'reboot' | 'reset' | 'define';
 
 interface Waiter {
   resolve(stats: MigrationStats): void;
@@ -57,6 +57,8 @@ export class FakeDriver implements HypervisorDriver {
   private readonly listeners = new Set<(e: HypervisorEvent) => void>();
   /** Runs inside create() after the domain is defined, before it answers (to simulate a crash there). */
   afterCreate: ((spec: DomainSpec) => Promise<void>) | undefined;
+  /** Its guests ignore reboot() (no ACPI daemon): only reset() reboots them. */
+  guestIgnoresAcpi = false;
   /** Like libvirt, start whatever is asked even past capacity: the NC's own check is all there is. */
   overcommit = false;
   /** While true events are lost (a dropped event stream): the NC must not depend on them. */
@@ -251,6 +253,18 @@ export class FakeDriver implements HypervisorDriver {
     const d = this.domains.get(id);
     if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
     if (this.outgoingOf(id) || this.incoming.has(id) || d.state !== 'running') throw this.conflict(id, d.state, 'reboot');
+    // A guest with an ACPI daemon reboots when asked; one without ignores the request.
+    if (!this.guestIgnoresAcpi) this.emit({ kind: 'rebooted', id });
+    return d;
+  }
+
+  /** The guest restarts at once, unasked; the hypervisor reports the reboot. */
+  async reset(id: string): Promise<DomainInfo> {
+    this.enter('reset', id);
+    const d = this.domains.get(id);
+    if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
+    if (this.outgoingOf(id) || this.incoming.has(id) || d.state !== 'running') throw this.conflict(id, d.state, 'reset');
+    this.emit({ kind: 'rebooted', id });
     return d;
   }
 

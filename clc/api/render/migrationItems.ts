@@ -27,7 +27,7 @@ export function migrationItemXml(i: MigrationItemView): XmlObject {
       elapsedMs: i.stats.elapsedMs, downtimeMs: i.stats.downtimeMs, bytesTransferred: i.stats.bytesTransferred, iterations: i.stats.iterations,
     },
     // Only on a drain's cold move (issue 18): the instance was re-homed stopped, not live-migrated.
-    cold: i.cold ? true : undefined,
+    cold: i.cold,
   };
 }
 

@@ -90,6 +90,10 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
     res.json(await host.reboot(param(req, 'id')));
   });
 
+  app.post('/v1/domains/:id/reset', async (req, res) => {
+    res.json(await host.reset(param(req, 'id')));
+  });
+
   app.post('/v1/incoming', async (req, res) => {
     const { spec, migrationId, credential } = body(PrepareIncomingRequest, req);
     res.json(await host.prepareIncoming(spec, migrationId, credential));
@@ -185,6 +189,7 @@ export async function startSimHvDaemon(config: SimHvConfig, log: Logger, clock: 
     {
       host: config.host, capacity: config.capacity, storageDir: config.storageDir, migration: config.migration,
       writeIntervalMs: config.writeIntervalMs, timeScale: config.timeScale, requireMigrationCredentials: !config.insecurePlaintext,
+      guestIgnoresAcpi: config.guestIgnoresAcpi,
     },
     { clock, store, disk: fsDiskIo(), dialer: httpMigrationDialer({ clock }), log },
   );

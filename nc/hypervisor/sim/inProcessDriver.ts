@@ -59,6 +59,10 @@ export class InProcessDriver implements HypervisorDriver {
     return this.host.shutdown(id, { force: opts.force });
   }
 
+  async reset(id: string): Promise<DomainInfo> {
+    return this.host.reset(id);
+  }
+
   async reboot(id: string): Promise<DomainInfo> {
     return this.host.reboot(id);
   }

@@ -119,6 +119,7 @@ export const HypervisorEventSchema = z.discriminatedUnion('kind', [
   }),
   z.object({ kind: z.literal('migration-progress'), progress: MigrationProgressSchema }),
   z.object({ kind: z.literal('migration-incoming-done'), migrationId: z.string(), id: z.string() }),
+  z.object({ kind: z.literal('rebooted'), id: z.string() }),
 ]);
 
 // --- daemon ↔ daemon migration stream: control messages (see streamFrames.ts for framing) ---

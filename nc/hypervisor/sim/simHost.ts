@@ -49,6 +49,8 @@ export interface SimHostConfig {
    * with --insecure-plaintext). Joining a running migration needs none: it was checked when it began.
    */
   readonly requireMigrationCredentials?: boolean;
+  /** Its guests ignore an ACPI reboot request (a guest without an ACPI daemon); reset() still reboots them. */
+  readonly guestIgnoresAcpi?: boolean;
 }
 
 export interface SimHostDeps {
@@ -272,18 +274,34 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   }
 
   /**
-   * Reboots a running domain in place (virDomainReboot): same host, same definition and disk; its
-   * disk counter goes on (the guest's writes continue after the reboot). Refused unless it runs.
+   * Asks a running domain's guest to reboot (virDomainReboot, ACPI): same host, same definition and
+   * disk; its disk counter goes on (the guest's writes continue after the reboot), and `rebooted` is
+   * emitted. A host started with --guest-ignores-acpi has guests that ignore the request: nothing
+   * happens (the NC's fallback resets them). Refused unless it runs.
    */
   reboot(id: string): Promise<DomainInfo> {
+    return this.restartGuest(id, 'reboot');
+  }
+
+  /** Resets a running domain (virDomainReset): the guest restarts at once, unasked; `rebooted` is emitted. */
+  reset(id: string): Promise<DomainInfo> {
+    return this.restartGuest(id, 'reset');
+  }
+
+  private restartGuest(id: string, operation: 'reboot' | 'reset'): Promise<DomainInfo> {
     return this.queue.run(async () => {
       this.assertOpen();
       const r = this.records.get(id);
       if (!r) throw this.err('DomainNotFound', { id });
-      if (isIncoming(r) || isOutgoing(r) || r.state !== 'running') throw this.conflict(r, 'reboot');
+      if (isIncoming(r) || isOutgoing(r) || r.state !== 'running') throw this.conflict(r, operation);
+      if (operation === 'reboot' && this.config.guestIgnoresAcpi === true) {
+        this.log.info({ id }, 'ACPI reboot request ignored by the guest');
+        return this.infoOf(r);
+      }
       // The guest writes its disk again as it boots: shown at once, not only at the next round.
       await this.activity.write(id);
-      this.log.info({ id }, 'domain rebooted');
+      this.log.info({ id }, operation === 'reset' ? 'domain reset (hard reboot)' : 'domain rebooted');
+      this.events.emit({ kind: 'rebooted', id });
       return this.infoOf(r);
     });
   }

@@ -203,13 +203,13 @@ describe('planMigration: a drain of a node holding only user-stopped instances (
 
   it('answers cold-only: no live plan, the CC re-homes them and records the moves', () => {
     const r = planMigration(drain(), base({ [S]: { instances: [stoppedByUser(1), { ...instance(id(2)), state: 'stopped' }] } }), ctx);
-    expect(r).toEqual({ ok: 'cold-only', source: S });
+    expect(r).toMatchObject({ ok: false, coldOnly: S, error: { code: 'NothingToMigrate' } });
   });
 
   it('a node with a running instance beside a stopped one gets its live plan (the stopped one is re-homed beside it)', () => {
     const r = planMigration(drain(), base({ [S]: { instances: [...running(id(1)), stoppedByUser(2)] } }), ctx);
     expect(r.ok).toBe(true);
-    if (r.ok === true) expect(r.plan.items.map((i) => i.instanceId)).toEqual([id(1)]);
+    if (r.ok) expect(r.plan.items.map((i) => i.instanceId)).toEqual([id(1)]);
   });
 
   it('is still refused while another drain of the node is active', () => {

@@ -19,13 +19,13 @@ const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
 const ID = 'i-00000001';
 const spec: DomainSpec = { id: ID, imageId: 'emi-00000001', resources: { cores: 1, memoryMiB: 256, diskGiB: 10 } };
 
-async function setup() {
+async function setup(over: Partial<SimHostConfig> = {}) {
   const clock = new ManualClock(1_700_000_000_000);
   const disk = new MemoryDiskIo(clock);
   const store = await openSimHvMemoryStore();
   const config: SimHostConfig = {
     host: '127.0.80.31', capacity: { cores: 8, memoryMiB: 4096, diskGiB: 200 }, storageDir: '/shared',
-    migration: MIGRATION_DEFAULTS, writeIntervalMs: 1000, timeScale: 1,
+    migration: MIGRATION_DEFAULTS, writeIntervalMs: 1000, timeScale: 1, ...over,
   };
   const h = await SimHost.open(config, { clock, store, disk, dialer: new InProcessNetwork() });
   h.start();
@@ -127,5 +127,36 @@ describe('SimHost create and define with volumes (issue 18)', () => {
     await h.shutdown(ID, { force: true });
     expect(await codeOf(h.create({ ...spec, volumes: [vol(2, vol(1).device)] }))).toBe('VolumeConflict');
     expect(store.read().domains[ID]).toMatchObject({ state: 'shutoff', volumes: [vol(1)] });
+  });
+});
+
+describe('SimHost reboot and reset (issue 18: the hard-reboot fallback)', () => {
+  it('a guest that honours ACPI reboots when asked and says so (rebooted); a reset reboots it too', async () => {
+    const { h, events } = await setup();
+    await h.create(spec);
+    await h.reboot(ID);
+    expect(events.filter((e) => e.kind === 'rebooted')).toEqual([{ kind: 'rebooted', id: ID }]);
+    await h.reset(ID);
+    expect(events.filter((e) => e.kind === 'rebooted')).toHaveLength(2);
+  });
+
+  it('with --guest-ignores-acpi a reboot request changes nothing (no event, no write); reset still reboots it', async () => {
+    const { h, disk, events } = await setup({ guestIgnoresAcpi: true });
+    const info = await h.create(spec);
+    const before = await disk.read(info.diskPath);
+    expect((await h.reboot(ID)).state).toBe('running');
+    expect(events.filter((e) => e.kind === 'rebooted')).toEqual([]);
+    expect(await disk.read(info.diskPath)).toEqual(before);
+    expect((await h.reset(ID)).state).toBe('running');
+    expect(events.filter((e) => e.kind === 'rebooted')).toEqual([{ kind: 'rebooted', id: ID }]);
+    expect(decodeDiskCounter((await disk.read(info.diskPath)) ?? undefined)).toBeGreaterThan(decodeDiskCounter(before ?? undefined));
+  });
+
+  it('reset is refused for a shut-off or unknown domain', async () => {
+    const { h } = await setup();
+    await h.create(spec);
+    await h.shutdown(ID, { force: true });
+    expect(await codeOf(h.reset(ID))).toBe('DomainStateConflict');
+    expect(await codeOf(h.reset('i-0000ffff'))).toBe('DomainNotFound');
   });
 });
