@@ -1,10 +1,15 @@
 /**
- * Volumes a killed CLC left in flight (issue 18), through a cloud of real processes on
- * 127.0.84.0/24: the CLC is killed (-9), its clc.json is written as a crash at each step leaves it
+ * Two recoveries of issue 18 through one cloud of real processes on 127.0.84.0/24 (its simulated
+ * guests ignore ACPI reboot requests, its NCs reset them after 2 s).
+ *
+ * Volumes a killed CLC left in flight: the CLC is killed (-9), its clc.json is written as a crash at each step leaves it
  * (a volume recorded `creating` whose file was never made, one `deleting` whose file is still there,
  * attachments `attaching` / `detaching` that the NC did or did not carry out), and the restarted CLC
  * resolves every one from what the storage and the NC show: each seen by its own witness
  * (DescribeVolumes, the file on the shared storage, the simulated hypervisor's domain).
+ *
+ * RebootInstances of a guest that ignores the request: the NC resets it once its bound has passed,
+ * says so in its log and on the instance (lastReboot), and the guest's disk shows the reboot.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +20,9 @@ import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, until } from '../helpers/cloudApi.js';
 
 // A short CC timeout: the restarted CLC looks at the attachments two of them after it starts.
-const cloud = new TestCloud(84, 1, { clcArgs: ['--cc-timeout-ms', '4000'] });
+const cloud = new TestCloud(84, 1, {
+  clcArgs: ['--cc-timeout-ms', '4000'], simArgs: ['--guest-ignores-acpi'], ncArgs: ['--reboot-timeout-ms', '2000'],
+});
 const ZONE = 'cluster01';
 const [host] = cloud.nodeHosts as [string];
 const storage = storageDirOf({ baseDir: cloud.baseDir });
@@ -90,4 +97,21 @@ describe('a CLC killed with volumes in flight', () => {
     await adminCall(cloud, { Action: 'DetachVolume', VolumeId: detachingNotDone });
     expect(await domainVolumes(instanceId)).toEqual([attachingDone]);
   }, 240_000);
+});
+
+describe('a guest that ignores a reboot request', () => {
+  it('RebootInstances answers at once; 2 s later its NC resets the guest, logs it and records it on the instance', async () => {
+    const run = await adminCall(cloud, { Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', MinCount: '1', MaxCount: '1' });
+    const instanceId = arr<any>(run.instancesSet.item)[0].instanceId as string;
+    await until('it to run', async () => arr<any>(arr<any>((await adminCall(cloud, { Action: 'DescribeInstances', 'InstanceId.1': instanceId })).reservationSet?.item)[0]?.instancesSet?.item)[0]?.instanceState?.name, (s) => s === 'running');
+    const simLog = () => cloud.log(`simhv-${host}`).split('\n').filter((l) => l.includes(instanceId));
+    expect((await adminCall(cloud, { Action: 'RebootInstances', 'InstanceId.1': instanceId })).return).toBe('true');
+    await until('the guest to ignore the request', async () => simLog().some((l) => l.includes('ACPI reboot request ignored by the guest')), (ignored) => ignored, 30_000);
+    await until('the NC to reset it', async () => simLog().some((l) => l.includes('domain reset (hard reboot)')), (done) => done, 60_000);
+    await until('the NC log to say so', async () => cloud.log(`nc-${host}`), (log) => /the guest ignored the ACPI reboot request: reset/.test(log), 30_000);
+    const nc = JSON.parse(readFileSync(join(cloud.baseDir, 'hosts', host, 'nc', 'nc.json'), 'utf8'));
+    expect(nc.data.instances[instanceId].lastReboot).toMatchObject({ how: 'reset' });
+    const described = await adminCall(cloud, { Action: 'DescribeInstances', 'InstanceId.1': instanceId });
+    expect(arr<any>(arr<any>(described.reservationSet?.item)[0]?.instancesSet?.item)[0]?.instanceState?.name).toBe('running');
+  }, 120_000);
 });
