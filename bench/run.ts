@@ -8,6 +8,11 @@
  *                 /xml: the typed-XML path kept for older peers, same baseline
  *   api           signed DescribeInstances over 1,000 instances, req/s: a real CLC vs a bare express
  *                 server returning the same XML (bench/apiCase.ts)
+ *   migration-sim one live migration through a cloud of real processes over mutual TLS vs the simulated
+ *                 hypervisor's job alone between two more simhv daemons (bench/migrationSimCase.ts)
+ *   drain         50 mixed guests drained onto 100 destinations on the simulator's clock: makespan vs
+ *                 the physical two-stream bound, over-commits; serial and all-at-once baselines
+ *                 (bench/drainCase.ts)
  * and, as sub-measurements of the issue's cases:
  *   migration-sim/credential       one per-migration credential as the CC's plan driver waits for it: from
  *                                  the key pool made ahead vs a key pair made when issued
@@ -43,6 +48,8 @@ import { caCredentialIssuer, RANDOM_ISSUER_SOURCES, type CredentialRequest } fro
 import { KeyPool } from '../cc/migration/keyPool.js';
 import { simMigrationCa } from '../sim/simCredentials.js';
 import { BURST, eventsRig } from './eventsCase.js';
+import { migrationSimCase } from './migrationSimCase.js';
+import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
 const report: WireObject = {
@@ -182,12 +189,8 @@ const timed: Timed[] = [
 
 const NOT_YET = 'not in the bench yet (issue 19)';
 const results: CaseResult[] = [
-  skipped('migration-sim', 'one migration CLC → CC → NCs over mutual TLS / the simulated hypervisor\'s job alone', 1.05, 'lower',
-    `${NOT_YET}: needs a whole simulated cloud started by the bench; its credential cost is measured below`),
   skipped('migration-libvirt', 'euca-migrate-instances --wait / virsh migrate --live --p2p --tls of the same guest, >= 10 pairs', 1.1, 'lower',
     `${NOT_YET}: needs the libvirt lab (scripts/libvirt-lab.sh); npm run bench:tunnel measures the migration modes alone (docs/PERFORMANCE.md)`),
-  skipped('drain', '50 instances of mixed sizes and dirty rates onto 100 destinations: makespan / physical two-stream bound, 0 over-commits', 1.1, 'lower',
-    `${NOT_YET}: needs the simulated hypervisor's bandwidth model driven by the bench`),
   skipped('supervision', 'real CC and CLC supervising 10,000 simulated hosts at a 10 s period: CPU share, memory, failure-to-SUSPECT p50/p99', null, 'lower',
     `${NOT_YET}: needs the simulator's scale mode as processes; the CC's per-round costs are measured below`),
 ];
@@ -211,6 +214,26 @@ const print = (c: CaseResult): void => console.log(table([c]).split('\n')[1]);
   }));
 }
 
+// drain: Ferry and both baselines on the simulator's clock (deterministic: one run each; bench/drainCase.ts).
+{
+  const { boundMs } = physicalBound();
+  const runs = new Map<string, DrainRun>();
+  for (const v of DRAIN_VARIANTS) runs.set(v.name, await runDrain(v));
+  const total = DRAIN_MIX.reduce((a, m) => a + m.count, 0);
+  const row = (name: string, r: DrainRun, target: number | null, what: string): CaseResult => {
+    const c = measured({ name, what, ferry: r.makespanMs / 1000, baseline: boundMs / 1000, unit: 's (simulated)', target, better: 'lower', ...(name === 'drain' ? {} : { partOf: 'drain' }) });
+    const extra = { completed: r.completed, failed: r.failed, overCommits: r.overCommits, checks: r.checks };
+    // The target holds only with every guest moved and no host ever over its capacity.
+    return { ...c, ...extra, met: c.met === null ? null : c.met && r.overCommits === 0 && r.completed === total };
+  };
+  const f = runs.get('ferry')!;
+  const serial = runs.get('serial')!;
+  const all = runs.get('all-at-once')!;
+  results.push(row('drain', f, 1.1, `${total} instances of mixed sizes and dirty rates onto 100 destinations (simulated cloud): makespan / physical two-stream bound; ${f.completed} moved, ${f.overCommits} over-commits in ${f.checks} checks`));
+  results.push(row('drain/serial', serial, null, `the same drain one stream at a time / the same bound; ${serial.completed} moved, ${serial.overCommits} over-commits`));
+  results.push(row('drain/all-at-once', all, null, `the same drain all at once without reservations (streams share the link) / the same bound; ${all.completed} moved, ${all.failed} failed, ${all.overCommits} over-commits`));
+}
+
 console.log(`npm run bench${QUICK ? ' -- --quick' : ''}: ${ROUNDS} alternating rounds per case, medians\n`);
 console.log(table([]));
 for (const c of results) print(c);
@@ -228,6 +251,10 @@ await roundRig.close();
 await keyPool.stop();
 events.close();
 rmSync(dir, { recursive: true, force: true });
+
+const migration = await migrationSimCase(QUICK);
+results.push(migration);
+print(migration);
 
 const api = await apiCase({ quick: QUICK });
 results.push(api);

@@ -62,6 +62,8 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     ...(credentials ? { credentials } : {}),
     // A CC always serves under a CLC, which sends the fenced hosts every HA pass (ccSetFencedHosts).
     awaitFencedHosts: true,
+    // The NCs push their changes: a report stays current until the safety-net poll is overdue.
+    freshMs: config.pollIntervalMs + config.ncTimeoutMs,
   });
   const refusals = new RefusalLog({ logger, clock });
   const onRefused = wireRefusalReporter(refusals);

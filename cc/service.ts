@@ -28,7 +28,10 @@ import { rebootInstance, stopInstance } from './powerInstance.js';
 import { userStart } from './userStart.js';
 import { rehomeStoppedOf, type RehomeDeps } from './rehome.js';
 
-/** Describe answers first refresh nodes whose data is at least this old. */
+/**
+ * The default of CcServiceOptions.freshMs: a CC without a safety-net poll to lean on (unit tests)
+ * asks again for data older than this.
+ */
 export const FRESH_MS = 1000;
 /** A client is waiting on these refreshes, so they get at most this long. */
 export const DESCRIBE_TIMEOUT_CAP_MS = 1000;
@@ -59,6 +62,14 @@ export interface CcServiceOptions {
   readonly migration?: Partial<MigrationSettings>;
   /** Hold new migrations until the CLC has sent the fenced hosts (PlanDriverOptions.awaitFencedHosts); the daemon sets it. */
   readonly awaitFencedHosts?: boolean;
+  /**
+   * How old a node's data may be and still be used without asking its NC again (default FRESH_MS).
+   * The NCs push every change (ccNodeEvent, sent again until the CC takes it: nc/ccNotifier.ts) and
+   * the keeper re-reads a node on each, so its last report stays current until the safety-net poll
+   * is overdue: the daemon gives its poll interval plus one NC timeout. Older data (a poll that
+   * failed or never ran) is asked for again before a change, and marked stale in a read.
+   */
+  readonly freshMs?: number;
 }
 
 export class CcService {
@@ -66,12 +77,14 @@ export class CcService {
   private readonly placement = new Mailbox();
   private readonly listingVersions = new ListingVersions();
   private readonly quickTimeoutMs: number;
+  private readonly freshMs: number;
   /** Drives every migration plan; built here, started by whoever runs the CC (daemon.ts). */
   readonly planDriver: PlanDriver;
   private readonly migrations: MigrationOps;
 
   constructor(private readonly opts: CcServiceOptions) {
     this.quickTimeoutMs = Math.min(opts.ncTimeoutMs, DESCRIBE_TIMEOUT_CAP_MS);
+    this.freshMs = opts.freshMs ?? FRESH_MS;
     const settings: MigrationSettings = { ...DEFAULT_MIGRATION_SETTINGS, ...opts.migration };
     const { keeper, nodes, clock, logger } = opts;
     this.planDriver = new PlanDriver({
@@ -81,14 +94,14 @@ export class CcService {
     });
     this.migrations = new MigrationOps({
       keeper, nodes, clock, logger, settings, placement: this.placement, planDriver: this.planDriver,
-      freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs, readGraceMs: READ_GRACE_MS, ncTimeoutMs: opts.ncTimeoutMs,
+      freshMs: this.freshMs, quickTimeoutMs: this.quickTimeoutMs, readGraceMs: READ_GRACE_MS, ncTimeoutMs: opts.ncTimeoutMs,
     });
   }
 
   /** The handlers typedHandlers(SERVED_OPS, …) serves. */
   readonly ops: TypedImpl<typeof SERVED_OPS> = {
     ccDescribeNodes: async (req) => {
-      const { view, stale } = req.cached === true ? this.cachedView() : await this.readView();
+      const { view, stale } = req.cached === true ? this.cachedView() : await this.readView(Math.min(FRESH_MS, this.freshMs));
       const uriOf = this.opts.ncUri;
       return {
         partition: view.partition,
@@ -157,9 +170,9 @@ export class CcService {
   /** ccRunInstances in the placement queue, after fresh data from every node it may place on. */
   private runPlaced(req: CcRequest<'ccRunInstances'>): Promise<CcInstance[]> {
     return this.placement.run(async () => {
-      // A change: placement waits for data at most FRESH_MS old from every node it may place on.
+      // A change: placement waits for data at most freshMs old from every node it may place on.
       const never = new Set([...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...this.opts.keeper.fencedHosts()]);
-      await this.opts.keeper.refreshStale(FRESH_MS, this.quickTimeoutMs, this.opts.keeper.hosts().filter((h) => !never.has(h)));
+      await this.opts.keeper.refreshStale(this.freshMs, this.quickTimeoutMs, this.opts.keeper.hosts().filter((h) => !never.has(h)));
       return runInstances({
         keeper: this.opts.keeper, nodes: this.opts.nodes, policy: this.opts.policy, logger: this.opts.logger,
         refreshTimeoutMs: this.quickTimeoutMs,
@@ -168,22 +181,25 @@ export class CcService {
   }
 
   private volumeDeps(): VolumeOpsDeps {
-    return { keeper: this.opts.keeper, nodes: this.opts.nodes, freshMs: FRESH_MS, quickTimeoutMs: this.quickTimeoutMs };
+    return { keeper: this.opts.keeper, nodes: this.opts.nodes, freshMs: this.freshMs, quickTimeoutMs: this.quickTimeoutMs };
   }
 
-  /**
-   * What the describes answer from: refreshed where nodes answer within READ_GRACE_MS, never waiting
-   * on a node that does not (viewKeeper.refreshForRead); `stale` names the nodes shown as last known.
-   */
-  /** The view as it is, no NC asked: what is older than FRESH_MS is stale. */
+  /** The view as it is, no NC asked: what is older than freshMs is stale. */
   private cachedView(): { view: ClusterView; stale: ReadonlySet<string> } {
     const view = this.opts.keeper.get();
     const now = this.opts.clock.now();
-    return { view, stale: new Set(view.entries.filter((e) => isStale(e, now, FRESH_MS)).map((e) => e.node.host)) };
+    return { view, stale: new Set(view.entries.filter((e) => isStale(e, now, this.freshMs)).map((e) => e.node.host)) };
   }
 
-  private async readView(): Promise<{ view: ClusterView; stale: ReadonlySet<string> }> {
-    const stale = await this.opts.keeper.refreshForRead(FRESH_MS, READ_GRACE_MS, this.quickTimeoutMs);
+  /**
+   * What the describes answer from: data older than `maxAgeMs` refreshed where nodes answer within
+   * READ_GRACE_MS, never waiting on a node that does not (viewKeeper.refreshForRead); `stale` names
+   * the nodes shown as last known. Reads of instances and capacity trust pushed data (freshMs); a
+   * live look at the nodes themselves (ccDescribeNodes: host HA's health checks, euca-describe-nodes)
+   * asks every node not heard from within FRESH_MS, since a dead NC pushes nothing.
+   */
+  private async readView(maxAgeMs = this.freshMs): Promise<{ view: ClusterView; stale: ReadonlySet<string> }> {
+    const stale = await this.opts.keeper.refreshForRead(maxAgeMs, READ_GRACE_MS, this.quickTimeoutMs);
     return { view: this.opts.keeper.get(), stale };
   }
 
@@ -201,7 +217,7 @@ export class CcService {
     };
     const unknown = ids.some((id) => !held(before, id));
     const hosts = unknown ? keeper.hosts() : ids.map((id) => locateInstance(before, id, fenced)?.host ?? '');
-    await keeper.refreshStale(unknown ? 0 : FRESH_MS, this.quickTimeoutMs, [...new Set(hosts)]);
+    await keeper.refreshStale(unknown ? 0 : this.freshMs, this.quickTimeoutMs, [...new Set(hosts)]);
     if (!unknown && ids.some((id) => !held(keeper.get(), id))) await keeper.refreshStale(0, this.quickTimeoutMs);
 
     // Validate everything before touching anything: one bad id and nothing is terminated.
@@ -311,7 +327,7 @@ export class CcService {
     const deadline = clock.now() + req.timeoutMs;
     // Who can look: the neighbours, as of now. Not the suspect itself: its NC may be the very thing
     // that hangs, and waiting for it would turn every check into a timeout (an inconclusive sample).
-    await keeper.refreshStale(FRESH_MS, Math.min(this.quickTimeoutMs, req.timeoutMs), listNodes(view).map((n) => n.host).filter((h) => h !== req.host));
+    await keeper.refreshStale(this.freshMs, Math.min(this.quickTimeoutMs, req.timeoutMs), listNodes(view).map((n) => n.host).filter((h) => h !== req.host));
     const neighbours = listNodes(keeper.get()).filter((n) => n.host !== req.host && n.reachable && n.healthy).map((n) => n.host);
     const tried: string[] = [];
     for (const by of neighbours) {

@@ -1,9 +1,16 @@
 /**
- * NC → CC hints (STYLE habit 4: a narrow interface, one wire adapter, a no-op). Whenever a migration
- * or an instance changes, the NC tells its CC "look at me now" with ccNodeEvent; the CC polls
- * anyway, so a hint may be lost: calls are fire-and-forget, short, and failures are logged at debug.
+ * NC → CC hints (STYLE habit 4: a narrow interface, one wire adapter, a no-op). Whenever a migration,
+ * an instance or the node changes, the NC tells its CC "look at me now" with ccNodeEvent. The CC
+ * trusts a node's last report until its safety-net poll is overdue (cc/service.ts, freshMs), so a
+ * hint must arrive: one the CC did not take (unreachable, timed out, busy) is sent again after a
+ * back-off (0.25 s doubling to 5 s, on the NC's clock) until it is. Hints that say the same are
+ * coalesced (at most one of each waits while one is in flight), and when more than `maxPending`
+ * different ones wait (a long CC outage) they collapse into one hint about the whole node, so the
+ * queue stays bounded and the CC still looks at everything. Never throws and never blocks the NC.
  */
 import type { z } from 'zod';
+import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
+import { isFerryError } from '../shared/errors/registry.js';
 import type { Logger } from '../shared/log.js';
 import { ccNodeEventRequestSchema, ccNodeEventResponseSchema } from '../shared/protocol/migrationProtocol.js';
 import { TypedClient } from '../shared/protocol/typedClient.js';
@@ -27,29 +34,95 @@ export interface WireCcNotifierOptions {
   readonly ccUrl: string;
   readonly logger: Logger;
   readonly timeoutMs?: number;
-  /** Hints beyond this many in flight are dropped (a slow CC must not pile up sockets). */
+  /** Hints sent at once (a slow CC must not pile up sockets); the others wait their turn. */
   readonly maxInFlight?: number;
+  /** Different hints waiting beyond this collapse into one about the whole node. */
+  readonly maxPending?: number;
+  /** Paces the retries (the NC's clock; the simulator's manual one). */
+  readonly clock?: Clock;
 }
 
-/** A hint is worth little after a second: the CC's next poll is not far behind. */
+/** One hint's answer is not worth waiting long for: a hint not taken in a second is sent again. */
 export const DEFAULT_NOTIFY_TIMEOUT_MS = 1000;
+export const NOTIFY_RETRY_FIRST_MS = 250;
+export const NOTIFY_RETRY_MAX_MS = 5000;
+
+const keyOf = (e: CcNodeEvent): string => `${e.kind} ${e.migrationId ?? ''} ${e.instanceId ?? ''}`;
 
 export class WireCcNotifier implements CcNotifier {
   private readonly client: TypedClient<typeof EVENT_OPS>;
-  private inFlight = 0;
+  private readonly clock: Clock;
+  /** Hints not yet sent (or to be sent again), by what they say. */
+  private readonly pending = new Map<string, CcNodeEvent>();
+  private readonly inFlight = new Set<string>();
+  private retryMs = 0;
+  private retry: TimerHandle | undefined;
 
   constructor(private readonly o: WireCcNotifierOptions) {
     this.client = new TypedClient(o.transport, EVENT_OPS);
+    this.clock = o.clock ?? systemClock;
   }
 
   notify(event: CcNodeEvent): void {
-    if (this.inFlight >= (this.o.maxInFlight ?? 16)) {
-      this.o.logger.debug({ event }, 'ccNodeEvent dropped: too many in flight');
-      return;
+    this.enqueue(event);
+    this.flush();
+  }
+
+  private enqueue(event: CcNodeEvent): void {
+    this.pending.set(keyOf(event), event);
+    if (this.pending.size <= (this.o.maxPending ?? 64)) return;
+    this.o.logger.debug({ waiting: this.pending.size }, 'ccNodeEvent hints collapsed into one for the whole node');
+    this.pending.clear();
+    const node: CcNodeEvent = { host: event.host, kind: 'node' };
+    this.pending.set(keyOf(node), node);
+  }
+
+  private flush(): void {
+    if (this.retry !== undefined) return;
+    for (const [key, event] of this.pending) {
+      if (this.inFlight.size >= (this.o.maxInFlight ?? 16)) return;
+      // One of a kind at a time: a change made while it is in flight goes out after it.
+      if (this.inFlight.has(key)) continue;
+      this.pending.delete(key);
+      this.send(key, event);
     }
-    this.inFlight++;
-    void this.client.call(this.o.ccUrl, 'ccNodeEvent', event, { timeoutMs: this.o.timeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS })
-      .catch((e: unknown) => this.o.logger.debug({ err: e, event }, 'ccNodeEvent not delivered (the CC polls anyway)'))
-      .finally(() => { this.inFlight--; });
+  }
+
+  private send(key: string, event: CcNodeEvent): void {
+    this.inFlight.add(key);
+    void this.client.call(this.o.ccUrl, 'ccNodeEvent', event, { timeoutMs: this.o.timeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS }).then(
+      () => {
+        this.retryMs = 0;
+      },
+      (e: unknown) => {
+        // A refusal (a hint that breaks the contract, a node the CC does not know) is not sent again.
+        if (!isFerryError(e) || !e.retryable) {
+          this.o.logger.debug({ err: e, event }, 'ccNodeEvent refused');
+          return;
+        }
+        this.o.logger.debug({ err: e, event }, 'ccNodeEvent not delivered: sent again after a back-off');
+        if (!this.pending.has(key)) this.enqueue(event);
+        this.backOff();
+      },
+    ).finally(() => {
+      this.inFlight.delete(key);
+      this.flush();
+    });
+  }
+
+  private backOff(): void {
+    if (this.retry !== undefined) return;
+    this.retryMs = Math.min(NOTIFY_RETRY_MAX_MS, this.retryMs === 0 ? NOTIFY_RETRY_FIRST_MS : this.retryMs * 2);
+    this.retry = this.clock.setTimer(this.retryMs, () => {
+      this.retry = undefined;
+      this.flush();
+    });
+  }
+
+  /** Stops the retries (the NC is shutting down); hints still waiting are dropped. */
+  close(): void {
+    this.retry?.cancel();
+    this.retry = undefined;
+    this.pending.clear();
   }
 }

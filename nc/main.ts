@@ -57,7 +57,14 @@ function ccNotifier(config: NcConfig, security: WireSecurity, logger: Logger): {
     path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, encoding: config.wireEncoding, ...clientTlsOf(security),
   });
   logger.info({ ccUrl: config.ccUrl }, 'telling the CC about changes');
-  return { notifier: new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger }), close: () => transport.close() };
+  const notifier = new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger, clock: systemClock });
+  return {
+    notifier,
+    close: () => {
+      notifier.close();
+      transport.close();
+    },
+  };
 }
 
 /** One line on how this start found its store; a lost store is a warning an operator must act on. */

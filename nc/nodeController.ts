@@ -84,12 +84,14 @@ export class NodeController {
   private readonly migrations: MigrationItemExecutor;
   private readonly volumes: VolumeAttachments;
   private readonly reboots: RebootWatcher;
+  private readonly connector: VolumeConnector;
 
   constructor(private readonly o: NodeControllerOptions) {
     this.tombstones = o.tombstones ?? DEFAULT_TOMBSTONES;
     this.planRetention = o.planRetention ?? DEFAULT_PLAN_RETENTION;
     this.notifier = o.notifier ?? NO_CC_NOTIFIER;
     this.domains = new DomainCache(o.clock);
+    this.connector = o.volumeConnector ?? new SharedFileVolumes(o.host);
     this.link = new HypervisorLink({
       driver: o.driver, clock: o.clock, logger: o.logger, host: o.host, retry: o.retry,
       onConnected: () => this.mailbox.run(() => this.readopt()),
@@ -98,7 +100,7 @@ export class NodeController {
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
       notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
       snapshot: () => this.store, timing: o.migrationTiming, requireCredentials: o.requireMigrationCredentials ?? false,
-      volumes: o.volumeConnector ?? new SharedFileVolumes(o.host),
+      volumes: this.connector,
     });
     this.reboots = new RebootWatcher({
       clock: o.clock, logger: o.logger, driver: o.driver, timeoutMs: o.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS,
@@ -344,10 +346,23 @@ export class NodeController {
     // If this fails the record stays shutting-down: a repeat, or re-adoption after reconnect, finishes it.
     await this.link.call('destroy', (d) => d.destroy(instanceId));
     this.domains.forget(instanceId);
+    await this.releaseVolumes(instanceId);
     await this.persist((d) => markTerminated(this.mustHave(d, instanceId), this.o.clock.now()));
     this.o.logger.info({ instanceId, previousState }, 'instance terminated');
     this.tell('instance', instanceId);
     return { instanceId, previousState, currentState: 'terminated' };
+  }
+
+  /**
+   * The destroyed domain's volumes: this host's access goes (VolumeConnector.disconnect; nothing for
+   * shared files), and markTerminated drops them from the record. A failure leaves the record
+   * shutting-down: a repeat, or the next re-adoption, finishes it.
+   */
+  private async releaseVolumes(instanceId: string): Promise<void> {
+    const held = (this.store.instances[instanceId]?.volumes ?? []).map(({ volumeId, device, path }) => ({ volumeId, device, path }));
+    if (held.length === 0) return;
+    await this.connector.disconnect(instanceId, held);
+    this.o.logger.info({ instanceId, volumes: held.map((v) => v.volumeId) }, 'volumes of a destroyed domain disconnected from this host');
   }
 
   private async pauseNow(id: string, paused: boolean): Promise<NcResponse<'ncPauseInstance'>> {
@@ -444,6 +459,7 @@ export class NodeController {
         continue;
       }
       this.domains.forget(effect.id);
+      await this.releaseVolumes(effect.id);
       await this.persist((d) => {
         const rec = d.instances[effect.id];
         if (rec) markTerminated(rec, this.o.clock.now());

@@ -44,7 +44,12 @@ export function markShuttingDown(rec: InstanceRecord, from: InstanceState, now: 
   rec.since = now;
 }
 
+/**
+ * The domain is gone: the tombstone holds no volume (an obsolete copy on a host back from a fence
+ * must not claim the volume its replacement holds; the CLC releases or re-attaches it).
+ */
 export function markTerminated(rec: InstanceRecord, now: number): void {
+  delete rec.volumes;
   if (rec.phase === 'terminated') return;
   rec.phase = 'terminated';
   rec.since = now;

@@ -4,6 +4,7 @@
  */
 import type { Limits, Timeouts } from '../cc/migration/settings.js';
 import type { Resources } from '../shared/model/resources.js';
+import type { DomainSpec } from '../nc/hypervisor/driver.js';
 import type { SkewSettings } from './clockSkew.js';
 
 /** One cluster: its CC's network name and its partition's hosts (each host in exactly one). */
@@ -52,6 +53,12 @@ export interface SimSettings {
    * migration channel checks them as the TLS stream does (simCredentials.ts, migrationNet.ts).
    */
   readonly migrationCredentials: boolean;
+  /** Hosts whose capacity is not `capacity` (the bench's drain: one big source, tight destinations). */
+  readonly capacities?: Readonly<Record<string, Resources>>;
+  /** Each guest's dirty rate while it migrates (SimHostConfig.dirtyRateOf); default: the host's tuning. */
+  readonly dirtyRateOf?: (spec: DomainSpec) => number | undefined;
+  /** Each host's migration link, shared by its outgoing streams (SimHostConfig.nicMbps); default: none. */
+  readonly nicMbps?: number;
 }
 
 export const M1_SMALL = Object.freeze({ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 });

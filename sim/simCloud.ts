@@ -124,7 +124,7 @@ export class SimCloud {
     this.storage = new MemoryDiskIo(this.clock);
     for (const host of settings.hosts) {
       this.nodes.set(host, {
-        host, slot: new HostSlot(host), capacity: settings.capacity, tuning: MIGRATION_DEFAULTS,
+        host, slot: new HostSlot(host), capacity: settings.capacities?.[host] ?? settings.capacity, tuning: MIGRATION_DEFAULTS,
         hv: undefined, nc: undefined, controller: undefined, ncBoots: 0, hvBoots: 0, crashAfterWrites: undefined, hvLatencyMs: settings.driverLatencyMs, firstNcStartAt: undefined,
       });
     }
@@ -158,7 +158,11 @@ export class SimCloud {
     const clock = life.clock(this.skews.of(`hv ${host}`));
     const store = openSimStore({ disk: this.disk, file: `hv/${host}`, store: simHvStoreOptions, life, clock, rng: this.crashes, maxLatencyMs: 0 });
     const sim = await SimHost.open(
-      { host, capacity: n.capacity, storageDir: STORAGE_DIR, migration: n.tuning, writeIntervalMs: this.settings.activityWriteMs, timeScale: 1 },
+      {
+        host, capacity: n.capacity, storageDir: STORAGE_DIR, migration: n.tuning, writeIntervalMs: this.settings.activityWriteMs, timeScale: 1,
+        ...(this.settings.dirtyRateOf ? { dirtyRateOf: this.settings.dirtyRateOf } : {}),
+        ...(this.settings.nicMbps !== undefined ? { nicMbps: this.settings.nicMbps } : {}),
+      },
       { clock, store, disk: this.storage, dialer: this.mig.dialer(host, clock) },
     );
     n.hv = life;
@@ -207,7 +211,7 @@ export class SimCloud {
     const controller = new NodeController({
       host, hypervisor: 'sim', store, clock, logger: silentLogger(),
       driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
-      notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger() }),
+      notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger(), clock }),
       requireMigrationCredentials: this.migrationCa !== undefined,
     });
     n.nc = life;
@@ -291,6 +295,7 @@ export class SimCloud {
       },
       ...(ca ? { credentials: simCredentialIssuer(ca, clock, this.serials) } : {}),
       awaitFencedHosts: true,
+      freshMs: pollIntervalMs + ncTimeoutMs,
     });
     this.ccs.set(name, { life, service, keeper });
     this.net.serve(name, typedHandlers(SERVED_OPS, service.ops), life);

@@ -245,6 +245,9 @@ export class PlanDriver {
       const log = isFerryError(err) ? logger.warn.bind(logger) : logger.error.bind(logger);
       log({ effect: key, migrationId: e.migrationId, code: failure.code, msg: failure.message, retryInMs }, 'migration step failed');
     }
-    await keeper.refresh(host, callTimeoutMs);
+    // The answer is in the view already: the next step (the commit after a prepare) need not wait for
+    // this re-read of the node, which picks up whatever else changed there (it pokes when it changes
+    // the view). A repeat of this very effect is paced meanwhile (this.pace).
+    this.track(keeper.refresh(host, callTimeoutMs));
   }
 }

@@ -25,6 +25,8 @@ export interface HarnessOptions {
   readonly cached?: readonly CcNode[];
   /** Poll every NC before the test starts (default true). */
   readonly poll?: boolean;
+  /** CcServiceOptions.freshMs (default: the service's). */
+  readonly freshMs?: number;
 }
 
 export async function harness(opts: HarnessOptions) {
@@ -34,7 +36,8 @@ export async function harness(opts: HarnessOptions) {
   const clock = new ManualClock(1_000_000);
   const logger = silentLogger();
   const keeper = new ViewKeeper({ initial: initialView(PARTITION, hosts, opts.cached), nodes: fake, clock, logger });
-  const service = new CcService({ keeper, nodes: fake, clock, logger, policy: opts.policy ?? 'spread', ncTimeoutMs: 500 });
+  const service = new CcService({ keeper, nodes: fake, clock, logger, policy: opts.policy ?? 'spread', ncTimeoutMs: 500,
+    ...(opts.freshMs !== undefined ? { freshMs: opts.freshMs } : {}) });
   if (opts.poll ?? true) await keeper.refreshHosts(hosts, 500);
   fake.calls.length = 0;
   const node = (host: string): CcNode => {

@@ -68,7 +68,8 @@ describe.each(TIERS)('the $name under a stolen node certificate', (tier) => {
   let held: HeldConnection[] = [];
 
   const client = (role: PeerRole, host: string): HttpWireTransport => {
-    const t = tierClient({ certsDir: certs, role, host, path: tier.path, timeoutMs: 10_000 });
+    // Generous: 200 refusals at once are 200 TLS handshakes on a CC sharing a busy 2-core machine.
+    const t = tierClient({ certsDir: certs, role, host, path: tier.path, timeoutMs: 60_000 });
     clients.push(t);
     return t;
   };
@@ -123,7 +124,7 @@ describe.each(TIERS)('the $name under a stolen node certificate', (tier) => {
   it('logs refused calls once per code and certificate, with the count, not once per call', async () => {
     const thief = client('nc', THIEF);
     const refused = await Promise.all(Array.from({ length: 200 }, () => driverCall(thief).then(() => 'served', (e: Error) => e.message)));
-    expect(refused.every((m) => m.includes('PeerNotAuthorized'))).toBe(true);
+    expect(refused.filter((m) => !m.includes('PeerNotAuthorized'))).toEqual([]);
     const exited = daemon.exited;
     await stopPid(daemon.pid);
     expect(await exited).toBe(0);

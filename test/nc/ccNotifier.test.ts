@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WireCcNotifier } from '../../nc/ccNotifier.js';
+import { NOTIFY_RETRY_FIRST_MS, NOTIFY_RETRY_MAX_MS, WireCcNotifier } from '../../nc/ccNotifier.js';
+import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import { WireErrors } from '../../shared/wire/errors.js';
 import type { CallOptions, WireTransport } from '../../shared/wire/transport.js';
@@ -40,18 +41,72 @@ describe('CC notifier', () => {
     t.answerAll();
   });
 
-  it('swallows failures (the CC polls anyway) and drops hints beyond the in-flight bound', async () => {
+  it('sends a hint the CC did not take again after a back-off, until it is taken', async () => {
     const t = new FakeTransport();
-    const n = new WireCcNotifier({ transport: t, ccUrl: CC, logger: silentLogger(), maxInFlight: 2 });
-    for (let i = 0; i < 4; i++) n.notify({ host: '127.0.10.1', kind: 'node' });
+    const clock = new ManualClock(0);
+    const n = new WireCcNotifier({ transport: t, ccUrl: CC, logger: silentLogger(), clock });
+    n.notify({ host: '127.0.10.1', kind: 'instance', instanceId: 'i-0000000a' });
+    await settle();
+    expect(t.calls).toHaveLength(1);
+    t.failAll();
+    await settle();
+    // Nothing is sent before the back-off ends.
+    clock.advance(NOTIFY_RETRY_FIRST_MS - 1);
+    await settle();
+    expect(t.calls).toHaveLength(1);
+    clock.advance(1);
     await settle();
     expect(t.calls).toHaveLength(2);
     t.failAll();
     await settle();
-    n.notify({ host: '127.0.10.1', kind: 'instance', instanceId: 'i-0000000a' });
+    // The back-off doubles.
+    clock.advance(2 * NOTIFY_RETRY_FIRST_MS);
     await settle();
     expect(t.calls).toHaveLength(3);
+    expect(t.calls[2]!.body).toEqual({ host: '127.0.10.1', kind: 'instance', instanceId: 'i-0000000a' });
     t.answerAll();
+    await settle();
+    clock.advance(NOTIFY_RETRY_MAX_MS);
+    await settle();
+    expect(t.calls).toHaveLength(3);
+    n.close();
+  });
+
+  it('coalesces hints that say the same: one in flight, at most one more after it', async () => {
+    const t = new FakeTransport();
+    const n = new WireCcNotifier({ transport: t, ccUrl: CC, logger: silentLogger(), clock: new ManualClock(0) });
+    for (let i = 0; i < 5; i++) n.notify({ host: '127.0.10.1', kind: 'node' });
+    await settle();
+    expect(t.calls).toHaveLength(1);
+    t.answerAll();
+    await settle();
+    expect(t.calls).toHaveLength(2);
+    t.answerAll();
+    await settle();
+    expect(t.calls).toHaveLength(2);
+  });
+
+  it('keeps at most maxInFlight sent; many different hints during an outage collapse into one for the node', async () => {
+    const t = new FakeTransport();
+    const clock = new ManualClock(0);
+    const n = new WireCcNotifier({ transport: t, ccUrl: CC, logger: silentLogger(), clock, maxInFlight: 2, maxPending: 8 });
+    const id = (i: number): string => `i-${i.toString(16).padStart(8, '0')}`;
+    for (let i = 0; i < 100; i++) n.notify({ host: '127.0.10.1', kind: 'instance', instanceId: id(i) });
+    await settle();
+    expect(t.calls).toHaveLength(2);
+    t.failAll();
+    await settle();
+    clock.advance(NOTIFY_RETRY_FIRST_MS);
+    await settle();
+    // Waiting never exceeds maxPending; what waited collapsed into one hint about the whole node.
+    for (let round = 0; round < 10; round++) {
+      t.answerAll();
+      await settle();
+    }
+    const bodies = t.calls.slice(2).map((c) => c.body);
+    expect(bodies).toContainEqual({ host: '127.0.10.1', kind: 'node' });
+    expect(bodies.length).toBeLessThanOrEqual(8 + 2);
+    expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(bodies.length);
   });
 
   it('never sends a hint that breaks the contract', async () => {

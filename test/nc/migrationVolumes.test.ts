@@ -3,7 +3,8 @@
  * fake hypervisors with a recording VolumeConnector: the destination connects the instance's volumes
  * before its hypervisor prepares, the instance arrives with them attached, the source disconnects
  * them once it moved; a volume the destination cannot reach refuses the prepare and leaves nothing;
- * a rollback disconnects them on the destination and leaves them attached on the source.
+ * a rollback disconnects them on the destination and leaves them attached on the source. A terminate
+ * disconnects the destroyed domain's volumes and its tombstone holds none.
  */
 import { describe, expect, it } from 'vitest';
 import { NcErrors } from '../../nc/errors.js';
@@ -93,5 +94,21 @@ describe('volumes in the migration handshake', () => {
     expect(whereIs(p)).toEqual({ records: [SRC], running: [SRC] });
     expect(p.src.store.read().instances[A]?.volumes).toEqual([{ ...VOL, status: 'attached' }]);
     expect(p.src.driver.domains.get(A)?.volumes).toEqual([VOL]);
+  });
+});
+
+describe('volumes of a destroyed domain', () => {
+  it('a terminate (an obsolete copy on a host back from a fence, or a user\'s) disconnects them after the destroy and leaves a tombstone that holds none', async () => {
+    const { p, log } = await withVolume();
+    p.src.log.length = 0;
+    expect(await p.src.controller.terminate(A)).toEqual({ instanceId: A, previousState: 'running', currentState: 'terminated' });
+    expect(p.src.driver.domains.has(A)).toBe(false);
+    expect(log).toEqual([`${SRC} disconnect ${A} ${VOL.volumeId}`]);
+    expect(p.src.store.read().instances[A]).toMatchObject({ phase: 'terminated' });
+    expect(p.src.store.read().instances[A]?.volumes).toBeUndefined();
+    expect((await p.src.controller.describe()).instances.find((i) => i.instanceId === A)?.volumes).toBeUndefined();
+    // A repeat answers as the first did and disconnects nothing more.
+    expect(await p.src.controller.terminate(A)).toEqual({ instanceId: A, previousState: 'running', currentState: 'terminated' });
+    expect(log).toHaveLength(1);
   });
 });

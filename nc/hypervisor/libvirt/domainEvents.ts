@@ -4,7 +4,7 @@ import { VIR } from './ffi.js';
 
 export type LifecycleMeaning =
   | { readonly kind: 'event'; readonly event: HypervisorEvent }
-  /** The incoming domain of a live migration just resumed here: it arrived. */
+  /** The incoming domain of a live migration may have arrived (it resumed, or it stays suspended): look now. */
   | { readonly kind: 'arrived'; readonly id: string }
   | { readonly kind: 'ignore' };
 
@@ -17,6 +17,10 @@ export function lifecycleMeaning(id: string, event: number, detail: number): Lif
       return detail === VIR.EVENT_STARTED.MIGRATED ? { kind: 'ignore' } : { kind: 'event', event: { kind: 'started', id } };
     case E.RESUMED:
       return detail === VIR.EVENT_RESUMED.MIGRATED ? { kind: 'arrived', id } : { kind: 'ignore' };
+    case E.SUSPENDED:
+      // A paused guest's migration ends with a suspend on the destination, not a resume. A hint only:
+      // the driver re-reads the state, and only for a domain it expects (an ordinary pause changes nothing).
+      return { kind: 'arrived', id };
     case E.CRASHED:
       return { kind: 'event', event: { kind: 'stopped', id, reason: 'crashed' } };
     case E.STOPPED: {

@@ -7,7 +7,7 @@
 import type { Clock } from '../../../shared/clock.js';
 import { fits, sub, sum, type Resources } from '../../../shared/model/resources.js';
 import { sleepOn } from '../clockSleep.js';
-import type { DomainInfo, DomainSpec, HostInfo, HypervisorEvent, MigrationCredential } from '../driver.js';
+import type { DomainInfo, DomainSpec, DomainState, HostInfo, HypervisorEvent, MigrationCredential } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
 
 /** Where a prepared incoming migration's credential is held until it arrives or is cleaned. */
@@ -49,7 +49,7 @@ export class IncomingMigrations {
 
   async prepare(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     const here = await this.d.info(spec.id);
-    if (here && here.state === 'running') {
+    if (here && arrivedState(here.state)) {
       // Arrived already (this is a repeat): nothing to prepare.
       if (this.expected.get(spec.id)?.migrationId === migrationId || this.arrived.get(spec.id) === migrationId) return;
       throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.d.host, detail: 'a domain of that name runs here' });
@@ -100,11 +100,11 @@ export class IncomingMigrations {
     if (entry) await this.lookForArrival(entry);
   }
 
-  /** Once the domain runs here, say so (once) and end the watch, which drops the server TLS files. */
+  /** Once the domain runs (or arrived suspended) here, say so (once) and end the watch, which drops its credential. */
   private async lookForArrival(entry: Expected): Promise<boolean> {
     const id = entry.spec.id;
     const found = await this.d.info(id).catch(() => undefined);
-    if (found?.state !== 'running' || entry.arrived) return entry.arrived;
+    if (!found || !arrivedState(found.state) || entry.arrived) return entry.arrived;
     entry.arrived = true;
     this.arrived.set(id, entry.migrationId);
     this.d.emit({ kind: 'migration-incoming-done', migrationId: entry.migrationId, id });
@@ -125,6 +125,15 @@ export class IncomingMigrations {
       await this.d.credentials?.release(id, entry.migrationId).catch(() => undefined);
     }
   }
+}
+
+/**
+ * An incoming domain is here for good once it runs, or once it is suspended: a guest its
+ * administrator paused migrates with VIR_MIGRATE_PAUSED and stays paused (reason user) on arrival
+ * (measured on the lab: `paused (user)`), where a migration still copying is paused (reason migration).
+ */
+function arrivedState(state: DomainState): boolean {
+  return state === 'running' || state === 'suspended';
 }
 
 function fmt(r: Resources): string {

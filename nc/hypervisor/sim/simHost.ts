@@ -51,6 +51,18 @@ export interface SimHostConfig {
   readonly requireMigrationCredentials?: boolean;
   /** Its guests ignore an ACPI reboot request (a guest without an ACPI daemon); reset() still reboots them. */
   readonly guestIgnoresAcpi?: boolean;
+  /**
+   * How fast each guest dirties its memory (MiB/s) while it migrates, when guests differ (the bench's
+   * drain of mixed workloads); undefined for a guest, or no function: `migration.dirtyRateMiBps`.
+   */
+  readonly dirtyRateOf?: (spec: DomainSpec) => number | undefined;
+  /**
+   * The host's network link for migrations, Mbit/s, shared by its outgoing streams: a stream that
+   * starts while k others run gets min(`migration.bandwidthMbps`, nicMbps / (k + 1)) for its whole job
+   * (a simplification: it does not speed up when the others end). Undefined: every stream gets
+   * `migration.bandwidthMbps` however many run.
+   */
+  readonly nicMbps?: number;
 }
 
 export interface SimHostDeps {
@@ -557,7 +569,10 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       }
       this.records.set(id, { ...r, activity: { kind: 'outgoing-precopy', migrationId, ...(suspended ? { suspended } : {}) } });
       // A suspended guest writes no memory: one round copies it all.
-      const tuning = suspended ? { ...this.config.migration, dirtyRateMiBps: 0 } : this.config.migration;
+      const dirtyRateMiBps = suspended ? 0 : this.config.dirtyRateOf?.(r.spec) ?? this.config.migration.dirtyRateMiBps;
+      const { nicMbps } = this.config;
+      const shared = nicMbps === undefined ? Infinity : nicMbps / (this.outgoing.running().length + 1);
+      const tuning = { ...this.config.migration, dirtyRateMiBps, bandwidthMbps: Math.min(this.config.migration.bandwidthMbps, shared) };
       return this.outgoing.start({
         clock: this.deps.clock, dialer: this.deps.dialer, timeScale: this.config.timeScale,
         sourceHost: this.config.host, spec: r.spec, target, tuning,

@@ -11,7 +11,8 @@ describe('lifecycleMeaning', () => {
     ['an incoming migration starting (paused)', E.STARTED, VIR.EVENT_STARTED.MIGRATED, { kind: 'ignore' }],
     ['an incoming migration resuming', E.RESUMED, VIR.EVENT_RESUMED.MIGRATED, { kind: 'arrived', id: 'i-1' }],
     ['an unpause', E.RESUMED, 0, { kind: 'ignore' }],
-    ['a suspend', E.SUSPENDED, 0, { kind: 'ignore' }],
+    // A paused guest's incoming migration ends suspended; an ordinary pause is looked at and changes nothing.
+    ['a suspend', E.SUSPENDED, 0, { kind: 'arrived', id: 'i-1' }],
     ['a guest shutdown', E.STOPPED, S.SHUTDOWN, { kind: 'event', event: { kind: 'stopped', id: 'i-1', reason: 'destroyed' } }],
     ['a destroy', E.STOPPED, S.DESTROYED, { kind: 'event', event: { kind: 'stopped', id: 'i-1', reason: 'destroyed' } }],
     ['a migration away', E.STOPPED, S.MIGRATED, { kind: 'event', event: { kind: 'stopped', id: 'i-1', reason: 'migrated' } }],

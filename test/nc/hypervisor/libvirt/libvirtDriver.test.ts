@@ -134,6 +134,25 @@ describe('LibvirtDriver', () => {
       await driver.abortIncoming(spec.id, 'm-2');
       expect(fake.domains.get(spec.id)?.state).toBe(VIR.DOMAIN_STATE.RUNNING);
     });
+    it('a paused guest arrives suspended (paused by its user): that is its arrival, its credential goes, and abort keeps it', async () => {
+      const dir = tlsDir();
+      const { fake, driver, events, clock } = setup({ migrationTlsDir: dir });
+      await driver.prepareIncoming(spec, 'm-1', cred);
+      fake.put(spec.id, xmlOf(spec), VIR.DOMAIN_STATE.PAUSED);
+      fake.domains.get(spec.id)!.reason = 2; // VIR_DOMAIN_PAUSED_MIGRATION: still receiving
+      clock.advance(200);
+      await flush();
+      expect(events).toEqual([]);
+      expect(readdirSync(dir)).toHaveLength(3);
+      fake.domains.get(spec.id)!.reason = VIR.PAUSED_REASON.USER; // libvirt's finish with VIR_MIGRATE_PAUSED
+      clock.advance(200);
+      await expect.poll(() => events).toEqual([{ kind: 'migration-incoming-done', migrationId: 'm-1', id: spec.id }]);
+      await expect.poll(() => readdirSync(dir)).toEqual([]);
+      await driver.prepareIncoming(spec, 'm-1'); // a repeat after arrival is fine
+      expect(await codeOf(driver.prepareIncoming(spec, 'm-9'))).toBe('DomainExists');
+      await driver.abortIncoming(spec.id, 'm-1');
+      expect(fake.domains.get(spec.id)?.state).toBe(VIR.DOMAIN_STATE.PAUSED);
+    });
   });
 
   describe('source side', () => {
@@ -270,6 +289,15 @@ describe('LibvirtDriver', () => {
         { kind: 'stopped', id: spec.id, reason: 'crashed' },
         { kind: 'stopped', id: 'i-elsewhere', reason: 'migrated' },
       ]);
+    });
+
+    it('takes a paused guest suspended on arrival as its arrival at once (libvirt suspends it, never resumes it)', async () => {
+      const { fake, driver, events } = setup({ lifecycleEvents: true });
+      await driver.prepareIncoming(spec, 'm-1');
+      fake.put(spec.id, xmlOf(spec), VIR.DOMAIN_STATE.PAUSED);
+      fake.domains.get(spec.id)!.reason = VIR.PAUSED_REASON.USER;
+      fake.fire(spec.id, VIR.EVENT.SUSPENDED, 0);
+      await expect.poll(() => events).toEqual([{ kind: 'migration-incoming-done', migrationId: 'm-1', id: spec.id }]);
     });
 
     it('takes a resumed incoming domain as its arrival at once', async () => {

@@ -1,0 +1,62 @@
+/**
+ * Issue 19, "changes pushed, not polled": with the NCs pushing every change (ccNodeEvent, sent again
+ * until taken), a CC trusts a node's last report for `freshMs` (its daemon: the poll interval plus one
+ * NC timeout). Reads of instances, capacity and migrations, and a placement, then ask no NC again;
+ * a live look at the nodes (ccDescribeNodes, host HA's health check) still asks every node not heard
+ * from within FRESH_MS, since a dead NC pushes nothing; data older than freshMs is asked for again.
+ * Fake NCs and a ManualClock; counted NC calls, no timing.
+ */
+import { describe, expect, it } from 'vitest';
+import { FRESH_MS } from '../../cc/service.js';
+import { SMALL, slots } from './fakeNodes.js';
+import { CTX, harness, id, runReq } from './harness.js';
+
+const A = '127.0.11.1';
+const B = '127.0.11.2';
+const FRESH = 6000;
+
+async function cloud() {
+  const h = await harness({ nodes: [[A, slots(4)], [B, slots(4)]], policy: 'greedy', freshMs: FRESH });
+  h.fake.calls.length = 0;
+  return h;
+}
+type H = Awaited<ReturnType<typeof cloud>>;
+const describes = (h: H): number => h.fake.callsOf('describe').length;
+
+describe('a CC that trusts pushed data for freshMs', () => {
+  it.each([
+    ['ccDescribeInstances', (h: H) => h.ops.ccDescribeInstances({}, CTX)],
+    ['ccDescribeResources', (h: H) => h.ops.ccDescribeResources({ vmTypes: [SMALL] }, CTX)],
+    ['ccDescribeMigrations', (h: H) => h.ops.ccDescribeMigrations({}, CTX)],
+    ['ccDescribeNodes cached', (h: H) => h.ops.ccDescribeNodes({ cached: true }, CTX)],
+  ])('%s asks no NC within freshMs, and every node once it is older', async (_op, read) => {
+    const h = await cloud();
+    h.clock.advance(FRESH - 1);
+    await read(h);
+    expect(describes(h)).toBe(0);
+    h.clock.advance(1);
+    await read(h);
+    // A cached read never asks; the others ask both nodes once their data is freshMs old.
+    expect(describes(h)).toBe(_op.endsWith('cached') ? 0 : 2);
+  });
+
+  it('ccDescribeNodes, a live look, asks every node not heard from within FRESH_MS', async () => {
+    const h = await cloud();
+    h.clock.advance(FRESH_MS - 1);
+    await h.ops.ccDescribeNodes({}, CTX);
+    expect(describes(h)).toBe(0);
+    h.clock.advance(1);
+    await h.ops.ccDescribeNodes({}, CTX);
+    expect(describes(h)).toBe(2);
+  });
+
+  it('a placement within freshMs uses the pushed data without asking first', async () => {
+    const h = await cloud();
+    h.clock.advance(FRESH / 2);
+    await h.ops.ccRunInstances(runReq([id(1)]), CTX);
+    // The run went to an NC first: no NC was asked for its report before placing (it re-reads the
+    // node it ran on afterwards, in the background).
+    expect(h.fake.calls[0]?.op).toBe('run');
+    expect(h.fake.calls.filter((c) => c.op === 'describe').map((c) => c.host)).toEqual(h.fake.calls.filter((c) => c.op === 'run').map((c) => c.host));
+  });
+});
