@@ -5,7 +5,8 @@
  * restart elsewhere (ccRunInstances with restartFrom its old node, in the CC's placement queue: never
  * there nor on a fenced host), then forgotten on the old node (ncTerminateInstance of the stopped copy:
  * its domain undefined, its disk left on the shared storage), only once the new copy exists: a
- * failure half-way leaves the stopped copy, never no copy.
+ * failure half-way leaves the stopped copy, never no copy. Its attached volumes come along in the new
+ * copy's definition, before its guest boots; the stopped old copy writes nothing meanwhile.
  */
 import type { Logger } from 'pino';
 import type { CcInstance, CcRequest } from '../shared/protocol/ccProtocol.js';
@@ -35,14 +36,18 @@ export async function rehome(d: RehomeDeps, from: string, instance: NcInstance, 
   if (!findEntry(keeper.get(), from)?.node.reachable) {
     throw CcErrors.make('NodeUnreachable', { host: from, detail: 'its NC must forget the stopped copy before it moves to another node' });
   }
-  if ((instance.volumes ?? []).length > 0) {
-    throw CcErrors.make('InstanceStateConflict', { instanceId, host: from, action: 'moved to another node', detail: 'it has volumes attached (detach them first)' });
+  const volumes = instance.volumes ?? [];
+  // Attached ones come along in the new copy's definition; one between steps would not be moved consistently.
+  const moving = volumes.find((v) => v.status !== 'attached');
+  if (moving) {
+    throw CcErrors.make('InstanceStateConflict', { instanceId, host: from, action: 'moved to another node', detail: `its volume ${moving.volumeId} is ${moving.status}` });
   }
   const [placed] = await d.runPlaced({
     reservationId: instance.reservationId, imageId: instance.imageId, ownerId: instance.ownerId, vmType: instance.vmType,
     instanceIds: [instanceId], minCount: 1, launchTime: instance.launchTime, restartFrom: [from],
     ...(opts.avoidHosts && opts.avoidHosts.length > 0 ? { avoidHosts: [...opts.avoidHosts] } : {}),
     ...(opts.cold ? { stopped: true } : {}),
+    ...(volumes.length > 0 ? { volumes: { [instanceId]: volumes.map((v) => ({ volumeId: v.volumeId, device: v.device, path: v.path })) } } : {}),
   });
   if (!placed) throw CcErrors.make('InsufficientInstanceCapacity', { fit: 0, minCount: 1, vmType: instance.vmType.name, partition: keeper.get().partition });
   // Only now: the new copy exists, so the old one can go.
@@ -60,16 +65,24 @@ export async function rehome(d: RehomeDeps, from: string, instance: NcInstance, 
 export interface DrainRehoming {
   readonly rehomed: { readonly instanceId: string; readonly destination: string }[];
   readonly notRehomed: { readonly instanceId: string; readonly reason: string }[];
+  /** The instances it tried, as they were on the source (what a record of the cold moves needs). */
+  readonly tried: readonly NcInstance[];
+}
+
+/** An instance a drain moves cold: stopped by its user, not migrating. */
+export function isColdMovable(i: Pick<NcInstance, 'userStopped' | 'state' | 'migrationState'>): boolean {
+  return i.userStopped === true && i.state === 'stopped' && i.migrationState === 'none';
 }
 
 /**
  * A drain's cold moves: every instance its user stopped on `source` (not migrating) is re-homed, one
- * at a time, without starting it; one that cannot be (no room, volumes attached) stays and is named.
+ * at a time, without starting it (its attached volumes with it); one that cannot be (no room, a volume
+ * between steps) stays and is named.
  */
 export async function rehomeStoppedOf(d: RehomeDeps, source: string, avoidHosts: readonly string[]): Promise<DrainRehoming> {
   const node = findEntry(d.keeper.get(), source)?.node;
-  const stopped = (node?.instances ?? []).filter((i) => i.userStopped === true && i.state === 'stopped' && i.migrationState === 'none');
-  const out: DrainRehoming = { rehomed: [], notRehomed: [] };
+  const stopped = (node?.instances ?? []).filter(isColdMovable);
+  const out: DrainRehoming = { rehomed: [], notRehomed: [], tried: stopped };
   for (const instance of stopped) {
     try {
       const placed = await rehome(d, source, instance, { avoidHosts, cold: true });

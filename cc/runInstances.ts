@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { add, sub, ZERO, type Resources } from '../shared/model/resources.js';
 import type { CcInstance, CcRequest } from '../shared/protocol/ccProtocol.js';
 import type { NcInstance } from '../shared/protocol/ncProtocol.js';
+import type { VolumeAttachmentSpec } from '../shared/protocol/volumes.js';
 import { isFerryError, type FerryError } from '../shared/errors/registry.js';
 import { WireErrors } from '../shared/wire/errors.js';
 import type { SchedulePolicy } from './config.js';
@@ -137,6 +138,7 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
           const started = await ctx.nodes.runInstance(target, {
             instanceId, reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId,
             vmType: req.vmType, launchTime: req.launchTime, ...(restart ? { restart: true } : {}), ...(req.stopped === true ? { stopped: true } : {}),
+            ...volumesFor(req, instanceId),
           });
           keeper.update(target, (v) => applyStarted(v, target, started));
           return started;
@@ -243,4 +245,10 @@ async function terminateOn(ctx: RunContext, host: string, instanceId: string): P
 
 function capacityError(view: ClusterView, req: RunRequest, fit: number): FerryError {
   return CcErrors.make('InsufficientInstanceCapacity', { fit, minCount: req.minCount, vmType: req.vmType.name, partition: view.partition });
+}
+
+/** The volumes `instanceId` is defined with (issue 18: a restart elsewhere, a re-homed stopped instance). */
+function volumesFor(req: CcRequest<'ccRunInstances'>, instanceId: string): { volumes?: VolumeAttachmentSpec[] } {
+  const volumes = req.volumes !== undefined && Object.prototype.hasOwnProperty.call(req.volumes, instanceId) ? req.volumes[instanceId] : undefined;
+  return volumes !== undefined && volumes.length > 0 ? { volumes } : {};
 }

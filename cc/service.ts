@@ -147,15 +147,19 @@ export class CcService {
 
   /**
    * A live migration plan; a drain (sourceHost) then re-homes the instances its user stopped there by
-   * cold moves (rehome.ts), which the live plan leaves out, onto the hosts the request allows.
+   * cold moves (rehome.ts), which the live plan leaves out, onto the hosts the request allows. A
+   * drain of a node holding only stopped instances has no live plan: its cold moves become its plan.
    */
   private async migrate(req: CcRequest<'ccMigrateInstances'>): Promise<CcResponse<'ccMigrateInstances'>> {
     const answer = await this.migrations.migrate(req);
-    if (req.sourceHost === undefined) return answer;
+    if (req.sourceHost === undefined && !('coldOnly' in answer)) return answer;
+    const source = req.sourceHost ?? ('coldOnly' in answer ? answer.coldOnly : '');
     const hosts = this.opts.keeper.hosts();
     const avoid = req.allowHosts && req.destinations.length > 0 ? hosts.filter((h) => !req.destinations.includes(h)) : req.destinations;
-    const moved = await rehomeStoppedOf(this.rehomeDeps(), req.sourceHost, avoid);
-    if (moved.rehomed.length + moved.notRehomed.length === 0) return answer;
+    const moved = await rehomeStoppedOf(this.rehomeDeps(), source, avoid);
+    // Nothing ran live there: the cold moves are the drain, recorded as its plan.
+    if ('coldOnly' in answer) return this.migrations.recordColdMoves(req, source, moved);
+    if (moved.tried.length === 0) return answer;
     return { ...answer, rehomed: moved.rehomed, notRehomed: moved.notRehomed };
   }
 

@@ -12,8 +12,9 @@
  *
  * Refused before anything changes: unknown (InstanceNotFound), not stopped and not running
  * (InstanceStateConflict: pending, shutting down), in a migration (MigrationInProgress), re-homed
- * with volumes attached (InstanceStateConflict: detach them first) or from a node that cannot forget
- * it (NodeUnreachable, NodeFenced); no room anywhere: InsufficientInstanceCapacity.
+ * with a volume between steps (InstanceStateConflict; attached ones come along, defined in the new
+ * copy before it boots) or from a node that cannot forget it (NodeUnreachable, NodeFenced); no room
+ * anywhere: InsufficientInstanceCapacity.
  */
 import { isFerryError } from '../shared/errors/registry.js';
 import type { CcRequest, CcResponse } from '../shared/protocol/ccProtocol.js';

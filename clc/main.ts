@@ -20,6 +20,7 @@ import { CC_PATH } from '../shared/wire/transport.js';
 import { startMetrics } from '../shared/metrics/listener.js';
 import { buildClcApp, CLC_PATH, STATUS_PATH } from './api/app.js';
 import { fileVolumeBackend } from './state/fileVolumeBackend.js';
+import { VolumeRecovery } from './core/volumeRecoveryRunner.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { startClcCore } from './clcCore.js';
@@ -38,6 +39,13 @@ import { ensurePagingKey } from './state/pagingKey.js';
 import { adminLoginCheck, type LoginCheck } from './status/statusAuth.js';
 import { statusPage } from './status/statusRoutes.js';
 import { gatherSummary } from './status/statusSources.js';
+
+/**
+ * Volumes left attaching or detaching by a killed CLC are looked at this many CC timeouts after start:
+ * by then every CC call the dead process made has answered or timed out (the CC's own NC calls are
+ * shorter), so what the nodes show is final.
+ */
+const VOLUME_SETTLE_CC_TIMEOUTS = 2;
 
 async function main(): Promise<void> {
   let config;
@@ -78,6 +86,9 @@ async function main(): Promise<void> {
     store, bmc, clusters, clock: systemClock, logger, events, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
     ...(volumes ? { volumes } : {}),
   });
+  // Volumes a killed CLC left creating, deleting, attaching or detaching (issue 18), before anything is served.
+  const volumeRecovery = new VolumeRecovery({ store, clusters, clock: systemClock, logger, backend: volumes, settleMs: VOLUME_SETTLE_CC_TIMEOUTS * config.ccTimeoutMs });
+  await volumeRecovery.start();
   let webhook: WebhookDelivery | undefined;
   if (config.eventsWebhook !== undefined) {
     const token = config.eventsWebhookTokenFile !== undefined ? await readWebhookToken(config.eventsWebhookTokenFile) : undefined;
@@ -124,6 +135,7 @@ async function main(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     refusals.close();
+    volumeRecovery.stop();
     void metrics?.close();
     void Promise.all([ha.stop(), watcher.stop(), webhook?.stop()]).then(() => closed).then(() => backend.close()).finally(() => {
       transport.close();

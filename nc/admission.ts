@@ -55,6 +55,8 @@ export function pendingRecord(req: RunRequest, now: number): InstanceRecord {
     migrationState: 'none',
     // A drain's cold move (issue 18): it arrives as its user left it, stopped, holding nothing.
     ...(req.stopped === true ? { userStopped: true as const } : {}),
+    // Its volumes come with it (issue 18), in the definition before it boots: attached once the domain exists.
+    ...(req.volumes && req.volumes.length > 0 ? { volumes: req.volumes.map((v) => ({ ...v, status: 'attaching' as const })) } : {}),
   };
 }
 

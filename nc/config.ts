@@ -2,6 +2,7 @@
  * NC configuration: commander flags with FERRY_NC_* environment fallbacks, compiled once with zod
  * into a frozen NcConfig (STYLE habit 7). Every bad field is named; the entry point exits 2.
  */
+import { DEFAULT_REBOOT_TIMEOUT_MS } from './rebootWatcher.js';
 import { Command, CommanderError } from 'commander';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -66,6 +67,8 @@ export interface NcConfig {
   /** Prometheus metrics on their own listener at HOST:metricsPort (shared/metrics/listener.ts); absent: off. */
   readonly metricsPort?: number;
   readonly metricsTokenFile?: string;
+  /** RebootInstances: how long a guest asked to reboot has before it is reset (nc/rebootFallback.ts). */
+  readonly rebootTimeoutMs: number;
 }
 
 /** The connection-limit flags, as every serving daemon names them (shared/config/connectionFlags.ts). */
@@ -93,6 +96,7 @@ const FIELDS = {
   libvirtGuestKernel: ['--libvirt-guest-kernel', 'FERRY_NC_LIBVIRT_GUEST_KERNEL'],
   libvirtGuestInitrd: ['--libvirt-guest-initrd', 'FERRY_NC_LIBVIRT_GUEST_INITRD'],
   maxBodyBytes: ['--max-body-bytes', 'FERRY_NC_MAX_BODY_BYTES'],
+  rebootTimeoutMs: ['--reboot-timeout-ms', 'FERRY_NC_REBOOT_TIMEOUT_MS'],
   ccUrl: ['--cc-url', 'FERRY_NC_CC_URL'],
   tlsDir: ['--tls-dir', 'FERRY_NC_TLS_DIR'],
   insecurePlaintext: ['--insecure-plaintext', 'FERRY_NC_INSECURE_PLAINTEXT'],
@@ -147,6 +151,7 @@ const rawSchema = z.object({
   libvirtGuestKernel: z.string().min(1, 'must name a file').optional(),
   libvirtGuestInitrd: z.string().min(1, 'must name a file').optional(),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
+  rebootTimeoutMs: intFlag(DEFAULT_REBOOT_TIMEOUT_MS, 100, 3_600_000),
   ccUrl: httpUrl.optional(),
   tlsDir: tlsDirFlag,
   insecurePlaintext: insecurePlaintextFlag,
@@ -176,6 +181,7 @@ const rawSchema = z.object({
   port: r.port,
   stateDir: r.stateDir,
   maxBodyBytes: r.maxBodyBytes,
+  rebootTimeoutMs: r.rebootTimeoutMs,
   hypervisor: r.hypervisor === 'libvirt'
     ? {
       kind: 'libvirt', uri: r.libvirtUri ?? '',
@@ -212,7 +218,7 @@ function command(): Command {
     simSocket: '--sim-socket <path>', simUrl: '--sim-url <url>', libvirtUri: '--libvirt-uri <uri>', libvirtTlsDir: '--libvirt-tls-dir <dir>',
     libvirtGuestMemoryCap: '--libvirt-guest-memory-cap <MiB>', libvirtMigrationBandwidth: '--libvirt-migration-bandwidth <MiB/s>',
     libvirtTunnelPort: '--libvirt-tunnel-port <port>', libvirtTunnelLocal: '--libvirt-tunnel-local <loopback|host>', libvirtTunnelDataPorts: '--libvirt-tunnel-data-ports <min-max>',
-    libvirtDiskDir: '--libvirt-disk-dir <dir>', libvirtGuestKernel: '--libvirt-guest-kernel <file>', libvirtGuestInitrd: '--libvirt-guest-initrd <file>', maxBodyBytes: '--max-body-bytes <n>', ccUrl: '--cc-url <url>',
+    libvirtDiskDir: '--libvirt-disk-dir <dir>', libvirtGuestKernel: '--libvirt-guest-kernel <file>', libvirtGuestInitrd: '--libvirt-guest-initrd <file>', maxBodyBytes: '--max-body-bytes <n>', rebootTimeoutMs: '--reboot-timeout-ms <ms>', ccUrl: '--cc-url <url>',
     tlsDir: '--tls-dir <dir>', insecurePlaintext: '--insecure-plaintext', storageDir: '--storage-dir <dir>', wireEncoding: WIRE_ENCODING_FLAG,
     headersTimeoutMs: CONN.headersTimeoutMs.flag, requestTimeoutMs: CONN.requestTimeoutMs.flag,
     maxPendingConnections: CONN.maxPendingConnections.flag, maxPendingPerPeer: CONN.maxPendingPerPeer.flag,
@@ -232,7 +238,9 @@ function command(): Command {
     libvirtDiskDir: 'the cluster\'s shared disk directory (every host mounts it at this path): each guest\'s root disk is <dir>/<instance>.img, so a live migration moves no disk data and a fenced host\'s guests restart elsewhere on their own disks',
     libvirtGuestKernel: 'boot guests from this kernel (test labs; with --libvirt-guest-initrd)',
     libvirtGuestInitrd: 'the initrd that goes with --libvirt-guest-kernel',
-    maxBodyBytes: 'largest request body accepted (1048576)', ccUrl: 'the CC to tell about migration changes at once (optional)',
+    maxBodyBytes: 'largest request body accepted (1048576)',
+    rebootTimeoutMs: `RebootInstances: a guest that has not rebooted this long after the request (ACPI) is reset (${DEFAULT_REBOOT_TIMEOUT_MS})`,
+    ccUrl: 'the CC to tell about migration changes at once (optional)',
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',
     storageDir: 'shared storage root, for host HA activity checks of neighbours (optional)',

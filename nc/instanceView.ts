@@ -63,5 +63,6 @@ export function instanceView(rec: InstanceRecord, observed: Observed): NcInstanc
     ...(rec.volumes !== undefined && rec.volumes.length > 0 ? { volumes: rec.volumes.map((v) => ({ ...v })) } : {}),
     ...(rec.paused === true ? { paused: true } : {}),
     ...(rec.userStopped === true ? { userStopped: true } : {}),
+    ...(rec.lastReboot !== undefined ? { lastReboot: { ...rec.lastReboot } } : {}),
   };
 }

@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   const cc = ccNotifier(config, security, logger);
   const controller = new NodeController({
     host: config.host, hypervisor: config.hypervisor.kind, store, driver, clock: systemClock, logger, notifier: cc.notifier,
-    requireMigrationCredentials: security.kind === 'mtls',
+    requireMigrationCredentials: security.kind === 'mtls', rebootTimeoutMs: config.rebootTimeoutMs,
   });
   await controller.start();
 

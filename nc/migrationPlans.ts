@@ -54,6 +54,7 @@ export function planView(plan: StoredPlan, liveProgress: (instanceId: string) =>
       if (i.stats) item.stats = { ...i.stats };
       if (i.credentialGeneration !== undefined) item.credentialGeneration = i.credentialGeneration;
       if (i.awaitingCredential === true) item.awaitingCredential = true;
+      if (i.cold === true) item.cold = true;
       return item;
     }),
   };

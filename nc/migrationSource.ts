@@ -87,6 +87,11 @@ function planProblem(host: string, plan: MigrationPlan): string | undefined {
   for (const item of plan.items) {
     if (seen.has(item.instanceId)) return `instance ${item.instanceId} appears twice`;
     seen.add(item.instanceId);
+    if (item.cold === true) {
+      // A cold move the CC made before recording it (issue 18): born final, never run here.
+      if (item.state !== 'completed' && item.state !== 'failed') return `cold item ${item.instanceId} is ${item.state}; a cold move is recorded completed or failed`;
+      continue;
+    }
     if (item.state !== 'queued' && item.state !== 'failed') return `item ${item.instanceId} is ${item.state}; a new plan holds queued or failed items`;
     if (item.state === 'queued' && item.destination === '') return `queued item ${item.instanceId} has no destination`;
     if (item.destination === host) return `item ${item.instanceId} goes to its own source`;
@@ -106,7 +111,7 @@ export function decideSourcePrepare(input: SourcePrepareInput): SourcePrepareDec
     if (drain) return refuse('MigrationInProgress', { host, subject: `node ${host}`, migrationId: drain.migrationId });
   }
   for (const item of plan.items) {
-    if (item.state === 'failed') continue; // unplaced by the CC: recorded, never prepared
+    if (item.state === 'failed' || item.cold === true) continue; // unplaced by the CC, or a cold move it made: recorded, never prepared
     const id = item.instanceId;
     const rec = snapshot.instances[id];
     if (!rec || rec.phase === 'terminated') return refuse('InstanceNotFound', { host, instanceId: id });
@@ -131,7 +136,7 @@ export function decideSourcePrepare(input: SourcePrepareInput): SourcePrepareDec
 /** Store transition: the plan and, for each queued item, its instance ready to send. One write. */
 export function applySourcePrepare(draft: NcSnapshot, plan: StoredPlan): void {
   draft.plans[plan.migrationId] = plan;
-  for (const item of plan.items) applyRow(draft, plan.migrationId, item.instanceId, 'prepared', {}, 'ready');
+  for (const item of plan.items) if (item.cold !== true) applyRow(draft, plan.migrationId, item.instanceId, 'prepared', {}, 'ready');
 }
 
 // --- commit ---

@@ -48,6 +48,8 @@ export const instanceRecordSchema = instanceLaunchSchema.extend({
    * `attached` before the reply; a detached one leaves the list. Absent when none, and in older files.
    */
   volumes: z.array(ncVolumeAttachmentSchema).optional(),
+  /** Its last reboot and how it happened (rebootFallback.ts); absent before any, and in older files. */
+  lastReboot: z.object({ at: z.number(), how: z.enum(['guest', 'reset']) }).optional(),
   /**
    * Paused by an administrator (issue 18, ncPauseInstance): persisted before the hypervisor is asked
    * to suspend the domain, kept across NC restarts and carried by a migration (the domain arrives

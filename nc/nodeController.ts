@@ -26,6 +26,8 @@ import { Mailbox } from '../shared/mailbox.js';
 import { MigrationItemExecutor, type MigrateAnswer, type MigrationTiming } from './migrationItemExecutor.js';
 import { DEFAULT_PLAN_RETENTION, pruneFinishedPlans, type PlanRetention } from './migrationPlans.js';
 import type { InstanceRecord, NcSnapshot, NcStore } from './ncStore.js';
+import type { VolumeAttachmentSpec } from '../shared/protocol/volumes.js';
+import { DEFAULT_REBOOT_TIMEOUT_MS, RebootWatcher } from './rebootWatcher.js';
 import { nodeView } from './nodeView.js';
 import { reconcile, type ReconcileNote } from './reconcile.js';
 import { decideQuarantine, quarantineForbids, type QuarantineRequest } from './quarantine.js';
@@ -58,6 +60,8 @@ export interface NodeControllerOptions {
   readonly requireMigrationCredentials?: boolean;
   /** Connects volumes to this host for a migration (default: shared files, volumeConnector.ts). */
   readonly volumeConnector?: VolumeConnector;
+  /** How long a guest asked to reboot has before it is reset (rebootWatcher.ts; default DEFAULT_REBOOT_TIMEOUT_MS). */
+  readonly rebootTimeoutMs?: number;
 }
 
 function adoptedIds(notes: readonly ReconcileNote[]): string[] {
@@ -79,6 +83,7 @@ export class NodeController {
   private readonly domains: DomainCache;
   private readonly migrations: MigrationItemExecutor;
   private readonly volumes: VolumeAttachments;
+  private readonly reboots: RebootWatcher;
   private readonly connector: VolumeConnector;
 
   constructor(private readonly o: NodeControllerOptions) {
@@ -97,6 +102,19 @@ export class NodeController {
       snapshot: () => this.store, timing: o.migrationTiming, requireCredentials: o.requireMigrationCredentials ?? false,
       volumes: this.connector,
     });
+    this.reboots = new RebootWatcher({
+      clock: o.clock, logger: o.logger, driver: o.driver, timeoutMs: o.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS,
+      post: (task) => this.mailbox.run(task),
+      stillRunning: (id) => {
+        const r = this.store.instances[id];
+        return r?.phase === 'running' && r.userStopped !== true && r.migrationState === 'none' && observedState(this.domains.current, id) === 'running';
+      },
+      reset: async (id) => { this.domains.note(await this.link.call('reset', (d) => d.reset(id))); },
+      rebooted: async (id, at, how) => {
+        await this.persist((d) => { const r = d.instances[id]; if (r) r.lastReboot = { at, how }; });
+        this.tell('instance', id);
+      },
+    });
     this.volumes = new VolumeAttachments({
       host: o.host, logger: o.logger, link: this.link, domains: this.domains, snapshot: () => this.store,
       persist: (m) => this.persist(m), changed: (id) => this.tell('instance', id),
@@ -106,6 +124,7 @@ export class NodeController {
   /** Connects, re-adopts and resumes migrations; when the hypervisor is down, starts anyway and keeps retrying. */
   async start(): Promise<void> {
     this.migrations.start();
+    this.reboots.start();
     const up = await this.link.connect();
     if (!up) this.o.logger.warn('starting without a hypervisor; retrying in the background');
   }
@@ -113,6 +132,7 @@ export class NodeController {
   /** Stops reconnecting and waits for the operation in hand (its writes are durable on return). */
   async stop(): Promise<void> {
     this.migrations.stop();
+    this.reboots.stop();
     this.link.stop();
     await this.mailbox.idle();
   }
@@ -216,7 +236,7 @@ export class NodeController {
     let domain: DomainInfo;
     try {
       const { cores, memoryMiB, diskGiB } = record.vmType;
-      const spec = { id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId };
+      const spec = { id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId, ...volumeSpecsOf(record) };
       // A cold move (a user-stopped instance re-homed by a drain) is only defined here, not started.
       domain = record.userStopped === true ? await this.link.call('define', (d) => d.define(spec)) : await this.link.call('create', (d) => d.create(spec));
     } catch (e) {
@@ -231,6 +251,8 @@ export class NodeController {
       const rec = this.mustHave(d, id);
       rec.phase = 'running';
       rec.since = this.o.clock.now();
+      // The domain holds them in its definition now.
+      for (const v of rec.volumes ?? []) if (v.status === 'attaching' && (domain.volumes ?? []).some((x) => x.volumeId === v.volumeId)) v.status = 'attached';
       return { ...rec };
     });
     this.o.logger.info({ instanceId: id, vmType: running.vmType.name }, running.userStopped === true ? 'stopped instance moved here (defined, not started)' : 'instance running');
@@ -255,7 +277,7 @@ export class NodeController {
     // record that no longer says stopped, which a repeat (or host HA) starts, never a hidden stop.
     if (decision.clearStopped) await this.persist((d) => setUserStopped(this.mustHave(d, id), false));
     const { cores, memoryMiB, diskGiB } = record.vmType;
-    let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId }));
+    let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId, ...volumeSpecsOf(record) }));
     // An administrator's pause outlives a power cycle: started again, the guest is frozen at once.
     if (record.paused === true) domain = await this.link.call('pause', (d) => d.pause(id));
     this.domains.note(domain);
@@ -293,9 +315,18 @@ export class NodeController {
     if (decision.kind === 'refuse') {
       throw decision.message !== undefined ? NcErrors.withMessage(decision.code, decision.message, decision.fields) : NcErrors.make(decision.code, decision.fields);
     }
-    const domain = await this.link.call('reboot', (d) => d.reboot(id));
+    // Asked, not done: a guest that ignores the request is reset once the bound passes (rebootFallback.ts).
+    // Watched before it is asked: the hypervisor may report the guest's reboot before its answer arrives.
+    this.reboots.watch(id);
+    let domain: DomainInfo;
+    try {
+      domain = await this.link.call('reboot', (d) => d.reboot(id));
+    } catch (e) {
+      this.reboots.cancel(id);
+      throw e;
+    }
     this.domains.note(domain);
-    this.o.logger.info({ instanceId: id }, 'instance rebooted by its user');
+    this.o.logger.info({ instanceId: id }, 'instance asked to reboot by its user (ACPI)');
     return { instance: instanceView(decision.record, domain.state) };
   }
 
@@ -568,4 +599,10 @@ export class NodeController {
       case 'adopted-orphan': log.warn({ instanceId: note.id, state: note.state }, 're-adopted a domain after the store was lost: its record is recreated (reservation, owner and VM type name unknown here)'); break;
     }
   }
+}
+
+/** The volumes a record holds (attached, or coming with a run), as a domain's definition takes them. */
+function volumeSpecsOf(rec: InstanceRecord): { volumes?: VolumeAttachmentSpec[] } {
+  const held = (rec.volumes ?? []).filter((v) => v.status === 'attached' || v.status === 'attaching');
+  return held.length > 0 ? { volumes: held.map((v) => ({ volumeId: v.volumeId, device: v.device, path: v.path })) } : {};
 }

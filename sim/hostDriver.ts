@@ -75,6 +75,7 @@ export class SimHostDriver implements HypervisorDriver {
   define(spec: DomainSpec): Promise<DomainInfo> { return this.via((d) => d.define(spec)); }
   shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> { return this.via((d) => d.shutdown(id, opts)); }
   reboot(id: string): Promise<DomainInfo> { return this.via((d) => d.reboot(id)); }
+  reset(id: string): Promise<DomainInfo> { return this.via((d) => d.reset(id)); }
   prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     return this.via((d) => d.prepareIncoming(spec, migrationId, credential));
   }

@@ -15,7 +15,9 @@ import { applyPlan, findEntry, matrixOf } from '../view.js';
 import type { ViewKeeper } from '../viewKeeper.js';
 import { describePlan, describePlans } from './describe.js';
 import { migrationNodes } from './nodes.js';
-import { planMigration } from './planner.js';
+import { newMigrationId, planMigration } from './planner.js';
+import { coldMovePlan } from './coldMoves.js';
+import type { DrainRehoming } from '../rehome.js';
 import { isActivePlan, plansOf } from './plans.js';
 import type { PlanDriver } from './planDriver.js';
 import type { MigrationSettings } from './settings.js';
@@ -45,20 +47,39 @@ function uncertain(e: unknown): boolean {
 export class MigrationOps {
   constructor(private readonly o: MigrationOpsOptions) {}
 
-  /** One at a time with ccRunInstances, so two requests never both count the same free slot. */
-  migrate(req: CcRequest<'ccMigrateInstances'>): Promise<CcResponse<'ccMigrateInstances'>> {
+  /**
+   * One at a time with ccRunInstances, so two requests never both count the same free slot. A drain
+   * with only cold moves to make answers `cold-only`: the caller re-homes (outside the placement
+   * queue, which re-homing takes itself) and then records the moves (recordColdMoves).
+   */
+  migrate(req: CcRequest<'ccMigrateInstances'>): Promise<CcResponse<'ccMigrateInstances'> | { readonly coldOnly: string }> {
     return this.o.placement.run(async () => {
       const { keeper, settings, clock } = this.o;
       await keeper.refreshStale(this.o.freshMs, this.o.quickTimeoutMs);
       const outcome = planMigration(req, migrationNodes(keeper.get(), keeper.fencedHosts()), {
         partition: keeper.get().partition, now: clock.now(), newHex: settings.newHex, limits: settings.limits, timeouts: settings.timeouts,
       });
+      if (!outcome.ok && outcome.coldOnly !== undefined) return { coldOnly: outcome.coldOnly };
       if (!outcome.ok) throw outcome.error;
       const plan = await this.persist(outcome.plan);
       this.o.logger.info({ migrationId: plan.migrationId, source: plan.source, items: plan.items.length, unplaced: outcome.unplaced.length }, 'migration planned');
       this.o.planDriver.poke();
       return { migrationId: plan.migrationId, plan, unplaced: [...outcome.unplaced], matrix: matrixOf(keeper.get(), req.vmTypes) };
     });
+  }
+
+  /** A drain's cold moves, made: kept on the source NC as a finished plan, answered as a drain's plan. */
+  async recordColdMoves(req: CcRequest<'ccMigrateInstances'>, source: string, moved: DrainRehoming): Promise<CcResponse<'ccMigrateInstances'>> {
+    const { keeper, settings, clock } = this.o;
+    // Gone since the plan was looked at (another drain, a terminate): nothing was moved by this one.
+    if (moved.tried.length === 0) throw CcErrors.make('NothingToMigrate', { host: source });
+    const migrationId = newMigrationId(plansOf(migrationNodes(keeper.get(), keeper.fencedHosts())), settings.newHex);
+    const plan = await this.persist(coldMovePlan(source, req, moved, migrationId, { now: clock.now(), limits: settings.limits, timeouts: settings.timeouts }));
+    this.o.logger.info({ migrationId, source, rehomed: moved.rehomed.length, notRehomed: moved.notRehomed.length }, 'drain of stopped instances recorded (cold moves only)');
+    return {
+      migrationId, plan, unplaced: [], matrix: matrixOf(keeper.get(), req.vmTypes),
+      rehomed: moved.rehomed, notRehomed: moved.notRehomed,
+    };
   }
 
   /** A read: a source that does not answer in time is shown from its last report (sourceReachable false). */

@@ -10,6 +10,7 @@ import type { IdSource } from '../../shared/model/ids.js';
 import type { MigrationPlan, PlanItem } from '../../shared/protocol/migrationProtocol.js';
 import type { NcInstance } from '../../shared/protocol/ncProtocol.js';
 import { CcErrors } from '../errors.js';
+import { isColdMovable } from '../rehome.js';
 import type { MigrationNode } from './nodes.js';
 import { quarantined, usable } from './nodes.js';
 import { eligibleDestinations, planPlacement, type DestinationFilter, type PlacementNode, type UnplacedReason } from './placement.js';
@@ -41,7 +42,13 @@ export interface Unplaced {
 
 export type PlanOutcome =
   | { readonly ok: true; readonly plan: MigrationPlan; readonly unplaced: readonly Unplaced[] }
-  | { readonly ok: false; readonly error: FerryError };
+  /**
+   * `coldOnly`: a drain of a node that runs nothing live but holds instances its user stopped (issue
+   * 18 part 5): no live plan (`error` says NothingToMigrate live); the CC re-homes them by cold moves
+   * (cc/rehome.ts), then records them as a finished plan of cold items (coldMovePlan), so the drain
+   * answers like any other.
+   */
+  | { readonly ok: false; readonly error: FerryError; readonly coldOnly?: string };
 
 /** The error text an unplaced item carries in the plan. */
 export const UNPLACED_TEXT: Readonly<Record<UnplacedReason, string>> = {
@@ -65,6 +72,15 @@ export function placementNodes(nodes: readonly MigrationNode[], except?: string)
     host: n.host, enabled: n.enabled && !draining.has(n.host), usable: usable(n) && !n.fenced && !quarantined(n), capacity: n.capacity,
     used: add(n.committed, reservedOn(r, n.host)),
   }));
+}
+
+/** A migration id no plan the NCs hold has. */
+export function newMigrationId(plans: readonly Pick<MigrationPlan, 'migrationId'>[], newHex: IdSource): string {
+  const taken = new Set(plans.map((p) => p.migrationId));
+  let migrationId = `mig-${newHex()}`;
+  // A random 32-bit id can repeat; a few draws make a clash with a plan the NCs still hold vanishingly rare.
+  for (let tries = 0; taken.has(migrationId) && tries < 8; tries++) migrationId = `mig-${newHex()}`;
+  return migrationId;
 }
 
 export function planMigration(req: MigrateRequest, nodes: readonly MigrationNode[], ctx: PlannerContext): PlanOutcome {
@@ -111,7 +127,10 @@ export function planMigration(req: MigrateRequest, nodes: readonly MigrationNode
   if (req.sourceHost !== undefined) {
     const draining = plans.find((p) => p.source === src.host && p.request.kind === 'drain' && isActivePlan(p));
     if (draining) return refuse(CcErrors.make('MigrationInProgress', { subject: `node ${src.host}`, migrationId: draining.migrationId }));
-    if (candidates.length === 0) return refuse(CcErrors.make('NothingToMigrate', { host: src.host }));
+    if (candidates.length === 0) {
+      const nothing = CcErrors.make('NothingToMigrate', { host: src.host });
+      return src.instances.some(isColdMovable) ? { ok: false, error: nothing, coldOnly: src.host } : refuse(nothing);
+    }
   }
   for (const inst of candidates) {
     const busy = activeItemOf(plans, inst.instanceId);
@@ -136,10 +155,7 @@ export function planMigration(req: MigrateRequest, nodes: readonly MigrationNode
     }));
   }
 
-  const taken = new Set(plans.map((p) => p.migrationId));
-  let migrationId = `mig-${ctx.newHex()}`;
-  // A random 32-bit id can repeat; a few draws make a clash with a plan the NCs still hold vanishingly rare.
-  for (let tries = 0; taken.has(migrationId) && tries < 8; tries++) migrationId = `mig-${ctx.newHex()}`;
+  const migrationId = newMigrationId(plans, ctx.newHex);
 
   const destOf = new Map(result.placements.map((p) => [p.instanceId, p.destination]));
   const why = new Map(result.unplaced.map((u) => [u.instanceId, u.reason]));

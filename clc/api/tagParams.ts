@@ -18,12 +18,13 @@ function addProblem(issues: Issues, path: (string | number)[], p: TagProblem): v
 }
 
 /** The resource types Ferry has; EC2's other taggable types name nothing here. */
-const INSTANCES_ONLY = 'Ferry tags instances only (i- followed by 8 hex digits)';
+const INSTANCES_ONLY = 'Ferry tags instances (i- followed by 8 hex digits) and volumes (vol- followed by 8 or 17 hex digits) only';
 
-/** `ResourceId.N`: an instance id (lower-cased), else InvalidInstanceID.Malformed or EC2's InvalidID. */
+/** `ResourceId.N`: an instance or volume id (lower-cased), else InvalidInstanceID.Malformed or EC2's InvalidID. */
 export const resourceIdParam = z.string().transform((id, issues) => {
   const c = classifyResourceId(id);
   if (c.kind === 'instance') return c.instanceId;
+  if (c.kind === 'volume') return c.volumeId;
   if (c.kind === 'malformed-instance') issues.addIssue({ code: 'custom', ...coded('InvalidInstanceID.Malformed', 'malformed instance id') });
   else if (c.kind === 'other-resource') issues.addIssue({ code: 'custom', ...coded('InvalidID', `${INSTANCES_ONLY}; a ${c.prefix}- id names no resource it has`) });
   else issues.addIssue({ code: 'custom', ...coded('InvalidID', `it is not an EC2 resource id; ${INSTANCES_ONLY}`) });

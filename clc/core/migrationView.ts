@@ -27,6 +27,8 @@ export interface MigrationItemView {
   readonly elapsedMs: number | undefined;
   readonly progress: PlanItem['progress'];
   readonly stats: PlanItem['stats'];
+  /** A drain's cold move of a user-stopped instance (issue 18): re-homed, not started; never live. */
+  readonly cold?: true;
 }
 
 export interface MigrationView {
@@ -59,7 +61,7 @@ function itemView(i: PlanItem, now: number): MigrationItemView {
   return {
     instanceId: i.instanceId, instanceType: i.vmType.name, destination: i.destination, state: i.state, attempts: i.attempts,
     error: i.error, queuedAt: i.queuedAt, startedAt: i.startedAt, endedAt: i.endedAt,
-    elapsedMs: i.stats?.elapsedMs ?? running, progress: i.progress, stats: i.stats,
+    elapsedMs: i.stats?.elapsedMs ?? running, progress: i.progress, stats: i.stats, ...(i.cold === true ? { cold: true as const } : {}),
   };
 }
 

@@ -1,17 +1,24 @@
 /**
- * DescribeTags' list: every tag of the given instances as EC2's resource-tag items, filtered with
- * EC2's DescribeTags filters (same wildcard semantics as DescribeInstances'), in (resource id, key)
- * order. Only instances carry tags here, all of them system tags (clc/core/instanceTags.ts). Pure.
+ * DescribeTags' list: every tag of the given instances (system and user, clc/core/instanceTags.ts)
+ * and volumes (user tags) as EC2's resource-tag items, filtered with EC2's DescribeTags filters
+ * (same wildcard semantics as DescribeInstances'), in (resource id, key) order. Pure.
  */
 import { filterPredicate, isTagKeyFilterName, tagKeyOf, type TagKeyFilterName } from './instanceFilters.js';
 import { instanceTags, type Tag } from './instanceTags.js';
 import { byCodeUnits, type InstanceView } from './instanceView.js';
 
 export const INSTANCE_RESOURCE_TYPE = 'instance';
+export const VOLUME_RESOURCE_TYPE = 'volume';
 
 export interface ResourceTag extends Tag {
   readonly resourceId: string;
-  readonly resourceType: typeof INSTANCE_RESOURCE_TYPE;
+  readonly resourceType: typeof INSTANCE_RESOURCE_TYPE | typeof VOLUME_RESOURCE_TYPE;
+}
+
+/** What DescribeTags needs of a volume. */
+export interface TaggedVolume {
+  readonly volumeId: string;
+  readonly userTags?: readonly Tag[] | undefined;
 }
 
 /** A tag with all the tags of its resource, which `tag:<key>` looks at. */
@@ -51,16 +58,17 @@ export function compareResourceTags(a: Pick<ResourceTag, 'resourceId' | 'key'>, 
   return byCodeUnits(a.resourceId, b.resourceId) || byCodeUnits(a.key, b.key);
 }
 
-/** The instances' tags that every filter accepts, in (resource id, key) order. */
-export function selectResourceTags(views: readonly InstanceView[], filters: readonly TagFilter[]): ResourceTag[] {
+/** The instances' and volumes' tags that every filter accepts, in (resource id, key) order. */
+export function selectResourceTags(views: readonly InstanceView[], filters: readonly TagFilter[], volumes: readonly TaggedVolume[] = []): ResourceTag[] {
   const accepts = filterPredicate(filters.map((f) => ({ offered: offeredBy(f.name), values: f.values })));
   const out: ResourceTag[] = [];
-  for (const v of views) {
-    const siblings = instanceTags(v);
+  const add = (resourceId: string, resourceType: ResourceTag['resourceType'], siblings: readonly Tag[]): void => {
     for (const t of siblings) {
-      const tag: ResourceTag = { resourceId: v.instanceId, resourceType: INSTANCE_RESOURCE_TYPE, key: t.key, value: t.value };
+      const tag: ResourceTag = { resourceId, resourceType, key: t.key, value: t.value };
       if (accepts({ tag, siblings })) out.push(tag);
     }
-  }
+  };
+  for (const v of views) add(v.instanceId, INSTANCE_RESOURCE_TYPE, instanceTags(v));
+  for (const v of volumes) add(v.volumeId, VOLUME_RESOURCE_TYPE, v.userTags ?? []);
   return out.sort(compareResourceTags);
 }

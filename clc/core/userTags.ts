@@ -8,6 +8,7 @@
  * reserves `euca:` as well (TagHelper.reservedPrefixes), for the system tags of clc/core/instanceTags.ts.
  */
 import { z } from 'zod';
+import { VOLUME_ID } from '../../shared/protocol/volumes.js';
 import { byCodeUnits } from './codeUnits.js';
 
 export const tagSchema = z.object({ key: z.string(), value: z.string() });
@@ -103,7 +104,9 @@ export type ResourceIdKind =
   | { readonly kind: 'instance'; readonly instanceId: string }
   /** `i-` but not 8 hex digits. */
   | { readonly kind: 'malformed-instance' }
-  /** A well-formed id of another EC2 resource (vol-, emi-, sg-, ...): Ferry tags instances only. */
+  /** One of Ferry's volume ids (vol- and 8 or 17 hex digits), lower-cased. */
+  | { readonly kind: 'volume'; readonly volumeId: string }
+  /** A well-formed id of another EC2 resource (snap-, emi-, sg-, ...): Ferry tags instances and volumes only. */
   | { readonly kind: 'other-resource'; readonly prefix: string }
   /** No EC2 id at all. */
   | { readonly kind: 'invalid' };
@@ -116,17 +119,23 @@ export function classifyResourceId(id: string): ResourceIdKind {
   const lower = id.toLowerCase();
   if (INSTANCE_ID.test(lower)) return { kind: 'instance', instanceId: lower };
   if (lower.startsWith('i-')) return { kind: 'malformed-instance' };
+  if (VOLUME_ID.test(lower)) return { kind: 'volume', volumeId: lower };
   const m = EC2_RESOURCE_ID.exec(id);
   return m ? { kind: 'other-resource', prefix: m[1] as string } : { kind: 'invalid' };
 }
 
-/** What tagging needs of an instance's record. */
+/** Tagged ids by the resource they name (every id already classified as an instance's or a volume's). */
+export function splitResourceIds(ids: readonly string[]): { readonly instanceIds: string[]; readonly volumeIds: string[] } {
+  return { instanceIds: ids.filter((id) => !id.startsWith('vol-')), volumeIds: ids.filter((id) => id.startsWith('vol-')) };
+}
+
+/** What tagging needs of an instance's or a volume's record. */
 export interface TaggableRecord {
   readonly ownerId: string;
   readonly userTags?: readonly Tag[];
 }
 
-/** Who asks: the admin may tag every instance, anyone else only their own account's. */
+/** Who asks: the admin may tag every instance and volume, anyone else only their own account's. */
 export interface Tagger {
   readonly accountId: string;
   readonly isAdmin: boolean;
@@ -134,27 +143,27 @@ export interface Tagger {
 
 export type RetagPlan =
   /** Ids with no record, or of another account (hidden from a non-admin, as EC2 hides them). */
-  | { readonly kind: 'not-found'; readonly instanceIds: readonly string[] }
+  | { readonly kind: 'not-found'; readonly ids: readonly string[] }
   /** Instances the edit would leave with more than MAX_USER_TAGS. */
-  | { readonly kind: 'over-limit'; readonly instanceIds: readonly string[] }
+  | { readonly kind: 'over-limit'; readonly ids: readonly string[] }
   /** Every instance's tags after the edit. */
   | { readonly kind: 'ok'; readonly next: ReadonlyMap<string, readonly Tag[]> };
 
 /**
- * CreateTags / DeleteTags over `instanceIds` (distinct), all or nothing: every id is checked, and
+ * CreateTags / DeleteTags over `ids` (distinct ids of one kind of record), all or nothing: every id is checked, and
  * every result against the limit, before anything would change.
  */
 export function planRetag(
-  records: Readonly<Record<string, TaggableRecord>>, instanceIds: readonly string[], who: Tagger,
+  records: Readonly<Record<string, TaggableRecord>>, ids: readonly string[], who: Tagger,
   edit: (tags: readonly Tag[] | undefined) => readonly Tag[],
 ): RetagPlan {
   const visible = (id: string): TaggableRecord | undefined => {
     const r = Object.prototype.hasOwnProperty.call(records, id) ? records[id] : undefined;
     return r !== undefined && (who.isAdmin || r.ownerId === who.accountId) ? r : undefined;
   };
-  const missing = instanceIds.filter((id) => visible(id) === undefined);
-  if (missing.length > 0) return { kind: 'not-found', instanceIds: missing };
-  const next = new Map(instanceIds.map((id) => [id, edit(visible(id)?.userTags)]));
-  const over = instanceIds.filter((id) => (next.get(id)?.length ?? 0) > MAX_USER_TAGS);
-  return over.length > 0 ? { kind: 'over-limit', instanceIds: over } : { kind: 'ok', next };
+  const missing = ids.filter((id) => visible(id) === undefined);
+  if (missing.length > 0) return { kind: 'not-found', ids: missing };
+  const next = new Map(ids.map((id) => [id, edit(visible(id)?.userTags)]));
+  const over = ids.filter((id) => (next.get(id)?.length ?? 0) > MAX_USER_TAGS);
+  return over.length > 0 ? { kind: 'over-limit', ids: over } : { kind: 'ok', next };
 }

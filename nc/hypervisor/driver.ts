@@ -42,9 +42,11 @@ export interface DomainSpec {
   /** Image the root disk comes from; the sim only records it. */
   readonly imageId: string;
   /**
-   * The volumes it holds (issue 18), given to `prepareIncoming` only: a live migration moves the
-   * domain with them attached (same locator on shared storage, no data copied), so the incoming
-   * domain's definition holds them. `create` ignores it (volumes are attached by `attachVolume`).
+   * The volumes it holds (issue 18), in its definition before the guest runs (same locator on
+   * shared storage, no data copied): `prepareIncoming` (a live migration moves the domain with them
+   * attached), and `create` / `define` of a copy restarted elsewhere by host HA or re-homed when
+   * stopped, so the guest sees its disks at boot (a shut-off domain gets those it lacks added before
+   * it starts). Volumes attached to a running guest go through `attachVolume`.
    */
   readonly volumes?: readonly VolumeAttachmentSpec[];
 }
@@ -102,7 +104,9 @@ export type HypervisorEvent =
   | { readonly kind: 'started'; readonly id: string }
   | { readonly kind: 'stopped'; readonly id: string; readonly reason: 'destroyed' | 'shutdown' | 'migrated' | 'crashed' | 'host-down' }
   | { readonly kind: 'migration-progress'; readonly progress: MigrationProgress }
-  | { readonly kind: 'migration-incoming-done'; readonly migrationId: string; readonly id: string };
+  | { readonly kind: 'migration-incoming-done'; readonly migrationId: string; readonly id: string }
+  /** The guest restarted in place (its own reboot, an ACPI request honoured, or a reset). */
+  | { readonly kind: 'rebooted'; readonly id: string };
 
 export interface HypervisorDriver {
   /** Connects and describes the host; fails with HypervisorUnavailable when it cannot. */
@@ -147,6 +151,12 @@ export interface HypervisorDriver {
   shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo>;
   /** Reboots a running domain in place (virDomainReboot). Unknown: DomainNotFound; not running or migrating: DomainStateConflict. */
   reboot(id: string): Promise<DomainInfo>;
+  /**
+   * Resets a running domain (libvirt's virDomainReset): the guest restarts at once without being
+   * asked, same definition and disk; the fallback for a guest that ignores reboot(). Refused unless
+   * it runs (DomainStateConflict).
+   */
+  reset(id: string): Promise<DomainInfo>;
   /**
    * Destination side: get ready to receive `spec` for `migrationId` (paused, resources held). With a
    * credential, the incoming stream is accepted only over TLS from a source presenting a certificate

@@ -186,6 +186,11 @@ export const CC_OPS = {
        * stopped by its user and only defines its domain, without starting it.
        */
       stopped: z.boolean().optional(),
+      /**
+       * The volumes of these instances by instance id (issue 18: host HA's restart elsewhere, a
+       * stopped instance re-homed): each copy is defined with them, before its guest boots.
+       */
+      volumes: z.record(instanceIdSchema, z.array(volumeAttachmentSpecSchema).max(64)).optional(),
     }),
     response: z.object({ instances: z.array(ccInstanceSchema) }),
   },

@@ -94,6 +94,12 @@ export const planItemSchema = z.object({
    * generation `credentialGeneration` (prepare again on the destination, then commit again).
    */
   awaitingCredential: z.boolean().optional(),
+  /**
+   * A cold move (issue 18 part 5): a drain of a node holding only instances their users stopped. The
+   * CC re-homed the instance (defined on `destination`, not started: cc/rehome.ts) before the plan
+   * was recorded; the item is born final (completed, or failed saying why it stayed) and never runs.
+   */
+  cold: z.literal(true).optional(),
 });
 export type PlanItem = z.infer<typeof planItemSchema>;
 

@@ -36,6 +36,12 @@ export const ncInstanceSchema = z.object({
    * capacity; host HA never powers it on nor restarts it elsewhere. Absent when not, and from older NCs.
    */
   userStopped: z.literal(true).optional(),
+  /**
+   * Its last RebootInstances (issue 18): when the guest was asked, and how it rebooted — `guest` (it
+   * honoured the ACPI request) or `reset` (it ignored it; the NC reset it after its bound). Absent
+   * before any, and from older NCs.
+   */
+  lastReboot: z.object({ at: z.number(), how: z.enum(['guest', 'reset']) }).optional(),
 });
 export type NcInstance = z.infer<typeof ncInstanceSchema>;
 
@@ -122,6 +128,12 @@ export const NC_OPS = {
        * user and the domain only defined (HypervisorDriver.define), not started; it holds nothing here.
        */
       stopped: z.boolean().optional(),
+      /**
+       * Its volumes (issue 18): host HA's restart elsewhere and a stopped instance re-homed bring
+       * them along. They are part of the domain's definition before the guest boots (the record
+       * holds them `attaching` until the hypervisor has the domain, then `attached`).
+       */
+      volumes: z.array(volumeAttachmentSpecSchema).max(64).optional(),
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },

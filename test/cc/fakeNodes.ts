@@ -182,6 +182,8 @@ export class FakeNodes implements NodeClient {
     const created: NcInstance = { ...instance(req.instanceId, req.vmType), reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId, launchTime: req.launchTime };
     // A drain's cold move (issue 18): defined, stopped as its user left it.
     if (req.stopped === true) Object.assign(created, { state: 'stopped', hypervisorState: 'shutoff', userStopped: true });
+    // Its volumes come in its definition (issue 18), attached as the NC reports them once the domain exists.
+    if (req.volumes && req.volumes.length > 0) created.volumes = req.volumes.map((v) => ({ ...v, status: 'attached' as const }));
     nc.instances.push(created);
     return this.leave(nc, call, created);
   }

@@ -86,13 +86,29 @@ describe('ccStartInstance', () => {
     expect(r).toMatchObject({ host: C, movedFrom: A });
   });
 
-  it('refuses, changing nothing: unknown, re-homing from an unreachable node, re-homing with volumes attached', async () => {
+  it('re-homes one with a volume attached, the volume in its new copy from the start (issue 18)', async () => {
+    const h = await oneOnA();
+    await h.ops.ccStopInstance({ instanceId: id(1), force: false }, CTX);
+    const copy = h.fake.nc(A).instances.find((i) => i.instanceId === id(1));
+    if (!copy) throw new Error('no copy on A');
+    const volume = { volumeId: 'vol-00000001', device: '/dev/vdb', path: '/srv/volumes/vol-00000001.img' };
+    copy.volumes = [{ ...volume, status: 'attached' }];
+    h.fake.nc(A).nodeState = 'disabled';
+    await h.keeper.refreshHosts([A], 500);
+    h.fake.calls.length = 0;
+    const r = await h.ops.ccStartInstance({ instanceId: id(1) }, CTX);
+    expect(r).toMatchObject({ host: B, movedFrom: A });
+    expect(h.fake.live(B).find((i) => i.instanceId === id(1))?.volumes).toEqual([{ ...volume, status: 'attached' }]);
+    expect(h.fake.calls.filter((c) => c.op === 'run' || c.op === 'terminate').map((c) => `${c.op}@${c.host}`)).toEqual([`run@${B}`, `terminate@${A}`]);
+  });
+
+  it('refuses, changing nothing: unknown, re-homing from an unreachable node, re-homing with a volume between steps', async () => {
     const h = await oneOnA();
     await expect(h.ops.ccStartInstance({ instanceId: id(0x77) }, CTX)).rejects.toMatchObject({ code: 'InstanceNotFound' });
     await h.ops.ccStopInstance({ instanceId: id(1), force: false }, CTX);
     const copy = h.fake.nc(A).instances.find((i) => i.instanceId === id(1));
     if (!copy) throw new Error('no copy on A');
-    copy.volumes = [{ volumeId: 'vol-00000001', device: '/dev/vdb', state: 'attached', path: '/tmp/v' } as never];
+    copy.volumes = [{ volumeId: 'vol-00000001', device: '/dev/vdb', status: 'detaching', path: '/tmp/v' }];
     h.fake.nc(A).nodeState = 'disabled';
     await h.keeper.refreshHosts([A], 500);
     h.fake.calls.length = 0;

@@ -126,14 +126,16 @@ describe('TerminateInstances', () => {
 describe('CreateTags', () => {
   const rows: Row[] = [
     ['ids (any case, once each) and tags in key order; a key alone is the empty value', 'ResourceId.1=I-0000000A&ResourceId.2=i-0000000a&Tag.1.Key=b&Tag.1.Value=x&Tag.2.Key=a',
-      { ok: { instanceIds: ['i-0000000a'], tags: [{ key: 'a', value: '' }, { key: 'b', value: 'x' }] } }],
-    ['an empty value given', 'ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.1.Value=', { ok: { instanceIds: ['i-0000000a'], tags: [{ key: 'a', value: '' }] } }],
+      { ok: { resourceIds: ['i-0000000a'], tags: [{ key: 'a', value: '' }, { key: 'b', value: 'x' }] } }],
+    ['an empty value given', 'ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.1.Value=', { ok: { resourceIds: ['i-0000000a'], tags: [{ key: 'a', value: '' }] } }],
     ['no ids', 'Tag.1.Key=a', { code: 'MissingParameter', message: /ResourceId\.1/ }],
+    ['a volume id (any case) beside an instance id', 'ResourceId.1=VOL-0000000A&ResourceId.2=i-0000000a&Tag.1.Key=a',
+      { ok: { resourceIds: ['vol-0000000a', 'i-0000000a'], tags: [{ key: 'a', value: '' }] } }],
     ['no tags', 'ResourceId.1=i-0000000a', { code: 'InvalidParameterValue', message: /one or more tags/ }],
     ['a malformed instance id', 'ResourceId.1=i-0000000a&ResourceId.2=i-12&Tag.1.Key=a', { code: 'InvalidInstanceID.Malformed', message: /i-12/ }],
-    ['a volume id', 'ResourceId.1=vol-0000000a&Tag.1.Key=a', { code: 'InvalidID', message: /vol-0000000a.*instances only/ }],
+    ['a snapshot id', 'ResourceId.1=snap-0000000a&Tag.1.Key=a', { code: 'InvalidID', message: /snap-0000000a.*instances .* and volumes .* only/ }],
     ['no EC2 id', 'ResourceId.1=web01&Tag.1.Key=a', { code: 'InvalidID', message: /web01.*not an EC2 resource id/ }],
-    ['a key of 128 characters', `ResourceId.1=i-0000000a&Tag.1.Key=${'k'.repeat(128)}`, { ok: { instanceIds: ['i-0000000a'], tags: [{ key: 'k'.repeat(128), value: '' }] } }],
+    ['a key of 128 characters', `ResourceId.1=i-0000000a&Tag.1.Key=${'k'.repeat(128)}`, { ok: { resourceIds: ['i-0000000a'], tags: [{ key: 'k'.repeat(128), value: '' }] } }],
     ['a key of 129 characters', `ResourceId.1=i-0000000a&Tag.1.Key=${'k'.repeat(129)}`, { code: 'InvalidParameterValue', message: /Tag\.1\.Key.*128 characters/ }],
     ['a value of 257 characters', `ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.1.Value=${'v'.repeat(257)}`, { code: 'InvalidParameterValue', message: /Tag\.1\.Value.*256 characters/ }],
     ['a key missing', 'ResourceId.1=i-0000000a&Tag.1.Value=v', { code: 'InvalidParameterValue', message: /^Value \(\) for parameter Tag\.1\.Key is invalid\. Tag key cannot be null or empty/ }],
@@ -147,9 +149,9 @@ describe('CreateTags', () => {
 
 describe('DeleteTags', () => {
   const rows: Row[] = [
-    ['no tags: every user tag', 'ResourceId.1=i-0000000a', { ok: { instanceIds: ['i-0000000a'], selectors: undefined } }],
+    ['no tags: every user tag', 'ResourceId.1=i-0000000a', { ok: { resourceIds: ['i-0000000a'], selectors: undefined } }],
     ['a key alone, key=value and key= stay apart', 'ResourceId.1=i-0000000a&Tag.1.Key=a&Tag.2.Key=b&Tag.2.Value=x&Tag.3.Key=c&Tag.3.Value=',
-      { ok: { instanceIds: ['i-0000000a'], selectors: [{ key: 'a' }, { key: 'b', value: 'x' }, { key: 'c', value: '' }] } }],
+      { ok: { resourceIds: ['i-0000000a'], selectors: [{ key: 'a' }, { key: 'b', value: 'x' }, { key: 'c', value: '' }] } }],
     ['an aws: key', 'ResourceId.1=i-0000000a&Tag.1.Key=aws:x', { code: 'InvalidParameterValue', message: /reserved/ }],
     ['an empty key', 'ResourceId.1=i-0000000a&Tag.1.Key=', { code: 'InvalidParameterValue', message: /empty/ }],
     ['no ids', '', { code: 'MissingParameter', message: /ResourceId\.1/ }],

@@ -206,7 +206,10 @@ describe('every refusal is coded and changes nothing', () => {
   const rows: Row[] = [
     ['no ResourceId', () => tagParams('CreateTags', [], [['Owner', 'x']]), 'MissingParameter'],
     ['a malformed instance id', ({ a }) => tagParams('CreateTags', [a, 'i-xyz'], [['Owner', 'x']]), 'InvalidInstanceID.Malformed'],
-    ['a volume id (Ferry tags instances only)', ({ a }) => tagParams('CreateTags', [a, 'vol-12345678'], [['Owner', 'x']]), 'InvalidID'],
+    ['an unknown volume beside a known instance', ({ a }) => tagParams('CreateTags', [a, 'vol-12345678'], [['Owner', 'x']]), 'InvalidVolume.NotFound'],
+    ['an unknown volume, deleting', ({ a }) => tagParams('DeleteTags', [a, 'vol-0123456789abcdef0']), 'InvalidVolume.NotFound'],
+    ['a snapshot id (Ferry tags instances and volumes only)', ({ a }) => tagParams('CreateTags', [a, 'snap-12345678'], [['Owner', 'x']]), 'InvalidID'],
+    ['a malformed volume id', ({ a }) => tagParams('CreateTags', [a, 'vol-xyz'], [['Owner', 'x']]), 'InvalidID'],
     ['an image id', ({ a }) => tagParams('CreateTags', [a, 'emi-0a1b2c3d'], [['Owner', 'x']]), 'InvalidID'],
     ['a security group id', ({ a }) => tagParams('DeleteTags', [a, 'sg-0a1b2c3d']), 'InvalidID'],
     ['no id at all', ({ a }) => tagParams('CreateTags', [a, 'my-server'], [['Owner', 'x']]), 'InvalidID'],
@@ -246,10 +249,99 @@ describe('every refusal is coded and changes nothing', () => {
     const notFound = await query(h.app, tagParams('CreateTags', [id(8), a, id(9)], [['Owner', 'x']]));
     expect(notFound.doc.Response.Errors.Error.Message).toBe("The instance IDs 'i-00000008, i-00000009' do not exist");
     const volume = await query(h.app, tagParams('CreateTags', ['vol-12345678'], [['Owner', 'x']]));
-    expect(volume.doc.Response.Errors.Error.Message).toMatch(/^The ID 'vol-12345678' is not valid: Ferry tags instances only/);
+    expect(volume.doc.Response.Errors.Error.Message).toBe("The volume 'vol-12345678' does not exist.");
+    const snapshot = await query(h.app, tagParams('CreateTags', ['snap-12345678'], [['Owner', 'x']]));
+    expect(snapshot.doc.Response.Errors.Error.Message).toMatch(/^The ID 'snap-12345678' is not valid: Ferry tags instances .* and volumes .* only/);
     const reserved = await query(h.app, tagParams('CreateTags', [a], [['aws:x', 'y']]));
     expect(reserved.doc.Response.Errors.Error.Message).toMatch(/^Value \(aws:x\) for parameter Tag\.1\.Key is invalid\. Tag keys starting with 'aws:' are reserved/);
     const noTags = await query(h.app, tagParams('CreateTags', [a]));
     expect(noTags.doc.Response.Errors.Error.Message).toMatch(/^You must specify one or more tags to create/);
+  });
+});
+
+describe('volume tags (issue 18)', () => {
+  /** A volume record as CreateVolume leaves it (the tags need no backend). */
+  async function addVolume(h: Harness, volumeId: string, ownerId: string, userTags?: { key: string; value: string }[]): Promise<void> {
+    await h.store.update((d) => {
+      d.volumes[volumeId] = {
+        volumeId, ownerId, size: 1, partition: 'cluster01', volumeType: 'standard', createTime: START, state: 'available',
+        path: `/srv/ferry/volumes/${volumeId}.img`, ...(userTags ? { userTags } : {}),
+      };
+    });
+  }
+
+  async function volumeTags(h: Harness, params: Record<string, string> = {}): Promise<Map<string, string[]>> {
+    const r = await ok(h, { Action: 'DescribeVolumes', ...params });
+    return new Map(items(r.doc.DescribeVolumesResponse.volumeSet).map((v) => [v.volumeId as string, tagsOf(v)]));
+  }
+
+  it('CreateTags tags volumes and instances in one request; tagSet, the tag filters and DescribeTags (resourceType volume) show them', async () => {
+    const { h, a } = await cloud();
+    await addVolume(h, 'vol-0000000a', TEST_ADMIN.accountId);
+    await addVolume(h, 'vol-0000000b', TEST_ADMIN.accountId, [{ key: 'Keep', value: 'me' }]);
+    await ok(h, tagParams('CreateTags', ['VOL-0000000A', a, 'vol-0000000b'], [['app', 'db'], ['Name', 'data']]));
+    expect(await volumeTags(h)).toEqual(new Map([['vol-0000000a', ['Name=data', 'app=db']], ['vol-0000000b', ['Keep=me', 'Name=data', 'app=db']]]));
+    expect(h.store.read().instances[a]?.userTags).toEqual([{ key: 'Name', value: 'data' }, { key: 'app', value: 'db' }]);
+    expect([...(await volumeTags(h, { 'Filter.1.Name': 'tag:Keep', 'Filter.1.Value.1': 'me' })).keys()]).toEqual(['vol-0000000b']);
+    expect([...(await volumeTags(h, { 'Filter.1.Name': 'tag-key', 'Filter.1.Value.1': 'app' })).keys()]).toEqual(['vol-0000000a', 'vol-0000000b']);
+    const tags = await ok(h, { Action: 'DescribeTags', 'Filter.1.Name': 'resource-type', 'Filter.1.Value.1': 'volume' });
+    expect(items(tags.doc.DescribeTagsResponse.tagSet).map((t) => `${t.resourceId} ${t.resourceType} ${t.key}=${t.value ?? ''}`)).toEqual([
+      'vol-0000000a volume Name=data', 'vol-0000000a volume app=db',
+      'vol-0000000b volume Keep=me', 'vol-0000000b volume Name=data', 'vol-0000000b volume app=db',
+    ]);
+    expect(await describeTags(h, { 'Filter.1.Name': 'tag:Keep', 'Filter.1.Value.1': 'me' }))
+      .toEqual(['vol-0000000b Keep=me', 'vol-0000000b Name=data', 'vol-0000000b app=db']);
+    expect(await describeTags(h, { 'Filter.1.Name': 'key', 'Filter.1.Value.1': 'app' })).toEqual([`${a} app=db`, 'vol-0000000a app=db', 'vol-0000000b app=db']);
+  });
+
+  it('DeleteTags removes a volume\'s tags (by key, by key=value, all); the record survives a reopen of clc.json', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-voltags-'));
+    try {
+      const store = await openClcStore(dir);
+      const h = await harness({ store });
+      await addVolume(h, 'vol-0000000a', TEST_ADMIN.accountId, [{ key: 'a', value: '1' }, { key: 'b', value: '2' }, { key: 'c', value: '3' }]);
+      await ok(h, tagParams('DeleteTags', ['vol-0000000a'], [['a', null], ['b', 'not-2']]));
+      expect((await volumeTags(h)).get('vol-0000000a')).toEqual(['b=2', 'c=3']);
+      await ok(h, tagParams('DeleteTags', ['vol-0000000a'], [['b', '2']]));
+      expect((await volumeTags(h)).get('vol-0000000a')).toEqual(['c=3']);
+      const reopened = await openClcStore(dir);
+      expect(reopened.read().volumes['vol-0000000a']?.userTags).toEqual([{ key: 'c', value: '3' }]);
+      await ok(h, tagParams('DeleteTags', ['vol-0000000a']));
+      expect(h.store.read().volumes['vol-0000000a']?.userTags).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('all or nothing across kinds: an unknown volume leaves the instance untagged, an unknown instance the volume; a volume over the limit the instance', async () => {
+    const { h, a } = await cloud();
+    await addVolume(h, 'vol-0000000a', TEST_ADMIN.accountId, Array.from({ length: 50 }, (_, k) => ({ key: `k${String(k).padStart(2, '0')}`, value: '' })));
+    await addVolume(h, 'vol-0000000b', TEST_ADMIN.accountId);
+    const before = JSON.stringify(h.store.read());
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [tagParams('CreateTags', [a, 'vol-0000000b', 'vol-000000ff'], [['x', '']]), 'InvalidVolume.NotFound', /vol-000000ff/],
+      [tagParams('CreateTags', ['vol-0000000b', 'i-000000ff'], [['x', '']]), 'InvalidInstanceID.NotFound', /i-000000ff/],
+      [tagParams('CreateTags', [a, 'vol-0000000a'], [['one-more', '']]), 'TagLimitExceeded', /vol-0000000a/],
+    ];
+    for (const [params, code, names] of cases) {
+      const r = await query(h.app, params);
+      expect(errorCode(r), r.text).toBe(code);
+      expect(r.doc.Response.Errors.Error.Message).toMatch(names);
+      expect(JSON.stringify(h.store.read())).toBe(before);
+    }
+  });
+
+  it('another account\'s volume is InvalidVolume.NotFound to a user, and the admin tags it', async () => {
+    const h = await harness({ authenticator: testAuthenticator });
+    await addVolume(h, 'vol-0000000a', 'someone-else');
+    await addVolume(h, 'vol-0000000b', TEST_USER.accountId);
+    const before = JSON.stringify(h.store.read());
+    const r = await signedQuery(h.app, tagParams('CreateTags', ['vol-0000000b', 'vol-0000000a'], [['Owner', 'alice']]), TEST_USER, START);
+    expect(r.doc.Response.Errors.Error.Code).toBe('InvalidVolume.NotFound');
+    expect(r.doc.Response.Errors.Error.Message).toBe("The volume 'vol-0000000a' does not exist.");
+    expect(JSON.stringify(h.store.read())).toBe(before);
+    expect((await signedQuery(h.app, tagParams('CreateTags', ['vol-0000000b'], [['Owner', 'alice']]), TEST_USER, START)).status).toBe(200);
+    expect((await signedQuery(h.app, tagParams('CreateTags', ['vol-0000000a'], [['Audited', 'yes']]), TEST_ADMIN, START)).status).toBe(200);
+    expect(h.store.read().volumes['vol-0000000a']?.userTags).toEqual([{ key: 'Audited', value: 'yes' }]);
   });
 });

@@ -61,7 +61,9 @@ describe('classifyResourceId', () => {
     ['an instance id in upper case (Eucalyptus 3)', 'I-0A1B2C3D', { kind: 'instance', instanceId: 'i-0a1b2c3d' }],
     ['i- and too few digits', 'i-123', { kind: 'malformed-instance' }],
     ['i- and EC2\'s 17 digits (not Ferry\'s)', 'i-0123456789abcdef0', { kind: 'malformed-instance' }],
-    ['a volume', 'vol-12345678', { kind: 'other-resource', prefix: 'vol' }],
+    ['a volume', 'vol-12345678', { kind: 'volume', volumeId: 'vol-12345678' }],
+    ['a long volume id, upper-case', 'VOL-0123456789ABCDEF0', { kind: 'volume', volumeId: 'vol-0123456789abcdef0' }],
+    ['a snapshot', 'snap-12345678', { kind: 'other-resource', prefix: 'snap' }],
     ['an EC2 image', 'ami-0123456789abcdef0', { kind: 'other-resource', prefix: 'ami' }],
     ['a Eucalyptus image', 'emi-0a1b2c3d', { kind: 'other-resource', prefix: 'emi' }],
     ['a security group', 'sg-0a1b2c3d', { kind: 'other-resource', prefix: 'sg' }],
@@ -144,10 +146,10 @@ describe('planRetag', () => {
   const rows: [string, string[], typeof admin, Tag[], object][] = [
     ['the admin tags anyone\'s', ['i-0000000a', 'i-0000000b'], admin, [t('Env', 'x')], { kind: 'ok' }],
     ['a user tags their own', ['i-0000000b'], alice, [t('Env', 'x')], { kind: 'ok' }],
-    ['a user does not see another account\'s', ['i-0000000b', 'i-0000000a'], alice, [t('Env', 'x')], { kind: 'not-found', instanceIds: ['i-0000000a'] }],
-    ['unknown ids are all named', ['i-000000ff', 'i-0000000a', 'i-000000ee'], admin, [t('Env')], { kind: 'not-found', instanceIds: ['i-000000ff', 'i-000000ee'] }],
-    ['not found comes before the limit', ['i-0000000c', 'i-000000ff'], admin, [t('new')], { kind: 'not-found', instanceIds: ['i-000000ff'] }],
-    ['a 51st tag is over the limit', ['i-0000000b', 'i-0000000c'], admin, [t('new')], { kind: 'over-limit', instanceIds: ['i-0000000c'] }],
+    ['a user does not see another account\'s', ['i-0000000b', 'i-0000000a'], alice, [t('Env', 'x')], { kind: 'not-found', ids: ['i-0000000a'] }],
+    ['unknown ids are all named', ['i-000000ff', 'i-0000000a', 'i-000000ee'], admin, [t('Env')], { kind: 'not-found', ids: ['i-000000ff', 'i-000000ee'] }],
+    ['not found comes before the limit', ['i-0000000c', 'i-000000ff'], admin, [t('new')], { kind: 'not-found', ids: ['i-000000ff'] }],
+    ['a 51st tag is over the limit', ['i-0000000b', 'i-0000000c'], admin, [t('new')], { kind: 'over-limit', ids: ['i-0000000c'] }],
     ['overwriting at the limit is not', ['i-0000000c'], admin, [t('k00', 'v')], { kind: 'ok' }],
   ];
   it.each(rows)('%s', (_n, ids, who, tags, expected) => {
@@ -157,7 +159,7 @@ describe('planRetag', () => {
   });
 
   it('an id named like an Object.prototype member is just unknown', () => {
-    expect(planRetag(records, ['constructor', '__proto__'], admin, add([t('a')]))).toEqual({ kind: 'not-found', instanceIds: ['constructor', '__proto__'] });
+    expect(planRetag(records, ['constructor', '__proto__'], admin, add([t('a')]))).toEqual({ kind: 'not-found', ids: ['constructor', '__proto__'] });
   });
 });
 

@@ -242,8 +242,10 @@ describe('euca2ools 3.x', () => {
     const tagsNow = async () => JSON.stringify((await adminCall(cloud, { Action: 'DescribeTags' })).tagSet);
     const before = await tagsNow();
     await changesNothing(async () => {
+      const snapshot = await toolError(tool.createTags([a, 'snap-0a1b2c3d'], ['Owner=alice']));
+      expect(snapshot.message).toMatch(/^error \(InvalidID\): The ID 'snap-0a1b2c3d' is not valid: Ferry tags instances .* and volumes .* only/);
       const volume = await toolError(tool.createTags([a, 'vol-0a1b2c3d'], ['Owner=alice']));
-      expect(volume.message).toMatch(/^error \(InvalidID\): The ID 'vol-0a1b2c3d' is not valid: Ferry tags instances only/);
+      expect(volume.message).toMatch(/^error \(InvalidVolume\.NotFound\): .*vol-0a1b2c3d/);
       const reserved = await toolError(tool.createTags([a], ['euca:node=127.0.44.99']));
       expect(reserved.code).toBe('InvalidParameterValue');
       const system = await toolError(tool.deleteTags([a], ['euca:node']));

@@ -4,13 +4,16 @@
  * Linux guest, whose /init prints `ferry-tick N` on its serial port from 1 at every boot. A forced stop
  * powers it off at once, a graceful one (the guest has no ACPI daemon) at the driver's deadline; both
  * keep the domain defined and its root disk; create boots it again from them; define alone leaves a
- * domain shut off. virsh is the independent witness. If the lab cannot start the suite fails.
+ * domain shut off; a reboot it ignores is followed by the NC's reset (virDomainReset) after the bound. virsh is the independent witness. If the lab cannot start the suite fails.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainSpec } from '../../nc/hypervisor/driver.js';
 import { LibvirtDriver } from '../../nc/hypervisor/libvirt/libvirtDriver.js';
+import { RebootWatcher } from '../../nc/rebootWatcher.js';
+import { systemClock } from '../../shared/clock.js';
+import { silentLogger } from '../../shared/log.js';
 import { buildGuest, labLayout, startLab, stopLab, virsh } from '../helpers/libvirtLab.js';
 
 const lab = labLayout('/tmp/ferry-lab-ss', { addrs: ['127.0.80.101', '127.0.80.102'], port: 18009 });
@@ -75,6 +78,32 @@ describe('libvirt driver: stop and start a real guest', () => {
     expect(await virsh(H1.uri, 'domstate', s.id)).toBe('shut off');
     expect((await d.shutdown(s.id, { force: false })).state).toBe('shutoff');
   }, 400_000);
+
+  it('reboot of the guest, which ignores ACPI: the NC\'s fallback resets it after its bound (virDomainReset); libvirt reports the reboot', async () => {
+    const s = spec('i-5a000003');
+    await d.create(s);
+    await expect.poll(() => boots(s.id).ticks, { timeout: 120_000, interval: 250 }).toBeGreaterThan(3);
+    const events: string[] = [];
+    const off = d.onEvent((e) => { if (e.kind === 'rebooted') events.push(e.id); });
+    const outcomes: string[] = [];
+    const watcher = new RebootWatcher({
+      clock: systemClock, logger: silentLogger(), driver: d, timeoutMs: 3_000, post: (task) => task(),
+      stillRunning: () => true, reset: async (id) => { await d.reset(id); }, rebooted: (id, _at, how) => { outcomes.push(`${id} ${how}`); return Promise.resolve(); },
+    });
+    watcher.start();
+    try {
+      watcher.watch(s.id);
+      expect((await d.reboot(s.id)).state).toBe('running');
+      // The guest has no ACPI daemon: only the reset after the bound reboots it, and libvirt says so.
+      await expect.poll(() => outcomes, { timeout: 60_000, interval: 100 }).toEqual([`${s.id} reset`]);
+      await expect.poll(() => boots(s.id).boots, { timeout: 120_000, interval: 250 }).toBe(2);
+      await expect.poll(() => events, { timeout: 30_000, interval: 100 }).toContain(s.id);
+      expect(await virsh(H1.uri, 'domstate', s.id)).toBe('running');
+    } finally {
+      watcher.stop();
+      off();
+    }
+  }, 300_000);
 
   it('define (a cold move) leaves the domain defined and shut off, with its disk; create then boots it', async () => {
     const s = spec('i-5a000002');

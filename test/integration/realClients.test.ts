@@ -637,7 +637,8 @@ describe('user tags: CreateTags, DeleteTags and RunInstances\' TagSpecification'
   });
 
   it.each([
-    ['a volume id (Ferry tags instances only)', () => call('create_tags', { Resources: ['vol-0a1b2c3d'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidID'],
+    ['an unknown volume beside a known instance', () => call('create_tags', { Resources: [tagged[0], 'vol-0a1b2c3d'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidVolume.NotFound'],
+    ['a snapshot id (Ferry tags instances and volumes only)', () => call('create_tags', { Resources: ['snap-0a1b2c3d'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidID'],
     ['an id that is no EC2 id', () => call('create_tags', { Resources: ['web01'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidID'],
     ['a malformed instance id', () => call('create_tags', { Resources: ['i-xyz'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidInstanceID.Malformed'],
     ['an unknown instance beside a known one', () => call('create_tags', { Resources: [tagged[0], 'i-00000000'], Tags: [{ Key: 'a', Value: 'b' }] }), 'InvalidInstanceID.NotFound'],

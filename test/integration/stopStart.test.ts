@@ -16,7 +16,7 @@ import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
 import { decodeDiskCounter, diskPath } from '../../nc/hypervisor/sim/hostLedger.js';
 import { storageDirOf } from '../../scripts/cloudLayout.js';
 import { cloudCli, TestCloud } from '../helpers/cloud.js';
-import { adminCall, arr, describeMigration, placeOn, setNodeState, until } from '../helpers/cloudApi.js';
+import { adminCall, arr, describeMigration, hypervisorDomains, placeOn, setNodeState, until } from '../helpers/cloudApi.js';
 import { awsCli, awsToolEnv, boto3, boto3Ok, sourceCredentials, type Boto3Step } from '../clients/awsTools.js';
 
 // Slow migrations (a 256 MiB guest over 400 Mbit/s: ~5 s), so one is caught in flight.
@@ -155,6 +155,32 @@ describe('stop, start and reboot in a cloud of real processes', () => {
     expect(arr<any>(s.instancesSet.item)[0]).toMatchObject({ currentState: { name: 'running' }, nodeHost: n3 });
     expect(await domainState(n3, stopped)).toBe('running');
   }, 240_000);
+
+  it('a drain of a node holding only stopped instances re-homes them as its plan (euca-migrate-instances -s --wait); then NothingToMigrate', async () => {
+    const [stopped] = await placeOn(cloud, n1, 1) as [string];
+    await until('it to run on n1', () => instance(stopped), (i) => i?.instanceState.name === 'running' && i.nodeHost === n1);
+    await adminCall(cloud, { Action: 'StopInstances', 'InstanceId.1': stopped });
+    const live = (await hypervisorDomains(cloud, n1)).filter((d) => d.state === 'running');
+    expect(live, 'n1 runs nothing live (the drain above moved its running instances)').toEqual([]);
+    const r = await cli('euca-migrate-instances', '-s', n1, '--include-dest', n2, '--wait', '--poll-ms', '200');
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const migrationId = /^MIGRATION\t(mig-[0-9a-f]+)\t/m.exec(r.stdout)?.[1] ?? '';
+    expect(r.stdout).toMatch(new RegExp(`^INSTANCE\t${stopped}\t${n2.replace(/\./g, '\\.')}\tcompleted\t`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^REHOMED\t${stopped}\t${n2.replace(/\./g, '\\.')}$`, 'm'));
+    // Re-homed as its user left it: defined on n2, shut off, still stopped; n1 forgets it.
+    expect(await domainState(n2, stopped)).toBe('shutoff');
+    expect(ncRecord(n2, stopped)).toMatchObject({ phase: 'running', userStopped: true });
+    expect(await domainState(n1, stopped)).toBeUndefined();
+    // DescribeMigrations keeps it as a finished drain whose item is a cold move.
+    const described = await describeMigration(cloud, migrationId);
+    expect(described).toMatchObject({ migrationId, sourceHost: n1, kind: 'drain', state: 'completed' });
+    expect(arr<any>(described.itemSet.item)).toEqual([expect.objectContaining({ instanceId: stopped, destination: n2, state: 'completed', cold: 'true' })]);
+    await until('it shown stopped on n2', () => instance(stopped), (i) => i?.nodeHost === n2 && i.instanceState.name === 'stopped');
+    // Nothing is left on n1 now: the drain is refused as before, and nothing changes.
+    const again = await cloud.query({ Action: 'MigrateInstances', SourceHost: n1 });
+    expect(errorCode(again), again.text).toBe('NothingToMigrate');
+    expect(await domainState(n2, stopped)).toBe('shutoff');
+  }, 180_000);
 
   it('bad input changes nothing: an unknown id next to a known one', async () => {
     const before = cloud.nodeHosts.map((h) => readFileSync(join(cloud.baseDir, 'hosts', h, 'nc', 'nc.json'), 'utf8')).join('');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsCli, awsToolEnv, boto3, sourceCredentials, type Boto3Result, type Boto3Step } from '../clients/awsTools.js';
 import { TestCloud } from '../helpers/cloud.js';
-import { adminCall, arr, hypervisorDomains, until } from '../helpers/cloudApi.js';
+import { adminCall, arr, hypervisorDomains, setNodeState, until } from '../helpers/cloudApi.js';
 import { SimDriver } from '../../nc/hypervisor/sim/simDriver.js';
 
 const cloud = new TestCloud(72, 2);
@@ -106,6 +106,30 @@ describe('a volume through its life, with the admin API', () => {
     expect(existsSync(file)).toBe(false);
     const gone = await cloud.query({ Action: 'DescribeVolumes', 'VolumeId.1': volumeId });
     expect(gone.text).toContain('InvalidVolume.NotFound');
+  }, 120_000);
+
+  it('a stopped instance with a volume, started while its node is disabled, moves with the volume in its new domain from the start', async () => {
+    const instanceId = await launch();
+    const volumeId = await createVolume();
+    await adminCall(cloud, { Action: 'AttachVolume', VolumeId: volumeId, InstanceId: instanceId, Device: '/dev/vdc' });
+    const home = await hostOf(instanceId);
+    const other = cloud.nodeHosts.find((h) => h !== home) as string;
+    await adminCall(cloud, { Action: 'StopInstances', 'InstanceId.1': instanceId });
+    await setNodeState(cloud, home, false);
+    try {
+      const started = await adminCall(cloud, { Action: 'StartInstances', 'InstanceId.1': instanceId });
+      expect(arr<any>(started.instancesSet.item)[0]).toMatchObject({ instanceId, currentState: { name: 'running' }, nodeHost: other });
+    } finally {
+      await setNodeState(cloud, home, true);
+    }
+    expect(await hostOf(instanceId)).toBe(other);
+    // In the definition it was created with: nobody attached it afterwards (no attach reached the new NC).
+    expect(await domainVolumes(instanceId)).toEqual([{ volumeId, device: '/dev/vdc', path: join(cloud.baseDir, 'storage', 'volumes', `${volumeId}.img`) }]);
+    expect(cloud.log(`nc-${other}`)).not.toMatch(new RegExp(`volume attached.*${volumeId}|${volumeId}.*volume attached`));
+    expect((await volume(volumeId)).attachmentSet.item).toMatchObject({ instanceId, device: '/dev/vdc', status: 'attached' });
+    // And it detaches from there as from any node.
+    await adminCall(cloud, { Action: 'DetachVolume', VolumeId: volumeId });
+    expect(await domainVolumes(instanceId)).toEqual([]);
   }, 120_000);
 
   it('an NC restart keeps an attachment: the record and the domain still hold it', async () => {
@@ -235,6 +259,34 @@ describe('the real clients, with default settings', () => {
     const missing = await cli('describe-volumes', '--volume-ids', volumeId);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('InvalidVolume.NotFound');
+  }, 180_000);
+
+  it('tags on volumes: the aws CLI create-tags / describe-tags / delete-tags and boto3 create_tags, DescribeVolumes\' tag filters; an unknown volume changes nothing', async () => {
+    const volumeId = await createVolume();
+    const tagged = await cli('create-tags', '--resources', volumeId, '--tags', 'Key=app,Value=db', 'Key=tier,Value=gold');
+    expect(tagged.code, tagged.stderr).toBe(0);
+    const described = await cli('describe-tags', '--filters', `Name=resource-id,Values=${volumeId}`);
+    expect(described.json.Tags).toEqual([
+      { ResourceId: volumeId, ResourceType: 'volume', Key: 'app', Value: 'db' },
+      { ResourceId: volumeId, ResourceType: 'volume', Key: 'tier', Value: 'gold' },
+    ]);
+    const byTag = await cli('describe-volumes', '--filters', 'Name=tag:tier,Values=gold');
+    expect(byTag.json.Volumes.map((v: any) => [v.VolumeId, v.Tags])).toEqual([[volumeId, [{ Key: 'app', Value: 'db' }, { Key: 'tier', Value: 'gold' }]]]);
+    const untagged = await cli('delete-tags', '--resources', volumeId, '--tags', 'Key=tier');
+    expect(untagged.code, untagged.stderr).toBe(0);
+    const before = await holdings();
+    const [added, unknown, keyed, listed] = await boto3(env, cloud.url, [
+      call('create_tags', { Resources: [volumeId], Tags: [{ Key: 'owner', Value: 'alice' }] }),
+      call('create_tags', { Resources: [volumeId, 'vol-0a1b2c3d'], Tags: [{ Key: 'lost', Value: 'x' }] }),
+      call('describe_volumes', { Filters: [{ Name: 'tag-key', Values: ['owner'] }] }),
+      call('describe_tags', { Filters: [{ Name: 'resource-type', Values: ['volume'] }, { Name: 'resource-id', Values: [volumeId] }] }),
+    ]);
+    expect(added?.error, JSON.stringify(added)).toBeUndefined();
+    expectCoded(unknown, 'InvalidVolume.NotFound');
+    expect(keyed?.response.Volumes.map((v: any) => v.VolumeId)).toEqual([volumeId]);
+    expect(listed?.response.Tags.map((t: any) => `${t.Key}=${t.Value}`)).toEqual(['app=db', 'owner=alice']);
+    expect(await holdings()).toBe(before);
+    expect((await cli('delete-volume', '--volume-id', volumeId)).code).toBe(0);
   }, 180_000);
 
   it('boto3: create_volume, the volume_available / volume_in_use waiters, a paginator, attach, detach, delete; bad input coded', async () => {

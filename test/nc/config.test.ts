@@ -22,9 +22,17 @@ describe('NC configuration', () => {
       host: '127.0.10.1', port: 8775, stateDir: '/tmp/nc', maxBodyBytes: 1024 * 1024,
       hypervisor: { kind: 'sim', socket: '/run/ferry/simhv-127.0.10.1.sock' }, insecurePlaintext: true,
       connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPending: 1024, maxPendingPerPeer: 256 }, wireEncoding: 'json',
+      rebootTimeoutMs: 120_000,
     });
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.hypervisor)).toBe(true);
+  });
+
+  it('takes the reboot fallback\'s bound from --reboot-timeout-ms or FERRY_NC_REBOOT_TIMEOUT_MS; nonsense is refused naming the flag', () => {
+    expect(parseNcConfig([...BASE, '--reboot-timeout-ms', '5000'], {}).rebootTimeoutMs).toBe(5000);
+    expect(parseNcConfig(BASE, { FERRY_NC_REBOOT_TIMEOUT_MS: '7000' }).rebootTimeoutMs).toBe(7000);
+    expect(() => parseNcConfig([...BASE, '--reboot-timeout-ms', 'soon'], {})).toThrow(/--reboot-timeout-ms/);
+    expect(() => parseNcConfig([...BASE, '--reboot-timeout-ms', '0'], {})).toThrow(/--reboot-timeout-ms/);
   });
 
   it('falls back to FERRY_NC_* and lets flags win', () => {

@@ -19,7 +19,7 @@ import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, sum, type Resources } from '../../shared/model/resources.js';
 
 type Method = 'connect' | 'list' | 'info' | 'create' | 'destroy' | 'prepareIncoming' | 'abortIncoming' | 'migrateOut' | 'abortMigration'
-  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume' | 'shutdown' | 'reboot' | 'define';
+  | 'attachVolume' | 'detachVolume' | 'pause' | 'resume' | 'shutdown' | 'reboot' | 'reset' | 'define';
 
 interface Waiter {
   resolve(stats: MigrationStats): void;
@@ -57,6 +57,8 @@ export class FakeDriver implements HypervisorDriver {
   private readonly listeners = new Set<(e: HypervisorEvent) => void>();
   /** Runs inside create() after the domain is defined, before it answers (to simulate a crash there). */
   afterCreate: ((spec: DomainSpec) => Promise<void>) | undefined;
+  /** Its guests ignore reboot() (no ACPI daemon): only reset() reboots them. */
+  guestIgnoresAcpi = false;
   /** Like libvirt, start whatever is asked even past capacity: the NC's own check is all there is. */
   overcommit = false;
   /** While true events are lost (a dropped event stream): the NC must not depend on them. */
@@ -159,8 +161,10 @@ export class FakeDriver implements HypervisorDriver {
       const same = existing.imageId === spec.imageId && JSON.stringify(existing.resources) === JSON.stringify(spec.resources);
       if (!same) throw HypervisorErrors.make('DomainExists', { id: spec.id, host: this.host, detail: 'spec differs' });
       if (existing.state === 'running' || existing.state === 'paused') return existing;
-      // As both real drivers do: a shut-off (or crashed) domain of the same spec is started from its own disk.
-      const started: DomainInfo = { ...existing, state: 'running', startedAt: this.now() };
+      // As both real drivers do: a shut-off (or crashed) domain of the same spec is started from its own
+      // disk, with the spec's volumes it lacks added to its definition first.
+      const volumes = [...(existing.volumes ?? []), ...(spec.volumes ?? []).filter((v) => !(existing.volumes ?? []).some((x) => x.volumeId === v.volumeId))];
+      const started: DomainInfo = { ...existing, state: 'running', startedAt: this.now(), ...(volumes.length > 0 ? { volumes } : {}) };
       this.domains.set(spec.id, started);
       return started;
     }
@@ -168,7 +172,7 @@ export class FakeDriver implements HypervisorDriver {
       throw HypervisorErrors.make('InsufficientHostResources', { id: spec.id, host: this.host, need: '?', free: '?' });
     }
     const d = this.addDomain(spec.id, spec.resources);
-    this.domains.set(spec.id, { ...d, imageId: spec.imageId });
+    this.domains.set(spec.id, { ...d, imageId: spec.imageId, ...(spec.volumes && spec.volumes.length > 0 ? { volumes: spec.volumes.map((v) => ({ ...v })) } : {}) });
     if (this.afterCreate) await this.afterCreate(spec);
     return this.domains.get(spec.id) as DomainInfo;
   }
@@ -224,7 +228,10 @@ export class FakeDriver implements HypervisorDriver {
     this.enter('define', spec.id);
     const existing = this.domains.get(spec.id);
     if (existing) return existing;
-    const d: DomainInfo = { id: spec.id, state: 'shutoff', resources: { ...spec.resources }, imageId: spec.imageId, diskPath: `/fake/${spec.id}.img`, startedAt: 0 };
+    const d: DomainInfo = {
+      id: spec.id, state: 'shutoff', resources: { ...spec.resources }, imageId: spec.imageId, diskPath: `/fake/${spec.id}.img`, startedAt: 0,
+      ...(spec.volumes && spec.volumes.length > 0 ? { volumes: spec.volumes.map((v) => ({ ...v })) } : {}),
+    };
     this.domains.set(spec.id, d);
     return d;
   }
@@ -246,6 +253,18 @@ export class FakeDriver implements HypervisorDriver {
     const d = this.domains.get(id);
     if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
     if (this.outgoingOf(id) || this.incoming.has(id) || d.state !== 'running') throw this.conflict(id, d.state, 'reboot');
+    // A guest with an ACPI daemon reboots when asked; one without ignores the request.
+    if (!this.guestIgnoresAcpi) this.emit({ kind: 'rebooted', id });
+    return d;
+  }
+
+  /** The guest restarts at once, unasked; the hypervisor reports the reboot. */
+  async reset(id: string): Promise<DomainInfo> {
+    this.enter('reset', id);
+    const d = this.domains.get(id);
+    if (!d) throw HypervisorErrors.make('DomainNotFound', { id, host: this.host });
+    if (this.outgoingOf(id) || this.incoming.has(id) || d.state !== 'running') throw this.conflict(id, d.state, 'reset');
+    this.emit({ kind: 'rebooted', id });
     return d;
   }
 

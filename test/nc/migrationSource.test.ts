@@ -50,6 +50,11 @@ describe('source prepare (decideSourcePrepare)', () => {
     ['a queued item without a destination', { plan: plan([item(A, { destination: '' })]) }, 'MigrationPlanInvalid'],
     ['an item to its own source', { plan: plan([item(A, { destination: SRC })]) }, 'MigrationPlanInvalid'],
     ['a failed item is not checked', { plan: plan([item(A), item(C, { state: 'failed', destination: '', error: 'too-large' })]) }, 'accept'],
+    // Issue 18: a drain's cold moves, made by the CC before it records them; the instances are gone from here.
+    ['a completed cold item of an instance no longer here', { plan: plan([item(C, { state: 'completed', cold: true })], { request: drain }) }, 'accept'],
+    ['a failed cold item', { plan: plan([item(C, { state: 'failed', destination: '', error: 'not re-homed: no room', cold: true })], { request: drain }) }, 'accept'],
+    ['a queued cold item (it would never run)', { plan: plan([item(C, { cold: true })], { request: drain }) }, 'MigrationPlanInvalid'],
+    ['a completed item that is not cold', { plan: plan([item(C, { state: 'completed' })], { request: drain }) }, 'MigrationPlanInvalid'],
   ];
   it.each(cases)('%s', (_n, over, expected) => {
     const d = decideSourcePrepare(base(over));
@@ -71,6 +76,17 @@ describe('source prepare (decideSourcePrepare)', () => {
     applySourcePrepare(s, d.plan);
     expect(s.instances[A]).toMatchObject({ migrationState: 'ready', migrationId: MIG });
     expect(s.instances[B]?.migrationState).toBe('none');
+  });
+
+  it('keeps a plan of cold moves finished at once, touching no instance record (issue 18)', () => {
+    const d = decideSourcePrepare(base({ plan: plan([item(C, { state: 'completed', cold: true })], { request: drain }) }));
+    if (d.kind !== 'accept') throw new Error(d.kind);
+    expect(d.plan.finishedAt).toBe(NOW);
+    const s = running([A, B]);
+    const before = structuredClone(s.instances);
+    applySourcePrepare(s, d.plan);
+    expect(s.instances).toEqual(before);
+    expect(s.plans[MIG]?.items).toEqual([expect.objectContaining({ instanceId: C, state: 'completed', cold: true })]);
   });
 
   it('marks a plan of failed items only as finished at once', () => {

@@ -1,3 +1,4 @@
+import { pendingRecord } from '../../nc/admission.js';
 import { describe, expect, it } from 'vitest';
 import { openMemoryNcStore, type NcSnapshot } from '../../nc/ncStore.js';
 import { NodeController } from '../../nc/nodeController.js';
@@ -260,8 +261,8 @@ describe('ncDescribeResource and the hypervisor link', () => {
   it('re-adopts at start: pending with a domain runs, pending without one is dropped', async () => {
     const store = await openMemoryNcStore();
     await store.update((d) => {
-      d.instances[A] = { ...runRequest(A), vmType: SMALL, phase: 'pending', since: 0, migrationState: 'none' };
-      d.instances[B] = { ...runRequest(B), vmType: SMALL, phase: 'pending', since: 0, migrationState: 'none' };
+      d.instances[A] = { ...pendingRecord(runRequest(A), 0), vmType: SMALL };
+      d.instances[B] = { ...pendingRecord(runRequest(B), 0), vmType: SMALL };
     });
     const driver = new FakeDriver(HOST);
     driver.addDomain(A, SMALL);

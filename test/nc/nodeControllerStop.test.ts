@@ -116,3 +116,31 @@ describe('ncRunInstance of a cold move (stopped: true)', () => {
     expect((await h.controller.startInstance(A, true)).instance).toMatchObject({ state: 'running' });
   });
 });
+
+describe('ncRunInstance with volumes (issue 18: a restart elsewhere, a re-homed stopped instance)', () => {
+  const VOL = { volumeId: 'vol-0000000a', device: '/dev/vdb', path: '/srv/volumes/vol-0000000a.img' };
+
+  it('persists them attaching with the record, defines the domain with them before it runs, then records them attached', async () => {
+    const h = await harness();
+    let atCreate: unknown;
+    h.driver.afterCreate = () => { atCreate = h.store.read().instances[A]?.volumes; return Promise.resolve(); };
+    const res = await h.controller.run({ ...runRequest(A), volumes: [VOL] });
+    expect(atCreate).toEqual([{ ...VOL, status: 'attaching' }]);
+    expect(h.driver.domains.get(A)).toMatchObject({ state: 'running', volumes: [VOL] });
+    expect(h.store.read().instances[A]?.volumes).toEqual([{ ...VOL, status: 'attached' }]);
+    expect(res.instance.volumes).toEqual([{ ...VOL, status: 'attached' }]);
+    // The CLC's confirming attach afterwards changes nothing: the NC answers it attached already.
+    h.log.length = 0;
+    await h.controller.attachVolume({ instanceId: A, ...VOL });
+    expect(strip(h.log).filter((l) => l.startsWith('attach'))).toEqual([]);
+  });
+
+  it('a cold move defines the stopped copy with them; its user\'s start boots it holding them', async () => {
+    const h = await harness();
+    await h.controller.run({ ...runRequest(A), stopped: true, volumes: [VOL] });
+    expect(h.driver.domains.get(A)).toMatchObject({ state: 'shutoff', volumes: [VOL] });
+    expect(h.store.read().instances[A]?.volumes).toEqual([{ ...VOL, status: 'attached' }]);
+    await h.controller.startInstance(A, true);
+    expect(h.driver.domains.get(A)).toMatchObject({ state: 'running', volumes: [VOL] });
+  });
+});

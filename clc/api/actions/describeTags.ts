@@ -1,6 +1,7 @@
 /**
  * DescribeTags (EC2): the tags of the instances DescribeInstances shows (Eucalyptus's system tags,
- * clc/core/instanceTags.ts), filtered, in (resource id, key) order, paged as EC2 pages. A read.
+ * clc/core/instanceTags.ts, and user tags) and of the volumes DescribeVolumes shows, filtered, in
+ * (resource id, key) order, paged as EC2 pages. A read.
  */
 import { z } from 'zod';
 import { TAG_FILTER_PREFIX } from '../../core/instanceFilters.js';
@@ -34,7 +35,7 @@ async function run(input: DescribeTagsInput, ctx: ActionContext): Promise<XmlObj
   const scope: PageScope = { action: ACTION, selection: selectionDigest({ filters: canonicalFilters(input.filters) }) };
   const cursor = cursorOf(ctx.store.read(), scope, TAG_PAGE_ORDER, input.paging, now);
   const { merged, unavailable } = await visibleInstances(ctx);
-  const tags = selectResourceTags(merged.views, input.filters);
+  const tags = selectResourceTags(merged.views, input.filters, Object.values(ctx.store.read().volumes));
   const page = await servePage(ctx.store, scope, TAG_PAGE_ORDER, tags, cursor, input.paging, now);
   return { tagSet: page.items.map(resourceTagItem), nextToken: page.nextToken, unavailablePartitionSet: unavailableItems(unavailable) };
 }

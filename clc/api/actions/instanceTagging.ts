@@ -1,17 +1,19 @@
 /**
- * CreateTags and DeleteTags (EC2): user tags on instances, stored on their records in clc.json.
+ * CreateTags and DeleteTags (EC2): user tags on instances and volumes, stored on their records in clc.json.
  * Not a change to any partition: no CC is asked and the change gate is not entered, since a tag
  * moves nothing and takes no capacity. All or nothing: every id and every tag is checked, the
  * instances are found and the limit applied inside one store update, and the reply goes out once
  * that update is durable (clc/core/userTags.ts has the rules).
  *
- * The admin may tag every instance the CLC has a record of; another identity only its own
- * account's, the others being InvalidInstanceID.NotFound as EC2 answers for another account's ids.
+ * The admin may tag every instance and volume the CLC has a record of; another identity only its own
+ * account's, the others being InvalidInstanceID.NotFound / InvalidVolume.NotFound as EC2 answers for
+ * another account's ids.
  */
 import { z } from 'zod';
 import { ClcErrors } from '../../core/errors.js';
 import { dedupe, instanceNotFound } from '../../core/instanceLookup.js';
-import { MAX_USER_TAGS, planRetag, withoutTags, withTags, type Tag } from '../../core/userTags.js';
+import { MAX_USER_TAGS, planRetag, splitResourceIds, withoutTags, withTags, type Tag } from '../../core/userTags.js';
+import { volumeNotFound } from '../../core/volumeOps.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
@@ -26,29 +28,44 @@ const resourceIds = paramList(resourceIdParam).max(MAX_TAGGED_RESOURCES, `at mos
 /** At most this many ids are named in a log line. */
 const LOGGED_IDS = 5;
 
-/** Writes each instance's tags after `edit`, or throws (NotFound, TagLimitExceeded) having written nothing. */
-async function retag(ctx: ActionContext, action: string, instanceIds: readonly string[], edit: (tags: readonly Tag[] | undefined) => readonly Tag[]): Promise<XmlObject> {
+/** A record that carries user tags (an instance's or a volume's). */
+interface TagHolder { userTags?: Tag[] | undefined }
+
+function writeTags(records: Record<string, TagHolder>, next: ReadonlyMap<string, readonly Tag[]>): void {
+  for (const [id, tags] of next) {
+    const r = records[id];
+    if (r === undefined) continue;
+    if (tags.length > 0) r.userTags = [...tags];
+    else delete r.userTags;
+  }
+}
+
+/**
+ * Writes each instance's and volume's tags after `edit`, or throws (NotFound, TagLimitExceeded)
+ * having written nothing: both kinds are planned before either is written.
+ */
+async function retag(ctx: ActionContext, action: string, resourceIds: readonly string[], edit: (tags: readonly Tag[] | undefined) => readonly Tag[]): Promise<XmlObject> {
+  const { instanceIds, volumeIds } = splitResourceIds(resourceIds);
   await ctx.store.update((d) => {
-    const plan = planRetag(d.instances, instanceIds, ctx.principal, edit);
-    if (plan.kind === 'not-found') throw instanceNotFound(plan.instanceIds);
-    if (plan.kind === 'over-limit') {
-      throw ClcErrors.make('TagLimitExceeded', { detail: `${plan.instanceIds.join(', ')} would have more than ${MAX_USER_TAGS} user tags; nothing was changed` });
+    const instances = planRetag(d.instances, instanceIds, ctx.principal, edit);
+    if (instances.kind === 'not-found') throw instanceNotFound(instances.ids);
+    const volumes = planRetag(d.volumes, volumeIds, ctx.principal, edit);
+    if (volumes.kind === 'not-found') throw volumeNotFound(volumes.ids);
+    const over = [instances, volumes].flatMap((p) => (p.kind === 'over-limit' ? p.ids : []));
+    if (over.length > 0) {
+      throw ClcErrors.make('TagLimitExceeded', { detail: `${over.join(', ')} would have more than ${MAX_USER_TAGS} user tags; nothing was changed` });
     }
-    for (const [id, tags] of plan.next) {
-      const r = d.instances[id];
-      if (r === undefined) continue;
-      if (tags.length > 0) r.userTags = [...tags];
-      else delete r.userTags;
-    }
+    if (instances.kind === 'ok') writeTags(d.instances, instances.next);
+    if (volumes.kind === 'ok') writeTags(d.volumes, volumes.next);
   });
-  ctx.logger.info({ action, instanceIds: instanceIds.slice(0, LOGGED_IDS), instances: instanceIds.length }, 'user tags changed');
+  ctx.logger.info({ action, resourceIds: resourceIds.slice(0, LOGGED_IDS), instances: instanceIds.length, volumes: volumeIds.length }, 'user tags changed');
   return { return: true };
 }
 
 const createSchema = z.strictObject({
   ResourceId: resourceIds,
   Tag: tagsToSetParam.optional(),
-}).transform((p) => ({ instanceIds: dedupe(p.ResourceId), tags: p.Tag ?? [] }));
+}).transform((p) => ({ resourceIds: dedupe(p.ResourceId), tags: p.Tag ?? [] }));
 
 export type CreateTagsInput = Readonly<z.infer<typeof createSchema>>;
 
@@ -63,13 +80,13 @@ export const createTags = defineAction({
   namespace: EC2_NAMESPACE,
   acceptsDryRun: true,
   parse: parseCreateTags,
-  run: (input: CreateTagsInput, ctx: ActionContext) => retag(ctx, 'CreateTags', input.instanceIds, (tags) => withTags(tags, input.tags)),
+  run: (input: CreateTagsInput, ctx: ActionContext) => retag(ctx, 'CreateTags', input.resourceIds, (tags) => withTags(tags, input.tags)),
 });
 
 const deleteSchema = z.strictObject({
   ResourceId: resourceIds,
   Tag: tagsToDeleteParam.optional(),
-}).transform((p) => ({ instanceIds: dedupe(p.ResourceId), selectors: p.Tag }));
+}).transform((p) => ({ resourceIds: dedupe(p.ResourceId), selectors: p.Tag }));
 
 export type DeleteTagsInput = Readonly<z.infer<typeof deleteSchema>>;
 
@@ -81,6 +98,6 @@ export const deleteTags = defineAction({
   namespace: EC2_NAMESPACE,
   acceptsDryRun: true,
   parse: parseDeleteTags,
-  // No Tag.N at all: every user tag of the instances, as EC2 (system tags are computed, never deleted).
-  run: (input: DeleteTagsInput, ctx: ActionContext) => retag(ctx, 'DeleteTags', input.instanceIds, (tags) => withoutTags(tags, input.selectors)),
+  // No Tag.N at all: every user tag of the resources, as EC2 (system tags are computed, never deleted).
+  run: (input: DeleteTagsInput, ctx: ActionContext) => retag(ctx, 'DeleteTags', input.resourceIds, (tags) => withoutTags(tags, input.selectors)),
 });

@@ -26,6 +26,8 @@ export function migrationItemXml(i: MigrationItemView): XmlObject {
     stats: i.stats && {
       elapsedMs: i.stats.elapsedMs, downtimeMs: i.stats.downtimeMs, bytesTransferred: i.stats.bytesTransferred, iterations: i.stats.iterations,
     },
+    // Only on a drain's cold move (issue 18): the instance was re-homed stopped, not live-migrated.
+    cold: i.cold,
   };
 }
 

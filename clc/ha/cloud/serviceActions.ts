@@ -35,7 +35,7 @@ import { HaErrors } from '../errors.js';
 import type { HaHostRef, HaServiceActions, RepairOutcome } from '../haProvider.js';
 import { FENCE_STATES, fencedHostsOf } from '../hostHaState.js';
 import { planRepairs, type AutoRepair, type RepairAction, type RepairPlan } from '../repairPolicy.js';
-import { awaitingReattach, fenceVolumesFrom, reattachVolumes, type VolumeFencingDeps } from './volumeFencing.js';
+import { awaitingReattach, fenceVolumesFrom, reattachVolumes, volumesToBringAlong, type VolumeFencingDeps } from './volumeFencing.js';
 
 /** Where auto-repair levels are set (unset everywhere: `failover`, HA's default). */
 export interface RepairPolicies {
@@ -257,9 +257,12 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
           requireFenced();
           // Fence from storage first: the dead host loses the volumes before a new copy may get them.
           await fenceVolumesFrom(volumeFencing, instanceId, ref.host);
+          // Its volumes are in the new copy's definition before its guest boots; the re-attach then only confirms them.
+          const volumes = volumesToBringAlong(opts.store.read(), instanceId, ref.host);
           await ctx.clusters.call(ref.partition, 'ccRunInstances', {
             reservationId: r.reservationId, imageId: r.imageId, ownerId: r.ownerId, vmType, instanceIds: [instanceId], minCount: 1,
             launchTime: r.launchTime, restartFrom: [ref.host], ...avoiding(ref.host),
+            ...(volumes.length > 0 ? { volumes: { [instanceId]: volumes } } : {}),
           });
           await reattach(ref, instanceId);
         });

@@ -2,8 +2,9 @@
  * The volumes of a fenced host's instances (issue 18 part 4). Before host HA restarts an instance
  * elsewhere, each of its volumes is fenced from the dead host at the storage level (the OpenStack
  * fencing blueprint's "fence from storage": `VolumeBackend.fenceHost`) and the attachment is
- * persisted `attaching` with `fencedFrom`; once the new copy runs, each is attached to it through
- * the ordinary ccAttachVolume path (the new host's NC persists it first) and persisted `attached`.
+ * persisted `attaching` with `fencedFrom`; the new copy is defined with them before its guest boots
+ * (ccRunInstances' `volumes`), and once it runs each is confirmed through the ordinary
+ * ccAttachVolume path (the new host's NC answers it as attached already) and persisted `attached`.
  * A volume whose detach was under way when the host died is released instead: nobody gets it back.
  * A fenced host that rejoins never gets its volumes back: the CLC's record names the restarted
  * copy, the fenced host's obsolete copy is only destroyed (clearObsolete; destroying a domain never
@@ -17,6 +18,7 @@ import type { VolumeBackend } from '../../core/volumeBackend.js';
 import { stepAttachment, stepVolume } from '../../core/volumeMachine.js';
 import { volumesOf } from '../../core/volumeRecords.js';
 import type { ClcState } from '../../state/clcStore.js';
+import type { VolumeAttachmentSpec } from '../../../shared/protocol/volumes.js';
 
 export interface VolumeFencingDeps {
   readonly store: Store<ClcState>;
@@ -64,6 +66,17 @@ export function awaitingReattach(state: ClcState, instanceId: string, deadHost: 
   return volumesOf(state.volumes, instanceId)
     .filter((v) => v.attachment?.status === 'attaching' && v.attachment.fencedFrom?.host === deadHost)
     .map((v) => v.volumeId);
+}
+
+/**
+ * The volumes fenced from `deadHost` that the restarted copy of `instanceId` is defined with, so that
+ * its guest sees them at boot (ccRunInstances' `volumes`); reattachVolumes then confirms each.
+ */
+export function volumesToBringAlong(state: ClcState, instanceId: string, deadHost: string): VolumeAttachmentSpec[] {
+  return awaitingReattach(state, instanceId, deadHost).flatMap((volumeId) => {
+    const v = state.volumes[volumeId];
+    return v?.attachment && v.path !== undefined ? [{ volumeId, device: v.attachment.device, path: v.path }] : [];
+  });
 }
 
 /**

@@ -26,6 +26,11 @@ export interface DomainXmlInput {
   readonly serialLog?: string;
   /** The guest's root disk, a raw file on the cluster's shared disk directory (virtio, vda). */
   readonly disk?: string;
+  /**
+   * Volumes' `<disk>` elements (volumeDiskXml.ts), in the definition before the guest boots (issue 18:
+   * a restart elsewhere, a re-homed instance).
+   */
+  readonly volumeDisks?: readonly string[];
 }
 
 export interface DirectKernelBoot {
@@ -73,6 +78,7 @@ export function buildDomainXml(i: DomainXmlInput): string {
     // cache=none (O_DIRECT): nothing of the guest's writes is held in this host's page cache, so
     // the destination of a live migration reads what the source wrote.
     ...(i.disk ? [`    <disk type='file' device='disk'><driver name='qemu' type='raw' cache='none'/><source file='${esc(i.disk)}'/><target dev='vda' bus='virtio'/></disk>`] : []),
+    ...(i.volumeDisks ?? []).map((d) => d.split('\n').map((l) => `    ${l}`).join('\n')),
     ...(i.serialLog ? [`    <serial type='file'><source path='${esc(i.serialLog)}' append='on'/><target port='0'/></serial>`] : []),
     `    <memballoon model='none'/>`,
     `  </devices>`,

@@ -40,6 +40,7 @@ export interface LibvirtFunctions {
   readonly virDomainResume: AsyncFn;
   readonly virDomainShutdown: AsyncFn;
   readonly virDomainReboot: AsyncFn;
+  readonly virDomainReset: AsyncFn;
   readonly virDomainUndefineFlags: AsyncFn;
   readonly virDomainGetState: AsyncFn;
   readonly virDomainGetXMLDesc: AsyncFn;
@@ -58,6 +59,8 @@ export interface LibvirtFunctions {
   readonly virEventRegisterDefaultImpl: AsyncFn;
   readonly virEventRunDefaultImpl: AsyncFn;
   readonly virConnectDomainEventRegisterAny: AsyncFn;
+  /** The same C function, its callback typed as the reboot event's (a generic callback: no event, no detail). */
+  readonly virConnectDomainEventRegisterReboot: AsyncFn;
   readonly virConnectDomainEventDeregisterAny: AsyncFn;
   readonly free: AsyncFn;
 }
@@ -69,6 +72,7 @@ interface KoffiTypes {
   readonly virError: ReturnType<Koffi['struct']>;
   readonly errorFunc: ReturnType<Koffi['proto']>;
   readonly lifecycleCallback: ReturnType<Koffi['proto']>;
+  readonly rebootCallback: ReturnType<Koffi['proto']>;
 }
 
 let types: KoffiTypes | undefined;
@@ -107,7 +111,9 @@ function ffi(): KoffiTypes {
   const errorFunc = koffi.proto('void ferry_virErrorFunc(void *userData, void *error)');
   // virConnectDomainEventCallback (VIR_DOMAIN_EVENT_ID_LIFECYCLE).
   const lifecycleCallback = koffi.proto('void ferry_virLifecycleCb(void *conn, void *dom, int event, int detail, void *opaque)');
-  types = { koffi, virError, errorFunc, lifecycleCallback };
+  // virConnectDomainEventGenericCallback (VIR_DOMAIN_EVENT_ID_REBOOT): the guest reset in place.
+  const rebootCallback = koffi.proto('void ferry_virRebootCb(void *conn, void *dom, void *opaque)');
+  types = { koffi, virError, errorFunc, lifecycleCallback, rebootCallback };
   return types;
 }
 
@@ -124,7 +130,7 @@ export interface VirNodeInfoRecord {
 
 export function libvirt(): LibvirtFunctions {
   if (bound) return bound;
-  const { koffi, errorFunc } = ffi();
+  const { koffi, errorFunc, rebootCallback } = ffi();
   const lib = koffi.load('libvirt.so.0');
   const libc = koffi.load('libc.so.6');
   const f = (proto: string): AsyncFn => lib.func(proto) as unknown as AsyncFn;
@@ -146,6 +152,7 @@ export function libvirt(): LibvirtFunctions {
     virDomainResume: f('int virDomainResume(void *dom)'),
     virDomainShutdown: f('int virDomainShutdown(void *dom)'),
     virDomainReboot: f('int virDomainReboot(void *dom, unsigned int flags)'),
+    virDomainReset: f('int virDomainReset(void *dom, unsigned int flags)'),
     virDomainUndefineFlags: f('int virDomainUndefineFlags(void *dom, unsigned int flags)'),
     virDomainGetState: f('int virDomainGetState(void *dom, _Out_ int *state, _Out_ int *reason, unsigned int flags)'),
     virDomainGetXMLDesc: f('char *! virDomainGetXMLDesc(void *dom, unsigned int flags)'),
@@ -164,6 +171,7 @@ export function libvirt(): LibvirtFunctions {
     virEventRegisterDefaultImpl: f('int virEventRegisterDefaultImpl()'),
     virEventRunDefaultImpl: f('int virEventRunDefaultImpl()'),
     virConnectDomainEventRegisterAny: f('int virConnectDomainEventRegisterAny(void *conn, void *dom, int eventID, ferry_virLifecycleCb *cb, void *opaque, void *freecb)'),
+    virConnectDomainEventRegisterReboot: lib.func('virConnectDomainEventRegisterAny', 'int', ['void *', 'void *', 'int', koffi.pointer(rebootCallback), 'void *', 'void *']) as unknown as AsyncFn,
     virConnectDomainEventDeregisterAny: f('int virConnectDomainEventDeregisterAny(void *conn, int callbackID)'),
     free: libc.func('void free(void *ptr)') as unknown as AsyncFn,
   };
@@ -181,6 +189,12 @@ export function libvirt(): LibvirtFunctions {
 export function registerLifecycleCallback(fn: (dom: Ptr, event: number, detail: number) => void): bigint {
   const { koffi, lifecycleCallback } = ffi();
   return koffi.register((_conn: Ptr, dom: Ptr, event: number, detail: number) => fn(dom, event, detail), koffi.pointer(lifecycleCallback));
+}
+
+/** Makes `fn` callable by libvirt as a reboot-event callback; koffi runs it on the main thread. */
+export function registerRebootCallback(fn: (dom: Ptr) => void): bigint {
+  const { koffi, rebootCallback } = ffi();
+  return koffi.register((_conn: Ptr, dom: Ptr) => fn(dom), koffi.pointer(rebootCallback));
 }
 
 export function unregisterCallback(handle: bigint): void {
@@ -219,6 +233,7 @@ export const VIR = {
   /** virDomainXMLFlags: the persistent definition rather than the running guest's. */
   XML: { INACTIVE: 1 << 1 },
   EVENT_ID_LIFECYCLE: 0,
+  EVENT_ID_REBOOT: 1,
   EVENT: { STARTED: 2, SUSPENDED: 3, RESUMED: 4, STOPPED: 5, SHUTDOWN: 6, CRASHED: 8 },
   EVENT_STARTED: { MIGRATED: 1 },
   EVENT_RESUMED: { MIGRATED: 1 },

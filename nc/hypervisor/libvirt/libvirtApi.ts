@@ -6,7 +6,7 @@
  * A migration gets a connection of its own, so it never holds up the others.
  */
 import {
-  decodeError, decodePointers, lastReportedError, libvirt, registerLifecycleCallback, unregisterCallback, VIR, type AsyncFn, type Ptr, type VirErrorRecord, type VirNodeInfoRecord } from './ffi.js';
+  decodeError, decodePointers, lastReportedError, libvirt, registerLifecycleCallback, registerRebootCallback, unregisterCallback, VIR, type AsyncFn, type Ptr, type VirErrorRecord, type VirNodeInfoRecord } from './ffi.js';
 
 /** A libvirt call failed; `code` is virErrorNumber (0 when libvirt gave no error object). */
 export class LibvirtCallError extends Error {
@@ -71,8 +71,12 @@ export interface LibvirtSession {
   resume(dom: Ptr): Promise<void>;
   /** virDomainShutdown: asks the guest to power off (ACPI); returns before it has. */
   shutdown(dom: Ptr): Promise<void>;
-  /** virDomainReboot (default method): the guest restarts in place. */
+  /** virDomainReboot (default method): asks the guest to restart in place (ACPI); it may ignore it. */
   reboot(dom: Ptr): Promise<void>;
+  /** virDomainReset: the guest restarts at once, unasked (a hard reboot). */
+  reset(dom: Ptr): Promise<void>;
+  /** Reboot events (VIR_DOMAIN_EVENT_ID_REBOOT: the guest reset in place, by itself or by reset()); absent from fakes without them. */
+  onReboot?(listener: (name: string) => void): Promise<void>;
   undefine(dom: Ptr): Promise<void>;
   abortJob(dom: Ptr): Promise<void>;
   setMaxDowntime(dom: Ptr, ms: number): Promise<void>;
@@ -94,6 +98,7 @@ export class LibvirtConnection implements LibvirtSession {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
   private lifecycle: { readonly id: number; readonly handle: bigint } | undefined;
+  private rebootEvents: { readonly id: number; readonly handle: bigint } | undefined;
 
   private constructor(readonly uri: string, private readonly ptr: Ptr) {}
 
@@ -239,6 +244,10 @@ export class LibvirtConnection implements LibvirtSession {
     await this.int('virDomainReboot', dom, 0);
   }
 
+  async reset(dom: Ptr): Promise<void> {
+    await this.int('virDomainReset', dom, 0);
+  }
+
   async undefine(dom: Ptr): Promise<void> {
     await this.int('virDomainUndefineFlags', dom, VIR.UNDEFINE.NVRAM);
   }
@@ -305,15 +314,37 @@ export class LibvirtConnection implements LibvirtSession {
     }
   }
 
+  async onReboot(listener: (name: string) => void): Promise<void> {
+    const lv = libvirt();
+    const handle = registerRebootCallback((dom) => {
+      try {
+        listener(lv.virDomainGetName(dom) as string);
+      } catch {
+        // A listener's bug must not unwind into libvirt's event thread.
+      }
+    });
+    try {
+      const id = await this.serial(() => this.int('virConnectDomainEventRegisterReboot', this.ptr, null, VIR.EVENT_ID_REBOOT, handle, null, null));
+      this.rebootEvents = { id, handle };
+    } catch (e) {
+      unregisterCallback(handle);
+      throw e;
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     await this.serial(async () => {
       const lifecycle = this.lifecycle;
       this.lifecycle = undefined;
       if (lifecycle) await this.int('virConnectDomainEventDeregisterAny', this.ptr, lifecycle.id).catch(() => undefined);
+      const reboots = this.rebootEvents;
+      this.rebootEvents = undefined;
+      if (reboots) await this.int('virConnectDomainEventDeregisterAny', this.ptr, reboots.id).catch(() => undefined);
       this.closed = true;
       await callAsync(libvirt().virConnectClose, this.ptr);
       if (lifecycle) unregisterCallback(lifecycle.handle);
+      if (reboots) unregisterCallback(reboots.handle);
     });
   }
 }

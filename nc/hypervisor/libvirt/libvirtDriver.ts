@@ -184,6 +184,8 @@ export class LibvirtDriver implements HypervisorDriver {
   async create(spec: DomainSpec): Promise<DomainInfo> {
     const existing = await this.sameDomain(spec);
     if (existing && (existing.state === 'running' || existing.state === 'suspended')) return existing;
+    // A shut-off domain gets the volumes its definition lacks first (attachVolume adds only what is missing).
+    if (existing) for (const v of spec.volumes ?? []) await this.attachVolume(spec.id, v);
     const c = await this.conn();
     const xml = await this.domainXml(spec);
     try {
@@ -219,6 +221,7 @@ export class LibvirtDriver implements HypervisorDriver {
       boot: this.o.directKernel,
       serialLog: this.o.serialLogDir === undefined ? undefined : join(this.o.serialLogDir, `${spec.id}.serial`),
       disk,
+      volumeDisks: (spec.volumes ?? []).map(buildVolumeDiskXml),
     });
   }
 
@@ -301,17 +304,26 @@ export class LibvirtDriver implements HypervisorDriver {
     }
   }
 
-  /** virDomainReboot of a running domain: same host, same definition and disk. */
-  async reboot(id: string): Promise<DomainInfo> {
+  /** virDomainReset of a running domain: the guest restarts at once, unasked; same definition and disk. */
+  reset(id: string): Promise<DomainInfo> {
+    return this.restartGuest(id, 'reset');
+  }
+
+  /** virDomainReboot of a running domain (ACPI: the guest may ignore it); same host, same definition and disk. */
+  reboot(id: string): Promise<DomainInfo> {
+    return this.restartGuest(id, 'reboot');
+  }
+
+  private async restartGuest(id: string, operation: 'reboot' | 'reset'): Promise<DomainInfo> {
     const c = await this.conn();
-    if (this.outgoing.isActive(id)) throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state: 'migrating', operation: 'reboot' });
+    if (this.outgoing.isActive(id)) throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state: 'migrating', operation });
     const found = await c.withDomain(id, async (dom) => {
       const s = await c.stateAndReason(dom);
       const state = domainStateOf(s.state, s.reason);
-      if (state !== 'running') throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state, operation: 'reboot' });
-      await c.reboot(dom);
+      if (state !== 'running') throw HypervisorErrors.make('DomainStateConflict', { id, host: this.o.host, state, operation });
+      await (operation === 'reset' ? c.reset(dom) : c.reboot(dom));
       return true;
-    }).catch((e: unknown) => this.rethrow(e, { operation: 'reboot', id }));
+    }).catch((e: unknown) => this.rethrow(e, { operation, id }));
     if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
     const now = await this.info(id);
     if (!now) throw HypervisorErrors.make('DomainNotFound', { id, host: this.o.host });
@@ -491,6 +503,8 @@ export class LibvirtDriver implements HypervisorDriver {
       if (this.wantsEvents) {
         // Without events the driver reports what it does itself and the NC re-reads with list().
         this.libvirtEvents = await c.onLifecycle((name, event, detail) => this.onLifecycle(name, event, detail)).then(() => true, () => false);
+        // A guest's reboot (its own, an ACPI request honoured, or a reset): what the NC's reboot fallback waits for.
+        if (c.onReboot) await c.onReboot((name) => this.publish({ kind: 'rebooted', id: name })).catch(() => undefined);
       }
       return c;
     }, (e: unknown) => {

@@ -33,6 +33,8 @@ export interface SimHvConfig {
   readonly migration: MigrationTuning;
   readonly writeIntervalMs: number;
   readonly timeScale: number;
+  /** Its guests ignore an ACPI reboot request, as a guest without an ACPI daemon does (a reset still reboots them). */
+  readonly guestIgnoresAcpi: boolean;
 }
 
 export interface ConfigField {
@@ -73,6 +75,10 @@ export const CONFIG_FIELDS = {
   maxIterations: { flag: '--max-iterations', env: 'SIMHV_MAX_ITERATIONS', help: 'pre-copy rounds before a migration fails', default: String(MIGRATION_DEFAULTS.maxIterations) },
   writeIntervalMs: { flag: '--write-interval-ms', env: 'SIMHV_WRITE_INTERVAL_MS', help: 'disk/heartbeat write period, ms', default: '1000' },
   timeScale: { flag: '--time-scale', env: 'SIMHV_TIME_SCALE', help: 'migration wall time = model time × this', default: '1' },
+  guestIgnoresAcpi: {
+    flag: '--guest-ignores-acpi', env: 'SIMHV_GUEST_IGNORES_ACPI', boolean: true,
+    help: 'guests ignore an ACPI reboot request, as one without an ACPI daemon (the NC then resets them)',
+  },
 } as const satisfies Record<string, ConfigField>;
 
 export type ConfigKey = keyof typeof CONFIG_FIELDS;
@@ -118,6 +124,7 @@ const Schema = z.object({
   maxIterations: int(1, 1000),
   writeIntervalMs: int(10, 3_600_000),
   timeScale: num(z.number().gt(0).max(1000)),
+  guestIgnoresAcpi: z.union([z.literal(''), insecurePlaintextFlag]).transform((v) => v === true),
 }).superRefine((c, ctx) => {
   // Silently ignoring it would leave an operator believing streams arrive there.
   if (c.port !== '' && !c.insecurePlaintext) {
@@ -156,6 +163,7 @@ export function compileSimHvConfig(raw: RawSimHvConfig): SimHvConfig {
     },
     writeIntervalMs: c.writeIntervalMs,
     timeScale: c.timeScale,
+    guestIgnoresAcpi: c.guestIgnoresAcpi,
   });
 }
 

@@ -15,7 +15,7 @@ import { sleepOn } from '../clockSleep.js';
 import { listenOnControlSocket } from './controlSocket.js';
 import { body, JSON_LIMIT, listen, param, useCodedErrors } from './httpEdge.js';
 import { createMigrationTlsServer, createPlaintextMigrationServer } from './migrationListeners.js';
-import { DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, ShutdownRequest, VolumeAttachmentSchema } from './protocol.js';
+import { IncomingSpecSchema, MigrateRequest, PrepareIncomingRequest, ShutdownRequest, VolumeAttachmentSchema } from './protocol.js';
 import { SimHost } from './simHost.js';
 import type { SimHvConfig } from './config.js';
 import { fsDiskIo } from './diskIo.js';
@@ -54,7 +54,7 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   });
 
   app.post('/v1/domains', async (req, res) => {
-    res.json(await host.create(body(DomainSpecSchema, req)));
+    res.json(await host.create(body(IncomingSpecSchema, req)));
   });
 
   app.delete('/v1/domains/:id', async (req, res) => {
@@ -79,7 +79,7 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
   });
 
   app.post('/v1/definitions', async (req, res) => {
-    res.json(await host.define(body(DomainSpecSchema, req)));
+    res.json(await host.define(body(IncomingSpecSchema, req)));
   });
 
   app.post('/v1/domains/:id/shutdown', async (req, res) => {
@@ -88,6 +88,10 @@ export function createSimHvApp(host: SimHost, clock: Clock, log: Logger): SimHvA
 
   app.post('/v1/domains/:id/reboot', async (req, res) => {
     res.json(await host.reboot(param(req, 'id')));
+  });
+
+  app.post('/v1/domains/:id/reset', async (req, res) => {
+    res.json(await host.reset(param(req, 'id')));
   });
 
   app.post('/v1/incoming', async (req, res) => {
@@ -185,6 +189,7 @@ export async function startSimHvDaemon(config: SimHvConfig, log: Logger, clock: 
     {
       host: config.host, capacity: config.capacity, storageDir: config.storageDir, migration: config.migration,
       writeIntervalMs: config.writeIntervalMs, timeScale: config.timeScale, requireMigrationCredentials: !config.insecurePlaintext,
+      guestIgnoresAcpi: config.guestIgnoresAcpi,
     },
     { clock, store, disk: fsDiskIo(), dialer: httpMigrationDialer({ clock }), log },
   );

@@ -8,7 +8,7 @@ import type {
   VolumeAttachmentSpec,
 } from '../driver.js';
 import { HypervisorErrors } from '../errors.js';
-import { describeIssues, DomainSpecSchema, MigrateRequest, PrepareIncomingRequest, VolumeAttachmentSchema } from './protocol.js';
+import { describeIssues, IncomingSpecSchema, MigrateRequest, PrepareIncomingRequest, VolumeAttachmentSchema } from './protocol.js';
 import type { SimHost } from './simHost.js';
 import type { z } from 'zod';
 
@@ -28,11 +28,11 @@ export class InProcessDriver implements HypervisorDriver {
   }
 
   async create(spec: DomainSpec): Promise<DomainInfo> {
-    return this.host.create(check(DomainSpecSchema, spec));
+    return this.host.create(check(IncomingSpecSchema, spec));
   }
 
   async define(spec: DomainSpec): Promise<DomainInfo> {
-    return this.host.define(check(DomainSpecSchema, spec));
+    return this.host.define(check(IncomingSpecSchema, spec));
   }
 
   async destroy(id: string): Promise<void> {
@@ -57,6 +57,10 @@ export class InProcessDriver implements HypervisorDriver {
 
   async shutdown(id: string, opts: { readonly force: boolean }): Promise<DomainInfo> {
     return this.host.shutdown(id, { force: opts.force });
+  }
+
+  async reset(id: string): Promise<DomainInfo> {
+    return this.host.reset(id);
   }
 
   async reboot(id: string): Promise<DomainInfo> {

@@ -28,7 +28,11 @@ export const DomainSpecSchema = z.object({
   imageId: z.string().min(1).max(128),
 });
 
-/** An incoming domain's spec: it arrives with these volumes attached (issue 18). */
+/**
+ * A spec with the volumes its definition holds (issue 18): an incoming domain arrives with them;
+ * a created or defined one (host HA's restart elsewhere, a re-homed stopped instance) has them
+ * before its guest boots.
+ */
 export const IncomingSpecSchema = DomainSpecSchema.extend({ volumes: z.array(VolumeAttachmentSchema).max(64).optional() });
 
 export const DomainStateSchema = z.enum(['running', 'paused', 'suspended', 'shutoff', 'crashed']);
@@ -115,6 +119,7 @@ export const HypervisorEventSchema = z.discriminatedUnion('kind', [
   }),
   z.object({ kind: z.literal('migration-progress'), progress: MigrationProgressSchema }),
   z.object({ kind: z.literal('migration-incoming-done'), migrationId: z.string(), id: z.string() }),
+  z.object({ kind: z.literal('rebooted'), id: z.string() }),
 ]);
 
 // --- daemon ↔ daemon migration stream: control messages (see streamFrames.ts for framing) ---

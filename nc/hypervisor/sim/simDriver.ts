@@ -112,6 +112,10 @@ export class SimDriver implements HypervisorDriver {
     return this.call('POST', `/v1/domains/${enc(id)}/reboot`, DomainInfoSchema);
   }
 
+  async reset(id: string): Promise<DomainInfo> {
+    return this.call('POST', `/v1/domains/${enc(id)}/reset`, DomainInfoSchema);
+  }
+
   /** The credential crosses only this host-local control link, as libvirt's would its local socket. */
   async prepareIncoming(spec: DomainSpec, migrationId: string, credential?: MigrationCredential): Promise<void> {
     await this.call('POST', '/v1/incoming', DomainInfoSchema, { spec, migrationId, ...(credential ? { credential } : {}) });

@@ -49,6 +49,8 @@ export interface SimHostConfig {
    * with --insecure-plaintext). Joining a running migration needs none: it was checked when it began.
    */
   readonly requireMigrationCredentials?: boolean;
+  /** Its guests ignore an ACPI reboot request (a guest without an ACPI daemon); reset() still reboots them. */
+  readonly guestIgnoresAcpi?: boolean;
   /**
    * How fast each guest dirties its memory (MiB/s) while it migrates, when guests differ (the bench's
    * drain of mixed workloads); undefined for a guest, or no function: `migration.dirtyRateMiBps`.
@@ -158,8 +160,12 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     return this.events.on(listener);
   }
 
-  /** Defines and starts; same spec again returns it; a shut-off domain with the same spec is started. */
-  create(spec: DomainSpec): Promise<DomainInfo> {
+  /**
+   * Defines and starts; same spec again returns it; a shut-off domain with the same spec is started.
+   * The spec's volumes are in the definition before it starts (issue 18), beside those it held.
+   */
+  create(withVolumes: DomainSpec): Promise<DomainInfo> {
+    const { volumes: wanted = [], ...spec } = withVolumes;
     return this.queue.run(async () => {
       this.assertOpen();
       const existing = this.sameDomain(spec);
@@ -173,7 +179,7 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
       if (!admission.ok) throw this.err('InsufficientHostResources', { id: spec.id, need: admission.need, free: admission.free });
       const now = this.deps.clock.now();
       // A shut-off domain started again keeps its volumes: they are part of its definition.
-      const volumes = existing?.volumes ?? [];
+      const volumes = this.withWanted(spec.id, existing?.volumes ?? [], wanted);
       await this.persist((d) => {
         d.domains[spec.id] = { spec, state: 'running', startedAt: now, ...(volumes.length > 0 ? { volumes: [...volumes] } : {}) };
       });
@@ -185,6 +191,17 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     });
   }
 
+  /** `held` plus the `wanted` volumes it lacks; VolumeConflict when one is another domain's or clashes here. */
+  private withWanted(id: string, held: readonly VolumeAttachmentSpec[], wanted: readonly VolumeAttachmentSpec[]): VolumeAttachmentSpec[] {
+    const out = held.map((v) => ({ ...v }));
+    for (const v of wanted) {
+      const clash = volumeConflict(this.records.values(), id, v);
+      if (clash) throw this.err('VolumeConflict', { id, detail: clash });
+      if (!out.some((x) => x.volumeId === v.volumeId)) out.push({ ...v });
+    }
+    return out;
+  }
+
   /** The record of `spec`'s domain when there is one; DomainExists when the id holds another spec. */
   private sameDomain(spec: DomainSpec): DomainRecord | undefined {
     const existing = this.records.get(spec.id);
@@ -193,8 +210,12 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
     return existing;
   }
 
-  /** Defines a domain shut off, not started (a stopped instance's cold move); the same spec again answers it as it is. */
-  define(spec: DomainSpec): Promise<DomainInfo> {
+  /**
+   * Defines a domain shut off, not started (a stopped instance's cold move), with the spec's volumes
+   * in its definition; the same spec again answers it as it is.
+   */
+  define(withVolumes: DomainSpec): Promise<DomainInfo> {
+    const { volumes: wanted = [], ...spec } = withVolumes;
     return this.queue.run(async () => {
       this.assertOpen();
       const existing = this.sameDomain(spec);
@@ -202,10 +223,11 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
         if (isIncoming(existing)) throw this.conflict(existing, 'define');
         return this.infoOf(existing);
       }
+      const volumes = this.withWanted(spec.id, [], wanted);
       await this.persist((d) => {
-        d.domains[spec.id] = { spec, state: 'shutoff', startedAt: 0 };
+        d.domains[spec.id] = { spec, state: 'shutoff', startedAt: 0, ...(volumes.length > 0 ? { volumes: volumes.map((v) => ({ ...v })) } : {}) };
       });
-      const record: DomainRecord = { spec, state: 'shutoff', startedAt: 0, activity: IDLE };
+      const record: DomainRecord = { spec, state: 'shutoff', startedAt: 0, activity: IDLE, ...(volumes.length > 0 ? { volumes } : {}) };
       this.records.set(spec.id, record);
       this.log.info({ id: spec.id }, 'domain defined (not started)');
       return this.infoOf(record);
@@ -264,18 +286,34 @@ export class SimHost implements IncomingAcceptor, IncomingHost {
   }
 
   /**
-   * Reboots a running domain in place (virDomainReboot): same host, same definition and disk; its
-   * disk counter goes on (the guest's writes continue after the reboot). Refused unless it runs.
+   * Asks a running domain's guest to reboot (virDomainReboot, ACPI): same host, same definition and
+   * disk; its disk counter goes on (the guest's writes continue after the reboot), and `rebooted` is
+   * emitted. A host started with --guest-ignores-acpi has guests that ignore the request: nothing
+   * happens (the NC's fallback resets them). Refused unless it runs.
    */
   reboot(id: string): Promise<DomainInfo> {
+    return this.restartGuest(id, 'reboot');
+  }
+
+  /** Resets a running domain (virDomainReset): the guest restarts at once, unasked; `rebooted` is emitted. */
+  reset(id: string): Promise<DomainInfo> {
+    return this.restartGuest(id, 'reset');
+  }
+
+  private restartGuest(id: string, operation: 'reboot' | 'reset'): Promise<DomainInfo> {
     return this.queue.run(async () => {
       this.assertOpen();
       const r = this.records.get(id);
       if (!r) throw this.err('DomainNotFound', { id });
-      if (isIncoming(r) || isOutgoing(r) || r.state !== 'running') throw this.conflict(r, 'reboot');
+      if (isIncoming(r) || isOutgoing(r) || r.state !== 'running') throw this.conflict(r, operation);
+      if (operation === 'reboot' && this.config.guestIgnoresAcpi === true) {
+        this.log.info({ id }, 'ACPI reboot request ignored by the guest');
+        return this.infoOf(r);
+      }
       // The guest writes its disk again as it boots: shown at once, not only at the next round.
       await this.activity.write(id);
-      this.log.info({ id }, 'domain rebooted');
+      this.log.info({ id }, operation === 'reset' ? 'domain reset (hard reboot)' : 'domain rebooted');
+      this.events.emit({ kind: 'rebooted', id });
       return this.infoOf(r);
     });
   }

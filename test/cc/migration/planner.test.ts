@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { MigrationNode } from '../../../cc/migration/nodes.js';
 import { planMigration, type MigrateRequest, type PlannerContext } from '../../../cc/migration/planner.js';
+import { coldMovePlan } from '../../../cc/migration/coldMoves.js';
 import { reservationsOf } from '../../../cc/migration/reservations.js';
 import { DEFAULT_LIMITS } from '../../../cc/migration/settings.js';
 import { CcErrors } from '../../../cc/errors.js';
@@ -51,6 +52,8 @@ describe('planMigration: refusals (nothing planned, nothing reserved)', () => {
     ['an instance already in an active plan', move(id(2)), base({ [S]: { plans: [plan([item(id(2), D1)], { request: { kind: 'instance' } })] } }), 'MigrationInProgress', id(2)],
     ['an instance its NC says is migrating', move(id(2)), base({ [S]: { instances: [{ ...instance(id(2)), migrationState: 'migrating' }] } }), 'MigrationInProgress', id(2)],
     ['a drain of a node running nothing', drain(), base({ [S]: { instances: [{ ...instance(id(1)), state: 'stopped' }] } }), 'NothingToMigrate', S],
+    ['a drain of a node whose only stopped instance moves (migrating)', drain(), base({ [S]: { instances: [{ ...instance(id(1)), state: 'stopped', userStopped: true, migrationState: 'migrating' }] } }), 'NothingToMigrate', S],
+    ['a drain of a quarantined node holding only a user-stopped instance', drain(), base({ [S]: { quarantinedSince: 1, instances: [{ ...instance(id(1)), state: 'stopped', userStopped: true }] } }), 'NodeQuarantined', 'no instance'],
     ['an allow set naming only unusable hosts', drain({ destinations: [D1, D2] }), base({ [D1]: { reachable: false }, [D2]: { healthy: false } }), 'NoEligibleDestination', 'unreachable, unhealthy'],
     ['no other enabled node', drain(), base({ [D1]: { enabled: false }, [D2]: { enabled: false }, [D3]: { reachable: false } }), 'NoEligibleDestination', 'no other node'],
     ['not everything fits (partial=false)', drain(), base({ [D1]: { capacity: slots(1) }, [D2]: { capacity: ZERO }, [D3]: { capacity: ZERO } }), 'InsufficientCapacityForMigration', '1 of 2 instances'],
@@ -192,5 +195,41 @@ describe('planMigration: plans', () => {
         }
       },
     ), { numRuns: 400 });
+  });
+});
+
+describe('planMigration: a drain of a node holding only user-stopped instances (issue 18 part 5)', () => {
+  const stoppedByUser = (k: number) => ({ ...instance(id(k)), state: 'stopped' as const, userStopped: true as const });
+
+  it('answers cold-only: no live plan, the CC re-homes them and records the moves', () => {
+    const r = planMigration(drain(), base({ [S]: { instances: [stoppedByUser(1), { ...instance(id(2)), state: 'stopped' }] } }), ctx);
+    expect(r).toMatchObject({ ok: false, coldOnly: S, error: { code: 'NothingToMigrate' } });
+  });
+
+  it('a node with a running instance beside a stopped one gets its live plan (the stopped one is re-homed beside it)', () => {
+    const r = planMigration(drain(), base({ [S]: { instances: [...running(id(1)), stoppedByUser(2)] } }), ctx);
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.plan.items.map((i) => i.instanceId)).toEqual([id(1)]);
+  });
+
+  it('is still refused while another drain of the node is active', () => {
+    const r = planMigration(drain(), base({ [S]: { instances: [stoppedByUser(1)], plans: [plan([item(id(2), D1)])] } }), ctx);
+    expect(r.ok === false && r.error.code).toBe('MigrationInProgress');
+  });
+});
+
+describe('coldMovePlan', () => {
+  const tried = [{ ...instance(id(1)), state: 'stopped' as const, userStopped: true as const }, { ...instance(id(2)), state: 'stopped' as const, userStopped: true as const }];
+
+  it('records each cold move tried, completed where it went and failed with the reason where it stayed; a valid, finished plan', () => {
+    const p = coldMovePlan(S, drain({ destinations: [D1, D1] }), {
+      rehomed: [{ instanceId: id(1), destination: D1 }], notRehomed: [{ instanceId: id(2), reason: 'no room' }], tried,
+    }, 'mig-0000c01d', ctx);
+    expect(planSchema.safeParse(p).success).toBe(true);
+    expect(p).toMatchObject({ migrationId: 'mig-0000c01d', source: S, request: { kind: 'drain', destinations: [D1] } });
+    expect(p.items).toEqual([
+      expect.objectContaining({ instanceId: id(1), destination: D1, state: 'completed', cold: true, endedAt: ctx.now }),
+      expect.objectContaining({ instanceId: id(2), destination: '', state: 'failed', cold: true, error: 'not re-homed: no room' }),
+    ]);
   });
 });

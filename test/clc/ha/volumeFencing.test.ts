@@ -85,6 +85,9 @@ describe('host HA and volumes', () => {
     // Power fence, then the storage fence of each volume, then the restart, then the re-attach.
     const order = w.log.filter((l) => /^(off@|fence-storage vol-0000000a|run i-00000001|attach)/.test(l));
     expect(order).toEqual([`off@${A}`, `fence-storage ${VOL_A} /srv/storage/volumes/${VOL_A}.img@${A}`, 'run i-00000001', `attach ${VOL_A}`]);
+    // The restarted copy is defined with its volume, so its guest sees it at boot; the attach then confirms it.
+    expect(w.ops('ccRunInstances').map((c) => (c.req as { volumes?: unknown }).volumes).filter((v) => v !== undefined))
+      .toEqual([{ 'i-00000001': [{ volumeId: VOL_A, device: '/dev/vdb', path: `/srv/storage/volumes/${VOL_A}.img` }] }]);
     expect(backend.fenced).toContain(`${VOL_B}@${A}`);
 
     const copy = liveCopy(w, 'i-00000001');

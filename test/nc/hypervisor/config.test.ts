@@ -21,9 +21,13 @@ describe('compileSimHvConfig', () => {
       tlsPort: 16514, stateDir: '/tmp/s', storageDir: '/tmp/shared',
       capacity: { cores: 4, memoryMiB: 16384, diskGiB: 200 },
       migration: { bandwidthMbps: 1000, dirtyRateMiBps: 32, maxDowntimeMs: 300, maxIterations: 30 },
-      writeIntervalMs: 1000, timeScale: 0.01,
+      writeIntervalMs: 1000, timeScale: 0.01, guestIgnoresAcpi: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
+    // --guest-ignores-acpi (a bare flag; its variable true/false/1/0): guests that ignore an ACPI reboot.
+    expect(compileSimHvConfig({ ...base, guestIgnoresAcpi: true }).guestIgnoresAcpi).toBe(true);
+    expect(compileSimHvConfig({ ...base, guestIgnoresAcpi: '1' }).guestIgnoresAcpi).toBe(true);
+    expect(() => compileSimHvConfig({ ...base, guestIgnoresAcpi: 'yes' })).toThrow(/--guest-ignores-acpi/);
     expect(Object.isFrozen(c.capacity)).toBe(true);
   });
 

@@ -4,6 +4,7 @@ import {
   buildDomainXml, domainStateOf, guestSize, parseFerryMetadata, parseSizing, parseUuid,
 } from '../../../../nc/hypervisor/libvirt/domainXml.js';
 import { VIR } from '../../../../nc/hypervisor/libvirt/ffi.js';
+import { buildVolumeDiskXml, parseDisks, parseVolumes, volumeTargetDev } from '../../../../nc/hypervisor/libvirt/volumeDiskXml.js';
 
 const spec = { id: 'i-12345678', resources: { cores: 2, memoryMiB: 512, diskGiB: 10 }, imageId: 'emi-abc' };
 
@@ -31,6 +32,15 @@ describe('buildDomainXml', () => {
     expect(withDisk).toContain("<disk type='file' device='disk'><driver name='qemu' type='raw' cache='none'/><source file='/shared/disks/i-1.img'/><target dev='vda' bus='virtio'/></disk>");
     const plain = buildDomainXml({ spec, domainType: 'qemu', startedAt: 0, emulator: 'q', memoryMiB: 64, vcpus: 1 });
     expect(plain).not.toMatch(/<kernel>|<serial/);
+  });
+
+  it('holds the volumes it is given in its definition, after the root disk (issue 18: at boot, not hot-plugged)', () => {
+    const vol = { volumeId: 'vol-0000000a', device: '/dev/sdf', path: '/shared/volumes/vol-0000000a.img' };
+    const xml = buildDomainXml({
+      spec, domainType: 'qemu', startedAt: 0, emulator: 'q', memoryMiB: 64, vcpus: 1, disk: '/shared/disks/i-1.img', volumeDisks: [buildVolumeDiskXml(vol)],
+    });
+    expect(parseVolumes(xml)).toEqual([vol]);
+    expect(parseDisks(xml).map((d) => d.target)).toEqual(['vda', volumeTargetDev(vol.device)]);
   });
 
   it('uses kvm only when told to', () => {

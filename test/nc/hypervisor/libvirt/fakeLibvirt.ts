@@ -41,6 +41,10 @@ export class FakeLibvirtd {
   ignoreAcpi = false;
   /** Domains rebooted (virDomainReboot), in order. */
   readonly reboots: string[] = [];
+  /** Domains reset (virDomainReset), in order. */
+  readonly resets: string[] = [];
+  /** Reboot-event listeners (VIR_DOMAIN_EVENT_ID_REBOOT). */
+  readonly rebootListeners: ((name: string) => void)[] = [];
   readonly lifecycleListeners: ((name: string, event: number, detail: number) => void)[] = [];
   /** What a migration does; by default it completes at once with a completed job record. */
   migrate: (name: string, d: FakeDomain) => Promise<void> = async (_name, d) => this.complete(d);
@@ -195,7 +199,23 @@ class FakeSession implements LibvirtSession {
   async reboot(dom: Ptr): Promise<void> {
     const d = this.dom(dom);
     if (d.state !== VIR.DOMAIN_STATE.RUNNING) throw err('virDomainReboot', VIR_ERR.OPERATION_INVALID, 'domain is not running');
-    this.host.reboots.push(this.handles.get(dom) ?? '');
+    const name = this.handles.get(dom) ?? '';
+    this.host.reboots.push(name);
+    // A guest without an ACPI daemon ignores the request: no reset, no event.
+    if (!this.host.ignoreAcpi) for (const l of this.host.rebootListeners) l(name);
+  }
+
+  async reset(dom: Ptr): Promise<void> {
+    const d = this.dom(dom);
+    if (d.state !== VIR.DOMAIN_STATE.RUNNING) throw err('virDomainReset', VIR_ERR.OPERATION_INVALID, 'domain is not running');
+    const name = this.handles.get(dom) ?? '';
+    this.host.resets.push(name);
+    for (const l of this.host.rebootListeners) l(name);
+  }
+
+  async onReboot(listener: (name: string) => void): Promise<void> {
+    this.check('virConnectDomainEventRegisterAny');
+    this.host.rebootListeners.push(listener);
   }
 
   async undefine(dom: Ptr): Promise<void> {

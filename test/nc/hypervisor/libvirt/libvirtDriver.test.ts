@@ -398,6 +398,23 @@ describe('LibvirtDriver shutdown and reboot (issue 18 part 5)', () => {
     expect(fake.reboots).toEqual([spec.id]);
   });
 
+  it('reset (virDomainReset) of a running domain; libvirt\'s reboot events reach the NC as rebooted, a guest ignoring ACPI sends none', async () => {
+    const { fake, driver, events } = setup({ lifecycleEvents: true });
+    await driver.create(spec);
+    fake.ignoreAcpi = true;
+    await driver.reboot(spec.id);
+    expect(events.filter((e) => e.kind === 'rebooted')).toEqual([]);
+    expect((await driver.reset(spec.id)).state).toBe('running');
+    expect(fake.resets).toEqual([spec.id]);
+    expect(events.filter((e) => e.kind === 'rebooted')).toEqual([{ kind: 'rebooted', id: spec.id }]);
+    fake.ignoreAcpi = false;
+    await driver.reboot(spec.id);
+    expect(events.filter((e) => e.kind === 'rebooted')).toHaveLength(2);
+    await driver.shutdown(spec.id, { force: true });
+    expect(await codeOf(driver.reset(spec.id))).toBe('DomainStateConflict');
+    expect(fake.resets).toEqual([spec.id]);
+  });
+
   it('define (a cold move) is virDomainDefineXML alone: shut off, not started; create starts it; another spec is DomainExists', async () => {
     const { fake, driver } = setup();
     expect((await driver.define(spec)).state).toBe('shutoff');
