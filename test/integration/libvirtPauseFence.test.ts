@@ -20,17 +20,16 @@
  * virsh, the disk and volume files and the CLC's clc.json are the witnesses.
  */
 import { execFile } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settingParam } from '../../clc/api/actions/haConfigure.js';
-import { ROOT, TestCloud } from '../helpers/cloud.js';
+import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, describeMigration, placeOn, until } from '../helpers/cloudApi.js';
-import { installFencingLab, isAlive, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
+import { installFencingLab, isAlive, type LabBmc } from '../helpers/fencingLab.js';
 import { haEventsOf, haRecordOf } from '../helpers/haRecords.js';
-import { buildGuest, labLayout, prepareLab, runHostCommand, stopLab, virsh } from '../helpers/libvirtLab.js';
+import { buildGuest, labLayout, prepareLab, stopLab, virsh } from '../helpers/libvirtLab.js';
+import { startLibvirtHaCloud } from '../helpers/libvirtHaLab.js';
 
 const exec = promisify(execFile);
 const SUBNET = 85;
@@ -185,35 +184,7 @@ beforeAll(async () => {
   await installFencingLab();
   await prepareLab(lab);
   await buildGuest(lab);
-  mkdirSync(join(cloud.baseDir, 'storage', 'disks'), { recursive: true });
-  mkdirSync(join(cloud.baseDir, 'logs'), { recursive: true });
-  const sh = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-  for (const [i, host] of cloud.nodeHosts.entries()) {
-    const dir = join(cloud.baseDir, 'bmc', host);
-    mkdirSync(dir, { recursive: true });
-    const log = (name: string): string => sh(join(cloud.baseDir, 'logs', `${name}-${host}.log`));
-    const node = (name: string): string => {
-      const s = cloud.spec(`${name}-${host}`);
-      return `node ${sh(join(ROOT, s.entry))} ${s.args.map(sh).join(' ')} >>${log(name)} 2>&1 & echo $! >${sh(join(dir, `${name}.pid`))}`;
-    };
-    // The host: libvirtd first (the NC needs it), then its agents; all in the BMC's process group.
-    await writeFile(join(cloud.baseDir, `host-${host}.sh`), [
-      '#!/usr/bin/env bash',
-      `${runHostCommand(lab, (i + 1) as 1 | 2).map(sh).join(' ')} >>${log('libvirtd')} 2>&1 &`,
-      `for _ in $(seq 600); do virsh -q -c ${sh(uriOf(host))} uri >/dev/null 2>&1 && break; sleep 0.1; done`,
-      node('heartbeat'),
-      node('nc'),
-      'wait',
-    ].join('\n'));
-    bmcs.set(host, await startLabBmc({ addr: host, port: BMC_PORT + i, user: USER, password: PASSWORD, hostCommand: ['bash', join(cloud.baseDir, `host-${host}.sh`)], dir }));
-  }
-  await cloud.start(['cc', 'clc']);
-  await q({ Action: 'ConfigureHAForCluster', ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [settingParam(k), String(v)])) });
-  await q({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', MaxUnhealthy: '1' });
-  for (const [i, host] of cloud.nodeHosts.entries()) {
-    await q({ Action: 'ConfigureHAForHost', Host: host, Agent: 'fence_ipmilan', Address: host, Port: String(BMC_PORT + i), Username: USER, Password: PASSWORD, TimeoutMs: '10000' });
-  }
-  await q({ Action: 'EnableHAForCluster', Partition: 'cluster01' });
+  for (const [host, bmc] of await startLibvirtHaCloud(cloud, { lab, uriOf, bmcPort: BMC_PORT, user: USER, password: PASSWORD, settings: SETTINGS })) bmcs.set(host, bmc);
   await bothAvailable();
 }, 900_000);
 
