@@ -13,14 +13,17 @@ import type { BeatFiles, HostProbe } from './heartbeatAgent.js';
 
 const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
 
-/** A pid runs when /proc has it and it is not a zombie (orphans may be reaped late). */
+/**
+ * A pid runs when /proc has it and it is not a zombie (orphans may be reaped late). A process reaped
+ * between the open and the read of its stat file fails the read with ESRCH: that too is a process gone.
+ */
 export async function processAlive(pid: number, procDir = '/proc'): Promise<boolean> {
   try {
     const stat = await readFile(join(procDir, String(pid), 'stat'), 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
     return state !== 'Z' && state !== 'X';
   } catch (e) {
-    if (isMissing(e)) return false;
+    if (isMissing(e) || (e as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw e;
   }
 }
