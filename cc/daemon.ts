@@ -17,7 +17,7 @@ import { clientTlsOf, schemeOf, serverTlsOptions, warnIfPlaintext, wireSecurityO
 import { NC_PATH } from '../shared/wire/transport.js';
 import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { caCredentialIssuer, loadMigrationCa, RANDOM_ISSUER_SOURCES } from './migration/credentialIssuer.js';
-import { KeyPool } from './migration/keyPool.js';
+import { KEY_POOL_QUIET_MS, KeyPool } from './migration/keyPool.js';
 import { WireNodeClient } from './nodeClient.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
@@ -57,6 +57,8 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const migrationCa = security.kind === 'mtls' && config.tlsDir !== undefined ? loadMigrationCa(config.tlsDir) : undefined;
   const keyPool = new KeyPool({
     generate: RANDOM_ISSUER_SOURCES.keyPair, size: migrationCa ? config.migrationKeyPool : 0,
+    // Refilled once migrations have taken none for a while, not during their hand-shakes.
+    refillDelayMs: KEY_POOL_QUIET_MS, clock,
     onError: (e) => logger.warn({ err: e }, 'could not make a migration key pair ahead'),
   });
   const credentials = migrationCa ? caCredentialIssuer(migrationCa, clock, { ...RANDOM_ISSUER_SOURCES, keyPair: () => keyPool.take() }) : undefined;

@@ -2,6 +2,7 @@
  * The destination half of the migration item executor: executes migrationDestination.ts's decisions in the
  * node's mailbox. Persist the intent, act on the hypervisor, persist the outcome, then reply.
  */
+import { performance } from 'node:perf_hooks';
 import { isFerryError } from '../shared/errors/registry.js';
 import { credentialIdentity } from '../shared/pki/migrationPeer.js';
 import type { MigrationCredential } from '../shared/protocol/migrationProtocol.js';
@@ -49,7 +50,9 @@ export class IncomingItemExecutor {
     if (req.credential && generation !== undefined && (!held || generation >= held.generation)) this.credentials.set(id, { credential: req.credential, generation });
     if (d.kind === 'answer') return { migrationId: req.migrationId, incoming: incomingView(d.incoming) };
     const { incoming } = d;
+    const t0 = performance.now();
     if (d.fresh) await this.ctx.persist((draft) => { draft.incoming[incoming.instanceId] = incoming; }); // the prepare row's record (decideIncomingPrepare)
+    this.ctx.logger.debug({ instanceId: id, ms: Math.round(performance.now() - t0) }, 'incoming record persisted');
     const ready = await this.prepareHypervisor(incoming, d.rejoin !== true);
     return { migrationId: req.migrationId, incoming: incomingView(ready) };
   }
@@ -140,7 +143,9 @@ export class IncomingItemExecutor {
     try {
       // Its volumes are reachable here before the source may commit (issue 18): no data moves.
       await this.ctx.volumes.connect(id, spec.volumes ?? []);
+      const t0 = performance.now();
       await this.ctx.link.call('prepareIncoming', (d) => d.prepareIncoming(spec, hypervisorMigrationId(rec.migrationId, id), credential));
+      this.ctx.logger.debug({ instanceId: id, ms: Math.round(performance.now() - t0) }, 'incoming prepared on the hypervisor');
     } catch (e) {
       if (isFerryError(e) && e.code !== 'HypervisorUnavailable') {
         if (dropOnRefusal) await this.ctx.volumes.disconnect(id, spec.volumes ?? []);

@@ -7,7 +7,11 @@
  * taken. Node cannot sign certificates for EC keys through node-forge (RSA only), hence a pool
  * rather than cheaper keys.
  */
+import type { Clock, TimerHandle } from '../../shared/clock.js';
 import type { PemKeyPair } from './credentialIssuer.js';
+
+/** The CC's pool refills after this long without a take (KeyPoolOptions.refillDelayMs). */
+export const KEY_POOL_QUIET_MS = 2000;
 
 export interface KeyPoolOptions {
   /** Makes one pair (node:crypto's generateKeyPair on libuv's pool for a CC; a fake in unit tests). */
@@ -16,11 +20,19 @@ export interface KeyPoolOptions {
   readonly size: number;
   /** Told of a background generation that failed (the next take generates on demand). */
   readonly onError?: (e: unknown) => void;
+  /**
+   * Refill only once no pair was taken for this long (with `clock`): a migration takes its pairs at
+   * prepare, and a refill started then would generate RSA on the same cores as that migration's
+   * prepare and commit. 0 (the default): refill at once.
+   */
+  readonly refillDelayMs?: number;
+  readonly clock?: Clock;
 }
 
 export class KeyPool {
   private readonly ready: PemKeyPair[] = [];
   private filling: Promise<void> | undefined;
+  private quiet: TimerHandle | undefined;
   private stopped = false;
 
   constructor(private readonly opts: KeyPoolOptions) {}
@@ -33,7 +45,7 @@ export class KeyPool {
   /** A pair no one else has had: from the pool if one is ready, else made now. */
   async take(): Promise<PemKeyPair> {
     const pair = this.ready.shift();
-    this.refill();
+    this.refillWhenQuiet();
     return pair ?? this.opts.generate();
   }
 
@@ -50,8 +62,24 @@ export class KeyPool {
   /** Stops refilling and forgets the pairs made ahead. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.quiet?.cancel();
+    this.quiet = undefined;
     await this.filled();
     this.ready.length = 0;
+  }
+
+  /** A take re-arms the quiet timer; the refill starts when it fires (at once without a delay). */
+  private refillWhenQuiet(): void {
+    const { refillDelayMs = 0, clock } = this.opts;
+    if (refillDelayMs <= 0 || !clock) {
+      this.refill();
+      return;
+    }
+    this.quiet?.cancel();
+    this.quiet = clock.setTimer(refillDelayMs, () => {
+      this.quiet = undefined;
+      this.refill();
+    });
   }
 
   private refill(): void {

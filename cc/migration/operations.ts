@@ -138,6 +138,7 @@ export class MigrationOps {
   private async persist(plan: MigrationPlan): Promise<MigrationPlan> {
     const { keeper, nodes } = this.o;
     const source = plan.source;
+    this.o.planDriver.signAhead(plan);
     try {
       return await keeper.change(source, async () => {
         const res = await nodes.migrate(source, { action: 'prepare', role: 'source', plan }, { timeoutMs: this.o.ncTimeoutMs });

@@ -16,15 +16,16 @@ import type { Clock, TimerHandle } from '../../shared/clock.js';
 import { isFerryError } from '../../shared/errors/registry.js';
 import { CcErrors } from '../errors.js';
 import type { z } from 'zod';
-import type { ccNodeEventRequestSchema, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
+import type { ccNodeEventRequestSchema, MigrationPlan, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
 import type { NcMigrateResponse, NodeClient } from '../nodeClient.js';
 import type { Mailbox } from '../../shared/mailbox.js';
 import { applyIncoming, applyPlan, findEntry, migrationInputs, type ClusterView } from '../view.js';
 import type { ViewKeeper } from '../viewKeeper.js';
 import { reconcile } from './coordinator.js';
+import { CredentialPrefetch } from './credentialPrefetch.js';
 import type { CredentialIssuer } from './credentialIssuer.js';
 import { effectHost, effectKey, toNcRequest, type Effect } from './effects.js';
-import { noteFailure, type CallFailure, type Marks } from './marks.js';
+import { credentialLifetimeMs, noteFailure, type CallFailure, type Marks } from './marks.js';
 import { migrationNodes } from './nodes.js';
 import { itemKey, plansOf } from './plans.js';
 import type { Limits } from './settings.js';
@@ -100,7 +101,12 @@ export class PlanDriver {
   private started = false;
   private stopped = false;
 
-  constructor(private readonly opts: PlanDriverOptions) {}
+  /** The issuer, signing each item's source credential while its destination prepares. */
+  private readonly credentials: CredentialPrefetch | undefined;
+
+  constructor(private readonly opts: PlanDriverOptions) {
+    this.credentials = opts.credentials ? new CredentialPrefetch(opts.credentials, () => opts.clock.now()) : undefined;
+  }
 
   /** Starts reconciling: now, after every view change, and at every deadline. */
   start(): void {
@@ -156,6 +162,7 @@ export class PlanDriver {
   private pass(): void {
     const { clock, keeper, limits } = this.opts;
     const now = clock.now();
+    this.credentials?.sweep();
     const held = this.opts.awaitFencedHosts === true && !keeper.fencedListHeard();
     const result = reconcile({
       nodes: migrationNodes(keeper.get(), keeper.fencedHosts()), marks: this.marks, limits: held ? { ...limits, perCluster: 0 } : limits, now, fencedUnknown: held,
@@ -205,17 +212,33 @@ export class PlanDriver {
    * the generation the effect names (a re-join's re-issue) or the first.
    */
   private async withCredential(e: Effect, req: NcMigrateRequest): Promise<NcMigrateRequest> {
-    const issuer = this.opts.credentials;
+    const issuer = this.credentials;
     if (!issuer || (e.kind !== 'prepareDestination' && e.kind !== 'commit')) return req;
     const side = e.kind === 'commit' ? 'source' : 'destination';
+    const item = { migrationId: e.migrationId, instanceId: e.instanceId, lifetimeMs: e.credentialLifetimeMs, generation: e.credentialGeneration ?? 0 };
+    const source = { ...item, side: 'source', host: e.source, peerHost: e.destination } as const;
     try {
-      const credential = await issuer.issue({
-        migrationId: e.migrationId, instanceId: e.instanceId, side, lifetimeMs: e.credentialLifetimeMs, generation: e.credentialGeneration ?? 0,
-        host: side === 'source' ? e.source : e.destination, peerHost: side === 'source' ? e.destination : e.source,
-      });
+      const credential = await issuer.issue(side === 'source' ? source : { ...item, side: 'destination', host: e.destination, peerHost: e.source });
+      // The commit's credential is signed while the destination prepares (CredentialPrefetch).
+      if (side === 'destination') issuer.prefetch(source);
       return { ...req, credential } as NcMigrateRequest;
     } catch (err) {
       throw CcErrors.make('MigrationCredentialFailed', { side, migrationId: e.migrationId, instanceId: e.instanceId, detail: (err as Error)?.message ?? String(err) });
+    }
+  }
+
+  /**
+   * Signs the credentials of the items of `plan` that can start at once (up to its per-source limit)
+   * while the source NC persists it: the destination's prepare and the source's commit then only send.
+   */
+  signAhead(plan: MigrationPlan): void {
+    const issuer = this.credentials;
+    if (!issuer) return;
+    const first = plan.items.filter((i) => i.state === 'queued' && i.destination !== '' && i.cold !== true).slice(0, plan.limits.perSource);
+    for (const item of first) {
+      const base = { migrationId: plan.migrationId, instanceId: item.instanceId, lifetimeMs: credentialLifetimeMs(plan, item), generation: item.credentialGeneration ?? 0 };
+      issuer.prefetch({ ...base, side: 'destination', host: item.destination, peerHost: plan.source });
+      issuer.prefetch({ ...base, side: 'source', host: plan.source, peerHost: item.destination });
     }
   }
 
@@ -226,12 +249,20 @@ export class PlanDriver {
     const t0 = performance.now();
     const step = e.kind === 'rollback' ? `rollback-${e.side}` : e.kind;
     try {
+      let credentialMs = 0;
+      let callMs = 0;
       await keeper.change(host, async () => {
-        const res = await nodes.migrate(host, await this.withCredential(e, toNcRequest(e, uriTemplate)), { timeoutMs: callTimeoutMs });
+        const c0 = performance.now();
+        const req = await this.withCredential(e, toNcRequest(e, uriTemplate));
+        const n0 = performance.now();
+        credentialMs = n0 - c0;
+        const res = await nodes.migrate(host, req, { timeoutMs: callTimeoutMs });
+        callMs = performance.now() - n0;
         keeper.update(host, (v) => applyAnswer(v, e, res));
       });
-      ccMigrationStep.publish({ step, result: 'ok', seconds: (performance.now() - t0) / 1000 });
-      logger.info({ effect: key, migrationId: e.migrationId }, 'migration step done');
+      const seconds = (performance.now() - t0) / 1000;
+      ccMigrationStep.publish({ step, result: 'ok', seconds });
+      logger.info({ effect: key, migrationId: e.migrationId, ms: Math.round(seconds * 1000), credentialMs: Math.round(credentialMs), callMs: Math.round(callMs) }, 'migration step done');
       this.pace.set(key, { until: clock.now() + RETRY_MIN_MS, failures: 0 });
     } catch (err) {
       ccMigrationStep.publish({ step, result: 'failed', seconds: (performance.now() - t0) / 1000 });

@@ -32,6 +32,15 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
 /** Largest share of the handles kept back for the process's own files and outgoing calls. */
 export const FILE_HANDLE_RESERVE = 256;
 
+/**
+ * How long an idle keep-alive connection stays open here. Node's server advertises it in whole
+ * seconds (`Keep-Alive: timeout=9`) and a Node client closes its idle socket at the advertised time;
+ * with Node's default (5,000 ms, advertised as 5) both ends close at the same moment, and a call
+ * sent on the socket just then is reset (a CLC's ccDescribeMigrations was, in the migration-sim
+ * bench). 9,900 ms leaves the client 0.9 s to close first.
+ */
+export const KEEP_ALIVE_IDLE_MS = 9_900;
+
 /** Node's own timeouts, for http.createServer(options, app). */
 export function httpServerOptions(l: ConnectionLimits): http.ServerOptions {
   return {
@@ -116,6 +125,7 @@ export function guardConnections(server: http.Server | https.Server, o: GuardOpt
   const fitted = fitToOpenFileLimit(o.limits, 'openFileLimit' in o ? o.openFileLimit : readOpenFileLimit());
   const core = new PendingConnections<net.Socket>(fitted.pending);
   if (fitted.maxConnections !== undefined) server.maxConnections = fitted.maxConnections;
+  server.keepAliveTimeout = KEEP_ALIVE_IDLE_MS;
   // The TCP socket by remote address and port: a TLS socket and its TCP socket share them.
   const byEndpoint = new Map<string, net.Socket>();
   const rawOf = (s: net.Socket): net.Socket | undefined => byEndpoint.get(endpoint(s));

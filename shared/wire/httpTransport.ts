@@ -44,10 +44,10 @@ export class HttpWireTransport implements WireTransport {
     const timeoutMs = callOpts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 10_000;
     const url = new URL(this.opts.path, endpoint);
     const encoding = this.encodingFor(url.origin);
-    let answer = await this.post(url, encoding, encodeFor(encoding, operation, body), operation, timeoutMs);
+    let answer = await this.postRepeatingReads(url, encoding, encodeFor(encoding, operation, body), operation, timeoutMs);
     if (encoding === 'json' && refusedJson(answer)) {
       this.xmlOnlyUntil.set(url.origin, this.now() + XML_ONLY_RETRY_MS);
-      answer = await this.post(url, 'xml', encodeFor('xml', operation, body), operation, timeoutMs);
+      answer = await this.postRepeatingReads(url, 'xml', encodeFor('xml', operation, body), operation, timeoutMs);
     }
     const { status, decoded } = answer;
     if (status >= 200 && status < 300 && decoded.operation === `${operation}Response`) return decoded.body;
@@ -74,6 +74,22 @@ export class HttpWireTransport implements WireTransport {
     if (this.now() < until) return 'xml';
     this.xmlOnlyUntil.delete(origin);
     return configured;
+  }
+
+  /**
+   * A read (`ccDescribe…`, `ncDescribe…`: they change nothing, so a repeat is harmless) that was reset
+   * on a kept-alive socket before any answer is sent again on another: the peer closed that idle socket
+   * as the request went out (Node's own advice for this race). Anything else is the caller's to judge.
+   */
+  private async postRepeatingReads(url: URL, encoding: WireEncoding, payload: string, operation: string, timeoutMs: number): Promise<Answer> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.post(url, encoding, payload, operation, timeoutMs);
+      } catch (e) {
+        if (!(e instanceof StaleSocketReset)) throw e;
+        if (!READ_OPERATION.test(operation) || attempt >= STALE_SOCKET_ATTEMPTS) throw e.error;
+      }
+    }
   }
 
   /** Sends the request and decodes the answer, in the encoding its Content-Type names, as it arrives (bounded: a peer's answer is not trusted to be small). */
@@ -121,8 +137,12 @@ export class HttpWireTransport implements WireTransport {
       req.setTimeout(timeoutMs, () => {
         req.destroy(WireErrors.make('PeerTimeout', { peer, operation, timeoutMs }));
       });
+      let answered = false;
+      req.on('response', () => { answered = true; });
       req.on('error', (e) => {
-        reject(e instanceof FerryError ? e : WireErrors.make('PeerUnreachable', { peer, detail: (e as NodeJS.ErrnoException).code ?? e.message }));
+        const error = e instanceof FerryError ? e : WireErrors.make('PeerUnreachable', { peer, detail: (e as NodeJS.ErrnoException).code ?? e.message });
+        const code = (e as NodeJS.ErrnoException).code;
+        reject(req.reusedSocket && !answered && code !== undefined && STALE_SOCKET_CODES.has(code) ? new StaleSocketReset(error) : error);
       });
       req.end(payload);
     });
@@ -136,6 +156,22 @@ export class HttpWireTransport implements WireTransport {
 }
 
 interface Answer { readonly status: number; readonly decoded: DecodedMessage }
+
+/** Operations that only read: safe to send again after a reset of a kept-alive socket. */
+const READ_OPERATION = /^(cc|nc)Describe/;
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+/** Each attempt may pick another stale socket from the agent; a fresh one ends it. */
+const STALE_SOCKET_ATTEMPTS = 3;
+
+/**
+ * Internal: a call reset on a reused socket before any answer; `error` is what the caller sees when it
+ * is not sent again (never thrown out of the transport itself).
+ */
+class StaleSocketReset extends Error {
+  constructor(readonly error: FerryError) {
+    super(error.message);
+  }
+}
 
 /** The peer does not read JSON: it refused the media type before reading the body. */
 function refusedJson(a: Answer): boolean {

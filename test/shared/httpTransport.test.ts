@@ -147,3 +147,61 @@ describe('wire transport over HTTP', () => {
     await expect(transport.call(endpoint, 'slow', {}, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'PeerTimeout' });
   });
 });
+
+describe('a kept-alive socket the peer closes as a call goes out', () => {
+  /** A peer that resets the next request arriving on an already used connection, once armed. */
+  async function resettingPeer() {
+    const received: string[] = [];
+    const state = { armed: false, resets: 0 };
+    const app = express();
+    app.use((req, _res, next) => {
+      const op = String(req.headers.soapaction ?? '');
+      received.push(op);
+      const used = (req.socket as { ferryUsed?: boolean }).ferryUsed === true;
+      (req.socket as { ferryUsed?: boolean }).ferryUsed = true;
+      if (state.armed && used) {
+        state.armed = false;
+        state.resets++;
+        req.socket.destroy();
+        return;
+      }
+      next();
+    });
+    mountWireService(app, {
+      path: PATH, logger: silentLogger(),
+      handlers: { ncDescribeThing: async (b) => ({ got: b }), ncChangeThing: async (b) => ({ got: b }) },
+    });
+    const [srv, url] = await listen(app, '127.0.5.5');
+    return { srv, url, received, state };
+  }
+
+  it('a read is sent again on another socket and answered', async () => {
+    const peer = await resettingPeer();
+    const t = new HttpWireTransport({ path: PATH, defaultTimeoutMs: 5000 });
+    try {
+      await t.call(peer.url, 'ncDescribeThing', { n: 1 });
+      peer.state.armed = true;
+      await expect(t.call(peer.url, 'ncDescribeThing', { n: 2 })).resolves.toEqual({ got: { n: 2 } });
+      expect(peer.state.resets).toBe(1);
+      expect(peer.received.filter((op) => op.includes('ncDescribeThing'))).toHaveLength(3);
+    } finally {
+      t.close();
+      peer.srv.close();
+    }
+  });
+
+  it('a change is not sent again: the caller gets PeerUnreachable and judges', async () => {
+    const peer = await resettingPeer();
+    const t = new HttpWireTransport({ path: PATH, defaultTimeoutMs: 5000 });
+    try {
+      await t.call(peer.url, 'ncChangeThing', { n: 1 });
+      peer.state.armed = true;
+      await expect(t.call(peer.url, 'ncChangeThing', { n: 2 })).rejects.toMatchObject({ code: 'PeerUnreachable' });
+      expect(peer.state.resets).toBe(1);
+      expect(peer.received.filter((op) => op.includes('ncChangeThing'))).toHaveLength(2);
+    } finally {
+      t.close();
+      peer.srv.close();
+    }
+  });
+});

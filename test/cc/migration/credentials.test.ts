@@ -20,9 +20,11 @@ import { sourceWithInstances } from './migrationHarness.js';
 class RecordingIssuer implements CredentialIssuer {
   readonly asked: CredentialRequest[] = [];
   failures = 0;
+  /** Only asks for this side fail (while `failures` lasts); any side when unset. */
+  failingSide: CredentialRequest['side'] | undefined;
   async issue(r: CredentialRequest): Promise<MigrationCredential> {
     this.asked.push(r);
-    if (this.failures > 0) {
+    if (this.failures > 0 && (this.failingSide === undefined || this.failingSide === r.side)) {
       this.failures--;
       throw new Error('entropy ran out');
     }
@@ -57,7 +59,10 @@ describe('the CC issues per-migration credentials', () => {
 
   it('when issuing fails the step is not sent, and is retried with a credential', async () => {
     const issuer = new RecordingIssuer();
-    issuer.failures = 1;
+    // The destination's credential signed ahead (while the source persists the plan) and the one
+    // signed when the prepare found that one failed.
+    issuer.failingSide = 'destination';
+    issuer.failures = 2;
     const h = await sourceWithInstances(1, { credentials: issuer });
     const seen = seenBy(h);
     const { migrationId } = await h.migrate({ instanceId: id(1), destinations: [D1] });

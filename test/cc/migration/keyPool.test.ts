@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PemKeyPair } from '../../../cc/migration/credentialIssuer.js';
 import { KeyPool } from '../../../cc/migration/keyPool.js';
+import { ManualClock } from '../../../shared/clock.js';
 
 /** A generator that numbers its pairs, each resolved when the test says (or at once). */
 function numbered(opts: { failAt?: number } = {}) {
@@ -68,5 +69,40 @@ describe('KeyPool', () => {
       await pool.stop();
       expect(new Set(keys).size).toBe(keys.length);
     }));
+  });
+
+  it('with a refill delay, refills only once no pair was taken for that long', async () => {
+    const g = numbered();
+    const clock = new ManualClock(0);
+    const pool = new KeyPool({ generate: g.generate, size: 2, refillDelayMs: 1000, clock });
+    pool.start();
+    await pool.filled();
+    expect(g.count()).toBe(2);
+    await pool.take();
+    clock.advance(600);
+    await pool.take();
+    clock.advance(600); // 600 ms after the last take: still quiet time to wait
+    await pool.filled();
+    expect(pool.size()).toBe(0);
+    expect(g.count()).toBe(2);
+    const onDemand = await pool.take(); // empty: made now, never waits for the delay
+    expect(onDemand.privateKey).toBe('key-2');
+    clock.advance(1000);
+    await pool.filled();
+    expect(pool.size()).toBe(2);
+    await pool.stop();
+  });
+
+  it('stop cancels a pending quiet refill', async () => {
+    const g = numbered();
+    const clock = new ManualClock(0);
+    const pool = new KeyPool({ generate: g.generate, size: 1, refillDelayMs: 1000, clock });
+    pool.start();
+    await pool.filled();
+    await pool.take();
+    await pool.stop();
+    clock.advance(5000);
+    await pool.filled();
+    expect(g.count()).toBe(1);
   });
 });

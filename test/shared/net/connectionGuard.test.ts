@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { certsDirOf, ensureCloudPki } from '../../../scripts/cloudLayout.js';
 import { systemClock } from '../../../shared/clock.js';
 import {
-  fitToOpenFileLimit, guardConnections, httpServerOptions, httpsServerOptions, readOpenFileLimit, type ConnectionLimits,
+  fitToOpenFileLimit, guardConnections, httpServerOptions, httpsServerOptions, KEEP_ALIVE_IDLE_MS, readOpenFileLimit, type ConnectionLimits,
 } from '../../../shared/net/connectionGuard.js';
 import { loadTlsIdentity } from '../../../shared/pki/tlsIdentity.js';
 import { RefusalLog } from '../../../shared/refusalLog.js';
@@ -112,6 +112,19 @@ function ask(sock: net.Socket, path = '/'): Promise<string> {
 }
 
 describe('guardConnections (plain HTTP)', () => {
+  it('advertises a whole-second keep-alive shorter than it keeps an idle connection, so a Node client closes first', async () => {
+    const s = await start(LIMITS);
+    expect(s.server.keepAliveTimeout).toBe(KEEP_ALIVE_IDLE_MS);
+    const sock = (await hold(s.port, '127.0.52.19', '')).sock;
+    const head = await new Promise<string>((resolve) => {
+      sock.once('data', (d: Buffer) => resolve(d.toString()));
+      sock.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    const advertised = Number(/keep-alive: timeout=(\d+)/i.exec(head)?.[1]) * 1000;
+    expect(advertised).toBeLessThan(KEEP_ALIVE_IDLE_MS);
+    expect(KEEP_ALIVE_IDLE_MS - advertised).toBeGreaterThanOrEqual(500);
+  });
+
   it('closes the oldest half-sent connections of the flooding peer, and serves a newcomer', async () => {
     const s = await start(LIMITS);
     const flood = [];
