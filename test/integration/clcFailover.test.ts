@@ -157,6 +157,11 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during 
       expect(copies.get(id), id).toHaveLength(1);
       expect(copies.get(id)?.[0]).not.toBe(n1);
     }
+    // The new leader's event watcher (a leader duty) took over from the stored state: it records the completion once.
+    const completed = await until('migration.completed in the new leader\'s event stream',
+      async () => arr<any>((await ok(second, { Action: 'DescribeEvents', MigrationId: migrationId, 'Kind.1': 'migration.completed' })).eventSet?.item),
+      (v) => Array.isArray(v) && v.length > 0);
+    expect(completed).toHaveLength(1);
     // Acknowledged before the kill: still there, read from the new leader (and from a follower).
     const follower = REPLICAS.find((r) => r.url !== first && r.url !== second)!;
     for (const url of [second, follower.url]) {
