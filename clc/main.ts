@@ -5,6 +5,7 @@
  * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
 import { readFile } from 'node:fs/promises';
+import type { Etcd3 } from 'etcd3';
 import http from 'node:http';
 import { systemClock } from '../shared/clock.js';
 import { ConfigError, runMain } from '../shared/config/compileConfig.js';
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
   // Replicas (issue 21): with --store etcd every CLC campaigns; only the leader changes things, and its
   // stores' writes are fenced by its election (a deposed leader's write is refused by etcd itself).
   let election: ClcElection | undefined;
-  let etcdClient: import('etcd3').Etcd3 | undefined;
+  let etcdClient: Etcd3 | undefined;
   if (config.store === 'etcd' && config.etcdEndpoints !== undefined) {
     const { connectEtcd } = await import('../shared/store/etcdClient.js');
     etcdClient = connectEtcd({ endpoints: config.etcdEndpoints, callTimeoutMs: config.etcdTimeoutMs });

@@ -17,7 +17,7 @@ const LEADER = 'http://127.0.12.2:8773';
 /** A leadership a test switches; `leader` is what the election last observed. */
 function switchable(leading: boolean, leader: string | undefined = LEADER): Leadership & { set(l: boolean, who?: string): void } {
   let now = leading;
-  let who = leader;
+  let who: string | undefined = leader;
   return {
     self: 'http://127.0.12.1:8773',
     leading: () => now,
@@ -29,7 +29,7 @@ function switchable(leading: boolean, leader: string | undefined = LEADER): Lead
   };
 }
 
-/** Minimal valid-looking params per change: the refusal comes before any parsing, so any will do. */
+/** Every change action: the refusal comes before its parameters are parsed, so none are sent. */
 const CHANGES = Object.keys(ACTIONS).filter((a) => !READ_ACTIONS.has(a));
 
 describe('the read actions', () => {
