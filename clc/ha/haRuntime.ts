@@ -159,9 +159,9 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
 
   let running: Promise<void> | undefined;
   const pass = (): Promise<void> => {
+    // A replica whose lease may have run out acts on nothing (its loop is being stopped too).
+    if (!leads()) return running ?? Promise.resolve();
     running ??= (async () => {
-      // A replica whose lease may have run out acts on nothing (its loop is being stopped too).
-      if (!leads()) return;
       try {
         await runner.syncHosts(await reportedHosts(clusters, logger));
         await runner.evaluateEligibility();
