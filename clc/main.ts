@@ -136,8 +136,10 @@ async function main(): Promise<void> {
     logger.info({ self: config.advertiseUrl, leading: election.leading(), leader: election.leaderUrl() ?? null }, 'CLC replica: election settled');
   }
   duties.reconcile();
-  // The single CLC (or a replica that leads at once) starts its duties before anything is served, as before.
-  await duties.ready();
+  // The single CLC (or a replica that leads at once) starts its duties before anything is served, as before;
+  // the single CLC stops on a failed start as it always did (a replica logs it and tries at its next term).
+  const failedStart = await duties.ready();
+  if (failedStart !== undefined && election === undefined) throw failedStart;
   const refusals = new RefusalLog({ logger, clock: systemClock });
   // The status page logs in with the admin credentials; with --auth none there are none, and no page.
   const status = loginCheck === undefined ? undefined : statusPage({

@@ -32,7 +32,7 @@ export interface LeaderDutiesOptions {
 
 export class LeaderDuties {
   private term: { readonly duties: readonly Duty[]; stopped: boolean } | undefined;
-  private starting: Promise<void> = Promise.resolve();
+  private starting: Promise<Error | undefined> = Promise.resolve(undefined);
   private stopping: Promise<unknown> = Promise.resolve();
   private terms = 0;
 
@@ -54,8 +54,8 @@ export class LeaderDuties {
     else if (leads && this.term === undefined) this.begin();
   }
 
-  /** Resolves once the duties of the current term have started (each failure is logged, not thrown). */
-  ready(): Promise<void> {
+  /** Resolves once the duties of the current term have started, with the first start that failed (each is logged; the rest still start). */
+  ready(): Promise<Error | undefined> {
     return this.starting;
   }
 
@@ -74,14 +74,17 @@ export class LeaderDuties {
     // After the previous term's stops settled: two terms never run one duty at once.
     const previous = this.stopping;
     this.starting = previous.then(async () => {
+      let failed: Error | undefined;
       for (const d of term.duties) {
-        if (term.stopped) return;
+        if (term.stopped) break;
         try {
           await d.start();
         } catch (e) {
+          failed ??= e as Error;
           this.opts.logger.error({ duty: d.name, err: (e as Error).message }, 'a leader duty failed to start; it runs again at the next leadership');
         }
       }
+      return failed;
     });
   }
 

@@ -132,3 +132,21 @@ describe('LeaderDuties', () => {
     expect(t.made[0]?.map((d) => d.ticks)).toEqual([0, 0]);
   });
 });
+
+describe('LeaderDuties start failures', () => {
+  it('a failed start is logged and handed to ready(); the duties after it still start', async () => {
+    const clock = new ManualClock(0);
+    const log: string[] = [];
+    const ok = new TickingDuty('watcher', clock, log);
+    const duties = new LeaderDuties({
+      leadership: { leading: () => true },
+      duties: () => [{ name: 'webhook', start: () => Promise.reject(new Error('events store not writable')), stop: () => Promise.resolve() }, ok],
+      logger: silentLogger(),
+    });
+    duties.reconcile();
+    expect((await duties.ready())?.message).toBe('events store not writable');
+    expect(ok.starts).toBe(1);
+    clock.advance(100);
+    expect(ok.ticks).toBe(1);
+  });
+});
