@@ -99,10 +99,15 @@ export const clcConfigSchema = z.object({
   ...metricsShape,
   /** Where clc.json, events.json and bmc.json are kept: files, or etcd (shared/config/storeFlags.ts). */
   ...storeShape,
+  /** Replicas (issue 21, --store etcd): the URL other replicas name when this one leads; absent: http://HOST:PORT. */
+  advertiseUrl: z.string().refine(isHttpUrl, 'must be an http(s)://host:port URL').transform((s) => new URL(s).origin).optional(),
+  /** Replicas: the leader's etcd lease, whole seconds; a replica takes over within about twice this after a leader dies. */
+  leaderTtlSeconds: intFlag(10, 2, 600),
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
   checkStoreFlags(r, ctx);
+  if (r.store !== 'etcd' && r.advertiseUrl !== undefined) ctx.addIssue({ code: 'custom', path: ['advertiseUrl'], message: 'needs --store etcd (replicas elect a leader through etcd)' });
   if (r.eventsWebhookTokenFile !== undefined && r.eventsWebhook === undefined) {
     ctx.addIssue({ code: 'custom', path: ['eventsWebhookTokenFile'], message: 'needs --events-webhook' });
   }
@@ -113,6 +118,7 @@ export const clcConfigSchema = z.object({
 }).transform((r) => ({
   ...r,
   clusters: r.clusters ?? [Object.freeze({ name: 'cluster01', endpoint: `${peerScheme(r)}//127.0.0.1:8774` })],
+  advertiseUrl: r.advertiseUrl ?? `http://${r.host}:${r.port}`,
 }));
 
 export type ClcConfig = Readonly<z.infer<typeof clcConfigSchema>>;
@@ -142,6 +148,8 @@ const FIELDS = [
   ...connectionLimitFields('FERRY_CLC'),
   ...metricsFields('FERRY_CLC'),
   ...storeFields('FERRY_CLC', 'the CLC\'s state (clc.json, events.json, bmc.json)'),
+  ['advertiseUrl', '--advertise-url <url>', 'FERRY_CLC_ADVERTISE_URL', 'with --store etcd: this replica\'s admin API URL as the others name it when it leads (http://HOST:PORT)'],
+  ['leaderTtlSeconds', '--leader-ttl-seconds <s>', 'FERRY_CLC_LEADER_TTL_SECONDS', 'with --store etcd: the leader\'s etcd lease; another replica takes over within about twice this after the leader dies (10)'],
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

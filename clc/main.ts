@@ -5,6 +5,7 @@
  * Prints one ready line on stdout; SIGTERM/SIGINT close the server and exit 0.
  */
 import { readFile } from 'node:fs/promises';
+import type { Etcd3 } from 'etcd3';
 import http from 'node:http';
 import { systemClock } from '../shared/clock.js';
 import { ConfigError, runMain } from '../shared/config/compileConfig.js';
@@ -23,7 +24,10 @@ import { fileVolumeBackend } from './state/fileVolumeBackend.js';
 import { VolumeRecovery } from './core/volumeRecoveryRunner.js';
 import { acceptUnsigned, type Authenticator } from './api/auth.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
-import { startClcCore } from './clcCore.js';
+import { createClcCore } from './clcCore.js';
+import { notLeaderError, SOLE_REPLICA, type Leadership } from './core/leadership.js';
+import { clcElection, type ClcElection } from './replica/clcElection.js';
+import { LeaderDuties, type Duty } from './replica/leaderDuties.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
 import { identityDirectory } from './core/identities.js';
@@ -58,12 +62,23 @@ async function main(): Promise<void> {
   const logger = createLogger('clc');
   const security = wireSecurityOf(config, 'clc', config.host);
   warnIfPlaintext(security, logger, 'ferry-clc');
+  // Replicas (issue 21): with --store etcd every CLC campaigns; only the leader changes things, and its
+  // stores' writes are fenced by its election (a deposed leader's write is refused by etcd itself).
+  let election: ClcElection | undefined;
+  let etcdClient: Etcd3 | undefined;
+  if (config.store === 'etcd' && config.etcdEndpoints !== undefined) {
+    const { connectEtcd } = await import('../shared/store/etcdClient.js');
+    etcdClient = connectEtcd({ endpoints: config.etcdEndpoints, callTimeoutMs: config.etcdTimeoutMs });
+    election = clcElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, clock: systemClock, logger });
+  }
+  const leadership: Leadership = election ?? SOLE_REPLICA;
   // Files in --state-dir, or etcd (--store etcd): one factory, so the default path is unchanged.
-  const backend = storeBackendOf(config, { stateDir: config.stateDir, clock: systemClock, onProblem: (e) => logger.warn({ err: e }, 'etcd store: a watched change could not be applied') });
+  const backend = storeBackendOf(config, {
+    stateDir: config.stateDir, clock: systemClock, onProblem: (e) => logger.warn({ err: e }, 'etcd store: a watched change could not be applied'),
+    ...(election !== undefined && etcdClient !== undefined ? { fence: election.fence, etcdClient } : {}),
+  });
   const store = await backend.open(CLC_STORE_SPEC);
   logger.info({ store: backend.kind, state: backend.where(CLC_STORE_SPEC) }, 'clc store opened');
-  // Made before serving, so no read request has to write clc.json for it.
-  await ensurePagingKey(store);
   const origin = `http://${config.host}:${config.port}`;
   const url = `${origin}${CLC_PATH}`;
   let authenticator: Authenticator = acceptUnsigned;
@@ -82,22 +97,49 @@ async function main(): Promise<void> {
   const events = new EventStream({ store: await backend.open(EVENTS_STORE_SPEC), clock: systemClock, history: config.eventsHistory });
   const bmc = config.bmcStore !== undefined ? await openFileStore(config.bmcStore, BMC_STORE_OPTIONS) : await backend.open(BMC_STORE_SPEC);
   const volumes = config.storageDir !== undefined ? fileVolumeBackend(config.storageDir) : undefined;
-  const { gate, ha, haControl } = await startClcCore({
+  const { gate, ha, haControl } = createClcCore({
     store, bmc, clusters, clock: systemClock, logger, events, gateLimits: { maxWaiting: config.gateMaxWaiting, maxWaitMs: config.gateMaxWaitMs }, haTickMs: config.haTickMs,
+    leading: () => leadership.leading(),
     ...(volumes ? { volumes } : {}),
   });
-  // Volumes a killed CLC left creating, deleting, attaching or detaching (issue 18), before anything is served.
-  const volumeRecovery = new VolumeRecovery({ store, clusters, clock: systemClock, logger, backend: volumes, settleMs: VOLUME_SETTLE_CC_TIMEOUTS * config.ccTimeoutMs });
-  await volumeRecovery.start();
-  let webhook: WebhookDelivery | undefined;
-  if (config.eventsWebhook !== undefined) {
-    const token = config.eventsWebhookTokenFile !== undefined ? await readWebhookToken(config.eventsWebhookTokenFile) : undefined;
-    webhook = new WebhookDelivery({ stream: events, url: config.eventsWebhook, poster: httpPoster(config.eventsWebhook, token), clock: systemClock, logger });
-    // Before the watcher's first round: a new URL's cursor starts before anything the watcher records.
-    await webhook.start();
+  const webhookToken = config.eventsWebhook !== undefined && config.eventsWebhookTokenFile !== undefined ? await readWebhookToken(config.eventsWebhookTokenFile) : undefined;
+  // What only the leader runs, made afresh each time this replica leads (the single CLC: once, at start).
+  const leaderDuties = (): Duty[] => {
+    // Volumes a killed CLC (or a deposed leader) left creating, deleting, attaching or detaching (issue 18).
+    const volumeRecovery = new VolumeRecovery({ store, clusters, clock: systemClock, logger, backend: volumes, settleMs: VOLUME_SETTLE_CC_TIMEOUTS * config.ccTimeoutMs });
+    const webhook = config.eventsWebhook === undefined ? undefined
+      : new WebhookDelivery({ stream: events, url: config.eventsWebhook, poster: httpPoster(config.eventsWebhook, webhookToken), clock: systemClock, logger });
+    const watcher = new EventWatcher({ stream: events, clusters, clock: systemClock, logger, haLog: () => store.read().ha.events, pollMs: config.eventsPollMs });
+    return [
+      // Made before serving (or on taking over), so no read request has to write the store for it.
+      { name: 'paging key', start: async () => { await ensurePagingKey(store); }, stop: () => Promise.resolve() },
+      { name: 'host HA', start: () => ha.start(), stop: () => ha.stop() },
+      { name: 'volume recovery', start: () => volumeRecovery.start(), stop: () => { volumeRecovery.stop(); return volumeRecovery.idle(); } },
+      // Before the watcher's first round: a new URL's cursor starts before anything the watcher records.
+      ...(webhook !== undefined ? [{ name: 'event webhook', start: () => webhook.start(), stop: () => webhook.stop() }] : []),
+      { name: 'event watcher', start: () => { watcher.start(); return Promise.resolve(); }, stop: () => watcher.stop() },
+    ];
+  };
+  const duties = new LeaderDuties({
+    leadership, duties: leaderDuties, logger,
+    // Requests waiting in the change gate were never run nor acknowledged: refused, their clients go to the new leader.
+    onLost: () => {
+      const refused = gate.refuseWaiting(() => notLeaderError(leadership), 'this CLC replica lost its leadership');
+      if (refused > 0) logger.warn({ refused }, 'requests waiting in the change gate were refused NotLeader');
+    },
+  });
+  if (election !== undefined) {
+    election.onChange(() => duties.reconcile());
+    election.start();
+    // Serve once the election has an outcome (this replica leads, or another is seen), at most one lease.
+    await election.settled(config.leaderTtlSeconds * 1000);
+    logger.info({ self: config.advertiseUrl, leading: election.leading(), leader: election.leaderUrl() ?? null }, 'CLC replica: election settled');
   }
-  const watcher = new EventWatcher({ stream: events, clusters, clock: systemClock, logger, haLog: () => store.read().ha.events, pollMs: config.eventsPollMs });
-  watcher.start();
+  duties.reconcile();
+  // The single CLC (or a replica that leads at once) starts its duties before anything is served, as before;
+  // the single CLC stops on a failed start as it always did (a replica logs it and tries at its next term).
+  const failedStart = await duties.ready();
+  if (failedStart !== undefined && election === undefined) throw failedStart;
   const refusals = new RefusalLog({ logger, clock: systemClock });
   // The status page logs in with the admin credentials; with --auth none there are none, and no page.
   const status = loginCheck === undefined ? undefined : statusPage({
@@ -109,6 +151,7 @@ async function main(): Promise<void> {
     ...(status !== undefined ? { status } : {}),
     ...(volumes ? { volumes } : {}),
     events,
+    leadership,
   });
 
   const limits = connectionLimitsOf(config);
@@ -135,9 +178,9 @@ async function main(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     refusals.close();
-    volumeRecovery.stop();
     void metrics?.close();
-    void Promise.all([ha.stop(), watcher.stop(), webhook?.stop()]).then(() => closed).then(() => backend.close()).finally(() => {
+    // Resigning revokes the lease: another replica leads at once rather than after the TTL.
+    void duties.stop().then(() => election?.stop()).then(() => closed).then(() => backend.close()).finally(() => {
       transport.close();
       process.exit(0);
     });

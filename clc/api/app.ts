@@ -11,11 +11,13 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
+import { isFerryError } from '../../shared/errors/registry.js';
 import { randomHex8, type IdSource } from '../../shared/model/ids.js';
 import { RefusalLog } from '../../shared/refusalLog.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import { ClcErrors } from '../core/errors.js';
+import { notLeaderError, SOLE_REPLICA, type Leadership } from '../core/leadership.js';
 import { KeyedMutex } from '../core/keyedMutex.js';
 import type { HaNodeHooks } from '../core/nodeHooks.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
@@ -26,7 +28,7 @@ import type { EventStream } from '../events/eventStream.js';
 import type { HaControl } from '../ha/haControl.js';
 import type { ClcState } from '../state/clcStore.js';
 import { DEFAULT_CLC_ORIGIN, type ActionContext } from './action.js';
-import { findAction } from './actions/index.js';
+import { findAction, READ_ACTIONS } from './actions/index.js';
 import type { Authenticator, QueryRequestView } from './auth.js';
 import { authorize } from './authorization.js';
 import { splitEnvelope } from './envelope.js';
@@ -74,6 +76,8 @@ export interface ClcApiOptions {
   readonly status?: RequestHandler;
   /** The event stream: changes are recorded there before they are answered; DescribeEvents reads it. */
   readonly events?: EventStream;
+  /** Whether this replica may serve changes (issue 21); absent: the only CLC, which always may. */
+  readonly leadership?: Leadership;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -99,6 +103,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
   const logger = opts.logger;
   const gate = opts.gate ?? new PartitionGate({ clock: opts.clock, logger });
   const refusals = opts.refusals ?? new RefusalLog({ logger, clock: opts.clock });
+  const leadership = opts.leadership ?? SOLE_REPLICA;
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', false);
@@ -136,6 +141,8 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       if (!action) throw ClcErrors.make('InvalidAction', { action: showKey(envelope.action) });
       known = envelope.action;
       authorize(envelope.action, principal);
+      // A follower changes nothing: the client is told where the leader is (a read is served here).
+      if (!READ_ACTIONS.has(envelope.action) && !leadership.leading()) throw notLeaderError(leadership);
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks,
         ...(opts.ha ? { ha: opts.ha } : {}),
@@ -148,7 +155,8 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       res.status(200).type('text/xml').send(renderResponse(envelope.action, action.namespace, requestId, result));
       logger.debug({ action: envelope.action, requestId, ms: opts.clock.now() - started }, 'request served');
     } catch (e) {
-      const err = toClcError(e);
+      // Deposed while it ran (the store's fence or etcd refused its write): the client goes to the new leader.
+      const err = isFerryError(e) && e.code === 'StoreNotLeader' ? notLeaderError(leadership) : toClcError(e);
       code = err.code;
       sendError(res, err, requestId, refusals);
     } finally {

@@ -40,5 +40,7 @@ export function sendError(res: Response, err: FerryError, requestId: string, ref
     level: refusalLevelOf(err), code: err.code, peer: res.req.socket.remoteAddress ?? 'unknown', msg: 'request failed',
     fields: { status: err.status, requestId, detail: err.message, ...(err.cause !== undefined ? { err: err.cause } : {}) },
   });
+  // NotLeader (issue 21): where the leader is, for a client that follows it (Ferry's CLI does, once).
+  if (typeof err.fields.leaderUrl === 'string') res.set('X-Ferry-Leader', err.fields.leaderUrl);
   res.status(err.status).type('text/xml').send(renderError(err, requestId));
 }

@@ -115,6 +115,11 @@ export const ClcErrors = defineErrors({
    * the fix is on that node's disk. The NC's StateWriteFailed, under its own name at every tier.
    */
   StateWriteFailed: server(503, 'The change was not acknowledged: {detail}. Free space on (or repair) the disk of that node\'s state directory, then retry'),
+  /**
+   * A change sent to a CLC replica that does not lead (issue 21, --store etcd): nothing was done. The
+   * leader's URL is in the message and in the X-Ferry-Leader header; reads are served by every replica.
+   */
+  NotLeader: server(503, 'This CLC replica ({replica}) is not the leader, so it changes nothing; {leaderIs}. Nothing was done'),
   /** A CC (or a node behind it) did not answer; `delivered` says whether the request may have arrived. */
   ServiceUnavailable: server(503, 'The service is unavailable: {detail}'),
   InternalError: server(500, 'An internal error occurred: {detail}'),

@@ -111,6 +111,27 @@ export class PartitionGate {
     return ticket;
   }
 
+  /**
+   * Refuses every waiting ticket with `error()` (a leader that lost its lease, issue 21): none of them
+   * ran or was acknowledged, so each client gets the refusal and retries at the new leader. Granted
+   * tickets go on; their writes are refused by the store's fence. Returns how many were refused.
+   */
+  refuseWaiting(error: () => Error, reason: string): number {
+    let refused = 0;
+    for (const [id, entry] of [...this.entries]) {
+      if (entry.status !== 'waiting') continue;
+      entry.status = 'refused';
+      entry.timer?.cancel();
+      this.entries.delete(id);
+      this.apply({ type: 'leave', id });
+      gateWait.publish({ kind: entry.kind, outcome: 'refused', seconds: (this.clock.now() - entry.enteredAt) / 1000 });
+      this.observer?.released({ label: entry.label, kind: entry.kind, outcome: 'refused', waitedMs: this.clock.now() - entry.enteredAt, partitions: entry.partitions, reason });
+      entry.reject(error());
+      refused++;
+    }
+    return refused;
+  }
+
   /** Tickets waiting now, in one partition or in all. */
   waiting(partition?: string): number {
     const byPartition = waitingByPartition(this.state);

@@ -45,6 +45,8 @@ export interface HaRuntimeDeps {
   readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
   /** Where volumes live: restarts fence the dead host from them (issue 18 part 4). */
   readonly volumes?: VolumeBackend;
+  /** Whether this CLC replica leads (issue 21): a pass runs only while it does; absent: always. */
+  readonly leading?: () => boolean;
 }
 
 export interface HaRuntime {
@@ -54,7 +56,12 @@ export interface HaRuntime {
   readonly hooks: HaNodeHooks;
   /** One pass now (the loop runs them by itself; tests call it to step). */
   pass(): Promise<void>;
-  /** Stops the loop, waits for the pass in progress; work already submitted settles on its own deadline. */
+  /**
+   * Syncs the hosts, resumes what was in flight (from the store, as it is now) and starts the loop.
+   * Again after stop(): a replica that leads again resumes from what the leader before it stored.
+   */
+  start(): Promise<void>;
+  /** Stops the loop at once (no pass starts after this), waits for the pass in progress; work already submitted settles on its own deadline. */
   stop(): Promise<void>;
 }
 
@@ -77,8 +84,17 @@ async function reportedHosts(clusters: Clusters, logger: Logger): Promise<HaHost
   return out;
 }
 
+/** Builds host HA and starts it (the single CLC, the simulator, tests). */
 export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
+  const runtime = createHaRuntime(deps);
+  await runtime.start();
+  return runtime;
+}
+
+/** Builds host HA without starting it: a replica starts it when it leads and stops it when it does not (issue 21). */
+export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
   const { store, clusters, clock, logger } = deps;
+  const leads = deps.leading ?? (() => true);
   const makeDriver = deps.powerDriver ?? ((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
   const haStateOf = (host: string) => store.read().ha.hosts[host]?.state;
   const composed = composeProvider({
@@ -143,6 +159,8 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
 
   let running: Promise<void> | undefined;
   const pass = (): Promise<void> => {
+    // A replica whose lease may have run out acts on nothing (its loop is being stopped too).
+    if (!leads()) return running ?? Promise.resolve();
     running ??= (async () => {
       try {
         await runner.syncHosts(await reportedHosts(clusters, logger));
@@ -159,19 +177,23 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
     return running;
   };
 
-  await runner.syncHosts(await reportedHosts(clusters, logger));
-  // A restart mid-recovery: what was in flight is issued again, under new tokens; an owed drain or
-  // restart elsewhere (owedRepair.ts) starts its next attempt on the first pass.
-  await runner.resume();
-
-  let stopped = false;
+  /** Bumped by every start and stop: a pass of an earlier run schedules nothing. */
+  let run = 0;
   let timer: TimerHandle | undefined;
-  const schedule = (): void => {
-    if (stopped) return;
-    timer = clock.setTimer(deps.tickMs, () => { void pass().finally(schedule); });
+  const schedule = (mine: number): void => {
+    if (mine !== run) return;
+    timer = clock.setTimer(deps.tickMs, () => { void pass().finally(() => schedule(mine)); });
   };
-  schedule();
-  logger.info({ tickMs: deps.tickMs, hosts: Object.keys(store.read().ha.hosts).length }, 'host HA runtime started');
+  const start = async (): Promise<void> => {
+    const mine = ++run;
+    await runner.syncHosts(await reportedHosts(clusters, logger));
+    // A restart mid-recovery (or a new leader): what was in flight is issued again, under new tokens;
+    // an owed drain or restart elsewhere (owedRepair.ts) starts its next attempt on the first pass.
+    if (mine === run) await runner.resume();
+    if (mine !== run) return;
+    schedule(mine);
+    logger.info({ tickMs: deps.tickMs, hosts: Object.keys(store.read().ha.hosts).length }, 'host HA runtime started');
+  };
 
   const hooks: HaNodeHooks = {
     async beforeEnable(host, partition) {
@@ -193,9 +215,9 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
   };
 
   return {
-    runner, actions, hooks, pass,
+    runner, actions, hooks, pass, start,
     async stop() {
-      stopped = true;
+      run++;
       timer?.cancel();
       await running;
     },

@@ -49,6 +49,8 @@ export interface BackendDeps {
   readonly clock: Clock;
   /** Guards every etcd write (a replica that is not the leader may not write). */
   readonly fence?: WriteFence;
+  /** The process's etcd client when it made one already (for its election); closed by close() all the same. */
+  readonly etcdClient?: Etcd3;
   /** An etcd watch that failed or brought a change that could not be applied (for the log). */
   readonly onProblem?: (e: Error) => void;
 }
@@ -65,7 +67,7 @@ export function storeBackendOf(settings: StoreSettings, deps: BackendDeps): Stor
   const endpoints = settings.etcdEndpoints;
   // Loaded on first use: the etcd3 client (and gRPC) costs 0.5-0.8 s of start-up on a busy machine, and
   // the file path (the demo, a single machine) never needs it.
-  let client: Promise<Etcd3> | undefined;
+  let client: Promise<Etcd3> | undefined = deps.etcdClient !== undefined ? Promise.resolve(deps.etcdClient) : undefined;
   const clientOf = (): Promise<Etcd3> => (client ??= import('./etcdClient.js').then((m) => m.connectEtcd({ endpoints, callTimeoutMs: settings.etcdTimeoutMs })));
   const opened: EtcdStore<unknown>[] = [];
   const prefixOf = (spec: Pick<StoreSpec<unknown>, 'key'>): string => `${settings.etcdPrefix}${spec.key}/`;

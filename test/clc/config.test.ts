@@ -26,8 +26,17 @@ describe('parseClcConfig', () => {
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
       eventsHistory: 10_000, eventsPollMs: 2000,
       store: 'file', etcdPrefix: 'ferry/', etcdTimeoutMs: 5000, etcdMaxTxnOps: 128, etcdMaxRequestBytes: 1572864,
+      advertiseUrl: 'http://127.0.0.1:8773', leaderTtlSeconds: 10,
     });
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('reads the replica flags (issue 21): the advertised URL (default http://HOST:PORT) and the leader lease', () => {
+    const etcd = [...S, '--store', 'etcd', '--etcd-endpoints', 'http://127.0.92.1:2379'];
+    expect(parseClcConfig([...etcd, '--host', '127.0.91.254', '--port', '19701'], {}).advertiseUrl).toBe('http://127.0.91.254:19701');
+    expect(parseClcConfig([...etcd, '--advertise-url', 'https://clc-1.example.com:8773/', '--leader-ttl-seconds', '5'], {})).toMatchObject({
+      advertiseUrl: 'https://clc-1.example.com:8773', leaderTtlSeconds: 5,
+    });
   });
 
   it('reads the event stream\'s flags: history, poll, a webhook (https anywhere, http only to loopback) and its token file', () => {
@@ -106,6 +115,9 @@ describe('parseClcConfig', () => {
     ['auth mode unknown', [...S, '--auth', 'sigv2'], /^--auth: must be sigv4 or none/],
     ['HA tick too short', [...S, '--ha-tick-ms', '10'], /^--ha-tick-ms: must be at least 50/],
     ['empty BMC store path', [...S, '--bmc-store', ''], /^--bmc-store:/],
+    ['advertised URL without etcd', [...S, '--advertise-url', 'http://127.0.0.1:8773'], /^--advertise-url: needs --store etcd/],
+    ['advertised URL with a path', [...S, '--store', 'etcd', '--etcd-endpoints', 'http://127.0.92.1:2379', '--advertise-url', 'http://127.0.0.1:8773/services'], /^--advertise-url: must be an http\(s\)/],
+    ['leader lease of one second', [...S, '--leader-ttl-seconds', '1'], /^--leader-ttl-seconds: must be at least 2/],
     ['unknown flag', [...S, '--bogus'], /unknown option/],
   ];
   it.each(bad)('%s', (_n, argv, re) => {

@@ -8,6 +8,7 @@ import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
 import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import type { GateLimits } from '../../clc/core/gate.js';
+import type { Leadership } from '../../clc/core/leadership.js';
 import type { HaNodeHooks } from '../../clc/core/nodeHooks.js';
 import { PartitionGate } from '../../clc/core/partitionGate.js';
 import { openMemoryEventsStore } from '../../clc/events/eventStore.js';
@@ -59,6 +60,8 @@ export interface HarnessOptions {
   readonly haHooks?: HaNodeHooks;
   /** Build the CLC with its event stream (clc/events), recorded into a memory store. */
   readonly events?: boolean;
+  /** Whether this CLC leads (issue 21); the sole CLC's (always) unless given. */
+  readonly leadership?: Leadership;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -81,6 +84,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     ...(ha ? { ha: ha.control } : {}),
     ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
     ...(events ? { events } : {}),
+    ...(opts.leadership ? { leadership: opts.leadership } : {}),
   });
   return { app, clusters, store, clock, gate, ...(ha ? { ha } : {}), ...(events ? { events } : {}) };
 }

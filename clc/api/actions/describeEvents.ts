@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { hostSchema } from '../../../shared/protocol/common.js';
 import { ClcErrors } from '../../core/errors.js';
+import { isFerryError } from '../../../shared/errors/registry.js';
 import { selectionDigest, type PageOrder, type PageScope } from '../../core/paging.js';
 import { lastSeqOf, type EventFilter } from '../../events/eventLog.js';
 import { eventKindSchema, type EventRecord } from '../../events/eventRecord.js';
@@ -90,7 +91,10 @@ async function run(input: DescribeEventsInput, ctx: ActionContext): Promise<XmlO
   const after = input.filter.afterSeq;
   if (after !== undefined && after > last) throw ClcErrors.make('InvalidEventCursor', { after: String(after), last: String(last) });
   // HA's newest log entries first, so a read right after an HA change shows it.
-  await stream.copyHaEvents(() => ctx.store.read().ha.events);
+  // A follower replica may not write (issue 21): the leader's event watcher copies them instead.
+  await stream.copyHaEvents(() => ctx.store.read().ha.events).catch((e: unknown) => {
+    if (!(isFerryError(e) && e.code === 'StoreNotLeader')) throw e;
+  });
   const selected = input.waitMs > 0 && cursor === undefined ? await stream.waitFor(input.filter, input.waitMs) : stream.select(input.filter);
   const page = await servePage(ctx.store, scope, EVENT_PAGE_ORDER, selected, cursor, input.paging, now);
   return { eventSet: page.items.map(eventItem), lastSeq: lastSeqOf(stream.state()), nextToken: page.nextToken };

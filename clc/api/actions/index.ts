@@ -85,6 +85,16 @@ export const ACTIONS: Readonly<Record<string, Action>> = Object.freeze({
   ResumeHA: resumeHA,
 });
 
+/**
+ * The actions that change nothing (issue 21): every CLC replica serves them from its store and the
+ * CCs; every other action is a change, served only by the leader (a follower answers NotLeader).
+ */
+export const READ_ACTIONS: ReadonlySet<string> = new Set([
+  'DescribeInstances', 'DescribeInstanceStatus', 'DescribeAvailabilityZones', 'DescribeRegions', 'DescribeTags', 'DescribeInstanceTypes',
+  'DescribeServices', 'DescribeNodes', 'DescribeVolumes', 'DescribeMigrations', 'DescribeEvents', 'ListHostHAConfigurations',
+  'DescribeHostHA', 'DescribeHAEvents',
+]);
+
 export function findAction(name: string): Action | undefined {
   return Object.prototype.hasOwnProperty.call(ACTIONS, name) ? ACTIONS[name] : undefined;
 }

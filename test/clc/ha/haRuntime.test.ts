@@ -19,6 +19,29 @@ async function fencedA() {
 }
 
 describe('host HA runtime', () => {
+  it('on a replica (issue 21): acts on nothing while it does not lead; started again, it resumes from the store and fences once', async () => {
+    let leads = true;
+    const w = await world({ leading: () => leads });
+    await w.run(100);
+    expect([w.state(A), w.state(B), w.state(C)]).toEqual(['AVAILABLE', 'AVAILABLE', 'AVAILABLE']);
+    leads = false;
+    await w.runtime.stop();
+    loseNc(w, A, 'inactive');
+    // A pass asked for while it does not lead (the loop is stopped; a stray call too) changes nothing.
+    await w.run(800);
+    expect(w.state(A)).toBe('AVAILABLE');
+    expect(w.log).toEqual([]);
+    leads = true;
+    await w.runtime.start();
+    const states: string[] = [];
+    for (let i = 0; i < 40 && w.state(A) !== 'FENCED'; i++) {
+      await w.run(100);
+      states.push(String(w.state(A)));
+    }
+    expect(w.state(A), states.join(' ')).toBe('FENCED');
+    expect(w.log.filter((l) => l === `off@${A}`)).toHaveLength(1);
+  });
+
   it('syncs the hosts the CCs report and makes eligible ones AVAILABLE', async () => {
     const w = await world({ withBmc: [A, B] });
     await w.run(100);

@@ -52,7 +52,7 @@ export async function stopWorld(): Promise<void> {
   rt = undefined;
 }
 
-export async function world(opts: { maxUnhealthy?: string; withBmc?: readonly string[]; volumes?: VolumeBackend } = {}) {
+export async function world(opts: { maxUnhealthy?: string; withBmc?: readonly string[]; volumes?: VolumeBackend; leading?: () => boolean } = {}) {
   const clock = new ManualClock(1_000_000);
   const fake = new FakeClusters({ [P]: [{ host: A }, { host: B }, { host: C }] });
   fake.clock = clock;
@@ -85,6 +85,7 @@ export async function world(opts: { maxUnhealthy?: string; withBmc?: readonly st
       store, bmc, clusters: fake, gate, clock, logger: silentLogger(), tickMs: 1_000_000_000,
       powerDriver: (host) => power.get(host) ?? power.set(host, new FakePower(host, log)).get(host) as FakePower,
       ...(opts.volumes ? { volumes: opts.volumes } : {}),
+      ...(opts.leading ? { leading: opts.leading } : {}),
     });
     return rt;
   };

@@ -1,0 +1,31 @@
+/**
+ * Whether this CLC replica may change things now (issue 21). With the file store there is one CLC and
+ * it always leads (SOLE_REPLICA); with `--store etcd` the replicas elect one leader through etcd
+ * (shared/leader/etcdElection.ts, adapted in clc/replica/) and only it serves changes and runs the
+ * background loops. A follower serves reads from its watch-fed store and refuses changes with
+ * NotLeader, naming the leader's URL so a client can go there.
+ */
+import type { FerryError } from '../../shared/errors/registry.js';
+import { ClcErrors } from './errors.js';
+
+/** The narrow view the API, the gate and the loops need. */
+export interface Leadership {
+  /** Leads now; false once the lease may have run out (reading it after that moment ends the leadership). */
+  leading(): boolean;
+  /** The leader's advertised URL (scheme://host:port) as last observed in etcd; undefined while none is elected. */
+  leaderUrl(): string | undefined;
+  /** This replica's own advertised URL, for the messages. */
+  readonly self: string;
+}
+
+/** The one CLC of a file-store deployment: always the leader, nobody else to name. */
+export const SOLE_REPLICA: Leadership = Object.freeze({ leading: () => true, leaderUrl: () => undefined, self: 'this CLC' });
+
+/** NotLeader for a change this replica refuses: the leader's URL in the message and in `fields.leaderUrl` (the X-Ferry-Leader header). */
+export function notLeaderError(l: Leadership): FerryError {
+  const url = l.leaderUrl();
+  const leaderIs = url === undefined || url === l.self
+    ? 'no leader is elected now (retry in a few seconds)'
+    : `the leader is ${url}: send changes there (reads are served here)`;
+  return ClcErrors.make('NotLeader', { replica: l.self, leaderIs, ...(url !== undefined && url !== l.self ? { leaderUrl: url } : {}) });
+}
