@@ -22,7 +22,7 @@ const INSTANCES = 1000;
 const IN_FLIGHT = 8;
 const DIST = join(import.meta.dirname, '..');
 
-function start(args: string[], ready: RegExp): Promise<ChildProcess> {
+export function start(args: string[], ready: RegExp): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -43,7 +43,7 @@ function start(args: string[], ready: RegExp): Promise<ChildProcess> {
   });
 }
 
-function stop(child: ChildProcess | undefined): Promise<void> {
+export function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.pid === undefined) return Promise.resolve();
   return new Promise((resolve) => {
     const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);

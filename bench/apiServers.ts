@@ -5,6 +5,10 @@
  *                                                    with N running instances, versioned as the real CC
  *                                                    versions its listing (and the CLC's HA calls)
  *   node dist/bench/apiServers.js bare HOST PORT FILE  a bare express server answering every POST with FILE
+ *   node dist/bench/apiServers.js gate HOST PORT NODE  a CC of one node NODE whose ccModifyNode (a pending
+ *                                                    DisableService) answers only after POST /release;
+ *                                                    it starts every ccRunInstances on NODE and keeps
+ *                                                    their order (GET /seen: modify calls, run order)
  * Each prints "listening" once it listens and stops on SIGTERM.
  */
 import { readFileSync } from 'node:fs';
@@ -14,6 +18,7 @@ import { DEFAULT_VM_TYPES } from '../shared/model/vmTypes.js';
 import { mountWireService } from '../shared/wire/server.js';
 import type { WireObject } from '../shared/wire/wireValue.js';
 import { CC_PATH } from '../shared/wire/transport.js';
+import { gateCc } from './gateCc.js';
 
 const [mode, host, port, arg] = process.argv.slice(2) as [string, string, string, string];
 const app = express();
@@ -36,6 +41,8 @@ if (mode === 'cc') {
       ccSetFencedHosts: (body) => Promise.resolve({ hosts: Array.isArray(body.hosts) ? body.hosts : [] }),
     },
   });
+} else if (mode === 'gate') {
+  gateCc(app, arg);
 } else {
   const body = readFileSync(arg);
   app.use((_req, res) => { res.type('text/xml').send(body); });

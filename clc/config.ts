@@ -66,7 +66,7 @@ export const clcConfigSchema = z.object({
   ccTimeoutMs: intFlag(10_000, 100, 600_000),
   ccInstanceTimeoutMs: intFlag(150_000, 100, 1_800_000),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
-  gateMaxWaiting: intFlag(DEFAULT_GATE_LIMITS.maxWaiting, 1, 10_000),
+  gateMaxWaiting: intFlag(DEFAULT_GATE_LIMITS.maxWaiting, 1, 100_000),
   gateMaxWaitMs: intFlag(DEFAULT_GATE_LIMITS.maxWaitMs, 100, 600_000),
   /** sigv4: every request must be signed (docs/SECURITY.md); none: anyone on loopback is admin (tests, old scripts). */
   auth: z.enum(['sigv4', 'none'], { error: 'must be sigv4 or none' }).default('sigv4'),
@@ -132,7 +132,7 @@ const FIELDS = [
   ['ccTimeoutMs', '--cc-timeout-ms <ms>', 'FERRY_CLC_CC_TIMEOUT_MS', 'timeout of one call to a CC (10000)'],
   ['ccInstanceTimeoutMs', '--cc-instance-timeout-ms <ms>', 'FERRY_CLC_CC_INSTANCE_TIMEOUT_MS', 'timeout of a CC call that starts or stops guests; the CC waits for hypervisors and re-places (150000)'],
   ['maxBodyBytes', '--max-body-bytes <n>', 'FERRY_CLC_MAX_BODY_BYTES', 'largest request body accepted (1048576)'],
-  ['gateMaxWaiting', '--gate-max-waiting <n>', 'FERRY_CLC_GATE_MAX_WAITING', 'changes that may wait per partition for a DisableService or MigrateInstances (64)'],
+  ['gateMaxWaiting', '--gate-max-waiting <n>', 'FERRY_CLC_GATE_MAX_WAITING', 'changes that may wait per partition for a DisableService or MigrateInstances (4096)'],
   ['auth', '--auth <mode>', 'FERRY_CLC_AUTH', 'sigv4: requests must be signed with the keys in <state-dir>/admin.credentials; none: unsigned requests act as admin (sigv4)'],
   ['gateMaxWaitMs', '--gate-max-wait-ms <ms>', 'FERRY_CLC_GATE_MAX_WAIT_MS', 'how long a change may wait for one before it is refused with PartitionBusy (30000)'],
   ['tlsDir', '--tls-dir <dir>', 'FERRY_CLC_TLS_DIR', 'ferry-init directory (ca.pem, clc-HOST.pem/.key): call the CCs over mutual TLS (this or --insecure-plaintext is required; the admin API stays HTTP)'],

@@ -23,6 +23,12 @@ export interface Ticket {
   narrow(partitions: readonly string[]): void;
   /** Granted, and `partition` is still claimed: changes to it may be sent. */
   holds(partition: string): boolean;
+  /**
+   * Before this request sends its first change into `partition`: a request that queued waits until
+   * every granted request that queued before it in that partition has sent its own (or left), so
+   * queued changes reach the CC in the order they queued, not in the order their reads finished.
+   */
+  sendTurn(partition: string): Promise<void>;
   /** Leaves the gate, granted or not; idempotent. */
   leave(): void;
 }
@@ -43,6 +49,8 @@ interface Entry {
   /** When it entered (the clock's time): how long it waited is reported for metrics. */
   readonly enteredAt: number;
   readonly granted: Promise<void>;
+  /** Partitions it has sent a change into (its turn there is over). */
+  readonly sent: Set<string>;
   resolve(): void;
   reject(e: Error): void;
   timer?: TimerHandle;
@@ -59,6 +67,8 @@ export class PartitionGate {
   private state: GateState = EMPTY_GATE;
   private nextId = 1;
   private readonly entries = new Map<number, Entry>();
+  /** Requests waiting for their turn to send (sendTurn), checked whenever an earlier one sends or goes. */
+  private turnWaiters: { readonly id: number; readonly partition: string; readonly resolve: () => void }[] = [];
   private readonly clock: Clock;
   private readonly logger: Logger | undefined;
   private readonly observer: GateObserver | undefined;
@@ -79,7 +89,7 @@ export class PartitionGate {
     const granted = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
     // A refused ticket whose request never awaits it must not become an unhandled rejection.
     granted.catch(() => {});
-    const entry: Entry = { kind, label, partitions: [...partitions], status: 'waiting', enteredAt: this.clock.now(), granted, resolve, reject };
+    const entry: Entry = { kind, label, partitions: [...partitions], status: 'waiting', enteredAt: this.clock.now(), granted, sent: new Set(), resolve, reject };
     this.entries.set(id, entry);
     this.apply({ type: 'enter', id, kind, label, partitions });
     // Said once per waiting request: an operator (and a test) sees what queues behind a DisableService.
@@ -98,14 +108,23 @@ export class PartitionGate {
       },
       narrow: (ps) => {
         if (entry.status === 'waiting' || entry.status === 'granted') this.apply({ type: 'narrow', id, partitions: ps });
+        this.wakeTurns();
       },
       holds: (p) => entry.status === 'granted' && (this.state.tickets.find((t) => t.id === id)?.partitions.includes(p) ?? false),
+      sendTurn: async (p) => {
+        if (entry.queued === true && !entry.sent.has(p) && this.earlierUnsent(id, p)) {
+          await new Promise<void>((resolve) => this.turnWaiters.push({ id, partition: p, resolve }));
+        }
+        entry.sent.add(p);
+        this.wakeTurns();
+      },
       leave: () => {
         if (entry.status === 'left' || entry.status === 'refused') return;
         entry.status = 'left';
         entry.timer?.cancel();
         this.entries.delete(id);
         this.apply({ type: 'leave', id });
+        this.wakeTurns();
       },
     };
     return ticket;
@@ -137,6 +156,29 @@ export class PartitionGate {
     const byPartition = waitingByPartition(this.state);
     if (partition !== undefined) return byPartition.get(partition) ?? 0;
     return this.state.tickets.filter((t) => !t.granted).length;
+  }
+
+  /** A granted request that queued before `id` in `partition` and has not sent there yet. */
+  private earlierUnsent(id: number, partition: string): boolean {
+    for (const [other, e] of this.entries) {
+      if (other >= id) continue;
+      if (e.queued === true && e.status === 'granted' && !e.sent.has(partition) && this.claims(other, partition)) return true;
+    }
+    return false;
+  }
+
+  private claims(id: number, partition: string): boolean {
+    return this.state.tickets.find((t) => t.id === id)?.partitions.includes(partition) ?? false;
+  }
+
+  private wakeTurns(): void {
+    if (this.turnWaiters.length === 0) return;
+    const still: typeof this.turnWaiters = [];
+    for (const w of this.turnWaiters) {
+      if (this.entries.has(w.id) && this.earlierUnsent(w.id, w.partition)) still.push(w);
+      else w.resolve();
+    }
+    this.turnWaiters = still;
   }
 
   private apply(event: GateEvent): void {

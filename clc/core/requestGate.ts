@@ -17,6 +17,8 @@ export interface RequestGate {
   holds(partition: string): boolean;
   /** Leaves every ticket of this request: called once its reply (or error) has been written. */
   leaveAll(): void;
+  /** Waits for this request's turn to send a change into `partition` (Ticket.sendTurn). */
+  sendTurn(partition: string): Promise<void>;
 }
 
 export function openRequestGate(gate: PartitionGate): RequestGate {
@@ -28,6 +30,9 @@ export function openRequestGate(gate: PartitionGate): RequestGate {
       return t;
     },
     holds: (p) => tickets.some((t) => t.holds(p)),
+    sendTurn: async (p) => {
+      await tickets.find((t) => t.holds(p))?.sendTurn(p);
+    },
     leaveAll() {
       for (const t of tickets.splice(0)) t.leave();
     },
@@ -39,10 +44,12 @@ export function gatedClusters(clusters: Clusters, gate: RequestGate): Clusters {
   return {
     partitions: clusters.partitions,
     call<O extends ClcCcOp>(partition: string, op: O, req: ClcCcRequest<O>): Promise<ClcCcResponse<O>> {
-      if (CHANGE_OPS.has(op) && !gate.holds(partition)) {
+      if (!CHANGE_OPS.has(op)) return clusters.call(partition, op, req);
+      if (!gate.holds(partition)) {
         return Promise.reject(ClcErrors.make('InternalError', { detail: `${op} to partition ${partition} was about to be sent without holding its gate` }));
       }
-      return clusters.call(partition, op, req);
+      // Queued changes go out in the order they queued (PartitionGate.sendTurn).
+      return gate.sendTurn(partition).then(() => clusters.call(partition, op, req));
     },
   };
 }

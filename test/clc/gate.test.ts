@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PartitionGate } from '../../clc/core/partitionGate.js';
+import { PartitionGate, type Ticket } from '../../clc/core/partitionGate.js';
 import {
   EMPTY_GATE, GateError, step, waitingByPartition,
   type GateEffect, type GateEvent, type GateKind, type GateLimits, type GateState,
@@ -169,6 +169,12 @@ describe('step: properties', () => {
         && (t.kind === 'exclusive' || o.kind === 'exclusive') && (o.granted || (order.get(o.id) ?? 0) < (order.get(t.id) ?? 0)));
       expect(holders.length).toBeGreaterThan(0);
     }
+    for (const t of state.tickets.filter((x) => x.granted)) {
+      // Arrival order: nothing was granted past an earlier ticket it conflicts with that still waits.
+      const skipped = state.tickets.filter((o) => !o.granted && (order.get(o.id) ?? 0) < (order.get(t.id) ?? 0)
+        && o.partitions.some((p) => t.partitions.includes(p)) && (t.kind === 'exclusive' || o.kind === 'exclusive'));
+      expect(skipped).toEqual([]);
+    }
   }
 
   it('no conflicting grants, bounded queues, and every wait points back in time', () => {
@@ -271,6 +277,53 @@ describe('PartitionGate (runner)', () => {
     expect(gate.waiting('a')).toBe(0);
     expect(clock.pendingTimers()).toBe(0);
     y.leave();
+  });
+
+  it('changes that queued send in the order they queued, whatever order their reads finish in', async () => {
+    const gate = gateOn(new ManualClock(0));
+    const x = gate.enter('exclusive', 'X', ['a']);
+    const [c1, c2, c3] = ['C1', 'C2', 'C3'].map((l) => gate.enter('change', l, ['a'])) as [Ticket, Ticket, Ticket];
+    x.leave();
+    await Promise.all([c1.ready(), c2.ready(), c3.ready()]);
+    const sent: string[] = [];
+    const third = c3.sendTurn('a').then(() => sent.push('C3'));
+    const second = c2.sendTurn('a').then(() => sent.push('C2'));
+    await Promise.resolve();
+    expect(sent).toEqual([]);
+    await c1.sendTurn('a');
+    sent.push('C1');
+    await Promise.all([second, third]);
+    expect(sent).toEqual(['C1', 'C2', 'C3']);
+  });
+
+  it('an earlier queued change that leaves without sending, or narrows away, gives up its turn', async () => {
+    const gate = gateOn(new ManualClock(0));
+    const x = gate.enter('exclusive', 'X', ['a', 'b']);
+    const c1 = gate.enter('change', 'C1', ['a', 'b']);
+    const c2 = gate.enter('change', 'C2', ['a', 'b']);
+    const c3 = gate.enter('change', 'C3', ['a']);
+    x.leave();
+    await Promise.all([c1.ready(), c2.ready(), c3.ready()]);
+    let done = false;
+    const last = c3.sendTurn('a').then(() => { done = true; });
+    c1.narrow(['b']);
+    await Promise.resolve();
+    expect(done).toBe(false);
+    c2.leave();
+    await last;
+    expect(done).toBe(true);
+  });
+
+  it('a change that never queued never waits for its turn', async () => {
+    const gate = gateOn(new ManualClock(0));
+    const x = gate.enter('exclusive', 'X', ['a']);
+    const queued = gate.enter('change', 'C1', ['a']);
+    x.leave();
+    await queued.ready();
+    const late = gate.enter('change', 'C2', ['a']);
+    await late.ready();
+    await late.sendTurn('a');
+    expect(late.holds('a')).toBe(true);
   });
 
   it('ready(partitions) narrows before waiting', async () => {

@@ -1,0 +1,142 @@
+/**
+ * The second half of issue 19's `api` case: 1,000 RunInstances queued behind a pending drain must
+ * all complete, in order, none lost. A real CLC (sigv4, its partition gate) in front of the gate CC
+ * (bench/gateCc.ts) whose ccModifyNode waits for the bench: a DisableService of the partition's one
+ * node is sent first and stays pending; then 1,000 RunInstances, each with its own ClientToken, each
+ * sent once the CLC's gate counts the one before it as waiting (ferry_gate_waiting on the CLC's
+ * metrics listener), so the order they queued in is known; then the DisableService is released.
+ * Counted: answers 200, reservations the CC started in the order their requests queued, and none
+ * lost (every reservation answered is one the CC started, once). Timed: the queue's drain, from the
+ * release to the last answer, against the same 1,000 RunInstances sent with nothing pending
+ * (baseline), 8 in flight both ways. Everything on 127.0.64.0/24.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { readCredentialsFile, type Credentials } from '../shared/auth/credentialsFile.js';
+import { signQuery } from '../shared/auth/sign.js';
+import { METRICS_TOKEN_FILE } from '../shared/config/metricsFlags.js';
+import { start, stop } from './apiCase.js';
+import { measured, type CaseResult } from './report.js';
+
+const HOST = { clc: '127.0.64.250', cc: '127.0.64.251', node: '127.0.64.50' };
+const PORT = { clc: 18777, cc: 18776, metrics: 18778 };
+const DIST = join(import.meta.dirname, '..');
+const IN_FLIGHT = 8;
+
+interface Answer { readonly status: number; readonly body: string }
+
+async function query(url: string, creds: Credentials, params: Record<string, string>): Promise<Answer> {
+  const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
+  const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
+  return { status: res.status, body: await res.text() };
+}
+
+const reservationOf = (a: Answer): string | undefined => /<reservationId>([^<]+)<\/reservationId>/.exec(a.body)?.[1];
+
+async function until<T>(what: string, look: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const v = await look();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`api/queued bench: ${what} within 120 s`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** Runs `count` RunInstances, `IN_FLIGHT` at a time; the answers by request index. */
+async function runMany(url: string, creds: Credentials, count: number, tokenPrefix: string): Promise<Answer[]> {
+  const out: Answer[] = new Array(count);
+  let next = 0;
+  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+    while (next < count) {
+      const i = next++;
+      out[i] = await query(url, creds, { Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1', ClientToken: `${tokenPrefix}-${i}` });
+    }
+  }));
+  return out;
+}
+
+export interface QueuedResult {
+  readonly requests: number;
+  readonly answered200: number;
+  readonly inOrder: boolean;
+  readonly lost: number;
+  readonly drainMs: number;
+  readonly unqueuedMs: number;
+}
+
+export async function apiQueued(requests: number): Promise<QueuedResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-api-queued-'));
+  const children: ChildProcess[] = [];
+  try {
+    children.push(await start([join(DIST, 'bench', 'apiServers.js'), 'gate', HOST.cc, String(PORT.cc), HOST.node], /listening/));
+    const cc = `http://${HOST.cc}:${PORT.cc}`;
+    const url = `http://${HOST.clc}:${PORT.clc}/services/Eucalyptus`;
+    children.push(await start([join(DIST, 'clc', 'main.js'), '--host', HOST.clc, '--port', String(PORT.clc), '--state-dir', dir, '--auth', 'sigv4',
+      '--insecure-plaintext', '--clusters', `cluster01=${cc}`, '--metrics-port', String(PORT.metrics),
+      // The gate CC holds the DisableService for as long as queueing takes (a real one answers once its NC persisted).
+      '--cc-timeout-ms', '300000'], /clc listening/));
+    const creds = await readCredentialsFile(join(dir, 'admin.credentials'));
+    const token = readFileSync(join(dir, METRICS_TOKEN_FILE), 'utf8').trim();
+    const waiting = async (): Promise<number> => {
+      const text = await (await fetch(`http://${HOST.clc}:${PORT.metrics}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+      return Number(/^ferry_gate_waiting\{partition="cluster01"[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+
+    // Baseline: the same launches with nothing pending (and the CLC warmed up).
+    const t0 = performance.now();
+    const plain = await runMany(url, creds, requests, 'plain');
+    const unqueuedMs = performance.now() - t0;
+    if (plain.some((a) => a.status !== 200)) throw new Error(`api/queued bench: a RunInstances with nothing pending answered ${plain.find((a) => a.status !== 200)?.status}`);
+    const before = (await (await fetch(`${cc}/seen`)).json() as { runs: string[] }).runs.length;
+
+    // The drain: DisableService of the node, held at the CC until released.
+    const disable = query(url, creds, { Action: 'DisableService', Type: 'node', Host: HOST.node, Partition: 'cluster01' });
+    await until('the DisableService at the CC', async () => ((await (await fetch(`${cc}/seen`)).json() as { modifyCalls: number }).modifyCalls > 0 ? true : undefined));
+    const answers: Promise<Answer>[] = [];
+    for (let i = 0; i < requests; i++) {
+      answers.push(query(url, creds, { Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1', ClientToken: `queued-${i}` }));
+      const settled = answers[i]!.then((a) => a);
+      await until(`RunInstances ${i} waiting at the gate`, async () => {
+        if ((await waiting()) >= i + 1) return true;
+        const early = await Promise.race([settled, Promise.resolve(undefined)]);
+        if (early) {
+          const d = await Promise.race([disable, Promise.resolve(undefined)]);
+          throw new Error(`api/queued bench: RunInstances ${i} answered ${early.status} before the DisableService was released (the DisableService: ${d ? `${d.status} ${d.body.slice(0, 300)}` : 'pending'}; gate waiting ${await waiting()})`);
+        }
+        return undefined;
+      });
+    }
+    const t1 = performance.now();
+    await fetch(`${cc}/release`, { method: 'POST' });
+    const got = await Promise.all(answers);
+    const drainMs = performance.now() - t1;
+    const disabled = await disable;
+    if (disabled.status !== 200) throw new Error(`api/queued bench: DisableService answered ${disabled.status}: ${disabled.body.slice(0, 300)}`);
+
+    const runs = (await (await fetch(`${cc}/seen`)).json() as { runs: string[] }).runs.slice(before);
+    const reservations = got.map(reservationOf);
+    const position = new Map(runs.map((r, i) => [r, i]));
+    const order = reservations.map((r) => (r === undefined ? -1 : position.get(r) ?? -1));
+    const inOrder = order.every((p, i) => p >= 0 && (i === 0 || p > order[i - 1]!));
+    const started = new Set(runs);
+    const lost = reservations.filter((r) => r === undefined || !started.has(r)).length + (runs.length - started.size);
+    return { requests, answered200: got.filter((a) => a.status === 200).length, inOrder, lost, drainMs, unqueuedMs };
+  } finally {
+    for (const c of children.reverse()) await stop(c);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The bench's row: queued drain time / the same launches with nothing pending; the counts in `what`. */
+export function apiQueuedRow(r: QueuedResult): CaseResult {
+  return measured({
+    name: 'api/queued', partOf: 'api',
+    what: `${r.requests} RunInstances queued behind a pending DisableService, then released: ${r.answered200}/${r.requests} answered 200, ` +
+      `${r.inOrder ? 'started in the order they queued' : 'NOT in the order they queued'}, ${r.lost} lost; the queue's drain / the same launches with nothing pending (${IN_FLIGHT} in flight)`,
+    ferry: r.drainMs, baseline: r.unqueuedMs, unit: 'ms', target: null, better: 'lower',
+  });
+}
