@@ -12,7 +12,6 @@ import { runCli } from './command.js';
 import { migrateLines, migrationLine } from './migrationFormat.js';
 import { watchMigration } from './migrationWatch.js';
 import { barDisplay, lineDisplay, type ProgressDisplay } from './progressDisplay.js';
-import { readResponse } from './responses.js';
 
 export const DEFAULT_POLL_MS = 1000;
 
@@ -40,7 +39,11 @@ const migrateInstancesCommand: CliCommand = {
     if (opts.reserveDestinations === true) params.ReserveDestinations = 'true';
     if (opts.partial === true) params.Partial = 'true';
 
-    const r = readResponse('MigrateInstances', await client.call('MigrateInstances', params), url);
+    const answer = client.call('MigrateInstances', params);
+    answer.catch(() => undefined); // awaited below; not an unhandled rejection while the schemas load
+    // zod and the response schemas (~100 ms of this command's start) load while the CLC plans the migration.
+    const { readResponse } = await import('./responses.js');
+    const r = readResponse('MigrateInstances', await answer, url);
     if (opts.wait !== true) return { json: r, lines: migrateLines(r) };
 
     let display: ProgressDisplay = { show: () => {}, stop: () => {} };

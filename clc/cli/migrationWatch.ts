@@ -8,7 +8,7 @@
 import { UnexpectedResponse } from './failures.js';
 import type { ProgressDisplay } from './progressDisplay.js';
 import type { QueryClient } from './queryClient.js';
-import { readResponse, type MigrationReading } from './responses.js';
+import type { MigrationReading } from './responses.js';
 
 export interface WatchOptions {
   readonly client: Pick<QueryClient, 'call'>;
@@ -40,6 +40,8 @@ export async function watchMigration(o: WatchOptions): Promise<MigrationReading>
   const now = o.now ?? (() => performance.now());
   const started = now();
   try {
+    // Loaded on first use (euca-migrate-instances loads it while its request is under way).
+    const { readResponse } = await import('./responses.js');
     for (;;) {
       const r = readResponse('DescribeMigrations', await o.client.call('DescribeMigrations', { 'MigrationId.1': o.migrationId }), o.url);
       const m = r.migrationSet.find((x) => x.migrationId === o.migrationId);
