@@ -15,7 +15,7 @@
  * Everything on 127.0.93.0/24, ports 19750-19799. FERRY_BENCH_KEEP=1 keeps the cloud's logs.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -156,8 +156,11 @@ export async function migrationLibvirt(pairs: number, guestKind: 'linux' | 'firm
     const ferryJobs: number[] = [];
     const ferryBytes: number[] = [];
     const baseJobs: number[] = [];
+    /** Each timed run on the wall clock, kept with the logs (FERRY_BENCH_KEEP=1) to line up with the daemons'. */
+    const timeline: { side: 'ferry' | 'virsh'; from: string; to: string; startedAt: number; endedAt: number; migrationId?: string }[] = [];
     const ferryRound = async (): Promise<number> => {
       const to = ferryAt === HOSTS[0] ? HOSTS[1] : HOSTS[0];
+      const startedAt = Date.now();
       const t0 = performance.now();
       const r = await run(process.execPath, [join(ROOT, 'bin', 'euca-migrate-instances'), '-i', instanceId, '--include-dest', to, '--wait'], { env: cliEnv })
         .catch((e: { code?: number; stdout?: string; stderr?: string }) => {
@@ -165,6 +168,7 @@ export async function migrationLibvirt(pairs: number, guestKind: 'linux' | 'firm
         });
       const ms = performance.now() - t0;
       const migrationId = /^MIGRATION\t(\S+)/m.exec(r.stdout)?.[1];
+      timeline.push({ side: 'ferry', from: ferryAt, to, startedAt, endedAt: Date.now(), ...(migrationId ? { migrationId } : {}) });
       ferryAt = to;
       // Outside the clock: the job's own figures, and the CLC showing the guest where it went (the next round starts there).
       const mig = items(((await q({ Action: 'DescribeMigrations', 'MigrationId.1': migrationId ?? '' })).migrationSet as Doc | undefined)?.item)[0];
@@ -180,10 +184,12 @@ export async function migrationLibvirt(pairs: number, guestKind: 'linux' | 'firm
     const baselineRound = async (): Promise<number> => {
       const to = baseAt === HOSTS[0] ? HOSTS[1] : HOSTS[0];
       const port = VIRSH_STREAM_PORTS[round++ % VIRSH_STREAM_PORTS.length]!;
+      const startedAt = Date.now();
       const t0 = performance.now();
       await run('virsh', ['-q', '-c', uri(baseAt), 'migrate', '--live', '--p2p', '--tls', '--persistent', '--undefinesource',
         '--migrateuri', `tcp://${to}:${port}`, '--listen-address', to, spec.id, uri(to)], { timeout: 300_000 });
       const ms = performance.now() - t0;
+      timeline.push({ side: 'virsh', from: baseAt, to, startedAt, endedAt: Date.now() });
       baseAt = to;
       const info = jobInfo(await virsh(uri(to), 'domjobinfo', '--completed', spec.id));
       if (info.elapsedMs !== undefined) baseJobs.push(info.elapsedMs);
@@ -200,6 +206,7 @@ export async function migrationLibvirt(pairs: number, guestKind: 'linux' | 'firm
       f.push(await ferryRound());
       b.push(await baselineRound());
     }
+    writeFileSync(join(baseDir, 'logs', 'bench-timeline.json'), `${JSON.stringify(timeline, null, 1)}\n`);
     await virsh(uri(baseAt), 'destroy', spec.id);
     await virsh(uri(baseAt), 'undefine', spec.id);
     return {
