@@ -20,16 +20,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import xml2js from 'xml2js';
 import type { DomainSpec } from '../nc/hypervisor/driver.js';
 import { LibvirtDriver } from '../nc/hypervisor/libvirt/libvirtDriver.js';
-import { readCredentialsFile, type Credentials } from '../shared/auth/credentialsFile.js';
-import { signQuery } from '../shared/auth/sign.js';
 import { findVmType } from '../shared/model/vmTypes.js';
 import { clcUrl, cloudLayout, ensureCloudPki, type CloudLayoutOptions } from '../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../scripts/daemon.js';
 import { libvirtCloudArgs } from '../scripts/libvirtCloud.js';
 import { buildGuest, labLayout, startLab, stopLab, virsh } from '../scripts/libvirtLab.js';
+import { adminCredentialsFile, adminQuery, describeInstance, items, placeOnFirst, until, type Doc } from './benchCloud.js';
 import { BenchCa, writeHostTlsDir } from './libvirtBenchCa.js';
 import { measured, skipped, type CaseResult } from './report.js';
 
@@ -46,8 +44,7 @@ const TYPE = 'm1.small';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const uri = (host: string): string => `qemu+tcp://${host}:${LIBVIRT_PORT}/system`;
 
-type Doc = Record<string, unknown>;
-const items = (v: unknown): Doc[] => (v === undefined || v === '' ? [] : Array.isArray(v) ? v as Doc[] : [v as Doc]);
+const LABEL = 'migration-libvirt';
 const median = (xs: readonly number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
 export interface MigrationLibvirtResult {
@@ -60,18 +57,6 @@ export interface MigrationLibvirtResult {
   readonly baselineJobMs: number;
   readonly ferryMiB: number;
   readonly samples: { readonly ferry: number[]; readonly baseline: number[] };
-}
-
-/** Until `look` answers, polled every `everyMs`, within `limitMs`. */
-async function until<T>(what: string, look: () => Promise<T | undefined>, everyMs = 100, limitMs = 180_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const v = await look();
-    if (v !== undefined) return v;
-    // Bench tooling: its failure goes to the developer's terminal.
-    if (Date.now() > deadline) throw new Error(`migration-libvirt bench: ${what} within ${limitMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /** Parses `virsh domjobinfo --completed` ("Time elapsed: 1234 ms", "Data processed: 86.4 MiB"). */
@@ -99,35 +84,8 @@ export async function migrationLibvirt(pairs: number, guestKind: 'linux' | 'firm
     ensureCloudPki(layout);
     for (const s of cloudLayout(layout)) running.push(await spawnDaemon(s, { root: ROOT, logFile: join(baseDir, 'logs', `${s.name}.log`) }));
     const url = clcUrl(CONTROLLER);
-    const credentialsFile = join(baseDir, 'clc', 'admin.credentials');
-    let creds: Credentials | undefined;
-    const q = async (params: Record<string, string>): Promise<Doc> => {
-      creds ??= await readCredentialsFile(credentialsFile);
-      const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
-      const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
-      const doc = await xml2js.parseStringPromise(await res.text(), { explicitArray: false }) as Doc;
-      const body = Object.values(doc)[0] as Doc;
-      if (res.status !== 200) throw new Error(`migration-libvirt bench: ${params.Action} answered ${res.status}: ${JSON.stringify(body)}`);
-      return body;
-    };
-    const instance = async (id: string): Promise<Doc | undefined> => {
-      const r = items(((await q({ Action: 'DescribeInstances', 'InstanceId.1': id })).reservationSet as Doc | undefined)?.item);
-      return items((r[0]?.instancesSet as Doc | undefined)?.item)[0];
-    };
-
-    // Ferry's guest: one instance on host 1 (host 2 disabled while it starts).
-    const partition = await until('both nodes listed', async () => {
-      const nodes = items(((await q({ Action: 'DescribeNodes' })).nodeSet as Doc | undefined)?.item);
-      return nodes.length >= 2 ? String(nodes[0]!.partition) : undefined;
-    }, 250);
-    await q({ Action: 'DisableService', Type: 'node', Host: HOSTS[1], Partition: partition });
-    const started = await q({ Action: 'RunInstances', ImageId: 'emi-00000001', InstanceType: TYPE, MinCount: '1', MaxCount: '1' });
-    const instanceId = String(items((started.instancesSet as Doc).item)[0]!.instanceId);
-    await until('the guest running on host 1', async () => {
-      const i = await instance(instanceId);
-      return (i?.instanceState as Doc | undefined)?.name === 'running' && i?.nodeHost === HOSTS[0] ? true : undefined;
-    });
-    await q({ Action: 'EnableService', Type: 'node', Host: HOSTS[1], Partition: partition });
+    const q = adminQuery(LABEL, baseDir, url);
+    const instanceId = await placeOnFirst(LABEL, q, HOSTS, TYPE);
 
     // The baseline's guest: the same definition as the NC makes (driver, size, kernel), on host 1
     // too. Its serial log tells when it has booted; Ferry's guest started before it.
@@ -146,10 +104,10 @@ export async function migrationLibvirt(pairs: number, guestKind: 'linux' | 'firm
     }
     if (guest) {
       const log = join(serialDir, `${spec.id}.serial`);
-      await until('the baseline guest booted', async () => (existsSync(log) && readFileSync(log, 'latin1').includes('ferry-tick 5 ') ? true : undefined), 250, 120_000);
+      await until(LABEL, 'the baseline guest booted', async () => (existsSync(log) && readFileSync(log, 'latin1').includes('ferry-tick 5 ') ? true : undefined), 250, 120_000);
     }
 
-    const cliEnv = { ...process.env, EC2_URL: url, FERRY_CREDENTIALS: credentialsFile, EC2_ACCESS_KEY: '', EC2_SECRET_KEY: '' };
+    const cliEnv = { ...process.env, EC2_URL: url, FERRY_CREDENTIALS: adminCredentialsFile(baseDir), EC2_ACCESS_KEY: '', EC2_SECRET_KEY: '' };
     let ferryAt: string = HOSTS[0];
     let baseAt: string = HOSTS[0];
     let round = 0;
@@ -175,10 +133,10 @@ export async function migrationLibvirt(pairs: number, guestKind: 'linux' | 'firm
       const stats = (items((mig?.itemSet as Doc | undefined)?.item)[0]?.stats ?? {}) as Doc;
       ferryJobs.push(Number(stats.elapsedMs));
       ferryBytes.push(Number(stats.bytesTransferred));
-      await until('DescribeInstances showing the guest moved', async () => {
-        const i = await instance(instanceId);
+      await until(LABEL, 'DescribeInstances showing the guest moved', async () => {
+        const i = await describeInstance(q, instanceId);
         return i?.nodeHost === to && (i.instanceState as Doc | undefined)?.name === 'running' ? true : undefined;
-      });
+      }, 100);
       return ms;
     };
     const baselineRound = async (): Promise<number> => {
