@@ -12,16 +12,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import xml2js from 'xml2js';
 import { caCredentialIssuer, loadMigrationCa } from '../cc/migration/credentialIssuer.js';
 import { SimDriver } from '../nc/hypervisor/sim/simDriver.js';
 import type { DomainSpec } from '../nc/hypervisor/driver.js';
-import { readCredentialsFile, type Credentials } from '../shared/auth/credentialsFile.js';
-import { signQuery } from '../shared/auth/sign.js';
 import { systemClock } from '../shared/clock.js';
 import { findVmType } from '../shared/model/vmTypes.js';
 import { certsDirOf, clcUrl, cloudLayout, ensureCloudPki, simSocketOf, type CloudLayoutOptions } from '../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../scripts/daemon.js';
+import { adminQuery, items, placeOnFirst, until, type Doc } from './benchCloud.js';
 import { measured, type CaseResult } from './report.js';
 
 const SUBNET = '127.0.86';
@@ -31,8 +29,7 @@ const HOSTS = [1, 2, 3, 4].map((i) => `${SUBNET}.${i}`) as [string, string, stri
 const TYPE = 'm1.small';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
-type Doc = Record<string, unknown>;
-const items = (v: unknown): Doc[] => (v === undefined || v === '' ? [] : Array.isArray(v) ? v as Doc[] : [v as Doc]);
+const LABEL = 'migration-sim';
 
 export interface MigrationSimResult {
   readonly ferryMs: number;
@@ -51,44 +48,8 @@ export async function migrationSim(pairs: number): Promise<MigrationSimResult> {
     const wanted = specs.filter((s) => !s.name.startsWith('nc-') || s.name === `nc-${HOSTS[0]}` || s.name === `nc-${HOSTS[1]}`)
       .filter((s) => !s.name.startsWith('heartbeat-'));
     for (const s of wanted) running.push(await spawnDaemon(s, { root: ROOT, logFile: join(baseDir, 'logs', `${s.name}.log`) }));
-    const url = clcUrl(CONTROLLER);
-    let creds: Credentials | undefined;
-    const q = async (params: Record<string, string>): Promise<Doc> => {
-      creds ??= await readCredentialsFile(join(baseDir, 'clc', 'admin.credentials'));
-      const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
-      const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
-      const doc = await xml2js.parseStringPromise(await res.text(), { explicitArray: false }) as Doc;
-      const body = Object.values(doc)[0] as Doc;
-      if (res.status !== 200) throw new Error(`migration-sim bench: ${params.Action} answered ${res.status}: ${JSON.stringify(body)}`);
-      return body;
-    };
-    const until = async <T>(what: string, look: () => Promise<T | undefined>, everyMs = 20, limitMs = 180_000): Promise<T> => {
-      const deadline = Date.now() + limitMs;
-      for (;;) {
-        const v = await look();
-        if (v !== undefined) return v;
-        if (Date.now() > deadline) throw new Error(`migration-sim bench: ${what} within ${limitMs / 1000} s`);
-        await new Promise((r) => setTimeout(r, everyMs));
-      }
-    };
-    // The guest: one instance on host 1 (host 2 disabled while it starts).
-    const partition = await until('a node listed', async () => {
-      const nodes = items(((await q({ Action: 'DescribeNodes' })).nodeSet as Doc | undefined)?.item);
-      return nodes.length >= 2 ? String(nodes[0]!.partition) : undefined;
-    }, 250);
-    await q({ Action: 'DisableService', Type: 'node', Host: HOSTS[1], Partition: partition });
-    const run = await q({ Action: 'RunInstances', ImageId: 'emi-00000001', InstanceType: TYPE, MinCount: '1', MaxCount: '1' });
-    const instanceId = String(items((run.instancesSet as Doc).item)[0]!.instanceId);
-    await until('the guest running', async () => {
-      const r = items(((await q({ Action: 'DescribeInstances', 'InstanceId.1': instanceId })).reservationSet as Doc | undefined)?.item);
-      const inst = items((r[0]?.instancesSet as Doc | undefined)?.item)[0];
-      return (inst?.instanceState as Doc | undefined)?.name === 'running' ? true : undefined;
-    }, 100);
-    await q({ Action: 'EnableService', Type: 'node', Host: HOSTS[1], Partition: partition });
-    await until('host 2 enabled in the CC\'s view', async () => {
-      const nodes = items(((await q({ Action: 'DescribeNodes' })).nodeSet as Doc | undefined)?.item);
-      return nodes.some((x) => x.host === HOSTS[1] && x.nodeState === 'enabled') ? true : undefined;
-    }, 250);
+    const q = adminQuery(LABEL, baseDir, clcUrl(CONTROLLER));
+    const instanceId = await placeOnFirst(LABEL, q, HOSTS, TYPE);
 
     // The baseline's guest on host 3, of the same size.
     const vm = findVmType(TYPE)!;
@@ -109,10 +70,10 @@ export async function migrationSim(pairs: number): Promise<MigrationSimResult> {
       const t0 = performance.now();
       const m = await q({ Action: 'MigrateInstances', InstanceId: instanceId, 'DestinationHost.1': to });
       const id = String(m.migrationId);
-      const state = await until('the migration final', async () => {
+      const state = await until(LABEL, 'the migration final', async () => {
         const mig = items(((await q({ Action: 'DescribeMigrations', 'MigrationId.1': id })).migrationSet as Doc | undefined)?.item)[0];
         return mig && mig.state !== 'active' ? String(mig.state) : undefined;
-      });
+      }, 20);
       const ms = performance.now() - t0;
       if (state !== 'completed') throw new Error(`migration-sim bench: ${id} ended ${state}`);
       ferryAt = to;

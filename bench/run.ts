@@ -10,6 +10,9 @@
  *                 server returning the same XML (bench/apiCase.ts)
  *   migration-sim one live migration through a cloud of real processes over mutual TLS vs the simulated
  *                 hypervisor's job alone between two more simhv daemons (bench/migrationSimCase.ts)
+ *   migration-libvirt  euca-migrate-instances --wait of a real guest on the libvirt lab vs virsh migrate
+ *                 --live --p2p --tls of the same guest (bench/migrationLibvirtCase.ts; skipped with the
+ *                 reason where the lab cannot start)
  *   drain         50 mixed guests drained onto 100 destinations on the simulator's clock: makespan vs
  *                 the physical two-stream bound, over-commits; serial and all-at-once baselines
  *                 (bench/drainCase.ts)
@@ -51,6 +54,7 @@ import { KeyPool } from '../cc/migration/keyPool.js';
 import { simMigrationCa } from '../sim/simCredentials.js';
 import { BURST, eventsRig } from './eventsCase.js';
 import { migrationSimCase } from './migrationSimCase.js';
+import { migrationLibvirtCase } from './migrationLibvirtCase.js';
 import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
 import { ETCD_INSTANCES, etcdRig } from './etcdCase.js';
 
@@ -198,8 +202,6 @@ const timed: Timed[] = [
 
 const NOT_YET = 'not in the bench yet (issue 19)';
 const results: CaseResult[] = [
-  skipped('migration-libvirt', 'euca-migrate-instances --wait / virsh migrate --live --p2p --tls of the same guest, >= 10 pairs', 1.1, 'lower',
-    `${NOT_YET}: needs the libvirt lab (scripts/libvirt-lab.sh); npm run bench:tunnel measures the migration modes alone (docs/PERFORMANCE.md)`),
   skipped('supervision', 'real CC and CLC supervising 10,000 simulated hosts at a 10 s period: CPU share, memory, failure-to-SUSPECT p50/p99', null, 'lower',
     `${NOT_YET}: needs the simulator's scale mode as processes; the CC's per-round costs are measured below`),
 ];
@@ -266,6 +268,11 @@ rmSync(dir, { recursive: true, force: true });
 const migration = await migrationSimCase(QUICK);
 results.push(migration);
 print(migration);
+
+// The libvirt lab's QEMU guests are heavy: alone, after the simulated cloud is gone.
+const libvirtMigration = await migrationLibvirtCase(QUICK);
+results.push(libvirtMigration);
+print(libvirtMigration);
 
 const api = await apiCase({ quick: QUICK });
 results.push(api);

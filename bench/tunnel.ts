@@ -8,22 +8,13 @@
  *   FERRY_BENCH_TUNNEL_ROUNDS (default 5; two migrations per mode per round)
  *   FERRY_BENCH_TUNNEL_GUEST  linux (default: 128 MiB booted kernel, ~86 MiB moved) or firmware (64 MiB, ~0.6 MB)
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
-import type { DomainSpec, MigrationCredential, MigrationStats } from '../nc/hypervisor/driver.js';
+import type { DomainSpec, MigrationStats } from '../nc/hypervisor/driver.js';
 import { LibvirtDriver, type LibvirtDriverOptions } from '../nc/hypervisor/libvirt/libvirtDriver.js';
-import {
-  buildCaCertificate, buildComponentCertificate, certificateToPem, generateRsaKeys, privateKeyToPem, serialHex, type KeyPair,
-} from '../shared/pki/certificates.js';
-import { buildMigrationCertificate, type MigrationSide } from '../shared/pki/migrationCertificates.js';
-import type forge from 'node-forge';
+import { buildGuest, labLayout, startLab, stopLab } from '../scripts/libvirtLab.js';
+import { BenchCa } from './libvirtBenchCa.js';
 
-const run = promisify(execFile);
-const REPO = join(fileURLToPath(import.meta.url), '..', '..', '..');
 const LAB = '/tmp/ferry-lab-tunnel/bench';
 const ADDRS = ['127.0.57.3', '127.0.57.4'] as const;
 const LIBVIRT_PORT = 17509;
@@ -32,44 +23,7 @@ const ROUNDS = Number(process.env.FERRY_BENCH_TUNNEL_ROUNDS ?? 5);
 const GUEST = process.env.FERRY_BENCH_TUNNEL_GUEST === 'firmware' ? 'firmware' : 'linux';
 const uri = (n: 0 | 1): string => `qemu+tcp://${ADDRS[n]}:${LIBVIRT_PORT}/system`;
 
-async function lab(cmd: string): Promise<void> {
-  await run('bash', [join(REPO, 'scripts', 'libvirt-lab.sh'), cmd, LAB], {
-    env: { ...process.env, FERRY_LIBVIRT_ADDRS: ADDRS.join(' '), FERRY_LIBVIRT_PORT: String(LIBVIRT_PORT) }, timeout: 600_000,
-  });
-}
-
-/** One CA; certificates of either kind share its key pair (generation is the slow part), each its own serial. */
-class BenchCa {
-  private readonly keys: KeyPair = generateRsaKeys();
-  private readonly now = new Date(Date.now() - 60_000);
-  readonly cert: forge.pki.Certificate = buildCaCertificate({ cloudId: 'bench', keys: this.keys, serial: this.serial(), validity: { now: this.now, days: 1 } });
-  readonly pem = certificateToPem(this.cert);
-
-  private serial(): string {
-    return serialHex(randomBytes(16));
-  }
-
-  private credential(cert: forge.pki.Certificate): MigrationCredential {
-    return { caPem: this.pem, certPem: certificateToPem(cert), keyPem: privateKeyToPem(this.keys.privateKey) };
-  }
-
-  /** For libvirt's TLS: QEMU checks the destination's IP SAN and the CA, nothing about the migration. */
-  host(host: string): MigrationCredential {
-    return this.credential(buildComponentCertificate({
-      cloudId: 'bench', component: { role: 'nc', host }, publicKey: this.keys.publicKey, ca: this.cert, caKey: this.keys.privateKey,
-      serial: this.serial(), validity: { now: this.now, days: 1 },
-    }));
-  }
-
-  /** For the tunnel: the pair the CC issues one migration item. */
-  migration(migrationId: string, instanceId: string, from: string, to: string): Record<MigrationSide, MigrationCredential> {
-    const one = (side: MigrationSide, host: string, peerHost: string): MigrationCredential => this.credential(buildMigrationCertificate({
-      spec: { cloudId: 'bench', migrationId, instanceId, side, host, peerHost }, publicKey: this.keys.publicKey, ca: this.cert,
-      caKey: this.keys.privateKey, serial: this.serial(), notBefore: this.now, notAfter: new Date(Date.now() + 3_600_000),
-    }));
-    return { source: one('source', from, to), destination: one('destination', to, from) };
-  }
-}
+const lab = labLayout(LAB, { addrs: ADDRS, port: LIBVIRT_PORT });
 
 type Mode = 'plain' | 'libvirt-tls' | 'tunnel';
 interface Sample { readonly wallMs: number; readonly stats: MigrationStats }
@@ -89,11 +43,9 @@ function median(xs: number[]): number {
 }
 
 async function main(): Promise<void> {
-  await lab('install');
-  await lab('stop');
-  await lab('start');
+  await startLab(lab);
   const boot = GUEST === 'linux' ? { directKernel: { kernel: join(LAB, 'guest', 'vmlinuz'), initrd: join(LAB, 'guest', 'initrd.img') }, guestMemoryCapMiB: 128 } : { guestMemoryCapMiB: 64 };
-  if (GUEST === 'linux') await lab('guest');
+  if (GUEST === 'linux') await buildGuest(lab);
   const common = (n: 0 | 1): LibvirtDriverOptions => ({ uri: uri(n), host: ADDRS[n], guestVcpuCap: 1, lifecycleEvents: false, serialLogDir: LAB, ...boot });
   const byMode: Record<'tls' | 'tunnel', [LibvirtDriver, LibvirtDriver]> = {
     tls: [new LibvirtDriver({ ...common(0), migrationTlsDir: join(LAB, 'host1', 'tls') }), new LibvirtDriver({ ...common(1), migrationTlsDir: join(LAB, 'host2', 'tls') })],
@@ -131,7 +83,7 @@ async function main(): Promise<void> {
   } finally {
     for (const d of [...byMode.tls, ...byMode.tunnel]) await d.destroy(spec.id).catch(() => undefined);
     for (const d of [...byMode.tls, ...byMode.tunnel]) await d.close();
-    await lab('stop');
+    await stopLab(lab);
   }
   const row = (m: Mode) => ({
     wall: median(samples[m].map((s) => s.wallMs)), job: median(samples[m].map((s) => s.stats.elapsedMs)),

@@ -12,7 +12,6 @@ import { runCli } from './command.js';
 import { migrateLines, migrationLine } from './migrationFormat.js';
 import { watchMigration } from './migrationWatch.js';
 import { barDisplay, lineDisplay, type ProgressDisplay } from './progressDisplay.js';
-import { readResponse } from './responses.js';
 
 export const DEFAULT_POLL_MS = 1000;
 
@@ -27,7 +26,7 @@ const migrateInstancesCommand: CliCommand = {
     .option('--reserve-destinations', 'hold the chosen destinations: no new instances start there until the migration ends')
     .option('--partial', 'migrate what fits when not everything does (default: all or nothing)')
     .option('--wait', 'follow the migration until every instance is done; exit 1 if any did not complete')
-    .option('--poll-ms <ms>', `with --wait, how often to ask (${DEFAULT_POLL_MS})`, parsePollMs),
+    .option('--poll-ms <ms>', `with --wait, the longest wait between two asks (${DEFAULT_POLL_MS}; sooner while the migration is young)`, parsePollMs),
   validate: (opts) => ((opts.source === undefined) === (opts.instance === undefined) ? 'give exactly one of -s SOURCE and -i INSTANCE' : undefined),
   async run({ client, url, opts, live }) {
     const params: Record<string, string> = {};
@@ -40,13 +39,17 @@ const migrateInstancesCommand: CliCommand = {
     if (opts.reserveDestinations === true) params.ReserveDestinations = 'true';
     if (opts.partial === true) params.Partial = 'true';
 
-    const r = readResponse('MigrateInstances', await client.call('MigrateInstances', params), url);
+    const answer = client.call('MigrateInstances', params);
+    answer.catch(() => undefined); // awaited below; not an unhandled rejection while the schemas load
+    // zod and the response schemas (~100 ms of this command's start) load while the CLC plans the migration.
+    const { readResponse } = await import('./responses.js');
+    const r = readResponse('MigrateInstances', await answer, url);
     if (opts.wait !== true) return { json: r, lines: migrateLines(r) };
 
     let display: ProgressDisplay = { show: () => {}, stop: () => {} };
     if (opts.json !== true) {
       live.write(migrateLines(r).map((l) => `${l}\n`).join(''));
-      display = live.isTTY ? barDisplay(live.stream, r) : lineDisplay((s) => live.write(s), r);
+      display = live.isTTY ? await barDisplay(live.stream, r) : lineDisplay((s) => live.write(s), r);
     }
     const final = await watchMigration({
       client, url, migrationId: r.migrationId, pollMs: (opts.pollMs as number | undefined) ?? DEFAULT_POLL_MS, display,

@@ -2,8 +2,9 @@
  * How `euca-migrate-instances --wait` shows a migration as it runs: on a terminal, one cli-progress
  * bar per instance (bytes moved of its memory, and its state); otherwise (a pipe, a log file) one
  * INSTANCE row each time an instance's state changes, as euca-describe-migrations prints it.
+ * cli-progress is loaded only for the bars: a piped --wait starts without it.
  */
-import cliProgress from 'cli-progress';
+import type cliProgress from 'cli-progress';
 import { bytesMoved, formatBytes, migrationItemLine } from './migrationFormat.js';
 import type { MigrationItemReading, MigrationReading } from './responses.js';
 
@@ -52,8 +53,9 @@ function payload(i: MigrationItemReading): Record<string, string> {
   };
 }
 
-export function barDisplay(stream: NodeJS.WritableStream, initial: MigrationReading): ProgressDisplay {
-  const multi = new cliProgress.MultiBar({
+export async function barDisplay(stream: NodeJS.WritableStream, initial: MigrationReading): Promise<ProgressDisplay> {
+  const { default: cliProgressModule } = await import('cli-progress');
+  const multi = new cliProgressModule.MultiBar({
     stream,
     // Short enough for an 80-column terminal: 'i-0a1b2c3d 127.0.1.2 [████░░░░] 100% rolled-back 1.5GiB/2.0GiB'.
     format: '{instanceId} {destination} [{bar}] {percentage}% {state} {moved}',
@@ -63,7 +65,7 @@ export function barDisplay(stream: NodeJS.WritableStream, initial: MigrationRead
     stopOnComplete: false,
     autopadding: true,
     fps: 5,
-  }, cliProgress.Presets.shades_classic);
+  }, cliProgressModule.Presets.shades_classic);
   const bars = new Map<string, cliProgress.SingleBar>();
   const show = (m: MigrationReading): void => {
     for (const i of m.itemSet) {

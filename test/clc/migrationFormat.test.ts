@@ -110,10 +110,10 @@ describe('--wait displays', () => {
     ]);
   });
 
-  it('barDisplay draws one bar per instance with its state and bytes on a terminal', () => {
+  it('barDisplay draws one bar per instance with its state and bytes on a terminal', async () => {
     let written = '';
     const tty = Object.assign(new Writable({ write(chunk, _enc, cb) { written += String(chunk); cb(); } }), { isTTY: true, columns: 160 });
-    const d = barDisplay(tty, migration([item(), item({ instanceId: 'i-0000000b' })]));
+    const d = await barDisplay(tty, migration([item(), item({ instanceId: 'i-0000000b' })]));
     d.show(migration([
       item({ state: 'migrating', progress: { bytesTotal: 256 * MiB, bytesTransferred: 128 * MiB, bytesRemaining: 128 * MiB, iteration: 1 } }),
       item({ instanceId: 'i-0000000b', state: 'failed', error: 'x' }),

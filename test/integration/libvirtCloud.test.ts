@@ -17,19 +17,17 @@ import { describe, expect, it } from 'vitest';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
 import { until } from '../helpers/cloudApi.js';
 import { labLayout, runCloudOnLab, virsh } from '../helpers/libvirtLab.js';
+import { libvirtCloudArgs } from '../../scripts/libvirtCloud.js';
 
 const SUBNET = 34;
 const addrs = [`127.0.${SUBNET}.1`, `127.0.${SUBNET}.2`] as const;
 const lab = labLayout('/tmp/ferry-libvirt-cloud-lab', { addrs, port: 16509 });
 const [H1, H2] = lab.hosts;
 const tlsDirOf = (host: string): string => (host === addrs[0] ? H1.tlsDir : H2.tlsDir);
-const cloud = new TestCloud(SUBNET, 2, {
-  hypervisorArgs: (host) => ['--hypervisor', 'libvirt', '--libvirt-uri', `qemu+tcp://${host}:16509/system`,
-    '--libvirt-tls-dir', tlsDirOf(host), '--libvirt-guest-memory-cap', '64',
-    // 1 MiB/s: a 64 MiB firmware guest's ~0.6 MB then takes ~1.7 s, long enough to cancel mid-way.
-    '--libvirt-migration-bandwidth', '1'],
-  ccArgs: ['--poll-interval-ms', '1000', '--migration-uri-template', 'qemu+tcp://{host}:16509/system'],
-});
+// 1 MiB/s: a 64 MiB firmware guest's ~0.6 MB then takes ~1.7 s, long enough to cancel mid-way.
+const cloud = new TestCloud(SUBNET, 2, libvirtCloudArgs({
+  libvirtPort: 16509, tlsDirOf, guestMemoryCapMiB: 64, migrationBandwidthMiBs: 1, pollIntervalMs: 1000,
+}));
 const [n1, n2] = cloud.nodeHosts as [string, string];
 const arr = <T>(x: T | T[] | undefined | ''): T[] => (x === undefined || x === '' ? [] : Array.isArray(x) ? x : [x]);
 

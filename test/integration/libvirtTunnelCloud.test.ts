@@ -12,19 +12,17 @@ import { describe, expect, it } from 'vitest';
 import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, describeMigration, describeNodes, placeOn, until } from '../helpers/cloudApi.js';
 import { labLayout, runCloudOnLab, virsh } from '../helpers/libvirtLab.js';
+import { libvirtCloudArgs } from '../../scripts/libvirtCloud.js';
 
 const SUBNET = 58;
 const addrs = [`127.0.${SUBNET}.1`, `127.0.${SUBNET}.2`] as const;
 const lab = labLayout('/tmp/ferry-lab-tunnel/cloud', { addrs, port: 17509 });
 const [H1, H2] = lab.hosts;
-const cloud = new TestCloud(SUBNET, 2, {
-  hypervisorArgs: (host) => ['--hypervisor', 'libvirt', '--libvirt-uri', `qemu+tcp://${host}:17509/system`,
-    '--libvirt-guest-memory-cap', '64', '--libvirt-tunnel-port', '17514', '--libvirt-tunnel-local', 'host',
-    '--libvirt-tunnel-data-ports', '17700-17799',
-    // 1 MiB/s: a 64 MiB firmware guest's ~0.6 MB then takes over a second, long enough to overlap.
-    '--libvirt-migration-bandwidth', '1'],
-  ccArgs: ['--poll-interval-ms', '1000', '--migration-uri-template', 'qemu+tcp://{host}:17509/system'],
-});
+// 1 MiB/s: a 64 MiB firmware guest's ~0.6 MB then takes over a second, long enough to overlap.
+const cloud = new TestCloud(SUBNET, 2, libvirtCloudArgs({
+  libvirtPort: 17509, guestMemoryCapMiB: 64, migrationBandwidthMiBs: 1, pollIntervalMs: 1000,
+  tunnel: { port: 17514, local: 'host', dataPorts: { min: 17700, max: 17799 } },
+}));
 const [n1, n2] = cloud.nodeHosts as [string, string];
 
 const q = (params: Record<string, string>): Promise<any> => adminCall(cloud, params);

@@ -122,10 +122,14 @@ export class OutgoingMigrations {
       const earlier = await this.joinEarlier(entry);
       if (earlier) return earlier;
       if (entry.abortRequested) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
-      route = await this.d.route(id, target);
-      const r = route;
-      own = await this.d.open(this.d.uri).catch((e: unknown) => this.d.fail(e, { operation: 'connect for migration' }));
-      const c = own;
+      // The stream's route (a tunnel's two TLS handshakes) and the migration's own connection at once: neither needs the other.
+      const [routed, opened] = await Promise.allSettled([this.d.route(id, target), this.d.open(this.d.uri)]);
+      if (routed.status === 'fulfilled') route = routed.value;
+      if (opened.status === 'fulfilled') own = opened.value;
+      if (routed.status === 'rejected') throw routed.reason;
+      if (opened.status === 'rejected') this.d.fail(opened.reason, { operation: 'connect for migration' });
+      const r = route as MigrationRouteHold;
+      const c = own as LibvirtSession;
       const found = await c.withDomain(id, async (dom) => {
         const s = await c.stateAndReason(dom);
         // A guest its administrator suspended migrates too: libvirt adds VIR_MIGRATE_PAUSED, so it arrives paused.

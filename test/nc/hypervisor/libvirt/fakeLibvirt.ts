@@ -31,6 +31,8 @@ export class FakeLibvirtd {
   node: VirNodeInfoRecord = { memory: 4096 * 1024, cpus: 4 };
   reachable = true;
   opens = 0;
+  /** Sessions opened and not closed yet. */
+  openSessions = 0;
   /** Makes the next start fail (after the define), like a QEMU that will not start. */
   failStart: LibvirtCallError | undefined;
   readonly migrations: FakeMigration[] = [];
@@ -52,6 +54,7 @@ export class FakeLibvirtd {
   readonly open: OpenLibvirt = async (uri) => {
     this.opens++;
     if (!this.reachable) throw err('virConnectOpen', VIR_ERR.SYSTEM_ERROR, `unable to connect to server at '${uri}': Connection refused`);
+    this.openSessions++;
     return new FakeSession(this, uri);
   };
 
@@ -258,6 +261,7 @@ class FakeSession implements LibvirtSession {
   }
 
   async close(): Promise<void> {
+    if (!this.closed) this.host.openSessions--;
     this.closed = true;
   }
 

@@ -1,8 +1,9 @@
 /** The libvirt driver's own logic against a hand-written fake libvirtd (fakeLibvirt.ts). */
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, systemClock } from '../../../../shared/clock.js';
 import { isFerryError } from '../../../../shared/errors/registry.js';
 import type { DomainSpec, HypervisorEvent } from '../../../../nc/hypervisor/driver.js';
@@ -210,6 +211,46 @@ describe('LibvirtDriver', () => {
         await destination.close();
         await driver.close();
       }
+    });
+
+    it('opens the migration\'s own connection while the tunnel is being set up; a refused tunnel closes it, libvirt never asked', async () => {
+      // The destination's "tunnel listener" takes the TCP connection and never answers the TLS handshake.
+      const held: net.Socket[] = [];
+      const server = net.createServer((s) => { held.push(s); });
+      await new Promise<void>((r) => server.listen(19790, '127.0.93.2', r));
+      const tunnel = { port: 19790, local: 'host' as const, dataPorts: { min: 19791, max: 19794 } };
+      const { fake, driver } = setup({ host: '127.0.93.1', tunnel, clock: systemClock });
+      const ca = makeMigrationCa('unit');
+      const pair = credentialPair(ca, { migrationId: 'm', instanceId: spec.id, source: '127.0.93.1', destination: '127.0.93.2' });
+      try {
+        await driver.create(spec);
+        const out = driver.migrateOut(spec.id, { migrationId: `m-${spec.id}`, destinationUri: 'qemu+tcp://127.0.93.2:16509/system', credential: pair.source })
+          .then(() => 'migrated', (e: unknown) => (isFerryError(e) ? `${e.code} ${String(e.fields.reason)}` : String(e)));
+        // The driver's connection and the migration's own, opened while the handshake waits.
+        await vi.waitFor(() => expect([held.length, fake.opens, fake.openSessions]).toEqual([1, 2, 2]), { timeout: 30_000 });
+        for (const s of held) s.destroy();
+        expect(await out).toBe('MigrationCredentialRejected handshake');
+        expect(fake.openSessions).toBe(1);
+        expect(fake.migrations).toEqual([]);
+      } finally {
+        server.close();
+        await driver.close();
+      }
+    });
+
+    it('a migration connection that cannot be opened releases the route it got meanwhile (no TLS files left)', async () => {
+      const dir = tlsDir();
+      const fake = new FakeLibvirtd();
+      // The driver's own connection opens; the migration's does not.
+      const open: typeof fake.open = (uri) => (fake.opens === 0 ? fake.open(uri) : Promise.reject(new LibvirtCallError('virConnectOpen', {
+        code: VIR_ERR.SYSTEM_ERROR, domain: 7, message: `unable to connect to server at '${uri}': Connection refused`,
+      })));
+      const { driver } = setup({ migrationTlsDir: dir, open });
+      await driver.create(spec);
+      expect(await codeOf(driver.migrateOut(spec.id, { migrationId: 'm-1', destinationUri: DEST, credential: cred }))).toBe('HypervisorUnavailable');
+      expect(readdirSync(dir)).toEqual([]);
+      expect(fake.migrations).toEqual([]);
+      await driver.close();
     });
 
     it.each([
