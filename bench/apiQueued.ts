@@ -77,8 +77,9 @@ export async function apiQueued(requests: number): Promise<QueuedResult> {
     const url = `http://${HOST.clc}:${PORT.clc}/services/Eucalyptus`;
     children.push(await start([join(DIST, 'clc', 'main.js'), '--host', HOST.clc, '--port', String(PORT.clc), '--state-dir', dir, '--auth', 'sigv4',
       '--insecure-plaintext', '--clusters', `cluster01=${cc}`, '--metrics-port', String(PORT.metrics),
-      // The gate CC holds the DisableService for as long as queueing takes (a real one answers once its NC persisted).
-      '--cc-timeout-ms', '300000'], /clc listening/));
+      // The gate CC holds the DisableService for as long as queueing one by one takes (a real one answers
+      // once its NC persisted, and a real burst queues within a second): neither bound may end it first.
+      '--cc-timeout-ms', '600000', '--gate-max-wait-ms', '600000'], /clc listening/));
     const creds = await readCredentialsFile(join(dir, 'admin.credentials'));
     const token = readFileSync(join(dir, METRICS_TOKEN_FILE), 'utf8').trim();
     const waiting = async (): Promise<number> => {

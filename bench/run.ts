@@ -7,7 +7,9 @@
  *                 JSON (shared/wire/jsonDecoder.ts, bounded) vs JSON.parse of the same bytes;
  *                 /xml: the typed-XML path kept for older peers, same baseline
  *   api           signed DescribeInstances over 1,000 instances, req/s: a real CLC vs a bare express
- *                 server returning the same XML (bench/apiCase.ts)
+ *                 server returning the same XML (bench/apiCase.ts); api/queued: 1,000 RunInstances (200
+ *                 quick) queued behind a pending DisableService, then released: all answered, in the
+ *                 order they queued, none lost; the queue's drain vs the same launches unqueued (bench/apiQueued.ts)
  *   migration-sim one live migration through a cloud of real processes over mutual TLS vs the simulated
  *                 hypervisor's job alone between two more simhv daemons (bench/migrationSimCase.ts)
  *   migration-libvirt  euca-migrate-instances --wait of a real guest on the libvirt lab vs virsh migrate
@@ -48,6 +50,7 @@ import { runCase, type BenchCase } from './harness.js';
 import { measured, skipped, table, writeResults, type CaseResult } from './report.js';
 import { applyAll, pollRoundRig } from './pollRound.js';
 import { apiCase } from './apiCase.js';
+import { apiQueued, apiQueuedRow } from './apiQueued.js';
 import { planQuality } from './planScenarios.js';
 import { caCredentialIssuer, RANDOM_ISSUER_SOURCES, type CredentialRequest } from '../cc/migration/credentialIssuer.js';
 import { KeyPool } from '../cc/migration/keyPool.js';
@@ -277,6 +280,9 @@ print(libvirtMigration);
 const api = await apiCase({ quick: QUICK });
 results.push(api);
 print(api);
+const queued = apiQueuedRow(await apiQueued(QUICK ? 200 : 1000));
+results.push(queued);
+print(queued);
 
 const out = join(import.meta.dirname, '..', '..', 'bench', 'results', 'latest.json');
 writeResults(out, results);
