@@ -23,6 +23,40 @@ export class Ledger {
   /** Per host: the node state last acknowledged to the caller; undefined while a change is uncertain. */
   readonly nodeState = new Map<string, NodeState | undefined>();
 
+  /** Volumes whose CreateVolume was acknowledged, in order, with their partition (the workload picks from them). */
+  readonly volumes: { readonly volumeId: string; readonly partition: string }[] = [];
+  /**
+   * Per instance: what its user was last told of its power (issue 18 part 5). `stopped`: a stop was
+   * acknowledged and no start asked since; `unsure`: a stop or start was asked and its outcome is
+   * unknown (a lost answer, a request overtaken); absent or `running`: never stopped, or started again.
+   */
+  readonly power = new Map<string, 'stopped' | 'running' | 'unsure'>();
+  /** Requests sent per instance, so an answer knows whether a later one overtook it. */
+  private readonly powerAsked = new Map<string, number>();
+
+  /** A stop or start is sent; the answer's callbacks settle what the ledger believes. */
+  powerSent(id: string, target: 'stopped' | 'running'): { readonly acknowledged: () => void; readonly refused: () => void } {
+    const before = this.power.get(id);
+    const n = (this.powerAsked.get(id) ?? 0) + 1;
+    this.powerAsked.set(id, n);
+    this.power.set(id, 'unsure');
+    const latest = (): boolean => this.powerAsked.get(id) === n;
+    return {
+      acknowledged: () => { if (latest()) this.power.set(id, target); },
+      // Refused before anything was done (a client fault): what it was before still holds.
+      refused: () => {
+        if (!latest()) return;
+        if (before === undefined) this.power.delete(id);
+        else this.power.set(id, before);
+      },
+    };
+  }
+
+  /** Acknowledged stopped, no start asked since: host HA must never restart it, and it must not run once settled. */
+  isStopped(id: string): boolean {
+    return this.power.get(id) === 'stopped';
+  }
+
   live(): string[] {
     return this.instances.filter((i) => !this.terminating.has(i));
   }
