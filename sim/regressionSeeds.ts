@@ -207,4 +207,35 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       { at: 35107, kind: 'run', count: 3, minCount: 1, large: false },
     ],
   },
+  {
+    seed: 2,
+    found: 'invariant 6 (cc view): an instance migrated once (item completed on its destination), then stopped by its user and '
+      + 'started after its node was disabled, so the start re-homed it: the CC listed it on no host, its completed migration '
+      + 'preferring the dead copy on the old destination over the live one; fixed: the preferred copy wins only while it lives '
+      + '(cc/migration/listing.ts, test/cc/migration/listing.test.ts)',
+    schedule: [
+      { at: 1103, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 2232, kind: 'migrateOne', pick: 20, destinations: ['127.0.50.1', '127.0.50.4', '127.0.50.5'], allowHosts: false },
+      { at: 33314, kind: 'stopInstance', pick: 630, force: false },
+      { at: 42205, kind: 'startInstance', pick: 618, disableFirst: true },
+    ],
+  },
+  {
+    seed: 135,
+    found: 'invariant 9 (volume fenced): host HA fenced a host from an instance\'s volume before restarting it elsewhere, the restart '
+      + 'found no room (the other hosts off or disabled), EnableService unfenced the host and HA powered the instance on there again, '
+      + 'running with a volume the storage had fenced it from, the volume left attaching; fixed: the NC connects an instance\'s volumes '
+      + 'before it starts its shut-off domain, and HA re-attaches the volumes to the copy it powers on (clc/ha/cloud/serviceActions.ts)',
+    schedule: [
+      { at: 9, kind: 'powerOff', host: '127.0.50.2' },
+      { at: 356, kind: 'createVolume', partition: 'sim01', sizeGiB: 8 },
+      { at: 442, kind: 'haSetup', maxUnhealthy: '2', recoverFailureThreshold: 2 },
+      { at: 1561, kind: 'run', count: 2, minCount: 1, large: true },
+      { at: 26152, kind: 'terminate', pick: 818 },
+      { at: 28368, kind: 'attachVolume', volume: 143, pick: 864, device: '/dev/sdf' },
+      { at: 36239, kind: 'modify', host: '127.0.50.3', state: 'disabled' },
+      { at: 36257, kind: 'modify', host: '127.0.50.1', state: 'disabled' },
+      { at: 39654, kind: 'fenceHost', host: '127.0.50.3' },
+    ],
+  },
 ];
