@@ -238,4 +238,21 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       { at: 39654, kind: 'fenceHost', host: '127.0.50.3' },
     ],
   },
+  {
+    seed: 203,
+    found: 'invariant 1 (settled, not running): a StopInstances whose answer was lost (the NC crashed right after persisting the '
+      + 'stop, before shutting the domain down), then a StartInstances the CC answered "running" from its view without asking the '
+      + 'NC; the restarted NC finished the stop: the instance stayed stopped after a start was acknowledged; fixed: the CC asks the '
+      + 'NC (ncStartInstance, userStart), which clears the stop\'s mark (cc/userStart.ts, test/cc/userStart.test.ts)',
+    schedule: [
+      { at: 391, kind: 'modify', host: '127.0.50.1', state: 'disabled' },
+      { at: 2117, kind: 'crashNcAfterWrites', host: '127.0.50.5', writes: 4 },
+      { at: 3521, kind: 'run', count: 3, minCount: 1, large: false },
+      { at: 3719, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 3764, kind: 'modify', host: '127.0.50.5', state: 'disabled' },
+      { at: 3873, kind: 'terminate', pick: 194 },
+      { at: 24389, kind: 'stopInstance', pick: 975, force: false },
+      { at: 37215, kind: 'startInstance', pick: 954, disableFirst: true },
+    ],
+  },
 ];
