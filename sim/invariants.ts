@@ -147,7 +147,8 @@ export function checkSettled(truth: readonly HostTruth[], ledger: Ledger, cc?: C
     }
     // A user-stopped instance is not lost: settled, it is shut off in one place with its record saying so (issue 18 part 5).
     const state = at.domains.find((d) => d.id === id)?.state;
-    const stoppedThere = state === 'shutoff' && at.nc?.instances[id]?.userStopped === true;
+    // A lost nc.json forgets the stop's mark (re-adopted as a plain shut-off record): the CLC keeps the user's word.
+    const stoppedThere = state === 'shutoff' && (at.nc?.instances[id]?.userStopped === true || ledger.storesLost.has(at.host));
     const power = ledger.power.get(id);
     if (power === 'stopped' && !stoppedThere) out.push({ invariant: '1 settled', detail: `${id} was stopped by its user but is ${state ?? '?'} on ${at.host}${at.nc?.instances[id]?.userStopped === true ? '' : ', its record not stopped'}` });
     else if (power !== 'stopped' && state !== 'running' && !(power === 'unsure' && stoppedThere)) out.push({ invariant: '1 settled', detail: `${id} is not running on ${at.host}` });

@@ -78,7 +78,14 @@ export class Ledger {
   /** The host's nc.json was lost: whatever was acknowledged, the node comes back disabled (issue 16). */
   storeLost(host: string): void {
     this.nodeState.set(host, 'disabled');
+    this.storesLost.add(host);
   }
+
+  /**
+   * Hosts whose nc.json was lost: the re-adopted records no longer carry a user's stop (`userStopped`);
+   * the CLC's `stoppedAt` still keeps it, so host HA leaves the instance off (docs/SIMULATION.md, known limits).
+   */
+  readonly storesLost = new Set<string>();
 
   /** Call when a modify is sent; its acknowledgement then knows whether an opposite request overtook it. */
   modifySent(host: string, state: NodeState): () => void {
