@@ -120,10 +120,23 @@ describe('the ledger and stopped instances', () => {
     ['never stopped and shut off', [host('h1', [dom(A, 'shutoff')], nc([A]))], ledger(), ['1 settled']],
     ['unsure: running', [host('h1', [dom(A, 'running')], nc([A]))], ledger('unsure'), []],
     ['unsure: stopped', [host('h1', [dom(A, 'shutoff')], nc([A], [A]))], ledger('unsure'), []],
+    ['unsure: a start that cleared the mark and died before the domain started', [host('h1', [dom(A, 'shutoff')], nc([A]))], ledger('unsure'), []],
+    ['unsure: gone', [host('h1', [], nc([]))], ledger('unsure'), ['1 settled']],
     ['stopped, its host\'s nc.json lost since (the mark gone with it; the CLC keeps the stop)', [host('h1', [dom(A, 'shutoff')], nc([A]))], (() => { const l = ledger('stopped'); l.storeLost('h1'); return l; })(), []],
     ['stopped, another host\'s nc.json lost', [host('h1', [dom(A, 'shutoff')], nc([A]))], (() => { const l = ledger('stopped'); l.storeLost('h2'); return l; })(), ['1 settled']],
   ])('settled, %s', (_name, truth, l, expected) => {
     expect(kinds(checkSettled(truth, l))).toEqual(expected);
+  });
+
+  it('after a lost nc.json, re-adopted records of shut-off domains are not counted (they lost their stop mark); running ones are', () => {
+    // As the restarted NC comes up: disabled (invariant 7 then holds too).
+    const truth = [host('h1', [dom(A, 'shutoff'), dom(B, 'running'), dom('i-0000000c', 'running')], { ...nc([A, B, 'i-0000000c']), nodeState: 'disabled' })];
+    expect(kinds(checkStep(truth, new Ledger(), CAP))).toEqual(['3 capacity']);
+    const l = new Ledger();
+    l.storeLost('h1');
+    expect(checkStep(truth, l, CAP)).toEqual([]);
+    const over = [host('h1', [dom(A, 'running'), dom(B, 'running'), dom('i-0000000c', 'running')], { ...nc([A, B, 'i-0000000c']), nodeState: 'disabled' })];
+    expect(kinds(checkStep(over, l, CAP))).toEqual(['3 capacity', '3 capacity']);
   });
 
   it('a stopped instance holds nothing: its room reused is no over-commitment (invariant 3, as nc/usage.ts counts)', () => {
