@@ -193,7 +193,7 @@ export function volumeEvents(seed: number, s: SimSettings): SimEvent[] {
   const partitions = s.clusters.map((c) => c.partition);
   for (let i = v.int(1, 3); i > 0; i--) events.push({ at: v.int(0, 4000), kind: 'createVolume', partition: v.pick(partitions) as string, sizeGiB: v.int(1, 8) });
   for (let i = v.int(1, 5); i > 0; i--) events.push({ at: v.int(2000, s.chaosMs), kind: 'attachVolume', volume: v.int(0, 1000), pick: v.int(0, 1000), device: v.pick(SIM_DEVICES) as string });
-  for (let i = v.int(0, 3); i > 0; i--) events.push({ at: v.int(4000, s.chaosMs), kind: 'detachVolume', volume: v.int(0, 1000), force: v.chance(0.2) });
+  for (let i = v.int(1, 4); i > 0; i--) events.push({ at: v.int(4000, s.chaosMs), kind: 'detachVolume', volume: v.int(0, 1000), force: v.chance(0.2) });
   for (let i = v.int(0, 2); i > 0; i--) events.push({ at: v.int(6000, s.chaosMs), kind: 'deleteVolume', volume: v.int(0, 1000) });
   return events;
 }

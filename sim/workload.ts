@@ -93,7 +93,7 @@ export class Workload {
         this.call('CreateVolume', [['Size', String(e.sizeGiB)], ['AvailabilityZone', e.partition]], (r) => l.volumes.push({ volumeId: r.volumeId as string, partition: e.partition }));
         return;
       case 'attachVolume': {
-        const v = l.volumes[e.volume % Math.max(1, l.volumes.length)];
+        const v = this.pickVolume(e.volume, (a) => a === undefined);
         if (v === undefined) return;
         const live = this.runningIn(v.partition);
         const id = live[e.pick % Math.max(1, live.length)];
@@ -101,12 +101,13 @@ export class Workload {
         return;
       }
       case 'detachVolume': {
-        const v = l.volumes[e.volume % Math.max(1, l.volumes.length)];
+        // The admin detaches what DescribeVolumes shows attached; with nothing attached there is nothing to ask.
+        const v = this.pickVolume(e.volume, (a) => a !== undefined, false);
         if (v !== undefined) this.call('DetachVolume', [['VolumeId', v.volumeId], ...(e.force ? [['Force', 'true'] as [string, string]] : [])], () => undefined);
         return;
       }
       case 'deleteVolume': {
-        const v = l.volumes[e.volume % Math.max(1, l.volumes.length)];
+        const v = this.pickVolume(e.volume, () => true);
         if (v !== undefined) this.call('DeleteVolume', [['VolumeId', v.volumeId]], () => undefined);
         return;
       }
@@ -173,6 +174,17 @@ export class Workload {
   private power(action: 'StopInstances' | 'StartInstances', id: string, extra: Pairs): void {
     const p = this.ledger.powerSent(id, action === 'StopInstances' ? 'stopped' : 'running');
     if (!this.call(action, [...list('InstanceId', [id]), ...extra], p.acknowledged, (_code, clientFault) => { if (clientFault) p.refused(); })) p.refused();
+  }
+
+  /**
+   * A created volume, as the admin would pick one after a DescribeVolumes: among those still there
+   * whose attachment (none, or one) `wanted` accepts; when none is, among all created (a refusal), or none unless `orAny`.
+   */
+  private pickVolume(pick: number, wanted: (attachment: unknown) => boolean, orAny = true): { readonly volumeId: string; readonly partition: string } | undefined {
+    const known = this.cloud.clc?.store.read().volumes ?? {};
+    const fitting = this.ledger.volumes.filter((v) => known[v.volumeId] !== undefined && wanted(known[v.volumeId]?.attachment));
+    const from = fitting.length > 0 || !orAny ? fitting : this.ledger.volumes;
+    return from[pick % Math.max(1, from.length)];
   }
 
   /** The host whose hypervisor holds the instance (running or shut off), as the admin would look it up. */
