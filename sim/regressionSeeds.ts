@@ -255,4 +255,33 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       { at: 37215, kind: 'startInstance', pick: 954, disableFirst: true },
     ],
   },
+  {
+    seed: 429,
+    found: 'invariant 9 (volume twice): a node lost its nc.json while an instance there held a volume; the re-adopted record '
+      + 'had no volumes, so the NC answered DetachVolume "not attached", the CLC released the volume while the domain still held '
+      + 'it, and attached it to an instance on another host: two running copies wrote it; fixed: a re-adopted record holds its '
+      + 'domain\'s volumes (nc/reconcile.ts adoptedRecord, test/nc/reconcile.test.ts)',
+    schedule: [
+      { at: 73, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 422, kind: 'createVolume', partition: 'sim01', sizeGiB: 4 },
+      { at: 782, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 1707, kind: 'run', count: 4, minCount: 1, large: false },
+      { at: 7934, kind: 'drain', host: '127.0.50.5', destinations: ['127.0.50.1'], allowHosts: false, partial: false, reserve: true },
+      { at: 7974, kind: 'drain', host: '127.0.50.3', destinations: ['127.0.50.1', '127.0.50.4', '127.0.50.5'], allowHosts: true, partial: false, reserve: true },
+      { at: 8093, kind: 'migrateOne', pick: 335, destinations: ['127.0.50.6'], allowHosts: true },
+      { at: 8113, kind: 'run', count: 1, minCount: 1, large: true },
+      { at: 8129, kind: 'terminate', pick: 714 },
+      { at: 8171, kind: 'migrateOne', pick: 84, destinations: ['127.0.50.1', '127.0.50.3', '127.0.50.6'], allowHosts: false },
+      { at: 8341, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 8369, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 8412, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 8647, kind: 'terminate', pick: 132 },
+      { at: 8719, kind: 'terminate', pick: 297 },
+      { at: 9312, kind: 'attachVolume', volume: 584, pick: 769, device: '/dev/sdh' },
+      { at: 19027, kind: 'loseNcStore', host: '127.0.50.6' },
+      { at: 21241, kind: 'restartNc', host: '127.0.50.6' },
+      { at: 25940, kind: 'detachVolume', volume: 474, force: false },
+      { at: 29775, kind: 'attachVolume', volume: 610, pick: 8, device: '/dev/sdh' },
+    ],
+  },
 ];
