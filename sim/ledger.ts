@@ -40,17 +40,31 @@ export class Ledger {
     const n = (this.powerAsked.get(id) ?? 0) + 1;
     this.powerAsked.set(id, n);
     this.power.set(id, 'unsure');
+    // Requests for one instance that overlap may run in any order at its NC (sim seed 657): none of them settles it.
+    const open = this.powerOpen.get(id) ?? new Map<number, { raced: boolean }>();
+    this.powerOpen.set(id, open);
+    const mine = { raced: open.size > 0 };
+    for (const other of open.values()) other.raced = true;
+    open.set(n, mine);
     const latest = (): boolean => this.powerAsked.get(id) === n;
+    const close = (): void => { open.delete(n); };
     return {
-      acknowledged: () => { if (latest()) this.power.set(id, target); },
+      acknowledged: () => {
+        close();
+        if (latest() && !mine.raced) this.power.set(id, target);
+      },
       // Refused before anything was done (a client fault): what it was before still holds.
       refused: () => {
-        if (!latest()) return;
+        close();
+        if (!latest() || mine.raced) return;
         if (before === undefined) this.power.delete(id);
         else this.power.set(id, before);
       },
     };
   }
+
+  /** Per instance: its stop and start requests not answered yet (a request without an answer stays open). */
+  private readonly powerOpen = new Map<string, Map<number, { raced: boolean }>>();
 
   /** Acknowledged stopped, no start asked since: host HA must never restart it, and it must not run once settled. */
   isStopped(id: string): boolean {

@@ -102,6 +102,15 @@ describe('the ledger and stopped instances', () => {
     expect(l.power.get(A)).toBe('unsure');
     again.refused();
     expect(l.power.get(A)).toBe('unsure');
+    // Two requests in flight together may run in either order at the NC: neither answer settles it.
+    const raced = new Ledger();
+    const s1 = raced.powerSent(A, 'stopped');
+    const s2 = raced.powerSent(A, 'running');
+    s2.acknowledged();
+    s1.acknowledged();
+    expect(raced.power.get(A)).toBe('unsure');
+    raced.powerSent(A, 'stopped').acknowledged(); // alone again: settled
+    expect(raced.isStopped(A)).toBe(true);
     const fresh = new Ledger();
     fresh.powerSent(B, 'stopped').refused();
     expect(fresh.power.has(B)).toBe(false);
