@@ -138,7 +138,8 @@ describe('ncRunInstance with volumes (issue 18: a restart elsewhere, a re-homed 
   });
 
   it('a cold move defines the stopped copy with them; its user\'s start boots it holding them', async () => {
-    const h = await harness();
+    // The start connects the volumes first (sim seed 135): a storage every host reaches.
+    const h = await harness({ volumeConnector: { connect: () => Promise.resolve(), disconnect: () => Promise.resolve() } });
     await h.controller.run({ ...runRequest(A), stopped: true, volumes: [VOL] });
     expect(h.driver.domains.get(A)).toMatchObject({ state: 'shutoff', volumes: [VOL] });
     expect(h.store.read().instances[A]?.volumes).toEqual([{ ...VOL, status: 'attached' }]);
