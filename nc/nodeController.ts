@@ -84,6 +84,7 @@ export class NodeController {
   private readonly migrations: MigrationItemExecutor;
   private readonly volumes: VolumeAttachments;
   private readonly reboots: RebootWatcher;
+  /** Connects an instance's volumes to this host: a migration's prepare, and a start of a shut-off domain. */
   private readonly connector: VolumeConnector;
 
   constructor(private readonly o: NodeControllerOptions) {
@@ -96,6 +97,7 @@ export class NodeController {
       driver: o.driver, clock: o.clock, logger: o.logger, host: o.host, retry: o.retry,
       onConnected: () => this.mailbox.run(() => this.readopt()),
     });
+    this.connector = o.volumeConnector ?? new SharedFileVolumes(o.host);
     this.migrations = new MigrationItemExecutor({
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
       notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
@@ -275,6 +277,10 @@ export class NodeController {
     // describes, before it a shut-off one that a repeat starts.
     // A user's start (issue 18) is persisted first: a crash after it leaves a shut-off domain of a
     // record that no longer says stopped, which a repeat (or host HA) starts, never a hidden stop.
+    // Its volumes are reachable here before the guest runs (issue 18): a host the storage fenced from
+    // them (host HA, before a restart elsewhere that did not happen) gets them back only this way. A
+    // volume that cannot be reached refuses the start before anything changed (sim seed 135).
+    await this.connector.connect(id, (record.volumes ?? []).map(({ volumeId, device, path }) => ({ volumeId, device, path })));
     if (decision.clearStopped) await this.persist((d) => setUserStopped(this.mustHave(d, id), false));
     const { cores, memoryMiB, diskGiB } = record.vmType;
     let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId, ...volumeSpecsOf(record) }));

@@ -36,6 +36,7 @@ export function listInstancesWithMigrations(nodes: readonly NodeMigrations[], fe
   // A copy being destroyed (an obsolete one on a host back from fencing) never stands for an instance
   // that runs elsewhere: it is listed only while no live copy exists.
   const liveSomewhere = new Set(nodes.flatMap((n) => n.instances.filter(isLive).map((i) => i.instanceId)));
+  const liveOn = new Set(nodes.flatMap((n) => n.instances.filter(isLive).map((i) => `${i.instanceId} ${n.host}`)));
 
   const out: ListedInstance[] = [];
   for (const n of nodes) {
@@ -50,7 +51,10 @@ export function listInstancesWithMigrations(nodes: readonly NodeMigrations[], fe
       const { plan, item } = found;
       const preferred = item.state === 'completed' ? item.destination : plan.source;
       const copies = holders.get(instance.instanceId) ?? new Set();
-      if (copies.size > 1 && copies.has(preferred) && n.host !== preferred && !fenced.has(preferred)) continue;
+      // The preferred copy wins only while it lives: a stopped instance re-homed after a completed migration
+      // (StartInstances, a drain's cold move) leaves a dead copy on the old destination (found by sim seed 2).
+      const preferredLives = liveOn.has(`${instance.instanceId} ${preferred}`) || !isLive(instance);
+      if (copies.size > 1 && copies.has(preferred) && n.host !== preferred && !fenced.has(preferred) && preferredLives) continue;
       const moving = !isFinal(item.state);
       const phase = observedPhase(item, incomingAt(nodeOf.get(item.destination), plan.migrationId, item.instanceId));
       out.push({

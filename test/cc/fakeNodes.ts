@@ -228,7 +228,11 @@ export class FakeNodes implements NodeClient {
     const nc = await this.enter(call);
     const i = nc.instances.find((x) => x.instanceId === instanceId);
     if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${instanceId} is not on node ${host}`, { host });
-    if (i.state === 'running') return this.leave(nc, call, { ...i });
+    if (i.state === 'running') {
+      // As decideStart: a user's start of one whose stop never reached its domain clears the stop's mark.
+      if (userStart) delete i.userStopped;
+      return this.leave(nc, call, { ...i });
+    }
     if (i.state !== 'stopped') throw CcErrors.withMessage('InstanceNotStartable', `instance ${instanceId} on node ${host} cannot be started: it is ${i.state}`, { host });
     if (i.userStopped === true && !userStart) throw CcErrors.withMessage('InstanceNotStartable', `instance ${instanceId} on node ${host} cannot be started: its user stopped it`, { host });
     if (nc.nodeState === 'disabled') throw CcErrors.make('NodeDisabled', { host });
