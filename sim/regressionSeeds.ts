@@ -284,4 +284,53 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       { at: 29775, kind: 'attachVolume', volume: 610, pick: 8, device: '/dev/sdh' },
     ],
   },
+  {
+    seed: 1104,
+    ccs: 2,
+    found: 'invariant 1 (terminated but alive): a StartInstances re-homed a stopped instance (its node disabled) while a '
+      + 'TerminateInstances of it ran: the terminate reached the stopped copy on the old node, the start\'s new copy on another '
+      + 'node was made at the same time and lived on; fixed: a user\'s terminate is kept on the tombstone (endedBy user) and the '
+      + 'CC\'s move repair ends every other copy of that instance (cc/moveRepair.ts rule 1, test/cc/moveRepair.test.ts)',
+    schedule: [
+      { at: 463, kind: 'run', count: 4, minCount: 1, large: false },
+      { at: 854, kind: 'terminate', pick: 5 },
+      { at: 860, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 6554, kind: 'run', count: 3, minCount: 1, large: true },
+      { at: 6810, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 18272, kind: 'terminate', pick: 336 },
+      { at: 18292, kind: 'drain', host: '127.0.50.4', destinations: ['127.0.50.3'], allowHosts: true, partial: false, reserve: true },
+      { at: 18346, kind: 'terminate', pick: 872 },
+      { at: 19481, kind: 'run', count: 3, minCount: 1, large: false },
+      { at: 21404, kind: 'stopInstance', pick: 931, force: true },
+      { at: 22749, kind: 'drain', host: '127.0.50.1', destinations: [], allowHosts: true, partial: false, reserve: false },
+      { at: 22813, kind: 'terminate', pick: 565 },
+      { at: 27846, kind: 'terminate', pick: 81 },
+      { at: 31565, kind: 'modify', host: '127.0.50.4', state: 'enabled' },
+      { at: 31649, kind: 'startInstance', pick: 316, disableFirst: false },
+      { at: 31661, kind: 'terminate', pick: 696 },
+    ],
+  },
+  {
+    seed: 1105,
+    found: 'invariant 1 (settled: two copies): the CC crashed during a drain\'s cold move, after ncRunInstance had defined the '
+      + 'stopped copy on the new node and before ncTerminateInstance forgot the old one: two shut-off copies of one instance, and '
+      + 'nothing finished the move; fixed: the new copy records where it came from and the move\'s generation (moved), and the '
+      + 'CC\'s move repair forgets the older stopped copy (cc/moveRepair.ts rule 2, test/cc/moveRepair.test.ts)',
+    schedule: [
+      { at: 284, kind: 'drain', host: '127.0.50.5', destinations: ['127.0.50.2', '127.0.50.4'], allowHosts: false, partial: false, reserve: true },
+      { at: 767, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 4305, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 5594, kind: 'modify', host: '127.0.50.2', state: 'disabled' },
+      { at: 5907, kind: 'run', count: 3, minCount: 1, large: true },
+      { at: 5927, kind: 'loseNcStore', host: '127.0.50.5' },
+      { at: 6019, kind: 'terminate', pick: 493 },
+      { at: 6045, kind: 'migrateOne', pick: 932, destinations: ['127.0.50.1', '127.0.50.2', '127.0.50.4'], allowHosts: true },
+      { at: 6092, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 10356, kind: 'haSwitch', host: '127.0.50.2', enabled: true },
+      { at: 11954, kind: 'terminate', pick: 745 },
+      { at: 28030, kind: 'crashCcAfterCalls', calls: 5 },
+      { at: 31746, kind: 'stopInstance', pick: 507, force: true },
+      { at: 34619, kind: 'drain', host: '127.0.50.4', destinations: ['127.0.50.5'], allowHosts: false, partial: true, reserve: false },
+    ],
+  },
 ];

@@ -306,6 +306,7 @@ export class SimCloud {
     this.net.serve(name, typedHandlers(SERVED_OPS, service.ops), life);
     keeper.startPolling(pollIntervalMs, ncTimeoutMs);
     service.planDriver.start();
+    service.moveRepair.start();
     this.trace(`${name} started (#${boots})`);
   }
 
