@@ -9,12 +9,10 @@ import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import { forgetKey, moveRepairs, type ForgetCopy } from './moveRepair.js';
+import { failedPace, type Pace } from './retryPace.js';
 import type { NodeClient } from './nodeClient.js';
 import { applyInstanceState, listNodes } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
-
-export const REPAIR_RETRY_MIN_MS = 1000;
-export const REPAIR_RETRY_MAX_MS = 30_000;
 
 export interface MoveRepairDriverOptions {
   readonly keeper: ViewKeeper;
@@ -29,7 +27,7 @@ export interface MoveRepairDriverOptions {
 
 export class MoveRepairDriver {
   private readonly running = new Map<string, Promise<void>>();
-  private readonly pace = new Map<string, { readonly until: number; readonly failures: number }>();
+  private readonly pace = new Map<string, Pace>();
   private unsubscribe: (() => void) | undefined;
   private readonly timers = new Set<TimerHandle>();
   private queued = false;
@@ -94,9 +92,8 @@ export class MoveRepairDriver {
       logger.warn({ host: f.host, instanceId: f.instanceId, reason: f.reason, why: f.why }, 'move repair: an obsolete copy forgotten');
       this.pace.delete(key);
     } catch (e) {
-      const failures = (this.pace.get(key)?.failures ?? 0) + 1;
-      const retryInMs = Math.min(REPAIR_RETRY_MAX_MS, REPAIR_RETRY_MIN_MS * 2 ** (failures - 1));
-      this.pace.set(key, { until: clock.now() + retryInMs, failures });
+      const { retryInMs, ...pace } = failedPace(this.pace.get(key), clock.now());
+      this.pace.set(key, pace);
       if (!this.stopped) {
         const t = clock.setTimer(retryInMs, () => { this.timers.delete(t); this.poke(); });
         this.timers.add(t);
