@@ -91,6 +91,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
   // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
   service.planDriver.start();
+  service.moveRepair.start();
   keyPool.start();
   const { limits: migrationLimits, timeouts } = migrationSettingsOf(config);
   logger.info({
@@ -106,6 +107,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await service.planDriver.stop();
+      await service.moveRepair.stop();
       await keyPool.stop();
       await keeper.stop();
       await cache.flush();

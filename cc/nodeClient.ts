@@ -3,7 +3,7 @@
  * boundary where every NC failure becomes a CcErrors code. Unit tests plug in a hand-written fake.
  */
 import { FerryError } from '../shared/errors/registry.js';
-import { NC_OPS, type NcInstance, type NcNode, type NcRequest, type NcResponse } from '../shared/protocol/ncProtocol.js';
+import { NC_OPS, type NcInstance, type NcNode, type NcRequest, type NcResponse, type TerminateReason } from '../shared/protocol/ncProtocol.js';
 import {
   ncMigrateRequestSchema, ncMigrateResponseSchema, type NcMigrateRequest,
 } from '../shared/protocol/migrationProtocol.js';
@@ -21,7 +21,7 @@ export interface NodeCallOptions {
 export interface NodeClient {
   describe(host: string, opts?: NodeCallOptions): Promise<NcNode>;
   runInstance(host: string, req: NcRequest<'ncRunInstance'>): Promise<NcInstance>;
-  terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>>;
+  terminateInstance(host: string, instanceId: string, reason?: TerminateReason): Promise<NcResponse<'ncTerminateInstance'>>;
   /** Pause (paused: true) or resume an instance the NC runs (ncPauseInstance); idempotent. */
   pauseInstance(host: string, req: NcRequest<'ncPauseInstance'>): Promise<NcResponse<'ncPauseInstance'>>;
   /** Starts again an instance the NC holds whose domain is shut off (ncStartInstance); running ones are answered as is. */
@@ -145,8 +145,8 @@ export class WireNodeClient implements NodeClient {
     return (await this.call(host, 'ncRunInstance', req, this.guestCall())).instance;
   }
 
-  terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>> {
-    return this.call(host, 'ncTerminateInstance', { instanceId }, this.guestCall());
+  terminateInstance(host: string, instanceId: string, reason?: TerminateReason): Promise<NcResponse<'ncTerminateInstance'>> {
+    return this.call(host, 'ncTerminateInstance', { instanceId, ...(reason !== undefined ? { reason } : {}) }, this.guestCall());
   }
 
   /** Starts a guest: the per-operation instance timeout, like a run. */

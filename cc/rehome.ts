@@ -7,13 +7,18 @@
  * its domain undefined, its disk left on the shared storage), only once the new copy exists: a
  * failure half-way leaves the stopped copy, never no copy. Its attached volumes come along in the new
  * copy's definition, before its guest boots; the stopped old copy writes nothing meanwhile.
+ *
+ * Crash-safe: the new copy records where it came from and the move's generation (`moved`, persisted
+ * by its NC with the record), so a CC that crashes (or loses an answer) between the two steps
+ * leaves state the CC's move repair (moveRepair.ts) finishes: the older stopped copy is forgotten.
  */
 import type { Logger } from 'pino';
 import type { CcInstance, CcRequest } from '../shared/protocol/ccProtocol.js';
 import type { NcInstance } from '../shared/protocol/ncProtocol.js';
 import { CcErrors } from './errors.js';
 import type { InstanceRouteDeps } from './instanceRoute.js';
-import { applyInstanceState, findEntry } from './view.js';
+import { generationOf, isReplaced } from './moveRepair.js';
+import { applyInstanceState, findEntry, listNodes } from './view.js';
 
 export interface RehomeDeps extends InstanceRouteDeps {
   readonly logger: Logger;
@@ -48,11 +53,13 @@ export async function rehome(d: RehomeDeps, from: string, instance: NcInstance, 
     ...(opts.avoidHosts && opts.avoidHosts.length > 0 ? { avoidHosts: [...opts.avoidHosts] } : {}),
     ...(opts.cold ? { stopped: true } : {}),
     ...(volumes.length > 0 ? { volumes: { [instanceId]: volumes.map((v) => ({ volumeId: v.volumeId, device: v.device, path: v.path })) } } : {}),
+    // Durable on the new copy before this CC can forget it: a crash from here on is finished by moveRepair.ts.
+    moved: { from, generation: generationOf(instance) + 1 },
   });
   if (!placed) throw CcErrors.make('InsufficientInstanceCapacity', { fit: 0, minCount: 1, vmType: instance.vmType.name, partition: keeper.get().partition });
   // Only now: the new copy exists, so the old one can go.
   await keeper.change(from, async () => {
-    const r = await d.nodes.terminateInstance(from, instanceId);
+    const r = await d.nodes.terminateInstance(from, instanceId, 'move');
     keeper.update(from, (v) => applyInstanceState(v, from, instanceId, r.currentState));
   });
   void keeper.refreshHosts([from, placed.host], d.quickTimeoutMs);
@@ -81,7 +88,9 @@ export function isColdMovable(i: Pick<NcInstance, 'userStopped' | 'state' | 'mig
  */
 export async function rehomeStoppedOf(d: RehomeDeps, source: string, avoidHosts: readonly string[]): Promise<DrainRehoming> {
   const node = findEntry(d.keeper.get(), source)?.node;
-  const stopped = (node?.instances ?? []).filter(isColdMovable);
+  const nodes = listNodes(d.keeper.get());
+  // One already re-homed whose old copy is not yet forgotten (moveRepair.ts) is not moved again.
+  const stopped = (node?.instances ?? []).filter((i) => isColdMovable(i) && !isReplaced(nodes, source, i));
   const out: DrainRehoming = { rehomed: [], notRehomed: [], tried: stopped };
   for (const instance of stopped) {
     try {

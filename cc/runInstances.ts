@@ -138,7 +138,7 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
           const started = await ctx.nodes.runInstance(target, {
             instanceId, reservationId: req.reservationId, imageId: req.imageId, ownerId: req.ownerId,
             vmType: req.vmType, launchTime: req.launchTime, ...(restart ? { restart: true } : {}), ...(req.stopped === true ? { stopped: true } : {}),
-            ...volumesFor(req, instanceId),
+            ...volumesFor(req, instanceId), ...(req.moved !== undefined ? { moved: req.moved } : {}),
           });
           keeper.update(target, (v) => applyStarted(v, target, started));
           return started;

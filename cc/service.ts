@@ -12,6 +12,7 @@ import { CcErrors } from './errors.js';
 import { MigrationOps } from './migration/operations.js';
 import type { CredentialIssuer } from './migration/credentialIssuer.js';
 import { PlanDriver } from './migration/planDriver.js';
+import { MoveRepairDriver } from './moveRepairDriver.js';
 import { DEFAULT_MIGRATION_SETTINGS, type MigrationSettings } from './migration/settings.js';
 import type { NodeClient } from './nodeClient.js';
 import { runInstances } from './runInstances.js';
@@ -80,6 +81,8 @@ export class CcService {
   private readonly freshMs: number;
   /** Drives every migration plan; built here, started by whoever runs the CC (daemon.ts). */
   readonly planDriver: PlanDriver;
+  /** Finishes re-homes a crash or a lost answer interrupted (moveRepair.ts); started with the plan driver. */
+  readonly moveRepair: MoveRepairDriver;
   private readonly migrations: MigrationOps;
 
   constructor(private readonly opts: CcServiceOptions) {
@@ -90,6 +93,10 @@ export class CcService {
     this.planDriver = new PlanDriver({
       keeper, nodes, clock, logger, limits: settings.limits, uriTemplate: settings.uriTemplate, placement: this.placement, callTimeoutMs: opts.ncTimeoutMs,
       ...(opts.credentials ? { credentials: opts.credentials } : {}),
+      ...(opts.awaitFencedHosts === true ? { awaitFencedHosts: true } : {}),
+    });
+    this.moveRepair = new MoveRepairDriver({
+      keeper, nodes, clock, logger, refreshTimeoutMs: this.quickTimeoutMs,
       ...(opts.awaitFencedHosts === true ? { awaitFencedHosts: true } : {}),
     });
     this.migrations = new MigrationOps({
@@ -137,6 +144,7 @@ export class CcService {
     ccSetFencedHosts: (req) => {
       this.opts.keeper.setFencedHosts(req.hosts);
       this.planDriver.poke();
+      this.moveRepair.poke();
       return Promise.resolve({ hosts: [...this.opts.keeper.fencedHosts()].sort() });
     },
     ccMigrateInstances: (req) => this.migrate(req),
@@ -238,8 +246,9 @@ export class CcService {
       throw CcErrors.make('NodeUnreachable', { host: silent.host, detail: `${tombstoned.instanceId} is known only as terminated and may still run there` });
     }
 
+    // 'user': kept on the tombstone, so any other copy of it (a re-home's, moveRepair.ts) ends too.
     const results = await Promise.allSettled(targets.map(({ instanceId, host }) => keeper.change(host, async () => {
-      const r = await nodes.terminateInstance(host, instanceId);
+      const r = await nodes.terminateInstance(host, instanceId, 'user');
       keeper.update(host, (v) => applyInstanceState(v, host, instanceId, r.currentState));
       return r;
     })));

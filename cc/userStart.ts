@@ -38,7 +38,14 @@ export async function userStart(d: UserStartDeps, req: CcRequest<'ccStartInstanc
   const at = locateInstance(view, instanceId, fenced) ?? locateInstance(view, instanceId);
   if (!at || at.instance.state === 'terminated') throw CcErrors.make('InstanceNotFound', { instanceId, partition: view.partition });
   const { host, instance } = at;
-  if (instance.state === 'running' && instance.userStopped !== true) return { instanceId, host, previousState: 'running', currentState: 'running' };
+  if (instance.state === 'running' && instance.userStopped !== true) {
+    // Asked, not answered from the view: a stop whose answer was lost may have reached the NC, its
+    // mark persisted and the domain not yet off; the NC clears it, or it would finish that stop at its
+    // next start-up after this start was acknowledged (sim seed 203). An unreachable NC refuses.
+    const i = await keeper.change(host, () => d.nodes.startInstance(host, instanceId, true));
+    keeper.update(host, (v) => applyStarted(v, host, i));
+    return { instanceId, host, previousState: 'running', currentState: i.state };
+  }
   if (instance.migrationState !== 'none') {
     throw CcErrors.withMessage('MigrationInProgress', `instance ${instanceId} is migrating (${instance.migrationState}); start it once the migration has ended`, { host });
   }

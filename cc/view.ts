@@ -11,6 +11,7 @@ import type { NcInstance, NcNode } from '../shared/protocol/ncProtocol.js';
 import { ZERO, add, sub, type Resources } from '../shared/model/resources.js';
 import { resourceMatrix, type MatrixRow } from '../shared/model/resourceMatrix.js';
 import type { VmType } from '../shared/model/vmTypes.js';
+import { generationOf } from './moveRepair.js';
 import { listInstancesWithMigrations, preferredHost } from './migration/listing.js';
 import type { NodeMigrations } from './migration/plans.js';
 import { reservationsOf, reservedOn, type Reservations } from './migration/reservations.js';
@@ -209,19 +210,26 @@ export function locateInstance(view: ClusterView, instanceId: string, fenced: Re
   let found: Located | undefined;
   for (const e of view.entries) {
     const instance = e.node.instances.find((i) => i.instanceId === instanceId);
-    if (instance && (!found || (!holds(found.instance) && holds(instance)))) found = { host: e.node.host, instance };
+    if (instance && (!found || better(instance, found.instance))) found = { host: e.node.host, instance };
   }
   return found;
 }
 
+/** A live copy over a dead one; of two live ones, the later re-home (cc/moveRepair.ts forgets the other). */
+function better(a: NcInstance, b: NcInstance): boolean {
+  if (holds(a) !== holds(b)) return holds(a);
+  return holds(a) && generationOf(a) > generationOf(b);
+}
+
 /** A live copy on a host outside `fenced`, if any. */
 export function locateOutside(view: ClusterView, instanceId: string, fenced: ReadonlySet<string>): Located | undefined {
+  let found: Located | undefined;
   for (const e of view.entries) {
     if (fenced.has(e.node.host)) continue;
     const instance = e.node.instances.find((i) => i.instanceId === instanceId && holds(i));
-    if (instance) return { host: e.node.host, instance };
+    if (instance && (!found || better(instance, found.instance))) found = { host: e.node.host, instance };
   }
-  return undefined;
+  return found;
 }
 
 /**

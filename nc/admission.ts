@@ -57,6 +57,8 @@ export function pendingRecord(req: RunRequest, now: number): InstanceRecord {
     ...(req.stopped === true ? { userStopped: true as const } : {}),
     // Its volumes come with it (issue 18), in the definition before it boots: attached once the domain exists.
     ...(req.volumes && req.volumes.length > 0 ? { volumes: req.volumes.map((v) => ({ ...v, status: 'attaching' as const })) } : {}),
+    // A re-homed copy (cc/moveRepair.ts): where it came from, so the CC forgets the copy it replaces even after a crash.
+    ...(req.moved !== undefined ? { moved: { ...req.moved } } : {}),
   };
 }
 

@@ -64,5 +64,7 @@ export function instanceView(rec: InstanceRecord, observed: Observed): NcInstanc
     ...(rec.paused === true ? { paused: true } : {}),
     ...(rec.userStopped === true ? { userStopped: true } : {}),
     ...(rec.lastReboot !== undefined ? { lastReboot: { ...rec.lastReboot } } : {}),
+    ...(rec.moved !== undefined ? { moved: { ...rec.moved } } : {}),
+    ...(rec.phase === 'terminated' && rec.endedBy !== undefined ? { endedBy: rec.endedBy } : {}),
   };
 }

@@ -13,7 +13,7 @@ import {
 } from '../shared/protocol/common.js';
 import { incomingSchema, migrationIdSchema, planItemSchema, planSchema } from '../shared/protocol/migrationProtocol.js';
 import { ncVolumeAttachmentSchema } from '../shared/protocol/volumes.js';
-import { instanceLaunchSchema, lostStoreSchema, quarantineSchema } from '../shared/protocol/ncProtocol.js';
+import { instanceLaunchSchema, lostStoreSchema, movedSchema, quarantineSchema, terminateReasonSchema } from '../shared/protocol/ncProtocol.js';
 import { openFileStore, openMemoryStore, type Store, type StoreOptions } from '../shared/store/store.js';
 
 /** How far the NC has carried an instance; the reported state is derived from this and the hypervisor. */
@@ -62,6 +62,10 @@ export const instanceRecordSchema = instanceLaunchSchema.extend({
    * no capacity (usage.ts). Absent: not stopped by its user, and in older files.
    */
   userStopped: z.literal(true).optional(),
+  /** Re-homed here from another node (issue 18, cc/rehome.ts): that node and the move's generation. Absent otherwise, and in older files. */
+  moved: movedSchema.optional(),
+  /** A tombstone's cause as its terminate said (`user` wins over `move`: cc/moveRepair.ts). Absent otherwise, and in older files. */
+  endedBy: terminateReasonSchema.optional(),
 });
 export type InstanceRecord = z.infer<typeof instanceRecordSchema>;
 

@@ -10,7 +10,7 @@ import { isFerryError } from '../shared/errors/registry.js';
 import type { Logger } from '../shared/log.js';
 import type { NodeState } from '../shared/protocol/common.js';
 import type { NcMigrateRequest } from '../shared/protocol/migrationProtocol.js';
-import type { NcNode, NcRequest, NcResponse } from '../shared/protocol/ncProtocol.js';
+import type { NcNode, NcRequest, NcResponse, TerminateReason } from '../shared/protocol/ncProtocol.js';
 import { StoreErrors } from '../shared/store/errors.js';
 import { decideRun, type RunRequest } from './admission.js';
 import { NO_CC_NOTIFIER, type CcNodeEvent, type CcNotifier } from './ccNotifier.js';
@@ -36,7 +36,7 @@ import { VolumeAttachments } from './volumeAttachments.js';
 import { SharedFileVolumes, type VolumeConnector } from './volumeConnector.js';
 import type { AttachRequest } from './volumeDecisions.js';
 import {
-  decideTerminate, DEFAULT_TOMBSTONES, markShuttingDown, markTerminated, pruneTombstones,
+  decideTerminate, DEFAULT_TOMBSTONES, markShuttingDown, markTerminated, noteEndedBy, pruneTombstones,
   type TerminateAnswer, type TombstonePolicy,
 } from './termination.js';
 
@@ -84,6 +84,7 @@ export class NodeController {
   private readonly migrations: MigrationItemExecutor;
   private readonly volumes: VolumeAttachments;
   private readonly reboots: RebootWatcher;
+  /** Connects an instance's volumes to this host: a migration's prepare, and a start of a shut-off domain. */
   private readonly connector: VolumeConnector;
 
   constructor(private readonly o: NodeControllerOptions) {
@@ -96,6 +97,7 @@ export class NodeController {
       driver: o.driver, clock: o.clock, logger: o.logger, host: o.host, retry: o.retry,
       onConnected: () => this.mailbox.run(() => this.readopt()),
     });
+    this.connector = o.volumeConnector ?? new SharedFileVolumes(o.host);
     this.migrations = new MigrationItemExecutor({
       host: o.host, clock: o.clock, logger: o.logger, link: this.link, driver: o.driver, domains: this.domains,
       notifier: this.notifier, post: (task) => this.mailbox.run(task), persist: (m) => this.persist(m),
@@ -164,8 +166,8 @@ export class NodeController {
     return this.mailbox.run(() => this.rebootNow(instanceId));
   }
 
-  terminate(instanceId: string): Promise<TerminateAnswer> {
-    return this.mailbox.run(() => this.terminateNow(instanceId));
+  terminate(instanceId: string, reason?: TerminateReason): Promise<TerminateAnswer> {
+    return this.mailbox.run(() => this.terminateNow(instanceId, reason));
   }
 
   /** Pause or resume (issue 18, pauseDecision.ts): the record's word persisted before the reply. */
@@ -275,6 +277,10 @@ export class NodeController {
     // describes, before it a shut-off one that a repeat starts.
     // A user's start (issue 18) is persisted first: a crash after it leaves a shut-off domain of a
     // record that no longer says stopped, which a repeat (or host HA) starts, never a hidden stop.
+    // Its volumes are reachable here before the guest runs (issue 18): a host the storage fenced from
+    // them (host HA, before a restart elsewhere that did not happen) gets them back only this way. A
+    // volume that cannot be reached refuses the start before anything changed (sim seed 135).
+    await this.connector.connect(id, (record.volumes ?? []).map(({ volumeId, device, path }) => ({ volumeId, device, path })));
     if (decision.clearStopped) await this.persist((d) => setUserStopped(this.mustHave(d, id), false));
     const { cores, memoryMiB, diskGiB } = record.vmType;
     let domain = await this.link.call('start', (d) => d.create({ id, resources: { cores, memoryMiB, diskGiB }, imageId: record.imageId, ...volumeSpecsOf(record) }));
@@ -330,8 +336,8 @@ export class NodeController {
     return { instance: instanceView(decision.record, domain.state) };
   }
 
-  private async terminateNow(instanceId: string): Promise<TerminateAnswer> {
-    const decision = decideTerminate(this.store, instanceId, this.domains.current);
+  private async terminateNow(instanceId: string, reason?: TerminateReason): Promise<TerminateAnswer> {
+    const decision = decideTerminate(this.store, instanceId, this.domains.current, reason);
     if (decision.kind === 'notFound') {
       // Fence the id first: a run of it still on its way must not start a copy after this answer.
       await this.persist((d) => { d.fenced = { ...d.fenced, [instanceId]: this.o.clock.now() }; });
@@ -340,9 +346,23 @@ export class NodeController {
     if (decision.kind === 'migrating') {
       throw NcErrors.make('InstanceMigrating', { host: this.o.host, instanceId, migrationState: decision.migrationState });
     }
-    if (decision.kind === 'answer') return decision.answer;
+    if (decision.kind === 'notStopped') {
+      throw NcErrors.make('InstanceStateConflict', { host: this.o.host, instanceId, action: 'forgotten by a move', detail: `it is ${decision.state}, not stopped` });
+    }
+    if (decision.kind === 'answer') {
+      const rec = this.store.instances[instanceId];
+      if (rec && reason === 'user' && rec.endedBy !== 'user') {
+        await this.persist((d) => { noteEndedBy(this.mustHave(d, instanceId), reason); });
+        this.tell('instance', instanceId);
+      }
+      return decision.answer;
+    }
     const { previousState } = decision;
-    await this.persist((d) => markShuttingDown(this.mustHave(d, instanceId), previousState, this.o.clock.now()));
+    await this.persist((d) => {
+      const rec = this.mustHave(d, instanceId);
+      markShuttingDown(rec, previousState, this.o.clock.now());
+      noteEndedBy(rec, reason);
+    });
     // If this fails the record stays shutting-down: a repeat, or re-adoption after reconnect, finishes it.
     await this.link.call('destroy', (d) => d.destroy(instanceId));
     this.domains.forget(instanceId);

@@ -16,9 +16,14 @@ export const ADOPTED_PLACEHOLDERS = Object.freeze({
   vmTypeName: 'adopted.unknown',
 });
 
-/** A running record for a domain the NC has no record of, built from what the hypervisor knows of it. */
+/**
+ * A running record for a domain the NC has no record of, built from what the hypervisor knows of it,
+ * its volumes included: a record without them would answer a detach "not attached" while the domain
+ * still holds the volume, which the CLC could then attach elsewhere (sim seed 429, a lost nc.json).
+ */
 export function adoptedRecord(d: DomainInfo, now: number): InstanceRecord {
   const { cores, memoryMiB, diskGiB } = d.resources;
+  const volumes = (d.volumes ?? []).map(({ volumeId, device, path }) => ({ volumeId, device, path, status: 'attached' as const }));
   return {
     instanceId: d.id,
     reservationId: ADOPTED_PLACEHOLDERS.reservationId,
@@ -30,6 +35,7 @@ export function adoptedRecord(d: DomainInfo, now: number): InstanceRecord {
     since: now,
     migrationState: 'none',
     adopted: true,
+    ...(volumes.length > 0 ? { volumes } : {}),
   };
 }
 

@@ -57,7 +57,7 @@ export function ncHandlers(controller: NodeController, sharedStorage?: SharedSto
     ncStopInstance: (req) => controller.stopInstance(req),
     ncRebootInstance: (req) => controller.rebootInstance(req.instanceId),
     ncPauseInstance: (req) => controller.pauseInstance(req),
-    ncTerminateInstance: (req) => controller.terminate(req.instanceId),
+    ncTerminateInstance: (req) => controller.terminate(req.instanceId, req.reason),
     ncAttachVolume: (req) => controller.attachVolume(req),
     ncDetachVolume: (req) => controller.detachVolume(req),
     ncModifyNode: (req) => controller.modify(req.stateName),

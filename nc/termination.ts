@@ -4,6 +4,7 @@
  */
 import type { InstanceState, MigrationState } from '../shared/protocol/common.js';
 import { deriveState, observedState, type Observation } from './instanceView.js';
+import type { TerminateReason } from '../shared/protocol/ncProtocol.js';
 import type { InstanceRecord, NcSnapshot } from './ncStore.js';
 
 export interface TerminateAnswer {
@@ -18,10 +19,12 @@ export type TerminateDecision =
   | { readonly kind: 'migrating'; readonly migrationState: MigrationState }
   /** Already terminated: replay the first answer. */
   | { readonly kind: 'answer'; readonly answer: TerminateAnswer }
+  /** A move's forget (reason `move`) of a copy that is not stopped: a re-home never ends a running guest. */
+  | { readonly kind: 'notStopped'; readonly state: InstanceState }
   /** Persist shutting-down (remembering `previousState`), destroy the domain, persist terminated. */
   | { readonly kind: 'destroy'; readonly previousState: InstanceState };
 
-export function decideTerminate(snapshot: NcSnapshot, instanceId: string, obs: Observation | undefined): TerminateDecision {
+export function decideTerminate(snapshot: NcSnapshot, instanceId: string, obs: Observation | undefined, reason?: TerminateReason): TerminateDecision {
   const rec = snapshot.instances[instanceId];
   const incoming = snapshot.incoming[instanceId];
   if (!rec && incoming) return { kind: 'migrating', migrationState: incoming.state };
@@ -33,7 +36,10 @@ export function decideTerminate(snapshot: NcSnapshot, instanceId: string, obs: O
   }
   // An earlier terminate got as far as shutting-down: finish it and answer as it would have.
   if (rec.phase === 'shutting-down') return { kind: 'destroy', previousState: rec.terminatedFrom ?? 'shutting-down' };
-  return { kind: 'destroy', previousState: deriveState(rec.phase, observedState(obs, instanceId)) };
+  const state = deriveState(rec.phase, observedState(obs, instanceId));
+  // A re-home forgets only the stopped copy it replaced; one started meanwhile stays (cc/moveRepair.ts).
+  if (reason === 'move' && state !== 'stopped') return { kind: 'notStopped', state };
+  return { kind: 'destroy', previousState: state };
 }
 
 /** Record transitions, applied to a store draft. */
@@ -42,6 +48,17 @@ export function markShuttingDown(rec: InstanceRecord, from: InstanceState, now: 
   rec.phase = 'shutting-down';
   rec.terminatedFrom = from;
   rec.since = now;
+}
+
+/**
+ * Why it ended, kept on the record: a user's terminate wins over a move's (cc/moveRepair.ts then ends
+ * every other copy of the instance), even one that reaches a tombstone the move left. Returns whether
+ * the record changed.
+ */
+export function noteEndedBy(rec: InstanceRecord, reason: TerminateReason | undefined): boolean {
+  if (reason === undefined || rec.endedBy === reason || rec.endedBy === 'user') return false;
+  rec.endedBy = reason;
+  return true;
 }
 
 /**

@@ -23,6 +23,54 @@ export class Ledger {
   /** Per host: the node state last acknowledged to the caller; undefined while a change is uncertain. */
   readonly nodeState = new Map<string, NodeState | undefined>();
 
+  /** Volumes whose CreateVolume was acknowledged, in order, with their partition (the workload picks from them). */
+  readonly volumes: { readonly volumeId: string; readonly partition: string }[] = [];
+  /**
+   * Per instance: what its user was last told of its power (issue 18 part 5). `stopped`: a stop was
+   * acknowledged and no start asked since; `unsure`: a stop or start was asked and its outcome is
+   * unknown (a lost answer, a request overtaken); absent or `running`: never stopped, or started again.
+   */
+  readonly power = new Map<string, 'stopped' | 'running' | 'unsure'>();
+  /** Requests sent per instance, so an answer knows whether a later one overtook it. */
+  private readonly powerAsked = new Map<string, number>();
+
+  /** A stop or start is sent; the answer's callbacks settle what the ledger believes. */
+  powerSent(id: string, target: 'stopped' | 'running'): { readonly acknowledged: () => void; readonly refused: () => void } {
+    const before = this.power.get(id);
+    const n = (this.powerAsked.get(id) ?? 0) + 1;
+    this.powerAsked.set(id, n);
+    this.power.set(id, 'unsure');
+    // Requests for one instance that overlap may run in any order at its NC (sim seed 657): none of them settles it.
+    const open = this.powerOpen.get(id) ?? new Map<number, { raced: boolean }>();
+    this.powerOpen.set(id, open);
+    const mine = { raced: open.size > 0 };
+    for (const other of open.values()) other.raced = true;
+    open.set(n, mine);
+    const latest = (): boolean => this.powerAsked.get(id) === n;
+    const close = (): void => { open.delete(n); };
+    return {
+      acknowledged: () => {
+        close();
+        if (latest() && !mine.raced) this.power.set(id, target);
+      },
+      // Refused before anything was done (a client fault): what it was before still holds.
+      refused: () => {
+        close();
+        if (!latest() || mine.raced) return;
+        if (before === undefined) this.power.delete(id);
+        else this.power.set(id, before);
+      },
+    };
+  }
+
+  /** Per instance: its stop and start requests not answered yet (a request without an answer stays open). */
+  private readonly powerOpen = new Map<string, Map<number, { raced: boolean }>>();
+
+  /** Acknowledged stopped, no start asked since: host HA must never restart it, and it must not run once settled. */
+  isStopped(id: string): boolean {
+    return this.power.get(id) === 'stopped';
+  }
+
   live(): string[] {
     return this.instances.filter((i) => !this.terminating.has(i));
   }
@@ -44,7 +92,14 @@ export class Ledger {
   /** The host's nc.json was lost: whatever was acknowledged, the node comes back disabled (issue 16). */
   storeLost(host: string): void {
     this.nodeState.set(host, 'disabled');
+    this.storesLost.add(host);
   }
+
+  /**
+   * Hosts whose nc.json was lost: the re-adopted records no longer carry a user's stop (`userStopped`);
+   * the CLC's `stoppedAt` still keeps it, so host HA leaves the instance off (docs/SIMULATION.md, known limits).
+   */
+  readonly storesLost = new Set<string>();
 
   /** Call when a modify is sent; its acknowledgement then knows whether an opposite request overtook it. */
   modifySent(host: string, state: NodeState): () => void {

@@ -207,4 +207,130 @@ export const REGRESSION_SEEDS: readonly RegressionSeed[] = [
       { at: 35107, kind: 'run', count: 3, minCount: 1, large: false },
     ],
   },
+  {
+    seed: 2,
+    found: 'invariant 6 (cc view): an instance migrated once (item completed on its destination), then stopped by its user and '
+      + 'started after its node was disabled, so the start re-homed it: the CC listed it on no host, its completed migration '
+      + 'preferring the dead copy on the old destination over the live one; fixed: the preferred copy wins only while it lives '
+      + '(cc/migration/listing.ts, test/cc/migration/listing.test.ts)',
+    schedule: [
+      { at: 1103, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 2232, kind: 'migrateOne', pick: 20, destinations: ['127.0.50.1', '127.0.50.4', '127.0.50.5'], allowHosts: false },
+      { at: 33314, kind: 'stopInstance', pick: 630, force: false },
+      { at: 42205, kind: 'startInstance', pick: 618, disableFirst: true },
+    ],
+  },
+  {
+    seed: 135,
+    found: 'invariant 9 (volume fenced): host HA fenced a host from an instance\'s volume before restarting it elsewhere, the restart '
+      + 'found no room (the other hosts off or disabled), EnableService unfenced the host and HA powered the instance on there again, '
+      + 'running with a volume the storage had fenced it from, the volume left attaching; fixed: the NC connects an instance\'s volumes '
+      + 'before it starts its shut-off domain, and HA re-attaches the volumes to the copy it powers on (clc/ha/cloud/serviceActions.ts)',
+    schedule: [
+      { at: 9, kind: 'powerOff', host: '127.0.50.2' },
+      { at: 356, kind: 'createVolume', partition: 'sim01', sizeGiB: 8 },
+      { at: 442, kind: 'haSetup', maxUnhealthy: '2', recoverFailureThreshold: 2 },
+      { at: 1561, kind: 'run', count: 2, minCount: 1, large: true },
+      { at: 26152, kind: 'terminate', pick: 818 },
+      { at: 28368, kind: 'attachVolume', volume: 143, pick: 864, device: '/dev/sdf' },
+      { at: 36239, kind: 'modify', host: '127.0.50.3', state: 'disabled' },
+      { at: 36257, kind: 'modify', host: '127.0.50.1', state: 'disabled' },
+      { at: 39654, kind: 'fenceHost', host: '127.0.50.3' },
+    ],
+  },
+  {
+    seed: 203,
+    found: 'invariant 1 (settled, not running): a StopInstances whose answer was lost (the NC crashed right after persisting the '
+      + 'stop, before shutting the domain down), then a StartInstances the CC answered "running" from its view without asking the '
+      + 'NC; the restarted NC finished the stop: the instance stayed stopped after a start was acknowledged; fixed: the CC asks the '
+      + 'NC (ncStartInstance, userStart), which clears the stop\'s mark (cc/userStart.ts, test/cc/userStart.test.ts)',
+    schedule: [
+      { at: 391, kind: 'modify', host: '127.0.50.1', state: 'disabled' },
+      { at: 2117, kind: 'crashNcAfterWrites', host: '127.0.50.5', writes: 4 },
+      { at: 3521, kind: 'run', count: 3, minCount: 1, large: false },
+      { at: 3719, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 3764, kind: 'modify', host: '127.0.50.5', state: 'disabled' },
+      { at: 3873, kind: 'terminate', pick: 194 },
+      { at: 24389, kind: 'stopInstance', pick: 975, force: false },
+      { at: 37215, kind: 'startInstance', pick: 954, disableFirst: true },
+    ],
+  },
+  {
+    seed: 429,
+    found: 'invariant 9 (volume twice): a node lost its nc.json while an instance there held a volume; the re-adopted record '
+      + 'had no volumes, so the NC answered DetachVolume "not attached", the CLC released the volume while the domain still held '
+      + 'it, and attached it to an instance on another host: two running copies wrote it; fixed: a re-adopted record holds its '
+      + 'domain\'s volumes (nc/reconcile.ts adoptedRecord, test/nc/reconcile.test.ts)',
+    schedule: [
+      { at: 73, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 422, kind: 'createVolume', partition: 'sim01', sizeGiB: 4 },
+      { at: 782, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 1707, kind: 'run', count: 4, minCount: 1, large: false },
+      { at: 7934, kind: 'drain', host: '127.0.50.5', destinations: ['127.0.50.1'], allowHosts: false, partial: false, reserve: true },
+      { at: 7974, kind: 'drain', host: '127.0.50.3', destinations: ['127.0.50.1', '127.0.50.4', '127.0.50.5'], allowHosts: true, partial: false, reserve: true },
+      { at: 8093, kind: 'migrateOne', pick: 335, destinations: ['127.0.50.6'], allowHosts: true },
+      { at: 8113, kind: 'run', count: 1, minCount: 1, large: true },
+      { at: 8129, kind: 'terminate', pick: 714 },
+      { at: 8171, kind: 'migrateOne', pick: 84, destinations: ['127.0.50.1', '127.0.50.3', '127.0.50.6'], allowHosts: false },
+      { at: 8341, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 8369, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 8412, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 8647, kind: 'terminate', pick: 132 },
+      { at: 8719, kind: 'terminate', pick: 297 },
+      { at: 9312, kind: 'attachVolume', volume: 584, pick: 769, device: '/dev/sdh' },
+      { at: 19027, kind: 'loseNcStore', host: '127.0.50.6' },
+      { at: 21241, kind: 'restartNc', host: '127.0.50.6' },
+      { at: 25940, kind: 'detachVolume', volume: 474, force: false },
+      { at: 29775, kind: 'attachVolume', volume: 610, pick: 8, device: '/dev/sdh' },
+    ],
+  },
+  {
+    seed: 1104,
+    ccs: 2,
+    found: 'invariant 1 (terminated but alive): a StartInstances re-homed a stopped instance (its node disabled) while a '
+      + 'TerminateInstances of it ran: the terminate reached the stopped copy on the old node, the start\'s new copy on another '
+      + 'node was made at the same time and lived on; fixed: a user\'s terminate is kept on the tombstone (endedBy user) and the '
+      + 'CC\'s move repair ends every other copy of that instance (cc/moveRepair.ts rule 1, test/cc/moveRepair.test.ts)',
+    schedule: [
+      { at: 463, kind: 'run', count: 4, minCount: 1, large: false },
+      { at: 854, kind: 'terminate', pick: 5 },
+      { at: 860, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 6554, kind: 'run', count: 3, minCount: 1, large: true },
+      { at: 6810, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 18272, kind: 'terminate', pick: 336 },
+      { at: 18292, kind: 'drain', host: '127.0.50.4', destinations: ['127.0.50.3'], allowHosts: true, partial: false, reserve: true },
+      { at: 18346, kind: 'terminate', pick: 872 },
+      { at: 19481, kind: 'run', count: 3, minCount: 1, large: false },
+      { at: 21404, kind: 'stopInstance', pick: 931, force: true },
+      { at: 22749, kind: 'drain', host: '127.0.50.1', destinations: [], allowHosts: true, partial: false, reserve: false },
+      { at: 22813, kind: 'terminate', pick: 565 },
+      { at: 27846, kind: 'terminate', pick: 81 },
+      { at: 31565, kind: 'modify', host: '127.0.50.4', state: 'enabled' },
+      { at: 31649, kind: 'startInstance', pick: 316, disableFirst: false },
+      { at: 31661, kind: 'terminate', pick: 696 },
+    ],
+  },
+  {
+    seed: 1105,
+    found: 'invariant 1 (settled: two copies): the CC crashed during a drain\'s cold move, after ncRunInstance had defined the '
+      + 'stopped copy on the new node and before ncTerminateInstance forgot the old one: two shut-off copies of one instance, and '
+      + 'nothing finished the move; fixed: the new copy records where it came from and the move\'s generation (moved), and the '
+      + 'CC\'s move repair forgets the older stopped copy (cc/moveRepair.ts rule 2, test/cc/moveRepair.test.ts)',
+    schedule: [
+      { at: 284, kind: 'drain', host: '127.0.50.5', destinations: ['127.0.50.2', '127.0.50.4'], allowHosts: false, partial: false, reserve: true },
+      { at: 767, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 4305, kind: 'run', count: 1, minCount: 1, large: false },
+      { at: 5594, kind: 'modify', host: '127.0.50.2', state: 'disabled' },
+      { at: 5907, kind: 'run', count: 3, minCount: 1, large: true },
+      { at: 5927, kind: 'loseNcStore', host: '127.0.50.5' },
+      { at: 6019, kind: 'terminate', pick: 493 },
+      { at: 6045, kind: 'migrateOne', pick: 932, destinations: ['127.0.50.1', '127.0.50.2', '127.0.50.4'], allowHosts: true },
+      { at: 6092, kind: 'run', count: 2, minCount: 1, large: false },
+      { at: 10356, kind: 'haSwitch', host: '127.0.50.2', enabled: true },
+      { at: 11954, kind: 'terminate', pick: 745 },
+      { at: 28030, kind: 'crashCcAfterCalls', calls: 5 },
+      { at: 31746, kind: 'stopInstance', pick: 507, force: true },
+      { at: 34619, kind: 'drain', host: '127.0.50.4', destinations: ['127.0.50.5'], allowHosts: false, partial: true, reserve: false },
+    ],
+  },
 ];

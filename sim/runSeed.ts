@@ -18,6 +18,7 @@ import { readTruth, type HostTruth } from './truth.js';
 import { Workload } from './workload.js';
 import { checkHaStep, checkRestart, type HaSectionTruth } from './haInvariants.js';
 import { checkQuarantineStep, type QuarantineMemory } from './quarantineInvariants.js';
+import { checkVolumeStep } from './volumeInvariants.js';
 import type { HaState } from '../clc/ha/hostHaState.js';
 import { CLC_STORE } from './simClc.js';
 import { WORKLOAD_KINDS } from './schedule.js';
@@ -133,6 +134,9 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     if (from.some((h) => out.has(h))) tainted = true;
     trace(`clc restarts ${ids.join(',')} from ${from.join(',')}`);
     for (const v of checkRestart(haTruth(), readTruth(cloud), from, ids)) record(v);
+    // A user-stopped instance is not lost: host HA leaves it stopped where it is (issue 18 part 5).
+    const stopped = ids.filter((id) => ledger.isStopped(id));
+    if (stopped.length > 0) record({ invariant: '4 restart of a stopped instance', detail: `restart of ${stopped.join(',')} from ${from.join(',')}, stopped by their user` });
   });
 
   let watched = '';
@@ -155,6 +159,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     for (const v of checkStep(truth, ledger, settings.capacity)) record(v);
     for (const v of checkHaStep(ha, truth, haStates)) record(v);
     for (const v of checkQuarantineStep(truth, quarantines)) record(v);
+    for (const v of checkVolumeStep(truth, cloud.volumes)) record(v);
     for (const u of cloud.net.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}` });
     for (const u of ledger.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `clc ${u}` });
     return truth;
@@ -168,6 +173,8 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     if (d.operation === 'ncModifyNode') ledger.modifyDelivered(d.to, d.body.stateName as 'enabled' | 'disabled');
     // A quarantine disables the node (a release leaves its state as it is).
     if (d.operation === 'ncQuarantineNode' && d.body.quarantined === true) ledger.modifyDelivered(d.to, 'disabled');
+    // An attach routed to a node grants it the volume (a host fenced from it gets it back only this way, or by a migration's connect).
+    if (d.operation === 'ncAttachVolume') cloud.volumes.granted(d.body.volumeId as string, d.to);
   });
   start = cloud.clock.now();
   const chaosEnd = start + settings.chaosMs;

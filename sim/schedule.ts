@@ -10,7 +10,11 @@ import { Prng } from './prng.js';
 import type { SimSettings } from './settings.js';
 import type { BmcMode } from './simBmc.js';
 
-export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['run', 'terminate', 'modify', 'drain', 'migrateOne', 'cancel', 'haSetup', 'haSwitch', 'fenceHost', 'confirmFenced', 'quarantine']);
+export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['run', 'terminate', 'modify', 'drain', 'migrateOne', 'cancel', 'haSetup', 'haSwitch', 'fenceHost', 'confirmFenced', 'quarantine',
+  'createVolume', 'attachVolume', 'detachVolume', 'deleteVolume', 'stopInstance', 'startInstance', 'rebootInstance']);
+
+/** Device names the workload attaches volumes as (a few, so two attaches to one instance may clash). */
+export const SIM_DEVICES = ['/dev/sdf', '/dev/sdg', '/dev/sdh'] as const;
 
 export type HypervisorMode = 'normal' | 'slow' | 'failing';
 
@@ -28,7 +32,17 @@ export type WorkloadEvent =
   /** The operator confirms a host being fenced is off — only if it is, unless `careless` (never in CI seeds). */
   | { readonly kind: 'confirmFenced'; readonly host: string; readonly careless: boolean }
   /** The admin quarantines a node (issue 18), or lifts its quarantine; a drain of it and an instance of it named come with it. */
-  | { readonly kind: 'quarantine'; readonly host: string; readonly quarantined: boolean };
+  | { readonly kind: 'quarantine'; readonly host: string; readonly quarantined: boolean }
+  /** Volumes (issue 18): created in a partition; volumes and instances are named by `pick`s, resolved when the event runs. */
+  | { readonly kind: 'createVolume'; readonly partition: string; readonly sizeGiB: number }
+  | { readonly kind: 'attachVolume'; readonly volume: number; readonly pick: number; readonly device: string }
+  | { readonly kind: 'detachVolume'; readonly volume: number; readonly force: boolean }
+  | { readonly kind: 'deleteVolume'; readonly volume: number }
+  /** The user stops, starts or reboots an instance (issue 18 part 5). */
+  | { readonly kind: 'stopInstance'; readonly pick: number; readonly force: boolean }
+  /** `disableFirst`: the admin disables the stopped instance's node first, so the start re-homes it. */
+  | { readonly kind: 'startInstance'; readonly pick: number; readonly disableFirst: boolean }
+  | { readonly kind: 'rebootInstance'; readonly pick: number };
 
 export type FaultEvent =
   | { readonly kind: 'netChaos'; readonly loss: number; readonly duplicate: number; readonly maxDelayMs: number }
@@ -162,8 +176,44 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
     events.push({ at: at + q.int(0, held), kind: 'migrateOne', pick: q.int(0, 1000), destinations: [h], allowHosts: true });
     events.push({ at: at + held, kind: 'quarantine', host: h, quarantined: false });
   }
+  events.push(...volumeEvents(seed, s), ...powerEvents(seed, s));
   // Stable sort: same-time events keep their generation order.
   return { events: events.map((e, i) => [e, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([e]) => e) };
+}
+
+/**
+ * Volumes (issue 18), from their own stream (every other draw of a seed stays as it was): in most
+ * seeds a few volumes are created early, attached to instances, and some detached (now and then
+ * forced) and deleted later, while the faults, drains and fences go on.
+ */
+export function volumeEvents(seed: number, s: SimSettings): SimEvent[] {
+  const v = Prng.fork(seed, 'volumes');
+  if (!v.chance(0.6)) return [];
+  const events: SimEvent[] = [];
+  const partitions = s.clusters.map((c) => c.partition);
+  for (let i = v.int(1, 3); i > 0; i--) events.push({ at: v.int(0, 4000), kind: 'createVolume', partition: v.pick(partitions) as string, sizeGiB: v.int(1, 8) });
+  for (let i = v.int(1, 5); i > 0; i--) events.push({ at: v.int(2000, s.chaosMs), kind: 'attachVolume', volume: v.int(0, 1000), pick: v.int(0, 1000), device: v.pick(SIM_DEVICES) as string });
+  for (let i = v.int(1, 4); i > 0; i--) events.push({ at: v.int(4000, s.chaosMs), kind: 'detachVolume', volume: v.int(0, 1000), force: v.chance(0.2) });
+  for (let i = v.int(0, 2); i > 0; i--) events.push({ at: v.int(6000, s.chaosMs), kind: 'deleteVolume', volume: v.int(0, 1000) });
+  return events;
+}
+
+/**
+ * Stop, start and reboot (issue 18 part 5), from their own stream: in most seeds an instance or a
+ * few are stopped and, most of them, started again later (some after their node was disabled, so
+ * the start re-homes them); a few reboots.
+ */
+export function powerEvents(seed: number, s: SimSettings): SimEvent[] {
+  const p = Prng.fork(seed, 'power');
+  if (!p.chance(0.6)) return [];
+  const events: SimEvent[] = [];
+  for (let i = p.int(1, 4); i > 0; i--) {
+    const at = p.int(1000, s.chaosMs);
+    events.push({ at, kind: 'stopInstance', pick: p.int(0, 1000), force: p.chance(0.3) });
+    if (p.chance(0.75)) events.push({ at: at + p.int(200, 15_000), kind: 'startInstance', pick: p.int(0, 1000), disableFirst: p.chance(0.4) });
+  }
+  for (let i = p.int(0, 2); i > 0; i--) events.push({ at: p.int(1000, s.chaosMs), kind: 'rebootInstance', pick: p.int(0, 1000) });
+  return events;
 }
 
 /** Destinations come from the source's partition (`peers`); a migrateOne's from one partition, drawn when there are several. */

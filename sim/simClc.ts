@@ -18,6 +18,7 @@ import { KeyedMutex } from '../clc/core/keyedMutex.js';
 import { gatedClusters, openRequestGate } from '../clc/core/requestGate.js';
 import { BMC_STORE_OPTIONS, type BmcState } from '../clc/ha/power/bmcStore.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
+import type { VolumeBackend } from '../clc/core/volumeBackend.js';
 import { CLC_STORE_OPTIONS, type ClcState } from '../clc/state/clcStore.js';
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
@@ -50,6 +51,8 @@ export interface SimClcOptions {
   /** Seeded ids for RunInstances. */
   readonly ids: () => string;
   readonly power: (host: string) => PowerDriver;
+  /** The shared volume storage (sim/simVolumes.ts): the volume actions and host HA's storage fence use it. */
+  readonly volumes: VolumeBackend;
 }
 
 export interface SimClc {
@@ -85,7 +88,7 @@ export function bootClc(o: SimClcOptions): { clc: SimClc; started: Promise<unkno
       if (!core || !action) return Promise.reject(new Error(`the CLC cannot run ${name} now`));
       const gate = openRequestGate(core.gate);
       const ctx: ActionContext = {
-        clusters: gatedClusters(clusters, gate), gate, store, clock, logger, ids: o.ids, principal: SIM_ADMIN, origin: DEFAULT_CLC_ORIGIN, keyLocks, ha: core.haControl, haHooks: core.ha.hooks,
+        clusters: gatedClusters(clusters, gate), gate, store, clock, logger, ids: o.ids, principal: SIM_ADMIN, origin: DEFAULT_CLC_ORIGIN, keyLocks, ha: core.haControl, haHooks: core.ha.hooks, volumes: o.volumes,
       };
       const done = life.guard(Promise.resolve().then(() => action.handle(parseQueryParams(pairs), ctx)))
         // As the admin API's error handler does: an HA refusal answers with the admin code it stands for.
@@ -94,7 +97,7 @@ export function bootClc(o: SimClcOptions): { clc: SimClc; started: Promise<unkno
     },
   };
   const started = life.guard(startClcCore({
-    store, bmc, clusters, clock, logger, gateLimits: DEFAULT_GATE_LIMITS, haTickMs: o.haTickMs, powerDriver: (host) => guarded(o.power(host)),
+    store, bmc, clusters, clock, logger, gateLimits: DEFAULT_GATE_LIMITS, haTickMs: o.haTickMs, powerDriver: (host) => guarded(o.power(host)), volumes: o.volumes,
   })).then((core) => { clc.core = core; });
   return { clc, started };
 }

@@ -34,6 +34,7 @@ import { SimNetwork } from './simNetwork.js';
 import { clusterOf, type SimCluster, type SimSettings } from './settings.js';
 import { memorySharedStorage } from './sharedStorage.js';
 import { SimBmc, type BmcMode } from './simBmc.js';
+import { SimVolumeStorage } from './simVolumes.js';
 import { CLC_NAME, bootClc, type SimClc } from './simClc.js';
 import { simCredentialIssuer, simMigrationCa } from './simCredentials.js';
 import { DEFAULT_TLS_URI_TEMPLATE } from '../cc/migration/settings.js';
@@ -108,6 +109,8 @@ export class SimCloud {
   /** The run's migration CA, when the CCs issue per-migration credentials (settings.migrationCredentials). */
   private readonly migrationCa: MigrationCa | undefined;
   private readonly storage: MemoryDiskIo;
+  /** The volume storage every host mounts (the CLC's backend, each NC's connector). */
+  readonly volumes: SimVolumeStorage;
   /** Start-ups still running (a booting NC connects to its hypervisor in the background). */
   readonly starting = new Set<Promise<unknown>>();
 
@@ -122,6 +125,7 @@ export class SimCloud {
     this.serials = Prng.fork(seed, 'serials');
     this.migrationCa = settings.migrationCredentials ? simMigrationCa(settings.startMs) : undefined;
     this.storage = new MemoryDiskIo(this.clock);
+    this.volumes = new SimVolumeStorage(STORAGE_DIR, trace);
     for (const host of settings.hosts) {
       this.nodes.set(host, {
         host, slot: new HostSlot(host), capacity: settings.capacities?.[host] ?? settings.capacity, tuning: MIGRATION_DEFAULTS,
@@ -213,6 +217,7 @@ export class SimCloud {
       driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
       notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger(), clock }),
       requireMigrationCredentials: this.migrationCa !== undefined,
+      volumeConnector: this.volumes.connector(host),
     });
     n.nc = life;
     n.controller = controller;
@@ -301,6 +306,7 @@ export class SimCloud {
     this.net.serve(name, typedHandlers(SERVED_OPS, service.ops), life);
     keeper.startPolling(pollIntervalMs, ncTimeoutMs);
     service.planDriver.start();
+    service.moveRepair.start();
     this.trace(`${name} started (#${boots})`);
   }
 
@@ -341,7 +347,7 @@ export class SimCloud {
     const { clc, started } = bootClc({
       life, clock, disk: this.disk, transport, partitions: this.settings.clusters.map((c) => ({ name: c.partition, endpoint: ccUrl(c.cc) })),
       ccTimeoutMs: this.settings.clcTimeoutMs, haTickMs: this.settings.haTickMs, rng: this.crashes, storeLatencyMs: this.settings.storeLatencyMs,
-      ids: () => this.hex8(),
+      ids: () => this.hex8(), volumes: this.volumes.backend,
       power: (host) => new SimBmc(host, {
         isOn: (h) => this.nodes.get(h)?.hv?.isAlive ?? false,
         powerOff: (h) => {

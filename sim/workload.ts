@@ -89,6 +89,55 @@ export class Workload {
         this.call(e.quarantined ? 'QuarantineNode' : 'UnquarantineNode', [['Host', e.host], ['Partition', this.partitionOf(e.host)], ...(e.quarantined ? [['Reason', 'sim'] as [string, string]] : [])], acknowledge);
         return;
       }
+      case 'createVolume':
+        this.call('CreateVolume', [['Size', String(e.sizeGiB)], ['AvailabilityZone', e.partition]], (r) => l.volumes.push({ volumeId: r.volumeId as string, partition: e.partition }));
+        return;
+      case 'attachVolume': {
+        const v = this.pickVolume(e.volume, (a) => a === undefined);
+        if (v === undefined) return;
+        const live = this.runningIn(v.partition);
+        const id = live[e.pick % Math.max(1, live.length)];
+        if (id !== undefined) this.call('AttachVolume', [['VolumeId', v.volumeId], ['InstanceId', id], ['Device', e.device]], () => undefined);
+        return;
+      }
+      case 'detachVolume': {
+        // The admin detaches what DescribeVolumes shows attached; with nothing attached there is nothing to ask.
+        const v = this.pickVolume(e.volume, (a) => a !== undefined, false);
+        if (v !== undefined) this.call('DetachVolume', [['VolumeId', v.volumeId], ...(e.force ? [['Force', 'true'] as [string, string]] : [])], () => undefined);
+        return;
+      }
+      case 'deleteVolume': {
+        const v = this.pickVolume(e.volume, () => true);
+        if (v !== undefined) this.call('DeleteVolume', [['VolumeId', v.volumeId]], () => undefined);
+        return;
+      }
+      case 'stopInstance': {
+        const live = l.live().filter((i) => !l.isStopped(i));
+        const id = live[e.pick % Math.max(1, live.length)];
+        if (id !== undefined) this.power('StopInstances', id, e.force ? [['Force', 'true']] : []);
+        return;
+      }
+      case 'startInstance': {
+        const stopped = l.live().filter((i) => l.power.get(i) === 'stopped' || l.power.get(i) === 'unsure');
+        const id = stopped[e.pick % Math.max(1, stopped.length)];
+        if (id === undefined) return;
+        const host = e.disableFirst ? this.hostOf(id) : undefined;
+        if (host === undefined) {
+          this.power('StartInstances', id, []);
+          return;
+        }
+        // Its node leaves service first: the start must re-home it onto an enabled node (cc/userStart.ts).
+        const acknowledge = l.modifySent(host, 'disabled');
+        const start = (): void => this.power('StartInstances', id, []);
+        if (!this.call('DisableService', [['Type', 'node'], ['Host', host], ['Partition', this.partitionOf(host)]], () => { acknowledge(); start(); }, start)) start();
+        return;
+      }
+      case 'rebootInstance': {
+        const live = l.live().filter((i) => !l.isStopped(i));
+        const id = live[e.pick % Math.max(1, live.length)];
+        if (id !== undefined) this.call('RebootInstances', list('InstanceId', [id]), () => undefined);
+        return;
+      }
       case 'confirmFenced': {
         // A careful operator looks at the machine first: only a host that truly is off is confirmed.
         const off = !this.cloud.node(e.host).hv?.isAlive;
@@ -119,6 +168,38 @@ export class Workload {
         this.call('EnableService', [['Type', 'node'], ['Host', r.host], ['Partition', this.partitionOf(r.host)]], () => undefined);
       }
     }
+  }
+
+  /** StopInstances or StartInstances of one instance, followed in the ledger (a refusal before anything was done changes nothing). */
+  private power(action: 'StopInstances' | 'StartInstances', id: string, extra: Pairs): void {
+    const p = this.ledger.powerSent(id, action === 'StopInstances' ? 'stopped' : 'running');
+    if (!this.call(action, [...list('InstanceId', [id]), ...extra], p.acknowledged, (_code, clientFault) => { if (clientFault) p.refused(); })) p.refused();
+  }
+
+  /**
+   * A created volume, as the admin would pick one after a DescribeVolumes: among those still there
+   * whose attachment (none, or one) `wanted` accepts; when none is, among all created (a refusal), or none unless `orAny`.
+   */
+  private pickVolume(pick: number, wanted: (attachment: unknown) => boolean, orAny = true): { readonly volumeId: string; readonly partition: string } | undefined {
+    const known = this.cloud.clc?.store.read().volumes ?? {};
+    const fitting = this.ledger.volumes.filter((v) => known[v.volumeId] !== undefined && wanted(known[v.volumeId]?.attachment));
+    const from = fitting.length > 0 || !orAny ? fitting : this.ledger.volumes;
+    return from[pick % Math.max(1, from.length)];
+  }
+
+  /** The host whose hypervisor holds the instance (running or shut off), as the admin would look it up. */
+  private hostOf(id: string): string | undefined {
+    for (const n of this.cloud.nodes.values()) if (n.slot.current?.list().some((d) => d.id === id)) return n.host;
+    return undefined;
+  }
+
+  /** The live instances with a domain in `partition` (a volume attaches only there), or every live one when none is. */
+  private runningIn(partition: string): string[] {
+    const live = this.ledger.live();
+    const hosts = this.cloud.settings.clusters.find((c) => c.partition === partition)?.hosts ?? [];
+    const there = new Set(hosts.flatMap((h) => this.cloud.node(h).slot.current?.list().map((d) => d.id) ?? []));
+    const inside = live.filter((id) => there.has(id));
+    return inside.length > 0 ? inside : live;
   }
 
   private partitionOf(host: string): string {
@@ -158,7 +239,7 @@ export class Workload {
   }
 
   /** Sends the request unless the CLC is down or still starting (connection refused); true when it was sent. */
-  private call(action: string, pairs: Pairs, onAnswer: (res: Xml) => void, onError?: (code: string) => void): boolean {
+  private call(action: string, pairs: Pairs, onAnswer: (res: Xml) => void, onError?: (code: string, clientFault: boolean) => void): boolean {
     const clc = this.cloud.clc;
     const what = `${action} ${pairs.map(([, v]) => v).join(' ')}`;
     if (!clc?.life.isAlive || !clc.core) {
@@ -177,7 +258,7 @@ export class Workload {
         if (!isFerryError(err) || (err.code === 'InternalError' && err.fields.delivered !== 'yes')) {
           this.ledger.uncoded.push(`${action} failed with ${isFerryError(err) ? err.message : String(err)}`);
         }
-        onError?.(isFerryError(err) ? err.code : 'uncoded');
+        onError?.(isFerryError(err) ? err.code : 'uncoded', isFerryError(err) && err.clientFault);
       },
     );
     return true;

@@ -29,12 +29,12 @@ import { credentialLifetimeMs, noteFailure, type CallFailure, type Marks } from 
 import { migrationNodes } from './nodes.js';
 import { itemKey, plansOf } from './plans.js';
 import type { Limits } from './settings.js';
+import { failedPace, RETRY_MIN_MS, type Pace } from '../retryPace.js';
 
 export type NodeEvent = z.infer<typeof ccNodeEventRequestSchema>;
 
 /** Pause before an effect is sent again: after success (its answer should have moved things on) and, doubling, after failures. */
-export const RETRY_MIN_MS = 1000;
-export const RETRY_MAX_MS = 30_000;
+export { RETRY_MAX_MS, RETRY_MIN_MS } from '../retryPace.js';
 
 export interface PlanDriverOptions {
   readonly keeper: ViewKeeper;
@@ -55,11 +55,6 @@ export interface PlanDriverOptions {
    * (found by simulator seed 730). Items already under way go on; queued ones wait, they do not fail.
    */
   readonly awaitFencedHosts?: boolean;
-}
-
-interface Pace {
-  readonly until: number;
-  readonly failures: number;
 }
 
 /** A node's answer, applied to the view at once so the next pass sees it before any poll. */
@@ -270,9 +265,8 @@ export class PlanDriver {
       if ('instanceId' in e && e.instanceId !== undefined) {
         this.marks = noteFailure(this.marks, itemKey(e.migrationId, e.instanceId), e, failure, clock.now());
       }
-      const failures = (this.pace.get(key)?.failures ?? 0) + 1;
-      const retryInMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (failures - 1));
-      this.pace.set(key, { until: clock.now() + retryInMs, failures });
+      const { retryInMs, ...pace } = failedPace(this.pace.get(key), clock.now());
+      this.pace.set(key, pace);
       const log = isFerryError(err) ? logger.warn.bind(logger) : logger.error.bind(logger);
       log({ effect: key, migrationId: e.migrationId, code: failure.code, msg: failure.message, retryInMs }, 'migration step failed');
     }

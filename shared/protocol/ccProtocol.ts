@@ -1,6 +1,6 @@
 /** CLC → CC operations (served at CC_PATH on port 8774). */
 import { z } from 'zod';
-import { lostStoreSchema, ncInstanceSchema, QUARANTINE_REASON_MAX, quarantineSchema } from './ncProtocol.js';
+import { lostStoreSchema, movedSchema, ncInstanceSchema, QUARANTINE_REASON_MAX, quarantineSchema } from './ncProtocol.js';
 import {
   ccNodeEventRequestSchema, ccNodeEventResponseSchema, migrationIdSchema, planSchema,
 } from './migrationProtocol.js';
@@ -191,6 +191,8 @@ export const CC_OPS = {
        * stopped instance re-homed): each copy is defined with them, before its guest boots.
        */
       volumes: z.record(instanceIdSchema, z.array(volumeAttachmentSpecSchema).max(64)).optional(),
+      /** A stopped instance re-homed (cc/rehome.ts, one id): its new copy records where it came from and the move's generation. */
+      moved: movedSchema.optional(),
     }),
     response: z.object({ instances: z.array(ccInstanceSchema) }),
   },

@@ -10,6 +10,18 @@ import {
 import { incomingSchema, ncMigrateRequestSchema, ncMigrateResponseSchema, planSchema } from './migrationProtocol.js';
 import { ncVolumeAttachmentSchema, volumeAttachmentSpecSchema, volumeIdSchema } from './volumes.js';
 
+/**
+ * A copy made by re-homing a stopped instance (cc/rehome.ts: StartInstances elsewhere, a drain's cold
+ * move): the node of the copy it replaces and the move's generation (that copy's generation + 1; a
+ * copy never moved so is generation 0). The CC forgets the older copy by it (cc/moveRepair.ts).
+ */
+export const movedSchema = z.object({ from: hostSchema, generation: z.number().int().min(1) });
+export type Moved = z.infer<typeof movedSchema>;
+
+/** Why a terminate was asked: `user` (TerminateInstances: the instance ends everywhere), `move` (cc/rehome.ts forgetting the copy it replaced). */
+export const terminateReasonSchema = z.enum(['user', 'move']);
+export type TerminateReason = z.infer<typeof terminateReasonSchema>;
+
 export const ncInstanceSchema = z.object({
   instanceId: instanceIdSchema,
   reservationId: reservationIdSchema,
@@ -42,6 +54,10 @@ export const ncInstanceSchema = z.object({
    * before any, and from older NCs.
    */
   lastReboot: z.object({ at: z.number(), how: z.enum(['guest', 'reset']) }).optional(),
+  /** This copy re-homes the one on `moved.from` (movedSchema). Absent: never re-homed, and from older NCs. */
+  moved: movedSchema.optional(),
+  /** A tombstone's cause, as its terminate said (a user's wins over a move's). Absent on live copies, and from older NCs. */
+  endedBy: terminateReasonSchema.optional(),
 });
 export type NcInstance = z.infer<typeof ncInstanceSchema>;
 
@@ -134,6 +150,8 @@ export const NC_OPS = {
        * holds them `attaching` until the hypervisor has the domain, then `attached`).
        */
       volumes: z.array(volumeAttachmentSpecSchema).max(64).optional(),
+      /** A stopped instance re-homed here (cc/rehome.ts): persisted with the record and reported (movedSchema). */
+      moved: movedSchema.optional(),
     }),
     response: z.object({ instance: ncInstanceSchema }),
   },
@@ -180,9 +198,12 @@ export const NC_OPS = {
     request: z.object({ instanceId: instanceIdSchema }),
     response: z.object({ instance: ncInstanceSchema }),
   },
-  /** Destroy one instance. Idempotent: terminating a terminated instance answers again. */
+  /**
+   * Destroy one instance. Idempotent: terminating a terminated instance answers again. `reason` is
+   * kept on the tombstone (`endedBy`); a user's terminate of a tombstone a move left marks it `user`.
+   */
   ncTerminateInstance: {
-    request: z.object({ instanceId: instanceIdSchema }),
+    request: z.object({ instanceId: instanceIdSchema, reason: terminateReasonSchema.optional() }),
     response: z.object({ instanceId: instanceIdSchema, previousState: instanceStateSchema, currentState: instanceStateSchema }),
   },
   /**

@@ -9,7 +9,7 @@ import type { FerryError } from '../../shared/errors/registry.js';
 import { fits, sub, type Resources } from '../../shared/model/resources.js';
 import type { NodeState } from '../../shared/protocol/common.js';
 import type { Incoming, MigrationPlan, NcMigrateRequest } from '../../shared/protocol/migrationProtocol.js';
-import type { NcInstance, NcNode, NcRequest, NcResponse, Quarantine } from '../../shared/protocol/ncProtocol.js';
+import type { NcInstance, NcNode, NcRequest, NcResponse, Quarantine, TerminateReason } from '../../shared/protocol/ncProtocol.js';
 import { finishCleaning, handleMigrate, switchOver, usedBy, type MigrationWorld } from './fakeMigrations.js';
 
 export const SMALL = { name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 } as const;
@@ -184,17 +184,24 @@ export class FakeNodes implements NodeClient {
     if (req.stopped === true) Object.assign(created, { state: 'stopped', hypervisorState: 'shutoff', userStopped: true });
     // Its volumes come in its definition (issue 18), attached as the NC reports them once the domain exists.
     if (req.volumes && req.volumes.length > 0) created.volumes = req.volumes.map((v) => ({ ...v, status: 'attached' as const }));
+    if (req.moved !== undefined) created.moved = { ...req.moved };
     nc.instances.push(created);
     return this.leave(nc, call, created);
   }
 
-  async terminateInstance(host: string, instanceId: string): Promise<NcResponse<'ncTerminateInstance'>> {
+  async terminateInstance(host: string, instanceId: string, reason?: TerminateReason): Promise<NcResponse<'ncTerminateInstance'>> {
     const call: Call = { host, op: 'terminate', instanceId };
     const nc = await this.enter(call);
     const i = nc.instances.find((x) => x.instanceId === instanceId);
     if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${instanceId} is not on node ${host}`, { host });
+    // As the NC decides (termination.ts): a move forgets only a stopped copy.
+    if (reason === 'move' && i.state !== 'stopped' && i.state !== 'terminated') {
+      throw CcErrors.withMessage('InstanceStateConflict', `instance ${instanceId} on node ${host} cannot be forgotten by a move: it is ${i.state}`, { host });
+    }
     const previousState = i.state;
     i.state = 'terminated';
+    // As the NC keeps it (termination.ts noteEndedBy): a user's reason wins.
+    if (reason !== undefined && i.endedBy !== 'user') i.endedBy = reason;
     return this.leave(nc, call, { instanceId, previousState, currentState: 'terminated' as const });
   }
 
@@ -228,7 +235,11 @@ export class FakeNodes implements NodeClient {
     const nc = await this.enter(call);
     const i = nc.instances.find((x) => x.instanceId === instanceId);
     if (!i) throw CcErrors.withMessage('InstanceNotFound', `instance ${instanceId} is not on node ${host}`, { host });
-    if (i.state === 'running') return this.leave(nc, call, { ...i });
+    if (i.state === 'running') {
+      // As decideStart: a user's start of one whose stop never reached its domain clears the stop's mark.
+      if (userStart) delete i.userStopped;
+      return this.leave(nc, call, { ...i });
+    }
     if (i.state !== 'stopped') throw CcErrors.withMessage('InstanceNotStartable', `instance ${instanceId} on node ${host} cannot be started: it is ${i.state}`, { host });
     if (i.userStopped === true && !userStart) throw CcErrors.withMessage('InstanceNotStartable', `instance ${instanceId} on node ${host} cannot be started: its user stopped it`, { host });
     if (nc.nodeState === 'disabled') throw CcErrors.make('NodeDisabled', { host });

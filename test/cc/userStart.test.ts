@@ -121,6 +121,23 @@ describe('ccStartInstance', () => {
   });
 });
 
+describe('ccStartInstance of an instance the view shows running (sim seed 203)', () => {
+  it('asks its NC, which clears the mark of a stop whose answer was lost; an NC that does not answer refuses', async () => {
+    const h = await oneOnA();
+    // The stop reached the NC (its mark persisted) but the CC never heard: its view still says running.
+    const copy = h.fake.nc(A).instances.find((i) => i.instanceId === id(1));
+    if (!copy) throw new Error('no copy on A');
+    copy.userStopped = true;
+    h.fake.calls.length = 0;
+    const r = await h.ops.ccStartInstance({ instanceId: id(1) }, CTX);
+    expect(r).toEqual({ instanceId: id(1), host: A, previousState: 'running', currentState: 'running' });
+    expect(h.fake.callsOf('start').map((c) => c.host)).toEqual([A]);
+    expect(copy.userStopped).toBeUndefined();
+    h.fake.nc(A).link = 'down';
+    await expect(h.ops.ccStartInstance({ instanceId: id(1) }, CTX)).rejects.toMatchObject({ code: 'NodeUnreachable' });
+  });
+});
+
 describe('a drain re-homes the stopped instances of its node (cold moves)', () => {
   it('plans the running one live and moves the stopped one, not started, onto an allowed host; the source forgets it', async () => {
     const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)], [C, slots(2)]] });

@@ -136,6 +136,22 @@ describe('ncTerminateInstance', () => {
     expect(h.log).toEqual([]);
   });
 
+  it('a re-homed copy keeps where it came from; a move forgets only a stopped copy; a user\'s terminate marks the tombstone', async () => {
+    const h = await harness();
+    await h.controller.run({ ...runRequest(A), moved: { from: '127.0.89.9', generation: 2 } });
+    expect((await h.controller.describe()).instances.find((i) => i.instanceId === A)?.moved).toEqual({ from: '127.0.89.9', generation: 2 });
+    expect(h.store.read().instances[A]?.moved).toEqual({ from: '127.0.89.9', generation: 2 });
+    await expect(h.controller.terminate(A, 'move')).rejects.toMatchObject({ code: 'InstanceStateConflict' });
+    expect(h.store.read().instances[A]?.phase).toBe('running');
+    await h.controller.stopInstance({ instanceId: A, force: true });
+    await h.controller.terminate(A, 'move');
+    expect(h.store.read().instances[A]).toMatchObject({ phase: 'terminated', endedBy: 'move' });
+    // The user's word reaches a tombstone a move left: kept, and reported.
+    expect(await h.controller.terminate(A, 'user')).toEqual({ instanceId: A, previousState: 'stopped', currentState: 'terminated' });
+    expect(h.store.read().instances[A]?.endedBy).toBe('user');
+    expect((await h.controller.describe()).instances.find((i) => i.instanceId === A)?.endedBy).toBe('user');
+  });
+
   it('forgets tombstones after an hour of the injected clock', async () => {
     const h = await harness();
     await h.controller.run(runRequest(A));

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { openMemoryNcStore } from '../../nc/ncStore.js';
 import { HypervisorErrors } from '../../nc/hypervisor/errors.js';
 import { harness, runRequest } from './fixtures.js';
+import { NcErrors } from '../../nc/errors.js';
+import type { VolumeConnector } from '../../nc/volumeConnector.js';
 
 const A = 'i-0000000a';
 const strip = (log: readonly string[]): string[] => log.map((l) => l.replace(/ \{.*\}$/, ''));
@@ -136,11 +138,54 @@ describe('ncRunInstance with volumes (issue 18: a restart elsewhere, a re-homed 
   });
 
   it('a cold move defines the stopped copy with them; its user\'s start boots it holding them', async () => {
-    const h = await harness();
+    // The start connects the volumes first (sim seed 135): a storage every host reaches.
+    const h = await harness({ volumeConnector: { connect: () => Promise.resolve(), disconnect: () => Promise.resolve() } });
     await h.controller.run({ ...runRequest(A), stopped: true, volumes: [VOL] });
     expect(h.driver.domains.get(A)).toMatchObject({ state: 'shutoff', volumes: [VOL] });
     expect(h.store.read().instances[A]?.volumes).toEqual([{ ...VOL, status: 'attached' }]);
     await h.controller.startInstance(A, true);
     expect(h.driver.domains.get(A)).toMatchObject({ state: 'running', volumes: [VOL] });
+  });
+});
+
+describe('ncStartInstance and volumes (sim seed 135)', () => {
+  const VOL = { volumeId: 'vol-0000000a', device: '/dev/sdf', path: '/shared/volumes/vol-0000000a.img' };
+
+  /** Connects by logging into the harness's log, or refuses every volume when `unreachable`. */
+  const connector = (log: () => string[], unreachable: () => boolean): VolumeConnector => ({
+    connect: (instanceId, volumes) => {
+      if (unreachable()) return Promise.reject(NcErrors.make('VolumeUnavailable', { host: 'h', instanceId, volumeId: volumes[0]?.volumeId ?? '', detail: 'ENOENT' }));
+      log().push(`connect ${instanceId} ${volumes.map((v) => v.volumeId).join(',')}`);
+      return Promise.resolve();
+    },
+    disconnect: () => Promise.resolve(),
+  });
+
+  it('connects the instance\'s volumes before its shut-off domain starts again', async () => {
+    let log: string[] = [];
+    const h = await harness({ volumeConnector: connector(() => log, () => false) });
+    log = h.log;
+    await h.controller.run(runRequest(A));
+    await h.controller.attachVolume({ instanceId: A, ...VOL });
+    await h.controller.stopInstance({ instanceId: A, force: false });
+    h.log.length = 0;
+    await h.controller.startInstance(A, true);
+    const order = strip(h.log).filter((l) => /^(connect|create|persist)/.test(l));
+    expect(order[0]).toBe(`connect ${A} ${VOL.volumeId}`);
+    expect(order.slice(1)).toEqual(['persist', `create ${A}`]);
+    expect(h.driver.domains.get(A)?.state).toBe('running');
+  });
+
+  it('a volume the host cannot reach refuses the start, and nothing changes', async () => {
+    let unreachable = false;
+    const h = await harness({ volumeConnector: connector(() => [], () => unreachable) });
+    await h.controller.run(runRequest(A));
+    await h.controller.attachVolume({ instanceId: A, ...VOL });
+    await h.controller.stopInstance({ instanceId: A, force: false });
+    unreachable = true;
+    const before = structuredClone(h.store.read().instances[A]);
+    await expect(h.controller.startInstance(A, true)).rejects.toMatchObject({ code: 'VolumeUnavailable' });
+    expect(h.store.read().instances[A]).toEqual(before);
+    expect(h.driver.domains.get(A)?.state).toBe('shutoff');
   });
 });

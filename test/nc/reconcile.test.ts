@@ -60,6 +60,14 @@ describe('re-adoption (reconcile)', () => {
 });
 
 describe('re-adoption after a lost store (adoptOrphans)', () => {
+  it('a re-adopted record holds the volumes its domain holds, attached (a detach then reaches the domain: sim seed 429)', () => {
+    const volume = { volumeId: 'vol-0000000a', device: '/dev/sdf', path: '/shared/volumes/vol-0000000a.img' };
+    const d: DomainInfo = { ...domain(ID, 'running', LARGE), volumes: [volume] };
+    const r = reconcile({}, [d], NOW, { adoptOrphans: true });
+    expect(r.instances[ID]?.volumes).toEqual([{ ...volume, status: 'attached' }]);
+    expect(reconcile({}, [domain(ID, 'running', LARGE)], NOW, { adoptOrphans: true }).instances[ID]?.volumes).toBeUndefined();
+  });
+
   it.each([
     ['a running domain gets a running record again', 'running', 'adopted-orphan'],
     ['a shut-off domain too (reported stopped)', 'shutoff', 'adopted-orphan'],

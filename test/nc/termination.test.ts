@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { observe } from '../../nc/instanceView.js';
 import type { InstancePhase, InstanceRecord } from '../../nc/ncStore.js';
-import { decideTerminate, markShuttingDown, markTerminated, pruneTombstones } from '../../nc/termination.js';
+import { decideTerminate, markShuttingDown, markTerminated, noteEndedBy, pruneTombstones } from '../../nc/termination.js';
 import { domain, record, snapshot } from './fixtures.js';
 
 const ID = 'i-00000001';
@@ -37,6 +37,30 @@ describe('terminate decision', () => {
       ownerId: 'alice', launchTime: 1, vmType: record(ID, 'running').vmType, state: 'ready', since: 0,
     };
     expect(decideTerminate(snap, ID, undefined)).toEqual({ kind: 'migrating', migrationState: 'ready' });
+  });
+
+  // A move's forget (cc/rehome.ts, cc/moveRepair.ts) ends only a stopped copy; a user's ends any.
+  it.each([
+    ['a move forgets a stopped copy', 'move', 'shutoff', 'running' as const, { kind: 'destroy', previousState: 'stopped' }],
+    ['a move never ends a running guest', 'move', 'running', 'running' as const, { kind: 'notStopped', state: 'running' }],
+    ['a move never ends a pending copy', 'move', 'running', 'pending' as const, { kind: 'notStopped', state: 'pending' }],
+    ['a move replays a tombstone', 'move', 'running', 'terminated' as const, { kind: 'answer' }],
+    ['a user ends a running guest', 'user', 'running', 'running' as const, { kind: 'destroy', previousState: 'running' }],
+  ] as const)('%s', (_n, reason, domainState, phase, expected) => {
+    const obs = observe([domain(ID, domainState)], 0);
+    expect(decideTerminate(snapshot([record(ID, phase)]), ID, obs, reason)).toMatchObject(expected);
+  });
+
+  it.each([
+    ['none yet, a move', undefined, 'move', 'move', true],
+    ['none yet, no reason', undefined, undefined, undefined, false],
+    ['a move\'s tombstone, then its user', 'move', 'user', 'user', true],
+    ['a user\'s tombstone, then a move: the user\'s stays', 'user', 'move', 'user', false],
+    ['a user\'s, repeated', 'user', 'user', 'user', false],
+  ] as const)('endedBy: %s', (_n, before, reason, after, changed) => {
+    const rec = record(ID, 'terminated', before ? { endedBy: before } : {});
+    expect(noteEndedBy(rec, reason)).toBe(changed);
+    expect(rec.endedBy).toBe(after);
   });
 
   it('marks shutting-down once, keeping the first previous state', () => {

@@ -112,6 +112,18 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       throw HaErrors.make('RestartsFailed', { detail: `restarted, but volume(s) not re-attached yet: ${failed.map((f) => `${f.volumeId} (${f.reason})`).join(', ')}` });
     }
   };
+  /** Re-attaches, to the copies that run again on `ref.host`, the volumes fenced from it; answers what failed. */
+  const reattachAll = async (ref: HaHostRef, instanceIds: readonly string[]): Promise<string[]> => {
+    const failures: string[] = [];
+    for (const id of instanceIds.filter((x) => awaitingReattach(opts.store.read(), x, ref.host).length > 0)) {
+      try {
+        await reattach(ref, id);
+      } catch (e) {
+        failures.push(`${id} (${(e as Error).message})`);
+      }
+    }
+    return failures;
+  };
   /** One change of HA's, like one request: its own gate tickets, left when it ends. */
   const inRequest = <T>(work: (ctx: OperationContext) => Promise<T>): Promise<T> => inGatedOperation({ ...opts, actor: 'ha' }, work);
   /** The same change (and gate label) as the admin's DisableService of the node. */
@@ -310,6 +322,15 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     if (lost.length > 0) log.warn({ host: ref.host, instanceIds: lost }, 'host HA: instances of a host returned from fencing have no domain left there; not powered on');
     const ids = own.filter((i) => i.hypervisorState !== 'missing').map((i) => i.instanceId);
     const lostNote = lost.length > 0 ? `; no domain left for ${lost.join(', ')}` : '';
+    // Level-based too: one started by an earlier attempt whose volumes were not re-attached then.
+    const unattached = mine.filter((i) => i.state === 'running' && !elsewhere.has(i.instanceId) && awaitingReattach(opts.store.read(), i.instanceId, ref.host).length > 0);
+    if (ids.length === 0 && unattached.length > 0) {
+      const failures = await inRequest(async (ctx) => {
+        await ctx.gate.enter('change', `host HA: re-attaching the volumes of instances of ${ref.host}, returned from fencing`, [ref.partition]).ready([ref.partition]);
+        return reattachAll(ref, unattached.map((i) => i.instanceId));
+      });
+      return { done: failures.length === 0, detail: failures.length > 0 ? `volumes not re-attached yet: ${failures.join(', ')}` : `volumes re-attached to ${unattached.map((i) => i.instanceId).join(', ')}` };
+    }
     if (ids.length === 0) return { done: true, detail: `none of its own instances is shut off${lostNote}` };
     if (unseen.length > 0) return { done: false, detail: `the CC cannot see ${unseen.join(', ')}, which may run ${ids.join(', ')}; looked at again next attempt` };
     if (nodeState !== 'enabled') return { done: false, detail: `${ref.host} is in maintenance (${nodeState ?? 'unknown'}): ${ids.join(', ')} are powered on once it is enabled` };
@@ -318,14 +339,18 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       await ticket.ready([ref.partition]);
       // Checked again inside the ticket: a fence that began meanwhile wins.
       if (fencedAgain()) return undefined;
-      return ctx.clusters.call(ref.partition, 'ccStartInstances', { instanceIds: ids, onHost: ref.host });
+      const started = await ctx.clusters.call(ref.partition, 'ccStartInstances', { instanceIds: ids, onHost: ref.host });
+      // Volumes fenced from this host for a restart elsewhere that never happened: the copy that runs
+      // again here is the one they belong to (its NC connected them before the start; sim seed 135).
+      return { ...started, volumeFailures: await reattachAll(ref, started.started.map((i) => i.instanceId)) };
     });
     if (!result) return { done: false, detail: `${ref.host} is being fenced again: nothing is started there` };
     const poweredOn = result.started.map((i) => i.instanceId);
     log.warn({ host: ref.host, poweredOn, failed: result.failed }, 'host HA: instances of a host returned from fencing powered on there');
     const failed = result.failed.map((f) => `${f.instanceId} (${f.code}: ${f.message})`);
-    const detail = `${poweredOn.length} powered on${poweredOn.length > 0 ? ` (${poweredOn.join(', ')})` : ''}${failed.length > 0 ? `; not: ${failed.join(', ')}` : ''}${lostNote}`;
-    return { done: failed.length === 0, detail };
+    const volumesNote = result.volumeFailures.length > 0 ? `; volumes not re-attached yet: ${result.volumeFailures.join(', ')}` : '';
+    const detail = `${poweredOn.length} powered on${poweredOn.length > 0 ? ` (${poweredOn.join(', ')})` : ''}${failed.length > 0 ? `; not: ${failed.join(', ')}` : ''}${lostNote}${volumesNote}`;
+    return { done: failed.length === 0 && result.volumeFailures.length === 0, detail };
   };
 
   const keepInMaintenance = (ref: HaHostRef, stillFenced: () => boolean): Promise<boolean> => inRequest(async (ctx) => {

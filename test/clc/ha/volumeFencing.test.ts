@@ -153,3 +153,40 @@ describe('host HA and volumes', () => {
     expect(w.store.read().volumes[VOL_A]?.attachment?.status).toBe('attached');
   });
 });
+
+describe('host HA and volumes: a restart elsewhere that never happened (sim seed 135)', () => {
+  it('the host unfenced by EnableService powers the instance on again and gets back the volume fenced from it', async () => {
+    const { w, backend } = await worldWithVolumes();
+    for (const h of [B, C]) {
+      const n = w.fake.node(h);
+      if (n) n.nodeState = 'disabled'; // no room anywhere else: the restart elsewhere is refused
+    }
+    await w.run(100);
+    const node = loseNc(w, A, 'inactive');
+    await w.run(800);
+    expect(w.state(A)).toBe('FENCED');
+    expect(backend.fenced).toContain(`${VOL_A}@${A}`);
+    expect(liveCopy(w, 'i-00000001')).toBeUndefined();
+    expect(w.store.read().volumes[VOL_A]?.attachment).toMatchObject({ status: 'attaching', fencedFrom: { host: A } });
+
+    // A is powered on again (its domains shut off), and the administrator returns it to service.
+    node.reachable = true;
+    for (const i of node.instances) {
+      i.state = 'stopped';
+      i.hypervisorState = 'shutoff';
+    }
+    await w.run(50);
+    await w.runtime.hooks.beforeEnable(A, P);
+    node.nodeState = 'enabled';
+    await w.runtime.hooks.afterEnable(A, P);
+    await w.run(200);
+
+    expect(w.ops('ccStartInstances').map((c) => c.req)).toContainEqual(expect.objectContaining({ onHost: A, instanceIds: expect.arrayContaining(['i-00000001']) }));
+    expect(liveCopy(w, 'i-00000001')?.host).toBe(A);
+    // Attached once, to the copy powered on again (the restart elsewhere never got that far).
+    expect(w.ops('ccAttachVolume').map((c) => c.req)).toEqual([expect.objectContaining({ instanceId: 'i-00000001', volumeId: VOL_A })]);
+    expect(w.fake.calls.findIndex((c) => c.op === 'ccAttachVolume')).toBeGreaterThan(w.fake.calls.findIndex((c) => c.op === 'ccStartInstances'));
+    expect(w.store.read().volumes[VOL_A]?.attachment).toMatchObject({ instanceId: 'i-00000001', status: 'attached', fencedFrom: { host: A } });
+    expect(w.store.read().ha.hosts[A]?.owed ?? null).toBeNull();
+  });
+});
