@@ -16,7 +16,12 @@ import { FENCE_STATES, type HaState } from '../hostHaState.js';
 /** Rejects with HA's SourceTimedOut once `deadline` (epoch ms on `clock`) passes; the work is left to settle on its own. */
 export function withDeadline<T>(clock: Clock, deadline: number, what: string, work: Promise<T>): Promise<T> {
   const left = deadline - clock.now();
-  if (left <= 0) return Promise.reject(HaErrors.make('SourceTimedOut', { detail: `${what}: no time left before the deadline` }));
+  if (left <= 0) {
+    // The work has started and is left to settle: its failure must not go unobserved (an unhandled
+    // rejection stops the CLC; a power-status probe queued past its deadline behind 10,000 hosts did).
+    work.catch(() => undefined);
+    return Promise.reject(HaErrors.make('SourceTimedOut', { detail: `${what}: no time left before the deadline` }));
+  }
   return new Promise<T>((resolve, reject) => {
     const timer = clock.setTimer(left, () => reject(HaErrors.make('SourceTimedOut', { detail: `${what} did not answer within ${left} ms` })));
     work.then(

@@ -25,6 +25,25 @@ describe('withDeadline', () => {
     expect(clock.pendingTimers()).toBe(0);
     await expect(withDeadline(clock, 50, 'x', Promise.resolve(1))).rejects.toThrow('no time left');
   });
+
+  it('past its deadline, still observes the work it was given: a later failure is not an unhandled rejection (which stops the CLC)', async () => {
+    const clock = new ManualClock(1000);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => { unhandled.push(e); };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let fail: (e: Error) => void = () => undefined;
+      const work = new Promise<never>((_, reject) => { fail = reject; });
+      await expect(withDeadline(clock, 500, 'power status', work)).rejects.toThrow('no time left');
+      fail(new Error('fence agent not installed'));
+      // Unhandled rejections are reported after the microtask queue drains: two macrotask turns.
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });
 
 describe('CC-backed health, activity and facts', () => {
