@@ -87,12 +87,15 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     ensureScalePki(baseDir, CONTROLLER, hosts);
     seedBmcStore(clcDir, hosts);
     const quiet = { FERRY_LOG_LEVEL: 'warn' };
+    // FERRY_BENCH_PROFILE=<dir>: the CC and CLC write CPU profiles there when they stop (node --cpu-prof).
+    const profile = process.env.FERRY_BENCH_PROFILE;
+    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile];
     // The CC first: the hosts tell it they are up as they start.
     daemons.push(await spawnDaemon({
       name: 'cc', entry: 'dist/cc/main.js', ready: 'cc listening on https://',
       args: ['--host', CONTROLLER, '--port', String(PORTS.cc), '--partition', PARTITION, '--nc-port', String(PORTS.nc), '--state-dir', join(baseDir, 'cc'),
         '--tls-dir', certsDirOf({ baseDir }), '--poll-interval-ms', String(POLL_MS)],
-    }, { root: ROOT, logFile: join(baseDir, 'logs', 'cc.log'), raiseOpenFileLimit: true, env: { ...quiet, FERRY_CC_NODES: hosts.join(',') } }));
+    }, { root: ROOT, logFile: join(baseDir, 'logs', 'cc.log'), raiseOpenFileLimit: true, nodeArgs, env: { ...quiet, FERRY_CC_NODES: hosts.join(',') } }));
     for (let i = 0; i * HOSTS_PER_PROCESS < hosts.length; i++) {
       farms.push(await startScaleProcess({
         root: ROOT, baseDir, name: `scale-${i}`, hosts: hosts.slice(i * HOSTS_PER_PROCESS, (i + 1) * HOSTS_PER_PROCESS), port: PORTS.nc, ccUrl, storageDir,
@@ -103,7 +106,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
       name: 'clc', entry: 'dist/clc/main.js', ready: 'clc listening on http://',
       args: ['--host', CONTROLLER, '--port', String(PORTS.clc), '--state-dir', clcDir, '--clusters', `${PARTITION}=${ccUrl}`, '--storage-dir', storageDir,
         '--tls-dir', certsDirOf({ baseDir })],
-    }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, env: quiet }));
+    }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
     const [cc, clc] = daemons as [RunningDaemon, RunningDaemon];
     const q = clcQuery(`http://${CONTROLLER}:${PORTS.clc}/services/Eucalyptus`, clcDir, 'supervision');
 

@@ -70,7 +70,8 @@ export async function startScaleHost(o: ScaleHostOptions): Promise<ScaleHost> {
     { clock: o.clock, store: await openSimHvMemoryStore(), disk: o.disk, dialer: NO_MIGRATIONS, log: logger },
   );
   sim.start();
-  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, tls: clientTlsOptions(o.identity) });
+  // Calls the CC from its own address, as a real host does (not 127.0.0.1, which would make every host one peer).
+  const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, tls: { ...clientTlsOptions(o.identity), localAddress: host } });
   const notifier = new WireCcNotifier({ transport, ccUrl: o.ccUrl, logger, clock: o.clock });
   const controller = new NodeController({
     host, hypervisor: 'sim', store: await openMemoryNcStore(), driver: new InProcessDriver(sim), clock: o.clock, logger, notifier,
