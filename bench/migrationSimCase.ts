@@ -12,16 +12,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import xml2js from 'xml2js';
 import { caCredentialIssuer, loadMigrationCa } from '../cc/migration/credentialIssuer.js';
 import { SimDriver } from '../nc/hypervisor/sim/simDriver.js';
 import type { DomainSpec } from '../nc/hypervisor/driver.js';
-import { readCredentialsFile, type Credentials } from '../shared/auth/credentialsFile.js';
-import { signQuery } from '../shared/auth/sign.js';
 import { systemClock } from '../shared/clock.js';
 import { findVmType } from '../shared/model/vmTypes.js';
 import { certsDirOf, clcUrl, cloudLayout, ensureCloudPki, simSocketOf, type CloudLayoutOptions } from '../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../scripts/daemon.js';
+import { clcQuery, items, type Doc } from './clcQuery.js';
 import { measured, type CaseResult } from './report.js';
 
 const SUBNET = '127.0.86';
@@ -31,8 +29,6 @@ const HOSTS = [1, 2, 3, 4].map((i) => `${SUBNET}.${i}`) as [string, string, stri
 const TYPE = 'm1.small';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
-type Doc = Record<string, unknown>;
-const items = (v: unknown): Doc[] => (v === undefined || v === '' ? [] : Array.isArray(v) ? v as Doc[] : [v as Doc]);
 
 export interface MigrationSimResult {
   readonly ferryMs: number;
@@ -51,17 +47,7 @@ export async function migrationSim(pairs: number): Promise<MigrationSimResult> {
     const wanted = specs.filter((s) => !s.name.startsWith('nc-') || s.name === `nc-${HOSTS[0]}` || s.name === `nc-${HOSTS[1]}`)
       .filter((s) => !s.name.startsWith('heartbeat-'));
     for (const s of wanted) running.push(await spawnDaemon(s, { root: ROOT, logFile: join(baseDir, 'logs', `${s.name}.log`) }));
-    const url = clcUrl(CONTROLLER);
-    let creds: Credentials | undefined;
-    const q = async (params: Record<string, string>): Promise<Doc> => {
-      creds ??= await readCredentialsFile(join(baseDir, 'clc', 'admin.credentials'));
-      const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
-      const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
-      const doc = await xml2js.parseStringPromise(await res.text(), { explicitArray: false }) as Doc;
-      const body = Object.values(doc)[0] as Doc;
-      if (res.status !== 200) throw new Error(`migration-sim bench: ${params.Action} answered ${res.status}: ${JSON.stringify(body)}`);
-      return body;
-    };
+    const q = clcQuery(clcUrl(CONTROLLER), join(baseDir, 'clc'), 'migration-sim');
     const until = async <T>(what: string, look: () => Promise<T | undefined>, everyMs = 20, limitMs = 180_000): Promise<T> => {
       const deadline = Date.now() + limitMs;
       for (;;) {
