@@ -81,22 +81,13 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
   const { store, clusters, clock, logger } = deps;
   const makeDriver = deps.powerDriver ?? ((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
   const haStateOf = (host: string) => store.read().ha.hosts[host]?.state;
-  const drivers = new WeakMap<BmcEntry, PowerDriver>();
   const composed = composeProvider({
     health: ccHealthSource(clusters, clock),
     activity: ccActivitySource(clusters, clock),
     facts: ccHostFacts(clusters, haStateOf, sharedNodes(clusters, clock, Math.min(1000, Math.max(1, Math.floor(deps.tickMs / 2))))),
     power: (host) => {
       const entry = deps.bmc.read().hosts[host];
-      if (!entry) return undefined;
-      // One driver per BMC entry (a store update replaces the entries, so a changed one gets a new
-      // driver): eligibility asks for every host on every pass, and a driver copies the environment.
-      let driver = drivers.get(entry);
-      if (!driver) {
-        driver = makeDriver(host, entry);
-        drivers.set(entry, driver);
-      }
-      return driver;
+      return entry ? makeDriver(host, entry) : undefined;
     },
   });
   // Every power action settles by its effect's deadline, whatever the agent does (a dead BMC).
