@@ -18,6 +18,9 @@
  *   drain         50 mixed guests drained onto 100 destinations on the simulator's clock: makespan vs
  *                 the physical two-stream bound, over-commits; serial and all-at-once baselines
  *                 (bench/drainCase.ts)
+ *   supervision   a real CC and CLC supervising 10,000 simulated hosts (--quick: 2,000) in scale-mode
+ *                 processes at a 10 s poll period with host HA on: CPU per core, memory, failure to
+ *                 SUSPECT under a burst of 100 failures, the storm gate (bench/supervisionCase.ts)
  * and, as sub-measurements of the issue's cases:
  *   migration-sim/credential       one per-migration credential as the CC's plan driver waits for it: from
  *                                  the key pool made ahead vs a key pair made when issued
@@ -58,6 +61,7 @@ import { simMigrationCa } from '../sim/simCredentials.js';
 import { BURST, eventsRig } from './eventsCase.js';
 import { migrationSimCase } from './migrationSimCase.js';
 import { migrationLibvirtCase } from './migrationLibvirtCase.js';
+import { supervisionCases } from './supervisionCase.js';
 import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
 import { ETCD_INSTANCES, etcdRig } from './etcdCase.js';
 
@@ -205,8 +209,6 @@ const timed: Timed[] = [
 
 const NOT_YET = 'not in the bench yet (issue 19)';
 const results: CaseResult[] = [
-  skipped('supervision', 'real CC and CLC supervising 10,000 simulated hosts at a 10 s period: CPU share, memory, failure-to-SUSPECT p50/p99', null, 'lower',
-    `${NOT_YET}: needs the simulator's scale mode as processes; the CC's per-round costs are measured below`),
 ];
 if (etcd === undefined) results.push(skipped('store/etcd-update', 'one instance record changed: etcd backend / file store', null, 'lower', '/usr/bin/etcd is not installed (scripts/etcd-lab.sh install)'));
 const print = (c: CaseResult): void => console.log(table([c]).split('\n')[1]);
@@ -276,6 +278,12 @@ print(migration);
 const libvirtMigration = await migrationLibvirtCase(QUICK);
 results.push(libvirtMigration);
 print(libvirtMigration);
+
+// supervision: a real CC and CLC over 10,000 simulated hosts (2,000 with --quick) in scale-mode processes (bench/supervisionCase.ts).
+for (const c of await supervisionCases(QUICK)) {
+  results.push(c);
+  print(c);
+}
 
 const api = await apiCase({ quick: QUICK });
 results.push(api);

@@ -2,8 +2,9 @@
  * CC configuration: commander flags with FERRY_CC_* environment fallbacks, compiled once into a
  * frozen, typed object (STYLE habit 7). Every bad field is named by its flag; main exits 2.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { compileConfig, isLoopbackV4 } from '../shared/config/compileConfig.js';
+import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compileConfig.js';
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
@@ -39,6 +40,8 @@ export const ccConfigSchema = z.object({
   partition: partitionSchema.default('cluster01'),
   /** NC hosts in registration order (euca_conf --register-nodes); greedy scheduling follows it. */
   nodes: nodeList.default([]),
+  /** The same list in a file (one host per line or comma-separated): a command line holds about 10,000 hosts at most. */
+  nodesFile: z.string().min(1).optional(),
   ncPort: port.refine((p) => p > 0, 'must be a real port').default(8775),
   stateDir: z.string({ error: 'required' }).min(1, 'required'),
   pollIntervalMs: positiveMs.default(5000),
@@ -84,6 +87,7 @@ const FIELDS = [
   ['port', '--port <n>', 'FERRY_CC_PORT', 'port to listen on (8774)'],
   ['partition', '--partition <name>', 'FERRY_CC_PARTITION', 'partition / availability zone this CC serves (cluster01)'],
   ['nodes', '--nodes <hosts>', 'FERRY_CC_NODES', 'comma-separated NC host addresses, in registration order'],
+  ['nodesFile', '--nodes-file <file>', 'FERRY_CC_NODES_FILE', 'the NC host addresses from a file, one per line, in registration order (instead of --nodes)'],
   ['ncPort', '--nc-port <n>', 'FERRY_CC_NC_PORT', 'port every NC listens on (8775)'],
   ['stateDir', '--state-dir <dir>', 'FERRY_CC_STATE_DIR', 'directory for cc.json, the cached view (with --store file)'],
   ['pollIntervalMs', '--poll-interval-ms <ms>', 'FERRY_CC_POLL_INTERVAL_MS', 'safety-net poll of every NC (5000)'],
@@ -115,6 +119,14 @@ export { HelpShown };
 /** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
 export function parseCcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): CcConfig {
   const raw = readFlags({ name: 'ferry-cc', envPrefix: 'FERRY_CC_', description: 'Ferry cluster controller: one per partition', fields: FIELDS, out }, argv, env);
+  if (raw.nodesFile !== undefined) {
+    if (raw.nodes !== undefined) throw new ConfigError(['--nodes-file: give the hosts with --nodes or --nodes-file, not both']);
+    try {
+      raw.nodes = readFileSync(raw.nodesFile, 'utf8').split(/[\n,]/).map((h) => h.trim()).filter((h) => h !== '').join(',');
+    } catch (e) {
+      throw new ConfigError([`--nodes-file: cannot read ${raw.nodesFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`]);
+    }
+  }
   return compileConfig(ccConfigSchema, raw, FLAG_NAMES);
 }
 

@@ -57,7 +57,7 @@ export interface CloudLayoutOptions {
 export const PORTS = Object.freeze({ clc: 8773, cc: 8774, nc: 8775, simhv: 16509 });
 
 /** Names the cloud in every certificate subject (O=Ferry cloud ferry). */
-const CLOUD_ID = 'ferry';
+export const CLOUD_ID = 'ferry';
 
 export function certsDirOf(o: Pick<CloudLayoutOptions, 'baseDir'>): string {
   return join(o.baseDir, 'certs');

@@ -23,6 +23,20 @@ export interface SpawnOptions {
   readonly detached?: boolean;
   readonly readyTimeoutMs?: number;
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Starts it with the soft open-file limit raised to the hard one (a daemon holding thousands of
+   * connections: the CC of the supervision bench); Node itself cannot raise it.
+   */
+  readonly raiseOpenFileLimit?: boolean;
+  /** Flags for node itself, before the entry (e.g. --cpu-prof). */
+  readonly nodeArgs?: readonly string[];
+}
+
+/** The command line of a daemon: node and its entry, behind `sh -c 'ulimit -n <hard>'` when asked. */
+export function daemonCommand(entry: string, args: readonly string[], raiseOpenFileLimit = false, nodeArgs: readonly string[] = []): [string, string[]] {
+  if (!raiseOpenFileLimit) return [process.execPath, [...nodeArgs, entry, ...args]];
+  // exec: the shell becomes node, so the PID is the daemon's.
+  return ['/bin/sh', ['-c', 'ulimit -n "$(ulimit -Hn)" && exec "$0" "$@"', process.execPath, ...nodeArgs, entry, ...args]];
 }
 
 function logTail(file: string, lines = 15): string {
@@ -48,7 +62,8 @@ export function openLogFile(file: string): number {
 export async function spawnDaemon(spec: ProcessSpec, o: SpawnOptions): Promise<RunningDaemon> {
   const fd = openLogFile(o.logFile);
   const startOffset = readFileSync(o.logFile).length;
-  const child = spawn(process.execPath, [resolve(o.root, spec.entry), ...spec.args], {
+  const [command, argv] = daemonCommand(resolve(o.root, spec.entry), spec.args, o.raiseOpenFileLimit, o.nodeArgs);
+  const child = spawn(command, argv, {
     cwd: o.root,
     stdio: ['ignore', fd, fd],
     detached: o.detached ?? false,

@@ -120,7 +120,9 @@ export class PlanDriver {
   poke(): void {
     if (!this.started || this.stopped || this.passQueued) return;
     this.passQueued = true;
-    queueMicrotask(() => {
+    // After the I/O of this turn of the event loop: a poll round's answers arrive one callback each,
+    // and one pass over all of them replaces a pass (over every node) per answer.
+    setImmediate(() => {
       this.passQueued = false;
       if (!this.stopped) this.pass();
     });

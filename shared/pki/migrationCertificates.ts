@@ -13,10 +13,9 @@
  * credential of an earlier one is superseded.
  * Building is pure (keys, serial and times are inputs); node-forge does the ASN.1.
  */
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { PkiErrors } from './errors.js';
-import { organizationOf } from './certificates.js';
+import { organizationOf, signWithOpenSsl } from './certificates.js';
 
 export type MigrationSide = 'source' | 'destination';
 
@@ -99,23 +98,4 @@ export function buildMigrationCertificate(i: MigrationCertInput): forge.pki.Cert
   ]);
   signWithOpenSsl(cert, i.caKey);
   return cert;
-}
-
-const nativeKeys = new WeakMap<forge.pki.rsa.PrivateKey, KeyObject>();
-
-/**
- * Signs the certificate as forge would (sha256WithRSAEncryption), but with OpenSSL: forge's RSA is
- * pure JavaScript, ~70 ms per 2048-bit signature on the CC's event loop for every credential, where
- * OpenSSL takes well under one. PKCS#1 v1.5 is deterministic: the bytes are the same.
- */
-function signWithOpenSsl(cert: forge.pki.Certificate, caKey: forge.pki.rsa.PrivateKey): void {
-  let key = nativeKeys.get(caKey);
-  if (!key) {
-    key = createPrivateKey(forge.pki.privateKeyToPem(caKey));
-    nativeKeys.set(caKey, key);
-  }
-  const native = key;
-  // forge's sign() sets the signature algorithm and the TBSCertificate, then asks the key to sign.
-  const signer = { sign: (): string => sign('sha256', Buffer.from(forge.asn1.toDer(cert.tbsCertificate).getBytes(), 'binary'), native).toString('binary') };
-  cert.sign(signer as unknown as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
 }

@@ -124,7 +124,9 @@ function ipAltNames(altNames: string | undefined): string[] {
 export function peerIdentityOf(socket: Socket): PeerIdentity | undefined {
   const tls = socket as Partial<TLSSocket>;
   if (typeof tls.getPeerCertificate !== 'function' || tls.authorized !== true) return undefined;
-  const cert = tls.getPeerCertificate();
+  // Null once the socket is gone (Node's types say otherwise).
+  const cert = tls.getPeerCertificate() as ReturnType<TLSSocket['getPeerCertificate']> | null;
+  if (!cert) return undefined;
   const ou: unknown = cert.subject?.OU;
   const cn: unknown = cert.subject?.CN;
   if (typeof ou !== 'string') return undefined;

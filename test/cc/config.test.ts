@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { HelpShown, migrationSettingsOf, parseCcConfig } from '../../cc/config.js';
 import { ConfigError } from '../../shared/config/compileConfig.js';
 import { securityFlagCases } from '../helpers/securityFlagCases.js';
@@ -36,6 +39,18 @@ describe('CC configuration', () => {
       FERRY_CC_STATE_DIR: '/tmp/s', FERRY_CC_TLS_DIR: '/tmp/certs', FERRY_CC_PORT: '9000', FERRY_CC_NODES: '127.0.11.1, 127.0.11.2', FERRY_CC_SCHEDULE_POLICY: 'greedy',
     });
     expect(c).toMatchObject({ stateDir: '/tmp/s', port: 9001, nodes: ['127.0.11.1', '127.0.11.2'], schedulePolicy: 'greedy', tlsDir: '/tmp/certs' });
+  });
+
+  it('reads the nodes from --nodes-file (one per line, in order); with --nodes too, or unreadable, it is a configuration error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-cc-nodes-'));
+    const file = join(dir, 'nodes');
+    writeFileSync(file, '127.0.11.2\n127.0.11.1\n\n');
+    expect(parseCcConfig([...base, '--nodes-file', file], {}).nodes).toEqual(['127.0.11.2', '127.0.11.1']);
+    expect(problems([...base, '--nodes-file', file, '--nodes', '127.0.11.3'], {}).join('\n')).toMatch('not both');
+    expect(problems([...base, '--nodes-file', join(dir, 'absent')], {}).join('\n')).toMatch('cannot read');
+    writeFileSync(file, '127.0.11.1\n10.0.0.1\n');
+    expect(problems([...base, '--nodes-file', file], {}).join('\n')).toMatch('10.0.0.1 is not a loopback');
+    rmSync(dir, { recursive: true, force: true });
   });
 
   // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext (or their variables).

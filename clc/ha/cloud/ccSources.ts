@@ -16,7 +16,12 @@ import { FENCE_STATES, type HaState } from '../hostHaState.js';
 /** Rejects with HA's SourceTimedOut once `deadline` (epoch ms on `clock`) passes; the work is left to settle on its own. */
 export function withDeadline<T>(clock: Clock, deadline: number, what: string, work: Promise<T>): Promise<T> {
   const left = deadline - clock.now();
-  if (left <= 0) return Promise.reject(HaErrors.make('SourceTimedOut', { detail: `${what}: no time left before the deadline` }));
+  if (left <= 0) {
+    // The work has started and is left to settle: its failure must not go unobserved (an unhandled
+    // rejection stops the CLC; a power-status probe queued past its deadline behind 10,000 hosts did).
+    work.catch(() => undefined);
+    return Promise.reject(HaErrors.make('SourceTimedOut', { detail: `${what}: no time left before the deadline` }));
+  }
   return new Promise<T>((resolve, reject) => {
     const timer = clock.setTimer(left, () => reject(HaErrors.make('SourceTimedOut', { detail: `${what} did not answer within ${left} ms` })));
     work.then(
@@ -34,11 +39,53 @@ export async function nodesOf(clusters: Clusters, partition: string, cached = fa
 /** Reachable and healthy: the NC answered the CC's last (fresh) poll and its hypervisor is connected. */
 export const isUp = (n: CcNode): boolean => n.reachable && n.healthy;
 
-export function ccHealthSource(clusters: Clusters, clock: Clock): HealthSource {
+const indexes = new WeakMap<readonly CcNode[], { readonly byHost: ReadonlyMap<string, CcNode>; readonly up: number }>();
+
+/** The nodes of one answer by host, and how many are up: built once per answer, not searched per host. */
+function indexOf(nodes: readonly CcNode[]): { readonly byHost: ReadonlyMap<string, CcNode>; readonly up: number } {
+  let ix = indexes.get(nodes);
+  if (!ix) {
+    ix = { byHost: new Map(nodes.map((n) => [n.host, n])), up: nodes.filter(isUp).length };
+    indexes.set(nodes, ix);
+  }
+  return ix;
+}
+
+/**
+ * Fresh nodes of a partition, shared: a caller joins the describe sent next, never one already in
+ * flight (sent before it asked, so its answer may predate the question). A health pass of 10,000
+ * hosts then asks the CC a few times, not 10,000 times for 10,000 nodes each.
+ */
+export function freshNodes(clusters: Clusters): (partition: string) => Promise<readonly CcNode[]> {
+  const byPartition = new Map<string, { running?: Promise<readonly CcNode[]>; next?: Promise<readonly CcNode[]> }>();
+  return (partition) => {
+    let st = byPartition.get(partition);
+    if (!st) {
+      st = {};
+      byPartition.set(partition, st);
+    }
+    const s = st;
+    const send = (): Promise<readonly CcNode[]> => {
+      const p: Promise<readonly CcNode[]> = nodesOf(clusters, partition).finally(() => {
+        if (s.running === p) s.running = undefined;
+      });
+      s.running = p;
+      return p;
+    };
+    if (!s.running) return send();
+    s.next ??= s.running.then(() => undefined, () => undefined).then(() => {
+      s.next = undefined;
+      return send();
+    });
+    return s.next;
+  };
+}
+
+export function ccHealthSource(clusters: Clusters, clock: Clock, nodes: (partition: string) => Promise<readonly CcNode[]> = freshNodes(clusters)): HealthSource {
   return {
     async isHealthy(ref, deadline) {
-      const nodes = await withDeadline(clock, deadline, `the CC of ${ref.partition}`, nodesOf(clusters, ref.partition));
-      const n = nodes.find((x) => x.host === ref.host);
+      const answer = await withDeadline(clock, deadline, `the CC of ${ref.partition}`, nodes(ref.partition));
+      const n = indexOf(answer).byHost.get(ref.host);
       if (!n) return { healthy: false, detail: `the CC of ${ref.partition} does not know ${ref.host}` };
       if (!n.reachable) return { healthy: false, detail: `the NC of ${ref.host} did not answer its CC` };
       if (!n.healthy) return { healthy: false, detail: `the NC of ${ref.host} has no connection to its hypervisor` };
@@ -83,14 +130,16 @@ export function ccHostFacts(
 ): HostFacts {
   return {
     async inMaintenance(ref: HaHostRef) {
-      const n = (await nodes(ref.partition)).find((x) => x.host === ref.host);
+      const n = indexOf(await nodes(ref.partition)).byHost.get(ref.host);
       const s = haStateOf(ref.host);
       // A quarantined node (issue 18) is the administrator's, whatever else its last report says.
       if (n?.quarantine !== undefined) return true;
       return n?.nodeState === 'disabled' && !(s !== undefined && FENCE_STATES.has(s));
     },
     async neighbours(ref: HaHostRef) {
-      return (await nodes(ref.partition)).filter((n) => n.host !== ref.host && isUp(n)).length;
+      const ix = indexOf(await nodes(ref.partition));
+      const self = ix.byHost.get(ref.host);
+      return ix.up - (self !== undefined && isUp(self) ? 1 : 0);
     },
   };
 }

@@ -21,11 +21,16 @@ export interface FenceAgentDriverOptions {
 
 export class FenceAgentDriver implements PowerDriver {
   private readonly clock: Clock;
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly baseEnv: NodeJS.ProcessEnv | undefined;
 
   constructor(private readonly cfg: FenceAgentConfig, opts: FenceAgentDriverOptions = {}) {
     this.clock = opts.clock ?? systemClock;
-    this.env = agentEnv(opts.env ?? process.env);
+    this.baseEnv = opts.env;
+  }
+
+  /** Made when an agent runs, not with the driver: host HA makes a driver per host per eligibility check (a copy of the environment each was a tenth of the CLC's CPU at 2,000 hosts). */
+  private get env(): NodeJS.ProcessEnv {
+    return agentEnv(this.baseEnv ?? process.env);
   }
 
   async status(): Promise<PowerState> {

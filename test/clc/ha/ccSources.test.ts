@@ -1,6 +1,6 @@
 /** Host HA's CC-backed sources (clc/ha/cloud/ccSources.ts) over the fake CCs and a ManualClock. */
 import { describe, expect, it } from 'vitest';
-import { ccActivitySource, ccHealthSource, ccHostFacts, sharedNodes, withDeadline } from '../../../clc/ha/cloud/ccSources.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, freshNodes, sharedNodes, withDeadline } from '../../../clc/ha/cloud/ccSources.js';
 import { ManualClock } from '../../../shared/clock.js';
 import { FakeClusters } from '../fakeClusters.js';
 
@@ -25,6 +25,25 @@ describe('withDeadline', () => {
     expect(clock.pendingTimers()).toBe(0);
     await expect(withDeadline(clock, 50, 'x', Promise.resolve(1))).rejects.toThrow('no time left');
   });
+
+  it('past its deadline, still observes the work it was given: a later failure is not an unhandled rejection (which stops the CLC)', async () => {
+    const clock = new ManualClock(1000);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => { unhandled.push(e); };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let fail: (e: Error) => void = () => undefined;
+      const work = new Promise<never>((_, reject) => { fail = reject; });
+      await expect(withDeadline(clock, 500, 'power status', work)).rejects.toThrow('no time left');
+      fail(new Error('fence agent not installed'));
+      // Unhandled rejections are reported after the microtask queue drains: two macrotask turns.
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });
 
 describe('CC-backed health, activity and facts', () => {
@@ -36,6 +55,21 @@ describe('CC-backed health, activity and facts', () => {
     if (n) n.reachable = false;
     expect(await health.isHealthy(ref, 2_000)).toEqual({ healthy: false, detail: `the NC of ${A} did not answer its CC` });
     expect((await health.isHealthy({ host: '127.0.12.9', partition: P }, 2_000)).healthy).toBe(false);
+  });
+
+  it('fresh health checks asked together share one describe, never one sent before they asked', async () => {
+    const w = world();
+    const health = ccHealthSource(w.fake, w.clock, freshNodes(w.fake));
+    const describes = (): number => w.fake.calls.filter((c) => c.op === 'ccDescribeNodes').length;
+    const first = health.isHealthy(ref, 2_000);
+    // B fails after the first describe was sent: checks asked now must not be answered by it.
+    const b = w.fake.node(B);
+    if (b) b.reachable = false;
+    const later = [health.isHealthy({ host: B, partition: P }, 2_000), health.isHealthy({ host: B, partition: P }, 2_000), health.isHealthy(ref, 2_000)];
+    expect((await first).healthy).toBe(true);
+    const answers = await Promise.all(later);
+    expect(answers.map((a) => a.healthy)).toEqual([false, false, true]);
+    expect(describes()).toBe(2);
   });
 
   it('activity asks the CC with a budget inside the deadline', async () => {

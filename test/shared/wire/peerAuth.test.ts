@@ -15,6 +15,7 @@ import {
 } from '../../../shared/wire/peerAuth.js';
 import { mountWireService } from '../../../shared/wire/server.js';
 import { issue, makeCa } from '../pki/fixtures.js';
+import { peerNameOf } from '../../../shared/net/peerName.js';
 
 describe('authorizePeer (the access tables)', () => {
   it.each([
@@ -101,8 +102,17 @@ describe('peerIdentityOf', () => {
     ['a repeated OU', socket(true, { CN: '127.0.1.1', OU: ['nc', 'clc'] }, 'IP Address:127.0.1.1'), undefined],
     ['an unverified certificate', socket(false, { CN: '127.0.1.1', OU: 'nc' }, 'IP Address:127.0.1.1'), undefined],
     ['plain TCP', {} as Socket, undefined],
+    // Node answers null once the socket is gone (a clientError while it is destroyed).
+    ['a socket already destroyed', { authorized: true, getPeerCertificate: () => null } as unknown as Socket, undefined],
   ])('%s', (_n, s, expected) => {
     expect(peerIdentityOf(s)).toEqual(expected);
+  });
+
+  it('peerNameOf falls back to the address when the certificate is gone, instead of throwing', () => {
+    const gone = { authorized: true, remoteAddress: '127.0.1.9', getPeerCertificate: () => null } as unknown as Socket;
+    expect(peerNameOf(gone)).toBe('127.0.1.9');
+    const named = { authorized: true, remoteAddress: '127.0.1.9', getPeerCertificate: () => ({ subject: { OU: 'nc', CN: '127.0.1.1' } }) } as unknown as Socket;
+    expect(peerNameOf(named)).toBe('nc 127.0.1.1');
   });
 });
 

@@ -1,0 +1,226 @@
+/**
+ * Issue 19's `supervision` case: a real CC and CLC (processes from dist/, mutual TLS) supervising
+ * thousands of simulated hosts run by scale-mode processes (nc/scale/main.ts, each host a real NC on
+ * its own address 127.64.X.Y with its own certificate), the CC polling every host every 10 s and
+ * host HA on with its health pass. Measured:
+ *   - CPU of the CC and of the CLC in steady state, from /proc/PID/stat (utime + stime) over a
+ *     window, as a share of one core (1.0 = one core busy all the time), and their RSS;
+ *   - CC CPU per host per poll round (ms) = CC CPU seconds / rounds in the window / hosts;
+ *   - a burst of 100 hosts failing at once (listener and connections closed, heartbeat stopped):
+ *     each host's time from its failure to SUSPECT (HA's suspectSince, DescribeHostHA), p50/p99;
+ *   - the storm gate: MaxUnhealthy is set below the burst (50 of 100 failed), the activity checks
+ *     are shortened so that failed hosts reach the point where HA would power-cycle or fence them
+ *     within the observation, and the most hosts ever in RECOVERING, REMEDIATING, FENCING or FENCED
+ *     at once must stay within the bound.
+ * Everything on 127.0.90.0/24 (ports 19650-19652) and 127.64.0.0/18.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { certsDirOf } from '../scripts/cloudLayout.js';
+import { spawnDaemon, stopPid, type RunningDaemon } from '../scripts/daemon.js';
+import { ensureScalePki, scaleHosts, seedBmcStore, startScaleProcess, type ScaleProcess } from '../scripts/scaleFarm.js';
+import { clcQuery, items, until, type Doc } from './clcQuery.js';
+import { measured, type CaseResult } from './report.js';
+
+const CONTROLLER = '127.0.90.1';
+const PORTS = { cc: 19650, clc: 19651, nc: 19652 } as const;
+const PARTITION = 'cluster01';
+const POLL_MS = 10_000;
+const BURST = 100;
+/** The storm gate's bound in this case: below the burst, so that it must hold. */
+const MAX_UNHEALTHY = 50;
+/** Hosts per scale-mode process: three handles each (listener, the CC's connection, the notifier's), and one process answers 2,000 within the CC's 3 s call timeout on a busy machine. */
+const HOSTS_PER_PROCESS = 2000;
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const REMEDIATING = new Set(['RECOVERING', 'REMEDIATING', 'FENCING', 'FENCED']);
+
+export interface SupervisionResult {
+  readonly hosts: number;
+  readonly scaleProcesses: number;
+  readonly windowS: number;
+  readonly ccCores: number;
+  readonly clcCores: number;
+  readonly scaleCores: number;
+  readonly ccRssMiB: number;
+  readonly clcRssMiB: number;
+  readonly suspectP50Ms: number;
+  readonly suspectP99Ms: number;
+  readonly suspectSeen: number;
+  readonly maxRemediating: number;
+  readonly heldSeen: number;
+  readonly loadAverage: readonly number[];
+}
+
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+}
+
+function rssMiB(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+const percentile = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
+};
+
+export async function supervision(hostCount: number, windowS: number, observeS: number): Promise<SupervisionResult> {
+  const baseDir = mkdtempSync(join(tmpdir(), 'ferry-bench-supervision-'));
+  const hosts = scaleHosts(hostCount);
+  const ccUrl = `https://${CONTROLLER}:${PORTS.cc}`;
+  const clcDir = join(baseDir, 'clc');
+  const storageDir = join(baseDir, 'storage');
+  mkdirSync(clcDir, { recursive: true });
+  mkdirSync(storageDir, { recursive: true });
+  const farms: ScaleProcess[] = [];
+  const daemons: RunningDaemon[] = [];
+  try {
+    ensureScalePki(baseDir, CONTROLLER, hosts);
+    seedBmcStore(clcDir, hosts);
+    const quiet = { FERRY_LOG_LEVEL: 'warn' };
+    // FERRY_BENCH_PROFILE=<dir>: the CC and CLC write CPU profiles there when they stop (node --cpu-prof).
+    const profile = process.env.FERRY_BENCH_PROFILE;
+    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile];
+    // 10,000 addresses do not fit in one argument (E2BIG): the CC reads them from a file.
+    const nodesFile = join(baseDir, 'nodes');
+    writeFileSync(nodesFile, `${hosts.join('\n')}\n`);
+    // The CC first: the hosts tell it they are up as they start.
+    daemons.push(await spawnDaemon({
+      name: 'cc', entry: 'dist/cc/main.js', ready: 'cc listening on https://',
+      args: ['--host', CONTROLLER, '--port', String(PORTS.cc), '--partition', PARTITION, '--nc-port', String(PORTS.nc), '--state-dir', join(baseDir, 'cc'),
+        '--tls-dir', certsDirOf({ baseDir }), '--poll-interval-ms', String(POLL_MS), '--nodes-file', nodesFile],
+    }, { root: ROOT, logFile: join(baseDir, 'logs', 'cc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
+    for (let i = 0; i * HOSTS_PER_PROCESS < hosts.length; i++) {
+      farms.push(await startScaleProcess({
+        root: ROOT, baseDir, name: `scale-${i}`, hosts: hosts.slice(i * HOSTS_PER_PROCESS, (i + 1) * HOSTS_PER_PROCESS), port: PORTS.nc, ccUrl, storageDir,
+        env: quiet,
+      }));
+    }
+    daemons.push(await spawnDaemon({
+      name: 'clc', entry: 'dist/clc/main.js', ready: 'clc listening on http://',
+      args: ['--host', CONTROLLER, '--port', String(PORTS.clc), '--state-dir', clcDir, '--clusters', `${PARTITION}=${ccUrl}`, '--storage-dir', storageDir,
+        '--tls-dir', certsDirOf({ baseDir })],
+    }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
+    const [cc, clc] = daemons as [RunningDaemon, RunningDaemon];
+    const q = clcQuery(`http://${CONTROLLER}:${PORTS.clc}/services/Eucalyptus`, clcDir, 'supervision');
+
+    await q({
+      Action: 'ConfigureHAForCluster', Partition: PARTITION, MaxUnhealthy: String(MAX_UNHEALTHY),
+      // Short activity checks: failed hosts reach the remediation decision (held by the gate) within the observation.
+      ActivityCheckInitialDelayMs: '1000', ActivityCheckIntervalMs: '2000', ActivityCheckMaxAttempts: '3', ActivityCheckTimeoutMs: '5000',
+      // The BMC power watch would run a fence agent per host; once a day here (the first one at enable).
+      PowerCheckIntervalMs: '86400000',
+    });
+    await q({ Action: 'EnableHAForCluster', Partition: PARTITION });
+    const haStates = async (only?: readonly string[]): Promise<Doc[]> => items(((await q({
+      Action: 'DescribeHostHA', MaxEvents: '0', ...(only ? Object.fromEntries(only.map((h, i) => [`Host.${i + 1}`, h])) : { Partition: PARTITION }),
+    })).hostSet as Doc | undefined)?.item);
+    await until('every host AVAILABLE to HA', async () => {
+      const recs = await haStates();
+      return recs.length === hostCount && recs.every((r) => r.state === 'AVAILABLE') ? true : undefined;
+    }, 5000, 900_000);
+    // Steady state: a full poll period and an HA health interval past the last host's enable.
+    await new Promise((r) => setTimeout(r, 2 * POLL_MS));
+
+    const farmPids = farms.map((f) => f.pid);
+    const before = { cc: cpuSeconds(cc.pid), clc: cpuSeconds(clc.pid), farms: farmPids.map(cpuSeconds) };
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, windowS * 1000));
+    const seconds = (performance.now() - t0) / 1000;
+    const ccCores = (cpuSeconds(cc.pid) - before.cc) / seconds;
+    const clcCores = (cpuSeconds(clc.pid) - before.clc) / seconds;
+    const scaleCores = farmPids.reduce((a, p, i) => a + cpuSeconds(p) - before.farms[i]!, 0) / seconds;
+    const ccRssMiB = rssMiB(cc.pid);
+    const clcRssMiB = rssMiB(clc.pid);
+    const loadAverage = (await import('node:os')).loadavg();
+
+    // The burst: every (hostCount / BURST)-th host, spread over the scale processes, failed at once.
+    const failed = Array.from({ length: BURST }, (_, i) => hosts[Math.floor((i * hostCount) / BURST)]!);
+    const failedAt = new Map<string, number>();
+    await Promise.all(farms.map(async (f) => {
+      const mine = failed.filter((h) => f.hosts.includes(h));
+      if (mine.length === 0) return;
+      const at = await f.fail(mine);
+      for (const h of mine) failedAt.set(h, at);
+    }));
+    const suspectAt = new Map<string, number>();
+    let maxRemediating = 0;
+    const held = new Set<string>();
+    const observe = async (): Promise<void> => {
+      const recs = await haStates(failed);
+      for (const r of recs) {
+        const host = String(r.host);
+        if (typeof r.suspectSince === 'string' && !suspectAt.has(host)) suspectAt.set(host, Date.parse(r.suspectSince));
+        if (r.blocked !== undefined && r.blocked !== '') held.add(host);
+      }
+      maxRemediating = Math.max(maxRemediating, recs.filter((r) => REMEDIATING.has(String(r.state))).length);
+    };
+    await until('every failed host SUSPECT', async () => {
+      await observe();
+      return suspectAt.size === BURST ? true : undefined;
+    }, 250, 180_000);
+    const observeUntil = Date.now() + observeS * 1000;
+    while (Date.now() < observeUntil) {
+      await observe();
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const latencies = failed.map((h) => suspectAt.get(h)! - failedAt.get(h)!);
+    return {
+      hosts: hostCount, scaleProcesses: farms.length, windowS: seconds, ccCores, clcCores, scaleCores, ccRssMiB, clcRssMiB,
+      suspectP50Ms: percentile(latencies, 50), suspectP99Ms: percentile(latencies, 99), suspectSeen: suspectAt.size,
+      maxRemediating, heldSeen: held.size, loadAverage,
+    };
+  } finally {
+    for (const d of [...daemons].reverse()) await stopPid(d.pid, 20_000);
+    for (const f of farms) await f.stop();
+    // FERRY_BENCH_KEEP=1 keeps the state and logs.
+    if (process.env.FERRY_BENCH_KEEP === '1') console.log(`supervision: kept ${baseDir}`);
+    else rmSync(baseDir, { recursive: true, force: true });
+  }
+}
+
+/** The case and its sub-measurements; quick mode supervises 2,000 hosts (the full run 10,000). */
+export async function supervisionCases(quick: boolean): Promise<CaseResult[]> {
+  const r = await supervision(quick ? 2000 : 10_000, quick ? 30 : 60, quick ? 20 : 30);
+  const n = r.hosts.toLocaleString('en');
+  const where = `${n} hosts in ${r.scaleProcesses} scale processes (${r.scaleCores.toFixed(2)} cores), load ${r.loadAverage.map((l) => l.toFixed(2)).join(' ')}`;
+  return [
+    measured({
+      name: 'supervision', what: `CC CPU supervising ${where}, 10 s polls, HA on, ${r.windowS.toFixed(0)} s window: cores used / 1 core (target: half a core, room to spare)`,
+      ferry: r.ccCores, baseline: 1, unit: 'cores', target: 0.5, better: 'lower',
+    }),
+    measured({
+      name: 'supervision/clc-cpu', partOf: 'supervision', what: `CLC CPU over the same window (host HA's health pass of ${n} hosts every 10 s) / 1 core`,
+      ferry: r.clcCores, baseline: 1, unit: 'cores', target: 0.5, better: 'lower',
+    }),
+    measured({
+      name: 'supervision/cc-per-host', partOf: 'supervision', what: 'CC CPU per host per poll round (CPU time / rounds in the window / hosts) / the issue\'s 1 ms bound',
+      ferry: (r.ccCores * POLL_MS) / r.hosts, baseline: 1, unit: 'ms', target: 1, better: 'lower',
+    }),
+    measured({
+      name: 'supervision/memory', partOf: 'supervision', what: `RSS of the CC (${r.ccRssMiB.toFixed(0)} MiB) and CLC (${r.clcRssMiB.toFixed(0)} MiB) together, MiB per 1,000 hosts / 1 MiB (no baseline: the figure itself)`,
+      ferry: ((r.ccRssMiB + r.clcRssMiB) * 1000) / r.hosts, baseline: 1, unit: 'MiB', target: null, better: 'lower',
+    }),
+    measured({
+      name: 'supervision/suspect-p50', partOf: 'supervision', what: `${BURST} hosts failed at once: median time from a host's failure to SUSPECT (${r.suspectSeen} seen) / the 10 s poll period`,
+      ferry: r.suspectP50Ms, baseline: POLL_MS, unit: 'ms', target: null, better: 'lower',
+    }),
+    measured({
+      name: 'supervision/suspect-p99', partOf: 'supervision', what: `the same, 99th percentile / the 10 s poll period`,
+      ferry: r.suspectP99Ms, baseline: POLL_MS, unit: 'ms', target: null, better: 'lower',
+    }),
+    measured({
+      name: 'supervision/storm-gate', partOf: 'supervision', what: `most of the ${BURST} failed hosts in RECOVERING/REMEDIATING/FENCING/FENCED at once (${r.heldSeen} held by the gate) / MaxUnhealthy ${MAX_UNHEALTHY}`,
+      ferry: r.maxRemediating, baseline: MAX_UNHEALTHY, unit: 'hosts', target: 1, better: 'lower',
+    }),
+  ];
+}
