@@ -207,9 +207,7 @@ const timed: Timed[] = [
   }]),
 ];
 
-const NOT_YET = 'not in the bench yet (issue 19)';
-const results: CaseResult[] = [
-];
+const results: CaseResult[] = [];
 if (etcd === undefined) results.push(skipped('store/etcd-update', 'one instance record changed: etcd backend / file store', null, 'lower', '/usr/bin/etcd is not installed (scripts/etcd-lab.sh install)'));
 const print = (c: CaseResult): void => console.log(table([c]).split('\n')[1]);
 
