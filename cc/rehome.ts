@@ -22,6 +22,8 @@ import { applyInstanceState, findEntry, listNodes } from './view.js';
 
 export interface RehomeDeps extends InstanceRouteDeps {
   readonly logger: Logger;
+  /** Runs `work` once no other start or move of `instanceId` runs (the CC's per-instance lock); absent: at once. */
+  readonly oneMoveAt?: <T>(instanceId: string, work: () => Promise<T>) => Promise<T>;
   /** ccRunInstances as the CC serves it (placement queue, fresh data first). */
   readonly runPlaced: (req: CcRequest<'ccRunInstances'>) => Promise<CcInstance[]>;
 }
@@ -92,9 +94,15 @@ export async function rehomeStoppedOf(d: RehomeDeps, source: string, avoidHosts:
   // One already re-homed whose old copy is not yet forgotten (moveRepair.ts) is not moved again.
   const stopped = (node?.instances ?? []).filter((i) => isColdMovable(i) && !isReplaced(nodes, source, i));
   const out: DrainRehoming = { rehomed: [], notRehomed: [], tried: stopped };
+  const oneAtATime = d.oneMoveAt ?? (<T>(_id: string, work: () => Promise<T>): Promise<T> => work());
   for (const instance of stopped) {
     try {
-      const placed = await rehome(d, source, instance, { avoidHosts, cold: true });
+      const placed = await oneAtATime(instance.instanceId, () => {
+        // A start of it may have moved it while this waited its turn: only a copy still stopped here moves.
+        const now = findEntry(d.keeper.get(), source)?.node.instances.find((i) => i.instanceId === instance.instanceId);
+        if (!now || !isColdMovable(now)) throw CcErrors.make('InstanceStateConflict', { instanceId: instance.instanceId, host: source, action: 'moved to another node', detail: 'it was started or moved meanwhile' });
+        return rehome(d, source, now, { avoidHosts, cold: true });
+      });
       out.rehomed.push({ instanceId: instance.instanceId, destination: placed.host });
     } catch (e) {
       out.notRehomed.push({ instanceId: instance.instanceId, reason: (e as Error).message });

@@ -27,6 +27,7 @@ import { pauseInstance } from './pauseInstance.js';
 import { ListingVersions } from './listingVersion.js';
 import { rebootInstance, stopInstance } from './powerInstance.js';
 import { userStart } from './userStart.js';
+import { KeyedMutex } from '../shared/keyedMutex.js';
 import { rehomeStoppedOf, type RehomeDeps } from './rehome.js';
 
 /**
@@ -77,6 +78,8 @@ export class CcService {
   /** One ccRunInstances at a time per CC. */
   private readonly placement = new Mailbox();
   private readonly listingVersions = new ListingVersions();
+  /** One start or cold move per instance at a time (cc/rehome.ts). */
+  private readonly instanceMoves = new KeyedMutex();
   private readonly quickTimeoutMs: number;
   private readonly freshMs: number;
   /** Drives every migration plan; built here, started by whoever runs the CC (daemon.ts). */
@@ -137,7 +140,9 @@ export class CcService {
     ccPauseInstance: (req) => pauseInstance(this.volumeDeps(), req),
     ccStopInstance: (req) => stopInstance(this.volumeDeps(), req),
     ccRebootInstance: (req) => rebootInstance(this.volumeDeps(), req),
-    ccStartInstance: (req) => userStart(this.rehomeDeps(), req),
+    // One start or cold move of an instance at a time: two starts of a stopped instance on a disabled
+    // node would otherwise both re-home it, two running copies of one guest.
+    ccStartInstance: (req) => this.instanceMoves.run(req.instanceId, () => userStart(this.rehomeDeps(), req)),
     ccDetachVolume: (req) => detachVolume(this.volumeDeps(), req),
     ccQuarantineNode: (req) => this.quarantineNode(req),
     ccCheckHostActivity: (req) => this.checkActivity(req),
@@ -172,7 +177,7 @@ export class CcService {
   }
 
   private rehomeDeps(): RehomeDeps {
-    return { ...this.volumeDeps(), logger: this.opts.logger, runPlaced: (r) => this.runPlaced(r) };
+    return { ...this.volumeDeps(), logger: this.opts.logger, runPlaced: (r) => this.runPlaced(r), oneMoveAt: (id, work) => this.instanceMoves.run(id, work) };
   }
 
   /** ccRunInstances in the placement queue, after fresh data from every node it may place on. */

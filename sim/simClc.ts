@@ -14,7 +14,7 @@ import type { XmlObject } from '../clc/api/xmlResponse.js';
 import { startClcCore, type ClcCore } from '../clc/clcCore.js';
 import { createCcClusters } from '../clc/clusters/ccClusters.js';
 import { DEFAULT_GATE_LIMITS } from '../clc/core/gate.js';
-import { KeyedMutex } from '../clc/core/keyedMutex.js';
+import { KeyedMutex } from '../shared/keyedMutex.js';
 import { gatedClusters, openRequestGate } from '../clc/core/requestGate.js';
 import { BMC_STORE_OPTIONS, type BmcState } from '../clc/ha/power/bmcStore.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';

@@ -5,7 +5,7 @@
  */
 import type { IdSource } from '../../shared/model/ids.js';
 import { ClcErrors } from '../core/errors.js';
-import type { KeyedMutex } from '../core/keyedMutex.js';
+import type { KeyedMutex } from '../../shared/keyedMutex.js';
 import type { OperationContext } from '../core/operationContext.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
 import { showKey } from '../core/showKey.js';

@@ -18,7 +18,7 @@ import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import { ClcErrors } from '../core/errors.js';
 import { notLeaderError, SOLE_REPLICA, type Leadership } from '../core/leadership.js';
-import { KeyedMutex } from '../core/keyedMutex.js';
+import { KeyedMutex } from '../../shared/keyedMutex.js';
 import type { HaNodeHooks } from '../core/nodeHooks.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
 import { PartitionGate } from '../core/partitionGate.js';

@@ -65,6 +65,24 @@ describe('ccStartInstance', () => {
     expect(h.fake.live(A)).toEqual([]);
   });
 
+  it('two starts at once of a stopped instance on a disabled node re-home it once: one copy, both told where it runs', async () => {
+    const h = await oneOnA();
+    await h.ops.ccStopInstance({ instanceId: id(1), force: false }, CTX);
+    h.fake.nc(C).nodeState = 'enabled';
+    h.fake.nc(A).nodeState = 'disabled';
+    await h.keeper.refreshHosts([A, C], 500);
+    h.fake.calls.length = 0;
+    const [first, second] = await Promise.all([
+      h.ops.ccStartInstance({ instanceId: id(1) }, CTX),
+      h.ops.ccStartInstance({ instanceId: id(1) }, CTX),
+    ]);
+    expect(h.fake.calls.filter((c) => c.op === 'run')).toHaveLength(1);
+    const copies = [A, B, C].flatMap((host) => h.fake.live(host).filter((i) => i.instanceId === id(1)).map(() => host));
+    expect(copies).toHaveLength(1);
+    expect(first.host).toBe(copies[0]);
+    expect(second).toMatchObject({ host: copies[0], currentState: 'running' });
+  });
+
   it('a node that refuses for room re-homes it too; no room anywhere is InsufficientInstanceCapacity and the stopped copy stays', async () => {
     const h = await oneOnA();
     await h.ops.ccStopInstance({ instanceId: id(1), force: false }, CTX);

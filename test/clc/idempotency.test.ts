@@ -10,7 +10,7 @@ import { runInstances } from '../../clc/api/actions/runInstances.js';
 import { parseQueryParams } from '../../clc/api/queryParams.js';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import { ClcErrors } from '../../clc/core/errors.js';
-import { KeyedMutex } from '../../clc/core/keyedMutex.js';
+import { KeyedMutex } from '../../shared/keyedMutex.js';
 import { gatedClusters, openRequestGate } from '../../clc/core/requestGate.js';
 import { RUN_TOKEN_RETENTION_MS } from '../../clc/core/runTokens.js';
 import { silentLogger } from '../../shared/log.js';

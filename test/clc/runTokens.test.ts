@@ -1,6 +1,6 @@
 /** ClientToken rules (clc/core/runTokens.ts) as a table, and the per-key mutex RunInstances holds. */
 import { describe, expect, it } from 'vitest';
-import { KeyedMutex } from '../../clc/core/keyedMutex.js';
+import { KeyedMutex } from '../../shared/keyedMutex.js';
 import {
   CLIENT_TOKEN_PATTERN, forgetExpiredRunTokens, judgeRunToken, RUN_TOKEN_RETENTION_MS, runTokenKey, type RunRequest, type RunTokenRecord,
 } from '../../clc/core/runTokens.js';

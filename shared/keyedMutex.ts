@@ -1,7 +1,8 @@
 /**
  * One at a time per key: `run(key, work)` starts `work` once every earlier `run` with the same key
- * has settled. RunInstances holds its ClientToken's key while it decides and launches, so two
- * requests carrying one token cannot both launch; requests with other keys never wait. Nothing is
+ * has settled. The CLC's RunInstances holds its ClientToken's key while it decides and launches, so
+ * two requests carrying one token cannot both launch; the CC moves one stopped instance at a time
+ * (cc/rehome.ts), so two starts of it cannot both re-home it. Requests with other keys never wait. Nothing is
  * bounded here: a key's queue is as long as the requests that carry it at once, and an idle key
  * keeps no entry.
  */
