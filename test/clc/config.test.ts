@@ -21,7 +21,7 @@ describe('parseClcConfig', () => {
     const c = parseClcConfig(['--state-dir', '/tmp/x', '--tls-dir', 'certs'], {});
     expect(c).toEqual({
       host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'https://127.0.0.1:8774' }],
-      ccTimeoutMs: 10_000, ccInstanceTimeoutMs: 150_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 64, gateMaxWaitMs: 30_000, auth: 'sigv4',
+      ccTimeoutMs: 10_000, ccInstanceTimeoutMs: 150_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 4096, gateMaxWaitMs: 30_000, auth: 'sigv4',
       tlsDir: 'certs', insecurePlaintext: false, haTickMs: 2000, wireEncoding: 'json',
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
       eventsHistory: 10_000, eventsPollMs: 2000,
