@@ -21,9 +21,10 @@ import { join, resolve } from 'node:path';
 import { certsDirOf } from '../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../scripts/daemon.js';
 import { ensureScalePki, scaleHosts, seedBmcStore, startScaleProcess, type ScaleProcess } from '../scripts/scaleFarm.js';
-import { clcQuery, items, until, type Doc } from './clcQuery.js';
+import { adminQuery, items, until, type Doc } from './benchCloud.js';
 import { measured, type CaseResult } from './report.js';
 
+const LABEL = 'supervision';
 const CONTROLLER = '127.0.90.1';
 const PORTS = { cc: 19650, clc: 19651, nc: 19652 } as const;
 const PARTITION = 'cluster01';
@@ -111,7 +112,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
         '--tls-dir', certsDirOf({ baseDir })],
     }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
     const [cc, clc] = daemons as [RunningDaemon, RunningDaemon];
-    const q = clcQuery(`http://${CONTROLLER}:${PORTS.clc}/services/Eucalyptus`, clcDir, 'supervision');
+    const q = adminQuery(LABEL, baseDir, `http://${CONTROLLER}:${PORTS.clc}/services/Eucalyptus`);
 
     await q({
       Action: 'ConfigureHAForCluster', Partition: PARTITION, MaxUnhealthy: String(MAX_UNHEALTHY),
@@ -124,7 +125,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     const haStates = async (only?: readonly string[]): Promise<Doc[]> => items(((await q({
       Action: 'DescribeHostHA', MaxEvents: '0', ...(only ? Object.fromEntries(only.map((h, i) => [`Host.${i + 1}`, h])) : { Partition: PARTITION }),
     })).hostSet as Doc | undefined)?.item);
-    await until('every host AVAILABLE to HA', async () => {
+    await until(LABEL, 'every host AVAILABLE to HA', async () => {
       const recs = await haStates();
       return recs.length === hostCount && recs.every((r) => r.state === 'AVAILABLE') ? true : undefined;
     }, 5000, 900_000);
@@ -164,7 +165,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
       }
       maxRemediating = Math.max(maxRemediating, recs.filter((r) => REMEDIATING.has(String(r.state))).length);
     };
-    await until('every failed host SUSPECT', async () => {
+    await until(LABEL, 'every failed host SUSPECT', async () => {
       await observe();
       return suspectAt.size === BURST ? true : undefined;
     }, 250, 180_000);
