@@ -93,7 +93,11 @@ export class Ledger {
   storeLost(host: string): void {
     this.nodeState.set(host, 'disabled');
     this.storesLost.add(host);
+    this.losses.set(host, (this.losses.get(host) ?? 0) + 1);
   }
+
+  /** Per host: how many times its nc.json was lost (a modify acknowledged across a loss is uncertain). */
+  private readonly losses = new Map<string, number>();
 
   /**
    * Hosts whose nc.json was lost: the re-adopted records no longer carry a user's stop (`userStopped`);
@@ -105,9 +109,14 @@ export class Ledger {
   modifySent(host: string, state: NodeState): () => void {
     const opposite = `${host} ${state === 'enabled' ? 'disabled' : 'enabled'}`;
     const before = this.delivered.get(opposite) ?? 0;
+    const lossesBefore = this.losses.get(host) ?? 0;
     return () => {
       // An opposite request that reached the NC since this one was sent may have landed after it.
-      this.nodeState.set(host, (this.delivered.get(opposite) ?? 0) === before ? state : undefined);
+      const overtaken = (this.delivered.get(opposite) ?? 0) !== before;
+      // The NC persisted the state before answering, but nc.json may have been lost after that write and
+      // before the answer came back: the node then restarts disabled, so only `disabled` is still certain.
+      const lostSince = (this.losses.get(host) ?? 0) !== lossesBefore;
+      this.nodeState.set(host, overtaken || (lostSince && state !== 'disabled') ? undefined : state);
     };
   }
 }
