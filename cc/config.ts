@@ -8,6 +8,7 @@ import { compileConfig, ConfigError, isLoopbackV4 } from '../shared/config/compi
 import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } from '../shared/config/connectionFlags.js';
 import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
 import { flagNames, HelpShown, readFlags } from '../shared/config/flagTable.js';
+import { checkReplicaFlags, replicaFields, replicaShape } from '../shared/config/replicaFlags.js';
 import { checkStoreFlags, storeFields, storeShape } from '../shared/config/storeFlags.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
@@ -73,11 +74,17 @@ export const ccConfigSchema = z.object({
   ...metricsShape,
   /** Where the view cache is kept: cc.json, or etcd (shared/config/storeFlags.ts). */
   ...storeShape,
+  /** Replicas (issue 21, --store etcd): --advertise-url (absent: this CC's own URL) and --leader-ttl-seconds. */
+  ...replicaShape,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
   checkStoreFlags(r, ctx);
-});
+  checkReplicaFlags(r, ctx);
+}).transform((r) => ({
+  ...r,
+  advertiseUrl: r.advertiseUrl ?? `${r.tlsDir !== undefined ? 'https' : 'http'}://${r.host}:${r.port}`,
+}));
 
 export type CcConfig = Readonly<z.infer<typeof ccConfigSchema>>;
 
@@ -110,6 +117,7 @@ const FIELDS = [
   ...connectionLimitFields('FERRY_CC'),
   ...metricsFields('FERRY_CC'),
   ...storeFields('FERRY_CC', 'the cached view'),
+  ...replicaFields('FERRY_CC', 'CC'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);
@@ -118,7 +126,7 @@ export { HelpShown };
 
 /** Parses argv (without node and script) and env into a compiled config, or throws ConfigError. */
 export function parseCcConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, out: (s: string) => void = () => {}): CcConfig {
-  const raw = readFlags({ name: 'ferry-cc', envPrefix: 'FERRY_CC_', description: 'Ferry cluster controller: one per partition', fields: FIELDS, out }, argv, env);
+  const raw = readFlags({ name: 'ferry-cc', envPrefix: 'FERRY_CC_', description: 'Ferry cluster controller: one per partition (or several replicas of one, with --store etcd)', fields: FIELDS, out }, argv, env);
   if (raw.nodesFile !== undefined) {
     if (raw.nodes !== undefined) throw new ConfigError(['--nodes-file: give the hosts with --nodes or --nodes-file, not both']);
     try {

@@ -23,6 +23,10 @@ import { createCcApp } from './server.js';
 import { CcService } from './service.js';
 import { initialView } from './view.js';
 import { storeBackendOf } from '../shared/store/storeBackend.js';
+import type { Etcd3 } from 'etcd3';
+import { LeaderDuties, type Duty } from '../shared/leader/leaderDuties.js';
+import type { ReplicaElection } from '../shared/leader/replicaElection.js';
+import { ccElection, SOLE_CC, stampEpochs, type CcLeadership } from './replicas.js';
 import { cachedNodes, viewStoreSpec, ViewCacheWriter } from './viewCache.js';
 import { ViewKeeper } from './viewKeeper.js';
 
@@ -39,20 +43,34 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const { logger, clock } = deps;
   const security = wireSecurityOf(config, 'cc', config.host);
   warnIfPlaintext(security, logger, 'ferry-cc');
+  // Replicas (issue 21): with --store etcd every CC of the partition campaigns; only the leader changes
+  // things, and its view cache's writes are fenced by its election.
+  let election: ReplicaElection | undefined;
+  let etcdClient: Etcd3 | undefined;
+  if (config.store === 'etcd' && config.etcdEndpoints !== undefined) {
+    const { connectEtcd } = await import('../shared/store/etcdClient.js');
+    etcdClient = connectEtcd({ endpoints: config.etcdEndpoints, callTimeoutMs: config.etcdTimeoutMs });
+    election = ccElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, partition: config.partition, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, clock, logger });
+  }
+  const leadership: CcLeadership = election ?? SOLE_CC;
   // The view cache on the configured backend (--store): cc.json, or etcd under <etcd-prefix>cc/<partition>/view/.
-  const backend = storeBackendOf(config, { stateDir: config.stateDir, clock, onProblem: (e) => logger.warn({ err: e }, 'etcd store: a watched change could not be applied') });
+  const backend = storeBackendOf(config, {
+    stateDir: config.stateDir, clock, onProblem: (e) => logger.warn({ err: e }, 'etcd store: a watched change could not be applied'),
+    ...(election !== undefined && etcdClient !== undefined ? { fence: election.fence, etcdClient } : {}),
+  });
   const viewSpec = viewStoreSpec(config.partition);
   const store = await backend.open(viewSpec);
   const cache = new ViewCacheWriter(store, logger, clock);
   const transport = new HttpWireTransport({
     path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security),
   });
-  const nodes = new WireNodeClient(transport, (host) => ncEndpoint(config, host), config.ncInstanceTimeoutMs);
+  // Every change sent to an NC carries this term's epoch; none is sent while this replica does not lead.
+  const nodes = new WireNodeClient(stampEpochs(transport, leadership, config.partition), (host) => ncEndpoint(config, host), config.ncInstanceTimeoutMs);
   const keeper = new ViewKeeper({
     initial: initialView(config.partition, config.nodes, cachedNodes(store.read(), config.partition)),
-    nodes, clock, logger, onChange: (v, significant) => cache.save(v, significant),
+    // Only the leader writes the cache (a follower's write would be refused by the fence).
+    nodes, clock, logger, onChange: (v, significant) => { if (leadership.leading()) cache.save(v, significant); },
   });
-  cache.save(keeper.get()); // the registered nodes, as of now: unknown until their NCs answer
   // The migration CA is read at start, like the tier identity: a missing file stops the CC here.
   const migrationCa = security.kind === 'mtls' && config.tlsDir !== undefined ? loadMigrationCa(config.tlsDir) : undefined;
   const keyPool = new KeyPool({
@@ -74,10 +92,31 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const refusals = new RefusalLog({ logger, clock });
   const onRefused = wireRefusalReporter(refusals);
   const limits = connectionLimitsOf(config);
+  const app = { service, logger, onRefused, leadership, partition: config.partition };
   const server = security.kind === 'mtls'
-    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ service, logger, checkPeers: true, onRefused }))
-    : http.createServer(httpServerOptions(limits), createCcApp({ service, logger, onRefused }));
+    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ ...app, checkPeers: true }))
+    : http.createServer(httpServerOptions(limits), createCcApp(app));
   const guard = guardConnections(server, { limits, refusals });
+  // What only the leader runs, started when this replica leads (the single CC: at once) and stopped at
+  // the lease's deadline minus its margin; each term resumes from the NCs, which hold the plans.
+  const duties = new LeaderDuties({
+    leadership, role: `CC ${config.partition}`, logger,
+    duties: (): Duty[] => [
+      // The registered nodes, as of now (unknown until their NCs answer), and every change from here on.
+      { name: 'view cache', start: () => { cache.save(keeper.get()); return Promise.resolve(); }, stop: () => Promise.resolve() },
+      { name: 'node polling', start: () => { keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs); return Promise.resolve(); }, stop: () => keeper.stopPolling() },
+      // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
+      { name: 'plan driver', start: () => { service.planDriver.start(); return Promise.resolve(); }, stop: () => service.planDriver.stop() },
+      { name: 'move repair', start: () => { service.moveRepair.start(); return Promise.resolve(); }, stop: () => service.moveRepair.stop() },
+    ],
+  });
+  if (election !== undefined) {
+    election.onChange(() => duties.reconcile());
+    election.start();
+    // Serve once the election has an outcome (this replica leads, or another is seen), at most one lease.
+    await election.settled(config.leaderTtlSeconds * 1000);
+    logger.info({ self: config.advertiseUrl, leading: election.leading(), leader: election.leaderUrl() ?? null }, 'CC replica: election settled');
+  }
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -88,14 +127,12 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const metrics = await startMetrics({
     daemon: 'cc', config, stateDir: config.stateDir, logger, labels: { partition: config.partition }, add: (m) => addCcMetrics(m, () => keeper.get()),
   });
-  keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs);
-  // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
-  service.planDriver.start();
-  service.moveRepair.start();
+  duties.reconcile();
+  await duties.ready();
   keyPool.start();
   const { limits: migrationLimits, timeouts } = migrationSettingsOf(config);
   logger.info({
-    partition: config.partition, nodes: config.nodes, policy: config.schedulePolicy, security: security.kind, store: backend.where(viewSpec), migration: { limits: migrationLimits, timeouts }, connections: guard.describe(),
+    partition: config.partition, nodes: config.nodes, replica: election !== undefined ? { self: config.advertiseUrl, leading: election.leading() } : 'sole', policy: config.schedulePolicy, security: security.kind, store: backend.where(viewSpec), migration: { limits: migrationLimits, timeouts }, connections: guard.describe(),
   }, 'cc started');
 
   return {
@@ -106,11 +143,12 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
       await metrics?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await service.planDriver.stop();
-      await service.moveRepair.stop();
+      await duties.stop();
       await keyPool.stop();
       await keeper.stop();
-      await cache.flush();
+      if (leadership.leading()) await cache.flush();
+      // Resigns: another replica leads at once rather than after the lease.
+      await election?.stop();
       await backend.close();
       transport.close();
       refusals.close();

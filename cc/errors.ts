@@ -58,6 +58,16 @@ export const CcErrors = defineErrors({
   MigrationCredentialFailed: server(500, 'could not issue the {side} credential of {migrationId}/{instanceId}: {detail}', true),
   /** An NC's refusal of commit or replan: the item is not queued there (the coordinator re-reads and re-decides). */
   MigrationNotPrepared: client(409, 'node {host} holds no queued item {instanceId} of {migrationId}'),
+
+  /**
+   * Replicas (issue 21): this CC replica does not lead its partition now, so it changes nothing; reads
+   * are served. `leaderIs` names the leader as `leader at <url>` (shared/leader/leaderRouting.ts), which
+   * the CLC's and the NCs' routes follow. Also a change the leader's own NC calls would have carried
+   * after its lease may have run out: nothing was sent.
+   */
+  NotLeader: server(503, 'CC replica {replica} of partition {partition} does not lead: {leaderIs}'),
+  /** An NC refused a command carrying an older leader's epoch than one it has seen: this CC was deposed. */
+  StaleLeaderEpoch: server(409, 'node {host} refused {operation}: {detail}', false),
 });
 
 export type CcErrorCode = keyof typeof CcErrors.table;

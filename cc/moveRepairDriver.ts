@@ -35,8 +35,10 @@ export class MoveRepairDriver {
 
   constructor(private readonly o: MoveRepairDriverOptions) {}
 
+  /** Starts repairing; again after stop() (a CC replica's next term). */
   start(): void {
-    if (this.unsubscribe || this.stopped) return;
+    if (this.unsubscribe) return;
+    this.stopped = false;
     this.unsubscribe = this.o.keeper.subscribe(() => this.poke());
     this.poke();
   }
@@ -61,6 +63,7 @@ export class MoveRepairDriver {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    this.unsubscribe = undefined;
     for (const t of this.timers) t.cancel();
     this.timers.clear();
     await Promise.all(this.running.values());

@@ -109,6 +109,9 @@ function translateRemoteFault(code: string, message: string, host: string, opera
     // An NC refuses to terminate (or re-run) an instance that is moving.
     case 'InstanceMigrating':
       return CcErrors.withMessage('MigrationInProgress', message, { host });
+    // Replicas (issue 21): this CC was deposed; a newer leader reached the node first.
+    case 'StaleLeaderEpoch':
+      return CcErrors.make('StaleLeaderEpoch', { host, operation, detail: message });
     default:
       return CcErrors.make('NodeFault', { host, operation, remoteCode: code, remoteMessage: message });
   }

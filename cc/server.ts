@@ -7,6 +7,7 @@ import { BULK_REQUEST, SMALL_REQUEST, VM_TYPES_REQUEST, only, type AccessTable }
 import { mountWireService, type WireServiceOptions } from '../shared/wire/server.js';
 import { CC_PATH } from '../shared/wire/transport.js';
 import { SERVED_OPS, type CcService } from './service.js';
+import { leaderOnly, type CcLeadership } from './replicas.js';
 
 export interface CcAppOptions {
   readonly service: CcService;
@@ -17,6 +18,10 @@ export interface CcAppOptions {
   readonly checkPeers?: boolean;
   /** Told of every refused call (wireRefusalReporter: logged, aggregated per code and caller). */
   readonly onRefused?: WireServiceOptions['onRefused'];
+  /** Replicas (issue 21): changes refused NotLeader while this replica does not lead; absent: always served. */
+  readonly leadership?: CcLeadership;
+  /** The partition, for NotLeader's message. */
+  readonly partition?: string;
 }
 
 /**
@@ -50,8 +55,10 @@ export const CC_ACCESS: AccessTable = Object.freeze({
 export function createCcApp(opts: CcAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  const served = typedHandlers(SERVED_OPS, opts.service.ops);
+  const handlers = opts.leadership !== undefined ? leaderOnly(served, opts.leadership, opts.partition ?? '') : served;
   mountWireService(app, {
-    path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.service.ops), logger: opts.logger, access: CC_ACCESS,
+    path: CC_PATH, handlers, logger: opts.logger, access: CC_ACCESS,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.checkPeers === true ? { checkPeers: true } : {}),
     ...(opts.onRefused ? { onRefused: opts.onRefused } : {}),

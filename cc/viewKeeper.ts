@@ -42,6 +42,8 @@ export class ViewKeeper {
   private pollTimer: TimerHandle | undefined;
   private polling: Promise<void> | undefined;
   private stopped = false;
+  /** Polling between startPolling and stopPolling (a CC replica polls only while it leads). */
+  private pollingOn = false;
   private readonly listeners = new Set<(view: ClusterView) => void>();
   /** Instance id → host whose run answer was uncertain and could not be settled (runInstances.ts). */
   private readonly unsettled = new Map<string, string>();
@@ -223,14 +225,25 @@ export class ViewKeeper {
 
   /** Polls every NC now, then again `intervalMs` after each round ends (rounds never overlap). */
   startPolling(intervalMs: number, timeoutMs: number): void {
+    if (this.pollingOn || this.stopped) return;
+    this.pollingOn = true;
     const round = async (): Promise<void> => {
       const hosts = this.hosts();
       const t0 = performance.now();
       await this.refreshHosts(hosts, timeoutMs);
       ccPollRound.publish({ seconds: (performance.now() - t0) / 1000, hosts: hosts.length });
-      if (!this.stopped) this.pollTimer = this.opts.clock.setTimer(intervalMs, () => { this.polling = round(); });
+      if (!this.stopped && this.pollingOn) this.pollTimer = this.opts.clock.setTimer(intervalMs, () => { this.polling = round(); });
     };
-    this.polling = round();
+    // After the previous term's last round (stopPolling waits for it, but a start may come first).
+    this.polling = (this.polling ?? Promise.resolve()).then(round);
+  }
+
+  /** Stops polling (the timer at once) and waits for the round under way; startPolling starts it again (issue 21: a replica that lost its leadership). */
+  async stopPolling(): Promise<void> {
+    this.pollingOn = false;
+    this.pollTimer?.cancel();
+    this.pollTimer = undefined;
+    await this.polling;
   }
 
   /** Resolves once no refresh is in flight (refreshes started meanwhile included). */

@@ -30,7 +30,7 @@ export async function startClcCore(deps: ClcCoreDeps): Promise<ClcCore> {
   return core;
 }
 
-/** The core with host HA built but not started: a replica starts it while it leads (clc/replica/leaderDuties.ts). */
+/** The core with host HA built but not started: a replica starts it while it leads (shared/leader/leaderDuties.ts). */
 export function createClcCore(deps: ClcCoreDeps): ClcCore {
   const { store, bmc, clusters, clock, logger } = deps;
   const gate = new PartitionGate({ clock, logger, limits: deps.gateLimits, ...(deps.events ? { observer: gateEventsObserver(deps.events, logger) } : {}) });

@@ -9,6 +9,7 @@ import { checkConnectionLimits, connectionLimitFields, connectionLimitShape } fr
 import { flagNames, HelpShown, intFlag, readFlags } from '../shared/config/flagTable.js';
 import { checkWireSecurityFlags, insecurePlaintextFlag, peerScheme, peerUrlProblem, tlsDirFlag } from '../shared/config/wireSecurityFlags.js';
 import { metricsFields, metricsShape } from '../shared/config/metricsFlags.js';
+import { checkReplicaFlags, isHttpOriginUrl, replicaFields, replicaShape } from '../shared/config/replicaFlags.js';
 import { checkStoreFlags, storeFields, storeShape } from '../shared/config/storeFlags.js';
 import { WIRE_ENCODING_FLAG, WIRE_ENCODING_HELP, wireEncodingFlag } from '../shared/config/wireEncodingFlag.js';
 import { partitionSchema } from '../shared/protocol/common.js';
@@ -18,14 +19,7 @@ import { DEFAULT_EVENT_HISTORY } from './events/eventLog.js';
 
 const MiB = 1024 * 1024;
 
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.pathname === '/' && u.search === '';
-  } catch {
-    return false;
-  }
-}
+const isHttpUrl = isHttpOriginUrl;
 
 /** The event webhook: https:// anywhere, or plain http:// to a loopback address only (a local relay, tests). */
 export function webhookUrlProblem(s: string): string | undefined {
@@ -41,21 +35,35 @@ export function webhookUrlProblem(s: string): string | undefined {
   return 'must be an https:// (or loopback http://) URL';
 }
 
-/** `cluster01=https://127.0.0.1:8774[,cluster02=URL]`: partition (= availability zone) → its CC. */
+/**
+ * `cluster01=https://127.0.0.1:8774[,https://127.0.0.2:8774][,cluster02=URL]`: partition (= availability
+ * zone) → its CC, or its CC replicas (issue 21): a URL without `name=` is one more replica of the partition before it.
+ */
 const clusterList = z.string().transform((s, ctx): PartitionInfo[] => {
-  const out: PartitionInfo[] = [];
+  const out: Array<{ name: string; endpoints: string[] }> = [];
   for (const entry of s.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
     const eq = entry.indexOf('=');
+    const last = out[out.length - 1];
+    if (eq < 0 && last !== undefined && isHttpUrl(entry)) {
+      const url = new URL(entry).origin;
+      if (last.endpoints.includes(url)) ctx.addIssue({ code: 'custom', message: `${last.name}: ${url} is given twice` });
+      else last.endpoints.push(url);
+      continue;
+    }
     const name = eq < 0 ? '' : entry.slice(0, eq);
     const endpoint = eq < 0 ? '' : entry.slice(eq + 1);
     if (!partitionSchema.safeParse(name).success) ctx.addIssue({ code: 'custom', message: `"${entry}" does not start with a partition name and "="` });
     else if (!isHttpUrl(endpoint)) ctx.addIssue({ code: 'custom', message: `${name}: "${endpoint}" is not an http(s)://host:port URL` });
     else if (out.some((p) => p.name === name)) ctx.addIssue({ code: 'custom', message: `partition ${name} is given twice` });
-    else out.push(Object.freeze({ name, endpoint: new URL(endpoint).origin }));
+    else out.push({ name, endpoints: [new URL(endpoint).origin] });
   }
   if (out.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one partition=URL is required' });
-  return out;
+  return out.map((p) => partitionInfo(p.name, p.endpoints));
 });
+
+function partitionInfo(name: string, endpoints: readonly string[]): PartitionInfo {
+  return Object.freeze({ name, endpoint: endpoints[0] ?? '', endpoints: Object.freeze([...endpoints]) });
+}
 
 export const clcConfigSchema = z.object({
   host: z.string().refine(isLoopbackV4, 'must be a loopback IPv4 address (127.x.y.z)').default('127.0.0.1'),
@@ -99,25 +107,25 @@ export const clcConfigSchema = z.object({
   ...metricsShape,
   /** Where clc.json, events.json and bmc.json are kept: files, or etcd (shared/config/storeFlags.ts). */
   ...storeShape,
-  /** Replicas (issue 21, --store etcd): the URL other replicas name when this one leads; absent: http://HOST:PORT. */
-  advertiseUrl: z.string().refine(isHttpUrl, 'must be an http(s)://host:port URL').transform((s) => new URL(s).origin).optional(),
-  /** Replicas: the leader's etcd lease, whole seconds; a replica takes over within about twice this after a leader dies. */
-  leaderTtlSeconds: intFlag(10, 2, 600),
+  /** Replicas (issue 21, --store etcd): --advertise-url (absent: http://HOST:PORT) and --leader-ttl-seconds. */
+  ...replicaShape,
 }).superRefine((r, ctx) => {
   checkWireSecurityFlags(r, ctx);
   checkConnectionLimits(r, ctx);
   checkStoreFlags(r, ctx);
-  if (r.store !== 'etcd' && r.advertiseUrl !== undefined) ctx.addIssue({ code: 'custom', path: ['advertiseUrl'], message: 'needs --store etcd (replicas elect a leader through etcd)' });
+  checkReplicaFlags(r, ctx);
   if (r.eventsWebhookTokenFile !== undefined && r.eventsWebhook === undefined) {
     ctx.addIssue({ code: 'custom', path: ['eventsWebhookTokenFile'], message: 'needs --events-webhook' });
   }
   for (const p of r.clusters ?? []) {
-    const problem = peerUrlProblem(r, p.endpoint);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['clusters'], message: `${p.name}: ${problem}` });
+    for (const endpoint of p.endpoints ?? [p.endpoint]) {
+      const problem = peerUrlProblem(r, endpoint);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['clusters'], message: `${p.name}: ${problem}` });
+    }
   }
 }).transform((r) => ({
   ...r,
-  clusters: r.clusters ?? [Object.freeze({ name: 'cluster01', endpoint: `${peerScheme(r)}//127.0.0.1:8774` })],
+  clusters: r.clusters ?? [partitionInfo('cluster01', [`${peerScheme(r)}//127.0.0.1:8774`])],
   advertiseUrl: r.advertiseUrl ?? `http://${r.host}:${r.port}`,
 }));
 
@@ -128,7 +136,7 @@ const FIELDS = [
   ['host', '--host <addr>', 'FERRY_CLC_HOST', 'loopback address to listen on (127.0.0.1)'],
   ['port', '--port <n>', 'FERRY_CLC_PORT', 'port to listen on (8773)'],
   ['stateDir', '--state-dir <dir>', 'FERRY_CLC_STATE_DIR', 'directory for clc.json (required)'],
-  ['clusters', '--clusters <list>', 'FERRY_CLC_CLUSTERS', 'partition=CC URL pairs, comma-separated; https:// with --tls-dir (cluster01=https://127.0.0.1:8774)'],
+  ['clusters', '--clusters <list>', 'FERRY_CLC_CLUSTERS', 'partition=CC URL pairs, comma-separated; a URL without partition= is another CC replica of the partition before it; https:// with --tls-dir (cluster01=https://127.0.0.1:8774)'],
   ['ccTimeoutMs', '--cc-timeout-ms <ms>', 'FERRY_CLC_CC_TIMEOUT_MS', 'timeout of one call to a CC (10000)'],
   ['ccInstanceTimeoutMs', '--cc-instance-timeout-ms <ms>', 'FERRY_CLC_CC_INSTANCE_TIMEOUT_MS', 'timeout of a CC call that starts or stops guests; the CC waits for hypervisors and re-places (150000)'],
   ['maxBodyBytes', '--max-body-bytes <n>', 'FERRY_CLC_MAX_BODY_BYTES', 'largest request body accepted (1048576)'],
@@ -148,8 +156,7 @@ const FIELDS = [
   ...connectionLimitFields('FERRY_CLC'),
   ...metricsFields('FERRY_CLC'),
   ...storeFields('FERRY_CLC', 'the CLC\'s state (clc.json, events.json, bmc.json)'),
-  ['advertiseUrl', '--advertise-url <url>', 'FERRY_CLC_ADVERTISE_URL', 'with --store etcd: this replica\'s admin API URL as the others name it when it leads (http://HOST:PORT)'],
-  ['leaderTtlSeconds', '--leader-ttl-seconds <s>', 'FERRY_CLC_LEADER_TTL_SECONDS', 'with --store etcd: the leader\'s etcd lease; another replica takes over within about twice this after the leader dies (10)'],
+  ...replicaFields('FERRY_CLC', 'admin API'),
 ] as const;
 
 const FLAG_NAMES = flagNames(FIELDS);

@@ -27,7 +27,7 @@ import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { createClcCore } from './clcCore.js';
 import { notLeaderError, SOLE_REPLICA, type Leadership } from './core/leadership.js';
 import { clcElection, type ClcElection } from './replica/clcElection.js';
-import { LeaderDuties, type Duty } from './replica/leaderDuties.js';
+import { LeaderDuties, type Duty } from '../shared/leader/leaderDuties.js';
 import { createCcClusters } from './clusters/ccClusters.js';
 import { HelpShown, parseClcConfig } from './config.js';
 import { identityDirectory } from './core/identities.js';

@@ -14,6 +14,7 @@ import { isFerryError } from '../shared/errors/registry.js';
 import type { Logger } from '../shared/log.js';
 import { ccNodeEventRequestSchema, ccNodeEventResponseSchema } from '../shared/protocol/migrationProtocol.js';
 import { TypedClient } from '../shared/protocol/typedClient.js';
+import { LeaderRoute, wireRouteFailure } from '../shared/leader/leaderRouting.js';
 import type { WireTransport } from '../shared/wire/transport.js';
 
 export type CcNodeEvent = z.infer<typeof ccNodeEventRequestSchema>;
@@ -32,6 +33,8 @@ export interface WireCcNotifierOptions {
   readonly transport: WireTransport;
   /** The CC's base URL, e.g. http://127.0.0.1:8774. */
   readonly ccUrl: string;
+  /** The CC replicas' URLs (issue 21), ccUrl among them: hints go to the leader, following NotLeader. Absent: ccUrl alone. */
+  readonly ccUrls?: readonly string[];
   readonly logger: Logger;
   readonly timeoutMs?: number;
   /** Hints sent at once (a slow CC must not pile up sockets); the others wait their turn. */
@@ -52,6 +55,7 @@ const keyOf = (e: CcNodeEvent): string => `${e.kind} ${e.migrationId ?? ''} ${e.
 export class WireCcNotifier implements CcNotifier {
   private readonly client: TypedClient<typeof EVENT_OPS>;
   private readonly clock: Clock;
+  private readonly route: LeaderRoute;
   /** Hints not yet sent (or to be sent again), by what they say. */
   private readonly pending = new Map<string, CcNodeEvent>();
   private readonly inFlight = new Set<string>();
@@ -61,6 +65,7 @@ export class WireCcNotifier implements CcNotifier {
   constructor(private readonly o: WireCcNotifierOptions) {
     this.client = new TypedClient(o.transport, EVENT_OPS);
     this.clock = o.clock ?? systemClock;
+    this.route = new LeaderRoute(o.ccUrls ?? [o.ccUrl]);
   }
 
   notify(event: CcNodeEvent): void {
@@ -90,13 +95,15 @@ export class WireCcNotifier implements CcNotifier {
 
   private send(key: string, event: CcNodeEvent): void {
     this.inFlight.add(key);
-    void this.client.call(this.o.ccUrl, 'ccNodeEvent', event, { timeoutMs: this.o.timeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS }).then(
+    const timeoutMs = this.o.timeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS;
+    void this.route.send((url) => this.client.call(url, 'ccNodeEvent', event, { timeoutMs })).then(
       () => {
         this.retryMs = 0;
       },
       (e: unknown) => {
-        // A refusal (a hint that breaks the contract, a node the CC does not know) is not sent again.
-        if (!isFerryError(e) || !e.retryable) {
+        // A refusal (a hint that breaks the contract, a node the CC does not know) is not sent again;
+        // no replica leading (an election under way) is waited out like an unreachable CC.
+        if (!isFerryError(e) || (!e.retryable && wireRouteFailure(e).kind !== 'notLeader')) {
           this.o.logger.debug({ err: e, event }, 'ccNodeEvent refused');
           return;
         }

@@ -52,8 +52,10 @@ export interface NcConfig {
   readonly stateDir: string;
   readonly maxBodyBytes: number;
   readonly hypervisor: HypervisorConfig;
-  /** The CC to hint at when migrations or instances change (ccNodeEvent); none: the CC's polls only. */
+  /** The CC to hint at when migrations or instances change (ccNodeEvent); none: the CC's polls only. The first of ccUrls. */
   readonly ccUrl?: string;
+  /** Every CC replica's URL (issue 21): hints go to the leader, following NotLeader (shared/leader/leaderRouting.ts). */
+  readonly ccUrls?: readonly string[];
   /** ferry-init's directory (ca.pem, nc-HOST.pem/.key): serve and call the CC over mutual TLS. */
   readonly tlsDir?: string;
   /** --insecure-plaintext: plain HTTP chosen on purpose (logged as a warning); exactly one of the two is set. */
@@ -152,7 +154,12 @@ const rawSchema = z.object({
   libvirtGuestInitrd: z.string().min(1, 'must name a file').optional(),
   maxBodyBytes: intFlag(MiB, 1024, 64 * MiB),
   rebootTimeoutMs: intFlag(DEFAULT_REBOOT_TIMEOUT_MS, 100, 3_600_000),
-  ccUrl: httpUrl.optional(),
+  /** One URL, or the CC replicas' URLs comma-separated (issue 21). */
+  ccUrl: z.string().transform((s, ctx) => {
+    const urls = s.split(',').map((u) => u.trim()).filter((u) => u !== '');
+    if (urls.length === 0 || urls.some((u) => !httpUrl.safeParse(u).success)) ctx.addIssue({ code: 'custom', message: 'must be an http:// or https:// URL (or several, comma-separated)' });
+    return urls;
+  }).optional(),
   tlsDir: tlsDirFlag,
   insecurePlaintext: insecurePlaintextFlag,
   storageDir: z.string().min(1, 'must name a directory').optional(),
@@ -174,8 +181,10 @@ const rawSchema = z.object({
   if (r.hypervisor !== 'sim' && r.simSocket !== undefined) ctx.addIssue({ code: 'custom', path: ['simSocket'], message: 'is for --hypervisor sim' });
   checkWireSecurityFlags(r, ctx);
   // The CC URL follows the choice: http:// hints would leave in clear under mTLS; https:// ones would fail every call without it.
-  const ccUrlProblem = r.ccUrl === undefined ? undefined : peerUrlProblem(r, r.ccUrl);
-  if (ccUrlProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['ccUrl'], message: ccUrlProblem });
+  for (const u of r.ccUrl ?? []) {
+    const ccUrlProblem = peerUrlProblem(r, u);
+    if (ccUrlProblem !== undefined) ctx.addIssue({ code: 'custom', path: ['ccUrl'], message: ccUrlProblem });
+  }
 }).transform((r): NcConfig => ({
   host: r.host,
   port: r.port,
@@ -197,7 +206,7 @@ const rawSchema = z.object({
         : {}),
     }
     : { kind: 'sim', socket: resolve(r.simSocket ?? defaultSocketPath(r.host)) },
-  ...(r.ccUrl ? { ccUrl: r.ccUrl } : {}),
+  ...(r.ccUrl !== undefined && r.ccUrl[0] !== undefined ? { ccUrl: r.ccUrl[0], ccUrls: Object.freeze([...r.ccUrl]) } : {}),
   ...(r.tlsDir !== undefined ? { tlsDir: r.tlsDir } : {}),
   ...(r.insecurePlaintext ? { insecurePlaintext: true as const } : {}),
   ...(r.storageDir !== undefined ? { storageDir: resolve(r.storageDir) } : {}),
@@ -240,7 +249,7 @@ function command(): Command {
     libvirtGuestInitrd: 'the initrd that goes with --libvirt-guest-kernel',
     maxBodyBytes: 'largest request body accepted (1048576)',
     rebootTimeoutMs: `RebootInstances: a guest that has not rebooted this long after the request (ACPI) is reset (${DEFAULT_REBOOT_TIMEOUT_MS})`,
-    ccUrl: 'the CC to tell about migration changes at once (optional)',
+    ccUrl: 'the CC to tell about migration changes at once (optional); the URLs of a partition\'s CC replicas, comma-separated, with --store etcd CCs',
     tlsDir: 'ferry-init directory (ca.pem, nc-HOST.pem/.key): mutual TLS with the CC (this or --insecure-plaintext is required)',
     insecurePlaintext: 'serve and call over plain HTTP without TLS, on purpose (logged as a warning)',
     storageDir: 'shared storage root, for host HA activity checks of neighbours (optional)',

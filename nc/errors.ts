@@ -45,6 +45,13 @@ export const NcErrors = defineErrors({
   HypervisorRefused: server(502, 'hypervisor of node {host} refused {operation}: {detail}', false),
   /** The NC could not persist a change; nothing was acknowledged. */
   StateWriteFailed: server(503, 'node {host} could not persist its state: {detail}'),
+  /**
+   * Replicas (issue 21, leaderEpoch.ts): the command carries an older CC leader's epoch than one this
+   * node has seen; it comes from a deposed leader and changes nothing. Not retryable: that CC no longer leads.
+   */
+  StaleLeaderEpoch: server(409, 'node {host} refused {operation} of CC leader epoch {got}: it has seen epoch {seen}, so that CC no longer leads', false),
+  /** The command's leaderEpoch field is not a decimal epoch; nothing was done. */
+  InvalidLeaderEpoch: client(400, 'node {host} refused {operation}: leaderEpoch must be a decimal number'),
 });
 
 export type NcErrorCode = keyof typeof NcErrors.table;

@@ -25,6 +25,7 @@ import { openNcStoreAtStart, type NcStoreAtStart } from './storeOrigin.js';
 import { NodeController } from './nodeController.js';
 import { fsSharedStorage } from './ha/activityCheck.js';
 import { createNcApp } from './server.js';
+import { EpochGuard } from './leaderEpoch.js';
 import { addNcMetrics } from './metrics.js';
 import { startMetrics } from '../shared/metrics/listener.js';
 
@@ -56,8 +57,8 @@ function ccNotifier(config: NcConfig, security: WireSecurity, logger: Logger): {
   const transport = new HttpWireTransport({
     path: CC_PATH, defaultTimeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS, encoding: config.wireEncoding, ...clientTlsOf(security),
   });
-  logger.info({ ccUrl: config.ccUrl }, 'telling the CC about changes');
-  const notifier = new WireCcNotifier({ transport, ccUrl: config.ccUrl, logger, clock: systemClock });
+  logger.info({ ccUrls: config.ccUrls ?? [config.ccUrl] }, 'telling the CC about changes');
+  const notifier = new WireCcNotifier({ transport, ccUrl: config.ccUrl, ...(config.ccUrls !== undefined ? { ccUrls: config.ccUrls } : {}), logger, clock: systemClock });
   return {
     notifier,
     close: () => {
@@ -102,7 +103,8 @@ async function main(): Promise<void> {
   });
   await controller.start();
 
-  const storage = config.storageDir !== undefined ? { sharedStorage: fsSharedStorage(config.storageDir) } : {};
+  // CC leader epochs (issue 21): a change from a deposed CC leader is refused.
+  const storage = { epochs: new EpochGuard({ host: config.host, store, logger }), ...(config.storageDir !== undefined ? { sharedStorage: fsSharedStorage(config.storageDir) } : {}) };
   const refusals = new RefusalLog({ logger, clock: systemClock });
   const onRefused = wireRefusalReporter(refusals);
   const limits = config.connections;

@@ -114,6 +114,8 @@ export const ncSnapshotSchema = z.object({
    * its hypervisor decides whether this was a first start (no domains) or a lost store, then clears it.
    */
   firstStartUnchecked: z.literal(true).optional(),
+  /** The highest CC leader epoch seen (issue 21, leaderEpoch.ts): older commands are refused. Absent: none yet, and in older files. */
+  leaderEpoch: z.string().regex(/^[0-9]{1,20}$/).optional(),
 }).refine(
   (s) => Object.entries(s.instances).every(([id, r]) => r.instanceId === id),
   { message: 'an instance record is filed under another id' },

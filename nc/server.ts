@@ -9,6 +9,7 @@ import { mountWireService, type WireServiceOptions } from '../shared/wire/server
 import { NC_PATH, type WireHandlers } from '../shared/wire/transport.js';
 import { checkActivity, type SharedStorageView } from './ha/activityCheck.js';
 import type { NodeController } from './nodeController.js';
+import { guardChanges, type EpochGuard } from './leaderEpoch.js';
 
 export interface NcAppOptions {
   readonly controller: NodeController;
@@ -21,6 +22,8 @@ export interface NcAppOptions {
   readonly onRefused?: WireServiceOptions['onRefused'];
   /** The cluster's shared storage, for neighbours' activity checks (host HA); absent: always `unknown`. */
   readonly sharedStorage?: SharedStorageView;
+  /** CC leader epochs (issue 21): every change checked against the highest seen; absent: not checked (the simulator). */
+  readonly epochs?: EpochGuard;
 }
 
 /**
@@ -75,7 +78,8 @@ export function ncHandlers(controller: NodeController, sharedStorage?: SharedSto
 export function createNcApp(o: NcAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  const handlers = ncHandlers(o.controller, o.sharedStorage);
+  const served = ncHandlers(o.controller, o.sharedStorage);
+  const handlers = o.epochs !== undefined ? guardChanges(served, o.epochs) : served;
   // maxBodyBytes undefined keeps the wire service's default.
   mountWireService(app, {
     path: NC_PATH, handlers, logger: o.logger, access: NC_ACCESS,

@@ -103,10 +103,11 @@ export class PlanDriver {
     this.credentials = opts.credentials ? new CredentialPrefetch(opts.credentials, () => opts.clock.now()) : undefined;
   }
 
-  /** Starts reconciling: now, after every view change, and at every deadline. */
+  /** Starts reconciling: now, after every view change, and at every deadline. Again after stop() (a CC replica's next term). */
   start(): void {
-    if (this.started) return;
+    if (this.started && !this.stopped) return;
     this.started = true;
+    this.stopped = false;
     this.unsubscribe = this.opts.keeper.subscribe(() => this.poke());
     this.poke();
   }

@@ -7,7 +7,10 @@ import type { ClcCcOp, ClcCcRequest, ClcCcResponse } from './ccContract.js';
 /** One configured partition (= availability zone) and the CC that serves it. */
 export interface PartitionInfo {
   readonly name: string;
+  /** Its first CC URL (the one shown when no replica has answered yet). */
   readonly endpoint: string;
+  /** Every CC replica's URL (issue 21), `endpoint` first; absent: `endpoint` alone. */
+  readonly endpoints?: readonly string[];
 }
 
 export interface Clusters {

@@ -269,6 +269,7 @@ export const NC_ERROR_CODES = [
   'VolumeConflict', 'VolumeNotAttached',
   'NodeQuarantined', 'NodeNotQuarantined',
   'InstanceNotStartable', 'InstanceNotPausable',
+  'StaleLeaderEpoch',
 ] as const;
 
 export { hostSchema };

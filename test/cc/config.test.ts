@@ -30,8 +30,17 @@ describe('CC configuration', () => {
       insecurePlaintext: true, wireEncoding: 'json',
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
       store: 'file', etcdPrefix: 'ferry/', etcdTimeoutMs: 5000, etcdMaxTxnOps: 128, etcdMaxRequestBytes: 1572864,
+      advertiseUrl: 'http://127.0.0.1:8774', leaderTtlSeconds: 10,
     });
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('replicas (issue 21): --advertise-url and --leader-ttl-seconds with --store etcd; --advertise-url alone is a configuration error', () => {
+    const etcd = [...base, '--store', 'etcd', '--etcd-endpoints', 'http://127.0.97.1:19850'];
+    expect(parseCcConfig([...etcd, '--advertise-url', 'http://127.0.96.2:19860/', '--leader-ttl-seconds', '4'], {})).toMatchObject({ advertiseUrl: 'http://127.0.96.2:19860', leaderTtlSeconds: 4 });
+    expect(parseCcConfig([...etcd, '--host', '127.0.96.3', '--port', '19861'], {}).advertiseUrl).toBe('http://127.0.96.3:19861');
+    expect(() => parseCcConfig([...base, '--advertise-url', 'http://127.0.96.2:19860'], {})).toThrow(/--advertise-url: needs --store etcd/);
+    expect(() => parseCcConfig([...etcd, '--leader-ttl-seconds', '1'], {})).toThrow(/--leader-ttl-seconds/);
   });
 
   it('reads FERRY_CC_* when a flag is absent; a flag wins over the environment', () => {

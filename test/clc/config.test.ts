@@ -20,7 +20,7 @@ describe('parseClcConfig', () => {
   it('fills defaults: the CC at https://127.0.0.1:8774 with --tls-dir', () => {
     const c = parseClcConfig(['--state-dir', '/tmp/x', '--tls-dir', 'certs'], {});
     expect(c).toEqual({
-      host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'https://127.0.0.1:8774' }],
+      host: '127.0.0.1', port: 8773, stateDir: '/tmp/x', clusters: [{ name: 'cluster01', endpoint: 'https://127.0.0.1:8774', endpoints: ['https://127.0.0.1:8774'] }],
       ccTimeoutMs: 10_000, ccInstanceTimeoutMs: 150_000, maxBodyBytes: 1024 * 1024, gateMaxWaiting: 4096, gateMaxWaitMs: 30_000, auth: 'sigv4',
       tlsDir: 'certs', insecurePlaintext: false, haTickMs: 2000, wireEncoding: 'json',
       headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxPendingConnections: 1024, maxPendingPerPeer: 256,
@@ -58,7 +58,7 @@ describe('parseClcConfig', () => {
   });
 
   it('with --insecure-plaintext the default CC is http://127.0.0.1:8774', () => {
-    expect(parseClcConfig(['--state-dir', 's', '--insecure-plaintext'], {}).clusters).toEqual([{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774' }]);
+    expect(parseClcConfig(['--state-dir', 's', '--insecure-plaintext'], {}).clusters).toEqual([{ name: 'cluster01', endpoint: 'http://127.0.0.1:8774', endpoints: ['http://127.0.0.1:8774'] }]);
   });
 
   it('reads every flag', () => {
@@ -68,7 +68,15 @@ describe('parseClcConfig', () => {
     expect(c).toMatchObject({
       host: '127.0.12.5', port: 18773, ccTimeoutMs: 500, ccInstanceTimeoutMs: 9000, maxBodyBytes: 4096, gateMaxWaiting: 8, gateMaxWaitMs: 5000, tlsDir: 'c', haTickMs: 250, bmcStore: '/secure/bmc.json',
     });
-    expect(c.clusters).toEqual([{ name: 'a', endpoint: 'https://127.0.12.6:1' }, { name: 'b', endpoint: 'https://127.0.12.7:2' }]);
+    expect(c.clusters).toEqual([{ name: 'a', endpoint: 'https://127.0.12.6:1', endpoints: ['https://127.0.12.6:1'] }, { name: 'b', endpoint: 'https://127.0.12.7:2', endpoints: ['https://127.0.12.7:2'] }]);
+  });
+
+  it('a URL without partition= is another CC replica of the partition before it (issue 21)', () => {
+    const c = parseClcConfig(['--state-dir', 's', '--insecure-plaintext', '--clusters', 'a=http://127.0.96.1:1,http://127.0.96.2:1, b=http://127.0.96.3:2'], {});
+    expect(c.clusters).toEqual([
+      { name: 'a', endpoint: 'http://127.0.96.1:1', endpoints: ['http://127.0.96.1:1', 'http://127.0.96.2:1'] },
+      { name: 'b', endpoint: 'http://127.0.96.3:2', endpoints: ['http://127.0.96.3:2'] },
+    ]);
   });
 
   // Mutual TLS is the default: exactly one of --tls-dir and --insecure-plaintext; cluster URLs' scheme follows.
@@ -108,6 +116,8 @@ describe('parseClcConfig', () => {
     ['cluster URL with a path', [...S, '--clusters', 'c=http://127.0.0.1:1/axis2'], /^--clusters: c:/],
     ['partition twice', [...S, '--clusters', 'c=http://127.0.0.1:1,c=http://127.0.0.1:2'], /^--clusters: partition c is given twice/],
     ['no partition', [...S, '--clusters', ','], /^--clusters: at least one/],
+    ['a replica twice', [...S, '--clusters', 'c=http://127.0.0.1:1,http://127.0.0.1:1'], /^--clusters: c: http:\/\/127.0.0.1:1 is given twice/],
+    ['a replica over another scheme', ['--state-dir', 's', '--insecure-plaintext', '--clusters', 'c=http://127.0.0.1:1,https://127.0.0.2:1'], /^--clusters: c: must be http:\/\/ with --insecure-plaintext/],
     ['timeout too small', [...S, '--cc-timeout-ms', '5'], /^--cc-timeout-ms: must be at least 100/],
     ['body limit too small', [...S, '--max-body-bytes', '10'], /^--max-body-bytes: must be at least 1024/],
     ['gate queue of zero', [...S, '--gate-max-waiting', '0'], /^--gate-max-waiting: must be at least 1/],

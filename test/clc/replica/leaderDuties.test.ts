@@ -1,11 +1,11 @@
 /**
- * The leader's duties (clc/replica/leaderDuties.ts) on the injected clock: started when the replica
+ * The leader's duties (shared/leader/leaderDuties.ts) on the injected clock: started when the replica
  * leads, stopped at once when it does not (their timers gone before reconcile returns, even in the
  * middle of a start), made afresh per term, never two terms' duties at once; the gate's waiters are
  * refused on the loss.
  */
 import { describe, expect, it } from 'vitest';
-import { LeaderDuties, type Duty } from '../../../clc/replica/leaderDuties.js';
+import { LeaderDuties, type Duty } from '../../../shared/leader/leaderDuties.js';
 import { ManualClock, type TimerHandle } from '../../../shared/clock.js';
 import { silentLogger } from '../../../shared/log.js';
 

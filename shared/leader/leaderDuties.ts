@@ -1,6 +1,7 @@
 /**
- * What only the leading CLC replica runs (issue 21): host HA's loop, the event watcher, the webhook,
- * the recovery of volumes left in flight, the paging key. Level-based (STYLE, the reconcile loop):
+ * What only the leading replica runs (issue 21): for a CLC host HA's loop, the event watcher, the
+ * webhook, the recovery of volumes left in flight, the paging key; for a CC node polling, the plan
+ * driver and move repair. Level-based (STYLE, the reconcile loop):
  * `reconcile()` compares "leads now" with "duties running" and starts or stops them; it is called on
  * every change the election reports, so a missed call is harmless.
  *
@@ -11,7 +12,6 @@
  * built afresh per term, from the store as the previous leader left it.
  */
 import type { Logger } from 'pino';
-import type { Leadership } from '../core/leadership.js';
 
 /** One background job of the leader. stop() may come before, during or after start(). */
 export interface Duty {
@@ -22,7 +22,9 @@ export interface Duty {
 }
 
 export interface LeaderDutiesOptions {
-  readonly leadership: Pick<Leadership, 'leading'>;
+  readonly leadership: { leading(): boolean };
+  /** Who runs them, for the log ('CLC', 'CC'). */
+  readonly role?: string;
   /** This term's duties, in start order (made when leadership is gained). */
   readonly duties: () => readonly Duty[];
   /** Leadership lost: refuse what waits (the change gate's queue). */
@@ -70,7 +72,7 @@ export class LeaderDuties {
     const term = { duties: this.opts.duties(), stopped: false };
     this.term = term;
     this.terms++;
-    this.opts.logger.info({ duties: term.duties.map((d) => d.name) }, 'this CLC replica leads: starting the leader\'s duties');
+    this.opts.logger.info({ duties: term.duties.map((d) => d.name) }, `this ${this.opts.role ?? 'CLC'} replica leads: starting the leader's duties`);
     // After the previous term's stops settled: two terms never run one duty at once.
     const previous = this.stopping;
     this.starting = previous.then(async () => {
@@ -96,7 +98,7 @@ export class LeaderDuties {
     // Synchronous part first, for every duty: their timers are gone before this returns.
     const stops = term.duties.map((d) => d.stop().catch((e: unknown) => this.opts.logger.warn({ duty: d.name, err: (e as Error).message }, 'a leader duty did not stop cleanly')));
     this.stopping = Promise.all([this.stopping, ...stops]);
-    this.opts.logger.warn({ why }, 'this CLC replica no longer leads: its duties are stopped');
+    this.opts.logger.warn({ why }, `this ${this.opts.role ?? 'CLC'} replica no longer leads: its duties are stopped`);
     this.opts.onLost?.();
   }
 }

@@ -1,0 +1,75 @@
+/**
+ * CC replicas (issue 21): with `--store etcd` several CC processes of one partition campaign under
+ * `<etcd-prefix>cc/<partition>/election/` (shared/leader/replicaElection.ts). Only the leader serves
+ * changes, runs the background loops (node polling, the plan driver, move repair: leaderDuties in
+ * daemon.ts) and writes the view cache; a follower answers reads and refuses the rest with NotLeader,
+ * naming the leader. With the file store the one CC is SOLE_CC, which always leads with epoch "0".
+ *
+ * Every NC command that changes something carries the leader's epoch (shared/protocol/leaderEpoch.ts):
+ * `stampEpochs` adds it where the CC's calls leave, and refuses to send one at all once this replica
+ * does not lead (its lease may have run out), so a deposed leader's work under way stops at its next call.
+ */
+import type { Etcd3 } from 'etcd3';
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/clock.js';
+import type { FerryError } from '../shared/errors/registry.js';
+import { notLeaderText } from '../shared/leader/leaderRouting.js';
+import { replicaElection, type ReplicaElection } from '../shared/leader/replicaElection.js';
+import type { CcOp } from '../shared/protocol/ccProtocol.js';
+import { LEADER_EPOCH_FIELD, NC_CHANGE_OPS, NO_EPOCH } from '../shared/protocol/leaderEpoch.js';
+import type { WireHandlers, WireTransport } from '../shared/wire/transport.js';
+import { CcErrors } from './errors.js';
+
+/** The narrow view the server, the loops and the NC calls need. */
+export interface CcLeadership {
+  /** Leads now; false once the lease may have run out. */
+  leading(): boolean;
+  /** The leader's advertised URL as last observed; undefined while none is elected. */
+  leaderUrl(): string | undefined;
+  /** This term's epoch while leading; undefined otherwise. */
+  epoch(): string | undefined;
+  /** This replica's advertised URL, for the messages. */
+  readonly self: string;
+}
+
+/** The one CC of a file-store partition: always leads, with epoch "0" (the NCs' default). */
+export const SOLE_CC: CcLeadership = Object.freeze({ leading: () => true, leaderUrl: () => undefined, epoch: () => NO_EPOCH, self: 'this CC' });
+
+export const CC_ELECTION_KEY = (partition: string): string => `cc/${partition}/election/`;
+
+export function ccElection(o: {
+  readonly client: Etcd3; readonly etcdPrefix: string; readonly partition: string; readonly self: string;
+  readonly ttlSeconds: number; readonly clock: Clock; readonly logger: Logger;
+}): ReplicaElection {
+  return replicaElection({ ...o, prefix: `${o.etcdPrefix}${CC_ELECTION_KEY(o.partition)}`, role: `CC ${o.partition}` });
+}
+
+/** What a follower serves: the operations that change nothing (at the CC or at an NC). */
+export const CC_READ_OPS: ReadonlySet<CcOp> = new Set<CcOp>([
+  'ccDescribeNodes', 'ccDescribeInstances', 'ccDescribeResources', 'ccDescribeMigrations', 'ccCheckHostActivity',
+]);
+
+export function notLeaderError(l: CcLeadership, partition: string): FerryError {
+  return CcErrors.make('NotLeader', { replica: l.self, partition, leaderIs: notLeaderText(l.self, l.leaderUrl()) });
+}
+
+/** Every operation but CC_READ_OPS refused with NotLeader while this replica does not lead, before its body is looked at. */
+export function leaderOnly(handlers: WireHandlers, l: CcLeadership, partition: string): WireHandlers {
+  const out: WireHandlers = Object.fromEntries(Object.entries(handlers).map(([op, handle]) => [op, CC_READ_OPS.has(op as CcOp) ? handle : async (body, ctx) => {
+    if (!l.leading()) throw notLeaderError(l, partition);
+    return handle(body, ctx);
+  }]));
+  return Object.freeze(out);
+}
+
+/** The CC's calls to its NCs with this term's epoch on every change; none is sent while this replica does not lead. */
+export function stampEpochs(transport: WireTransport, l: CcLeadership, partition: string): WireTransport {
+  return {
+    call(endpoint, operation, body, opts) {
+      if (!NC_CHANGE_OPS.has(operation)) return transport.call(endpoint, operation, body, opts);
+      const epoch = l.epoch();
+      if (epoch === undefined) return Promise.reject(notLeaderError(l, partition));
+      return transport.call(endpoint, operation, { ...body, [LEADER_EPOCH_FIELD]: epoch }, opts);
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/** CC replicas (cc/replicas.ts): a follower serves reads and refuses changes naming the leader; NC changes carry this term's epoch. */
+import { describe, expect, it } from 'vitest';
+import { CC_READ_OPS, leaderOnly, SOLE_CC, stampEpochs, type CcLeadership } from '../../cc/replicas.js';
+import { namedLeaderOf } from '../../shared/leader/leaderRouting.js';
+import { CC_OPS } from '../../shared/protocol/ccProtocol.js';
+import { NC_CHANGE_OPS } from '../../shared/protocol/leaderEpoch.js';
+import { NC_OPS } from '../../shared/protocol/ncProtocol.js';
+import type { WireHandlers, WireTransport } from '../../shared/wire/transport.js';
+import type { WireObject } from '../../shared/wire/xmlCodec.js';
+
+const SELF = 'http://127.0.96.2:19861';
+const LEADER = 'http://127.0.96.1:19860';
+
+function leadership(leading: boolean, epoch?: string): CcLeadership {
+  return { leading: () => leading, leaderUrl: () => (leading ? SELF : LEADER), epoch: () => (leading ? epoch : undefined), self: SELF };
+}
+
+describe('leaderOnly', () => {
+  const served: string[] = [];
+  const handlers: WireHandlers = Object.fromEntries(Object.keys(CC_OPS).map((op) => [op, () => { served.push(op); return Promise.resolve({}); }]));
+  const ctx = { peer: '127.0.96.10' };
+
+  it('on a follower: reads are served, every other operation is NotLeader naming the leader, and nothing runs', async () => {
+    const h = leaderOnly(handlers, leadership(false), 'cluster01');
+    served.length = 0;
+    for (const op of Object.keys(CC_OPS)) {
+      if (CC_READ_OPS.has(op as never)) {
+        await h[op]!({}, ctx);
+      } else {
+        const e = await h[op]!({}, ctx).then(() => undefined, (x: unknown) => x);
+        expect(e, op).toMatchObject({ code: 'NotLeader', status: 503, fields: { partition: 'cluster01', replica: SELF } });
+        expect(namedLeaderOf((e as Error).message)).toBe(LEADER);
+      }
+    }
+    expect(served.sort()).toEqual([...CC_READ_OPS].sort());
+  });
+
+  it('on the leader (and the sole CC) everything is served', async () => {
+    for (const l of [leadership(true, '5'), SOLE_CC]) {
+      const h = leaderOnly(handlers, l, 'cluster01');
+      served.length = 0;
+      for (const op of Object.keys(CC_OPS)) await h[op]!({}, ctx);
+      expect(served.length).toBe(Object.keys(CC_OPS).length);
+    }
+  });
+});
+
+describe('stampEpochs', () => {
+  function recorder(): WireTransport & { calls: { operation: string; body: WireObject }[] } {
+    const calls: { operation: string; body: WireObject }[] = [];
+    return { calls, call: (_e, operation, body) => { calls.push({ operation, body }); return Promise.resolve({}); } };
+  }
+
+  it('adds this term\'s epoch to every NC change and to no read', async () => {
+    const t = recorder();
+    const s = stampEpochs(t, leadership(true, '123'), 'cluster01');
+    for (const op of Object.keys(NC_OPS)) await s.call('http://127.0.96.31:19870', op, { a: 1 });
+    for (const c of t.calls) expect(c.body, c.operation).toEqual(NC_CHANGE_OPS.has(c.operation) ? { a: 1, leaderEpoch: '123' } : { a: 1 });
+  });
+
+  it('the sole CC sends "0"', async () => {
+    const t = recorder();
+    await stampEpochs(t, SOLE_CC, 'cluster01').call('u', 'ncModifyNode', { stateName: 'disabled' });
+    expect(t.calls[0]?.body).toEqual({ stateName: 'disabled', leaderEpoch: '0' });
+  });
+
+  it('a replica that does not lead sends no change (NotLeader) but still reads', async () => {
+    const t = recorder();
+    const s = stampEpochs(t, leadership(false), 'cluster01');
+    await expect(s.call('u', 'ncMigrateInstances', {})).rejects.toMatchObject({ code: 'NotLeader' });
+    await s.call('u', 'ncDescribeResource', {});
+    expect(t.calls.map((c) => c.operation)).toEqual(['ncDescribeResource']);
+  });
+});
