@@ -55,6 +55,12 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
       return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);
     case 'StateWriteFailed':
       return ClcErrors.make('StateWriteFailed', { ...answered, detail: remoteMessage });
+    // CC replicas (issue 21): no replica the route reached leads now (an election under way), or the
+    // leader lost its lease mid-way (an NC refused its stale epoch). Part of a change may have been
+    // done before, so 'maybe'; a retry reaches the new leader.
+    case 'NotLeader':
+    case 'StaleLeaderEpoch':
+      return ClcErrors.make('ServiceUnavailable', { partition, delivered: 'maybe', remoteCode, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });
     case 'NodeUnreachable':
     case 'NodeUnhealthy':
     // A start that re-homes found no node it may use (its own disabled or full, the others refused).

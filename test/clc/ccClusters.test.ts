@@ -18,6 +18,7 @@ import { WireErrors } from '../../shared/wire/errors.js';
 import { HttpWireTransport } from '../../shared/wire/httpTransport.js';
 import { mountWireService } from '../../shared/wire/server.js';
 import { CC_PATH, type WireTransport } from '../../shared/wire/transport.js';
+import { notLeaderText } from '../../shared/leader/leaderRouting.js';
 
 const HOST = '127.0.12.1';
 const remote = (remoteCode: string) => WireErrors.make('RemoteFault', { peer: 'cc', operation: 'op', remoteCode, remoteMessage: `cc says ${remoteCode}`, remoteStatus: 409 });
@@ -32,6 +33,8 @@ describe('translateCcFailure', () => {
     ['InstanceNotFound', remote('InstanceNotFound'), 'InvalidInstanceID.NotFound', 'yes'],
     ['InsufficientInstanceCapacity', remote('InsufficientInstanceCapacity'), 'InsufficientInstanceCapacity', 'yes'],
     ['NodeUnreachable', remote('NodeUnreachable'), 'ServiceUnavailable', 'yes'],
+    ['no CC replica leads (issue 21)', remote('NotLeader'), 'ServiceUnavailable', 'maybe'],
+    ['the CC leader was deposed mid-way', remote('StaleLeaderEpoch'), 'ServiceUnavailable', 'maybe'],
     ['StateWriteFailed (a node\'s full disk: its own code)', remote('StateWriteFailed'), 'StateWriteFailed', 'yes'],
     ['InstanceNotRunning', remote('InstanceNotRunning'), 'IncorrectInstanceState', 'yes'],
     ['DestinationIsSource', remote('DestinationIsSource'), 'InvalidParameterCombination', 'yes'],
@@ -104,6 +107,23 @@ describe('createCcClusters over a fake transport', () => {
     await clusters.call('cluster01', 'ccDescribeNodes', {}).catch(() => undefined);
     await clusters.call('cluster01', 'ccModifyNode', { host: '127.0.12.11', stateName: 'disabled', vmTypes: DEFAULT_VM_TYPES.map((t) => ({ ...t })) }).catch(() => undefined);
     expect(seen).toEqual([['ccRunInstances', 9000], ['ccTerminateInstances', 9000], ['ccDescribeNodes', 100], ['ccModifyNode', 100]]);
+  });
+
+  it('CC replicas (issue 21): a change goes to the leader a follower names, and the next one straight there', async () => {
+    const A = 'http://127.0.96.1:19860';
+    const B = 'http://127.0.96.2:19861';
+    const seen: string[] = [];
+    const transport: WireTransport = {
+      call: async (endpoint, op) => {
+        seen.push(`${endpoint} ${op}`);
+        if (endpoint === A) throw WireErrors.make('RemoteFault', { peer: A, operation: op, remoteCode: 'NotLeader', remoteMessage: `CC replica ${A} of partition cluster01 does not lead: ${notLeaderText(A, B)}` });
+        return { partition: 'cluster01', nodes: [] };
+      },
+    };
+    const clusters = createCcClusters({ partitions: [{ name: 'cluster01', endpoint: A, endpoints: [A, B] }], transport, timeoutMs: 100 });
+    await expect(clusters.call('cluster01', 'ccDescribeNodes', {})).resolves.toEqual({ partition: 'cluster01', nodes: [] });
+    await clusters.call('cluster01', 'ccDescribeNodes', {});
+    expect(seen).toEqual([`${A} ccDescribeNodes`, `${B} ccDescribeNodes`, `${B} ccDescribeNodes`]);
   });
 
   it('a reply outside the contract is ServiceUnavailable', async () => {

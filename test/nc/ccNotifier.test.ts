@@ -6,6 +6,7 @@ import { WireErrors } from '../../shared/wire/errors.js';
 import type { CallOptions, WireTransport } from '../../shared/wire/transport.js';
 import type { WireObject } from '../../shared/wire/xmlCodec.js';
 import { settle } from './fixtures.js';
+import { notLeaderText } from '../../shared/leader/leaderRouting.js';
 
 /** A hand-written transport: records calls; each answers when the test says so. */
 class FakeTransport implements WireTransport {
@@ -69,6 +70,35 @@ describe('CC notifier', () => {
     clock.advance(NOTIFY_RETRY_MAX_MS);
     await settle();
     expect(t.calls).toHaveLength(3);
+    n.close();
+  });
+
+  it('CC replicas (issue 21): a hint goes to the leader a follower names, and one no replica takes is sent again', async () => {
+    const A = 'http://127.0.96.1:19860';
+    const B = 'http://127.0.96.2:19861';
+    const sent: string[] = [];
+    let leader: string | undefined;
+    const transport: WireTransport = {
+      call: (endpoint, operation) => {
+        sent.push(endpoint);
+        if (endpoint === leader) return Promise.resolve({});
+        return Promise.reject(WireErrors.make('RemoteFault', { peer: endpoint, operation, remoteCode: 'NotLeader', remoteMessage: `does not lead: ${notLeaderText(endpoint, leader)}` }));
+      },
+    };
+    const clock = new ManualClock(0);
+    const n = new WireCcNotifier({ transport, ccUrl: A, ccUrls: [A, B], logger: silentLogger(), clock });
+    // No leader elected: both refuse; the hint waits out a back-off like an unreachable CC's.
+    n.notify({ host: '127.0.10.1', kind: 'node' });
+    await settle();
+    expect(sent).toEqual([A, B]);
+    leader = B;
+    clock.advance(NOTIFY_RETRY_FIRST_MS);
+    await settle();
+    expect(sent).toEqual([A, B, A, B]);
+    // Now straight to the leader.
+    n.notify({ host: '127.0.10.1', kind: 'node' });
+    await settle();
+    expect(sent).toEqual([A, B, A, B, B]);
     n.close();
   });
 
