@@ -21,7 +21,8 @@ import type { ProcessSpec } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { arr, runningCopies } from '../helpers/cloudApi.js';
+import { arr, runningCopies, untilThrough } from '../helpers/cloudApi.js';
+import { expectDrainedOnce } from '../helpers/drainOutcome.js';
 
 const PREFIX = 'it-ccfailover/';
 const TTL_S = 4;
@@ -92,15 +93,7 @@ describe.skipIf(!etcdInstalled())('CC replicas: kill -9 of the leader CC during 
     return kv === undefined ? undefined : { url: kv.value.toString(), epoch: kv.create_revision };
   }
 
-  async function until<T>(what: string, read: () => Promise<T>, good: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await read().catch((e: unknown) => e as T);
-      if (good(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: still ${v instanceof Error ? v.message : JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  const until = untilThrough;
 
   const asClc = () => cloud.tierClient(CC_PATH, 'clc');
   const asCc = () => cloud.tierClient(NC_PATH, 'cc', cloud.controller);
@@ -167,14 +160,8 @@ describe.skipIf(!etcdInstalled())('CC replicas: kill -9 of the leader CC during 
     // The drain completes, seen through the CLC (its route follows the new leader).
     const done = await until('the drain to finish', async () => arr<any>((await ok({ Action: 'DescribeMigrations', 'MigrationId.1': migrationId })).migrationSet?.item)[0],
       (m) => m !== undefined && m.state !== 'active', 180_000);
-    expect(done.state).toBe('completed');
-    expect(arr<any>(done.itemSet?.item).map((i) => i.state)).toEqual(['completed', 'completed', 'completed', 'completed']);
-    // Each instance runs exactly once, off n1: every NC's hypervisor is asked.
-    const copies = await runningCopies(cloud);
-    for (const id of ids) {
-      expect(copies.get(id), id).toHaveLength(1);
-      expect(copies.get(id)?.[0]).not.toBe(n1);
-    }
+    // Each instance runs exactly once, off n1, and nothing else runs: every NC's hypervisor is asked.
+    const copies = await expectDrainedOnce(cloud, done, ids, n1);
     expect([...copies.keys()].sort()).toEqual([...ids].sort());
 
     // A command carrying the deposed leader's epoch is refused by an NC that has seen the new one; the new epoch is taken.

@@ -18,7 +18,8 @@ import { signQuery } from '../../shared/auth/sign.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { arr, runningCopies } from '../helpers/cloudApi.js';
+import { arr, runningCopies, untilThrough } from '../helpers/cloudApi.js';
+import { expectDrainedOnce } from '../helpers/drainOutcome.js';
 
 const PREFIX = 'it-failover/';
 const TTL_S = 4;
@@ -74,15 +75,7 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during 
     return res.kvs[0]?.value.toString();
   }
 
-  async function until<T>(what: string, read: () => Promise<T>, good: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await read().catch((e: unknown) => e as T);
-      if (good(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: still ${v instanceof Error ? v.message : JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  const until = untilThrough;
 
   beforeAll(async () => {
     etcd = await startEtcdCluster({ addrs: ['127.0.92.1', '127.0.92.2', '127.0.92.3'], clientPort: 19710, peerPort: 19711 });
@@ -149,14 +142,8 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during 
 
     const done = await until('the drain to finish on the new leader', async () => arr<any>((await ok(second, { Action: 'DescribeMigrations', 'MigrationId.1': migrationId })).migrationSet?.item)[0],
       (m) => m !== undefined && m.state !== 'active', 180_000);
-    expect(done.state).toBe('completed');
-    expect(arr<any>(done.itemSet?.item).map((i) => i.state)).toEqual(['completed', 'completed', 'completed', 'completed']);
     // Each instance runs exactly once, off n1 (the hypervisors are the ground truth).
-    const copies = await runningCopies(cloud);
-    for (const id of ids) {
-      expect(copies.get(id), id).toHaveLength(1);
-      expect(copies.get(id)?.[0]).not.toBe(n1);
-    }
+    await expectDrainedOnce(cloud, done, ids, n1);
     // The new leader's event watcher (a leader duty) took over from the stored state: it records the completion once.
     const completed = await until('migration.completed in the new leader\'s event stream',
       async () => arr<any>((await ok(second, { Action: 'DescribeEvents', MigrationId: migrationId, 'Kind.1': 'migration.completed' })).eventSet?.item),

@@ -77,12 +77,12 @@ describe('CC notifier', () => {
     const A = 'http://127.0.96.1:19860';
     const B = 'http://127.0.96.2:19861';
     const sent: string[] = [];
-    let leader: string | undefined;
+    const elected: { leader?: string } = {};
     const transport: WireTransport = {
       call: (endpoint, operation) => {
         sent.push(endpoint);
-        if (endpoint === leader) return Promise.resolve({});
-        return Promise.reject(WireErrors.make('RemoteFault', { peer: endpoint, operation, remoteCode: 'NotLeader', remoteMessage: `does not lead: ${notLeaderText(endpoint, leader)}` }));
+        if (endpoint === elected.leader) return Promise.resolve({});
+        return Promise.reject(WireErrors.make('RemoteFault', { peer: endpoint, operation, remoteCode: 'NotLeader', remoteMessage: `does not lead: ${notLeaderText(endpoint, elected.leader)}` }));
       },
     };
     const clock = new ManualClock(0);
@@ -91,7 +91,7 @@ describe('CC notifier', () => {
     n.notify({ host: '127.0.10.1', kind: 'node' });
     await settle();
     expect(sent).toEqual([A, B]);
-    leader = B;
+    elected.leader = B;
     clock.advance(NOTIFY_RETRY_FIRST_MS);
     await settle();
     expect(sent).toEqual([A, B, A, B]);
