@@ -235,7 +235,7 @@ export class ViewKeeper {
       if (!this.stopped && this.pollingOn) this.pollTimer = this.opts.clock.setTimer(intervalMs, () => { this.polling = round(); });
     };
     // After the previous term's last round (stopPolling waits for it, but a start may come first).
-    this.polling = (this.polling ?? Promise.resolve()).then(round);
+    this.polling = this.polling === undefined ? round() : this.polling.then(round);
   }
 
   /** Stops polling (the timer at once) and waits for the round under way; startPolling starts it again (issue 21: a replica that lost its leadership). */

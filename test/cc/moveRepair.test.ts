@@ -100,6 +100,24 @@ describe('MoveRepairDriver over fake NCs', () => {
     await h.service.moveRepair.stop();
   });
 
+  it('a replica\'s terms (issue 21): stopped, it repairs nothing; started again, it repairs what it finds', async () => {
+    const h = await stoppedOnA();
+    h.service.moveRepair.start();
+    await h.service.moveRepair.stop();
+    // Leadership lost: what a crash left is not touched.
+    h.fake.nc(B).instances.push({ ...instance(I), ...stopped, ...movedFrom(A) } as NcInstance);
+    await h.keeper.refreshHosts([B], 500);
+    await h.service.moveRepair.idle();
+    expect(h.fake.callsOf('terminate')).toEqual([]);
+    // Leadership again: the next term repairs it.
+    h.service.moveRepair.start();
+    await h.service.moveRepair.idle();
+    await h.settle();
+    expect(liveCopies(h)).toEqual([`stopped@${B}`]);
+    expect(h.fake.callsOf('terminate').map((c) => c.host)).toEqual([A]);
+    await h.service.moveRepair.stop();
+  });
+
   it('StartInstances elsewhere whose forget never reached the old node: the start fails, the repair finishes the move; never zero copies', async () => {
     const h = await stoppedOnA();
     h.fake.nc(A).nodeState = 'disabled';

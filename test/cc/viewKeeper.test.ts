@@ -31,6 +31,29 @@ describe('ViewKeeper', () => {
     expect(h.fake.callsOf('describe')).toHaveLength(4);
   });
 
+  it('stopPolling stops the rounds (a CC replica that lost its lease) and startPolling resumes them at once', async () => {
+    const h = await harness({ nodes: [[A, slots(2)], [B, slots(2)]], poll: false });
+    h.keeper.startPolling(5000, 500);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(2);
+    await h.keeper.stopPolling();
+    expect(h.clock.pendingTimers()).toBe(0);
+    h.clock.advance(60_000);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(2);
+    h.keeper.startPolling(5000, 500);
+    h.keeper.startPolling(5000, 500); // a second start while polling changes nothing
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(4);
+    // The round arms its next timer once its answers are in (after settle's refreshes).
+    await new Promise((r) => setImmediate(r));
+    expect(h.clock.pendingTimers()).toBe(1);
+    h.clock.advance(5000);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(6);
+    await h.keeper.stop();
+  });
+
   it('drops a poll answer that was in flight across a change the CC made', async () => {
     const h = await harness({ nodes: [[A, slots(2)]] });
     const hold = latch();
