@@ -102,8 +102,9 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const duties = new LeaderDuties({
     leadership, role: `CC ${config.partition}`, logger,
     duties: (): Duty[] => [
-      // The registered nodes, as of now (unknown until their NCs answer), and every change from here on.
-      { name: 'view cache', start: () => { cache.save(keeper.get()); return Promise.resolve(); }, stop: () => Promise.resolve() },
+      // The registered nodes, as of now (unknown until their NCs answer), and every change from here on;
+      // new migrations and move repair wait for the CLC's fenced hosts of this term (an earlier term's may be stale).
+      { name: 'term start', start: () => { keeper.forgetFencedHosts(); cache.save(keeper.get()); return Promise.resolve(); }, stop: () => Promise.resolve() },
       { name: 'node polling', start: () => { keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs); return Promise.resolve(); }, stop: () => keeper.stopPolling() },
       // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
       { name: 'plan driver', start: () => { service.planDriver.start(); return Promise.resolve(); }, stop: () => service.planDriver.stop() },

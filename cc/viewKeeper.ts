@@ -81,6 +81,11 @@ export class ViewKeeper {
     this.fenced = new Set(hosts);
   }
 
+  /** As if never told (a CC replica taking up leadership again: the list it heard in an earlier term may be stale). */
+  forgetFencedHosts(): void {
+    this.fenced = undefined;
+  }
+
   hosts(): string[] {
     return this.view.entries.map((e) => e.node.host);
   }
