@@ -51,7 +51,7 @@ export class LeaderRoute {
   private last: string;
 
   constructor(private readonly urls: readonly string[], private readonly classify: (e: unknown) => RouteFailure = wireRouteFailure) {
-    // A config error, checked before: every route has at least one URL.
+    // A programming error, never a client's or operator's: every config that makes a route requires at least one URL.
     if (urls.length === 0) throw new Error('a leader route needs at least one URL');
     this.last = urls[0] as string;
   }

@@ -48,6 +48,13 @@ describe('NC configuration', () => {
     expect('ccUrl' in parseNcConfig(BASE, {})).toBe(false);
   });
 
+  it('takes the CC replicas\' URLs, comma-separated (issue 21): hints go to whichever leads', () => {
+    const c = parseNcConfig([...BASE, '--cc-url', 'http://127.0.96.254:19860, http://127.0.96.254:19861'], {});
+    expect(c).toMatchObject({ ccUrl: 'http://127.0.96.254:19860', ccUrls: ['http://127.0.96.254:19860', 'http://127.0.96.254:19861'] });
+    expect(() => parseNcConfig([...BASE, '--cc-url', 'http://127.0.96.254:19860,cc:1'], {})).toThrow(/--cc-url \(FERRY_NC_CC_URL\): must be an http/);
+    expect(() => parseNcConfig([...BASE, '--cc-url', ','], {})).toThrow(/--cc-url/);
+  });
+
   it.each([
     ['a bad CC URL', [...BASE, '--cc-url', 'cc:8774'], '--cc-url (FERRY_NC_CC_URL): must be an http'],
     ['a missing host', ['--state-dir', '/s'], '--host (FERRY_NC_HOST): is required'],
