@@ -126,10 +126,12 @@ export const CC_OPS = {
   /**
    * Every registered node with its state, resources and instances (fresh from the CC's view).
    * `cached`: as the view holds them now, asking no NC (host HA's list of hosts each pass); a node
-   * whose data is older than the CC's freshness bound is marked stale.
+   * whose data is older than the CC's freshness bound is marked stale. Otherwise every node whose
+   * data is older than `maxAgeMs` (default 1 s) is asked again first: host HA's health checks pass
+   * their check interval, so a health pass of 10,000 hosts does not re-poll every NC (issue 19).
    */
   ccDescribeNodes: {
-    request: z.object({ cached: z.boolean().optional() }),
+    request: z.object({ cached: z.boolean().optional(), maxAgeMs: z.number().int().min(0).max(3_600_000).optional() }),
     response: z.object({ partition: partitionSchema, nodes: z.array(ccNodeSchema) }),
   },
   /** The resource matrix for the given VM types. */

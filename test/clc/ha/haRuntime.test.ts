@@ -42,6 +42,15 @@ describe('host HA runtime', () => {
     expect(w.log.filter((l) => l === `off@${A}`)).toHaveLength(1);
   });
 
+  it('health checks ask the CC for data from within the health-check interval, not a re-poll of every node (issue 19)', async () => {
+    const w = await world();
+    await w.run(300);
+    const live = w.ops('ccDescribeNodes').map((c) => c.req as { cached?: boolean; maxAgeMs?: number }).filter((r) => r.cached !== true);
+    expect(live.length).toBeGreaterThan(0);
+    // haWorld's settings: healthCheckIntervalMs 100.
+    expect(new Set(live.map((r) => r.maxAgeMs))).toEqual(new Set([100]));
+  });
+
   it('syncs the hosts the CCs report and makes eligible ones AVAILABLE', async () => {
     const w = await world({ withBmc: [A, B] });
     await w.run(100);
