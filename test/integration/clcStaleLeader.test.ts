@@ -12,15 +12,14 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import xml2js from 'xml2js';
 import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
-import { signQuery } from '../../shared/auth/sign.js';
 import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { isFerryError } from '../../shared/errors/registry.js';
 import { CC_PATH } from '../../shared/wire/transport.js';
-import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
+import { stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
-import { ROOT, TestCloud } from '../helpers/cloud.js';
+import { TestCloud } from '../helpers/cloud.js';
+import { replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
 import { arr } from '../helpers/cloudApi.js';
 
 const PREFIX = 'it-stale-leader/';
@@ -31,8 +30,6 @@ const VM_TYPES = DEFAULT_VM_TYPES.map((t) => ({ ...t }));
 const cloud = new TestCloud(94, 2, { ccArgs: ['--poll-interval-ms', '1000'] });
 const [n1] = cloud.nodeHosts as [string, string];
 
-interface Reply { readonly status: number; readonly text: string; readonly doc: any }
-
 describe.skipIf(!etcdInstalled())('a deposed CLC leader changes nothing (SIGSTOP past its lease, real 3-member etcd)', () => {
   let etcd: EtcdCluster;
   let client: Etcd3;
@@ -41,42 +38,16 @@ describe.skipIf(!etcdInstalled())('a deposed CLC leader changes nothing (SIGSTOP
   const stopped = new Set<number>();
 
   async function startReplica(r: (typeof REPLICAS)[number]): Promise<void> {
-    mkdirSync(join(cloud.baseDir, r.name), { recursive: true, mode: 0o700 });
-    const base = cloud.spec('clc');
-    const args = [...base.args];
-    args[args.indexOf('--port') + 1] = String(r.port);
-    args[args.indexOf('--state-dir') + 1] = join(cloud.baseDir, r.name);
-    const d = await spawnDaemon({
-      ...base, name: r.name,
-      args: [...args, '--store', 'etcd', '--etcd-endpoints', etcd.endpoints.join(','), '--etcd-prefix', PREFIX,
-        '--advertise-url', r.url, '--leader-ttl-seconds', String(TTL_S), '--ha-tick-ms', '500', '--events-poll-ms', '500'],
-    }, { root: ROOT, logFile: join(cloud.baseDir, 'logs', `${r.name}.log`) });
-    running.set(r.name, d);
+    running.set(r.name, await startClcReplica(cloud, r, { endpoints: etcd.endpoints, prefix: PREFIX, ttlSeconds: TTL_S }));
   }
 
-  async function query(url: string, params: Record<string, string>): Promise<Reply> {
-    const endpoint = `${url}/services/Eucalyptus`;
-    const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url: endpoint, now: Date.now() });
-    const res = await fetch(endpoint, { method: 'POST', headers: signed.headers, body: signed.body });
-    const text = await res.text();
-    return { status: res.status, text, doc: await xml2js.parseStringPromise(text, { explicitArray: false }) };
-  }
+  const query = (url: string, params: Record<string, string>): Promise<ReplicaReply> => replicaQuery(url, creds, params);
 
   /** The leader as etcd holds it: the oldest key under the election prefix, with its epoch. */
   async function leaderInEtcd(): Promise<{ url: string; epoch: string } | undefined> {
     const res = await client.getAll().prefix(`${PREFIX}clc/election/`).sort('Create', 'Ascend').exec();
     const kv = res.kvs[0];
     return kv === undefined ? undefined : { url: kv.value.toString(), epoch: kv.create_revision };
-  }
-
-  async function until<T>(what: string, read: () => Promise<T>, good: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await read().catch((e: unknown) => e as T);
-      if (good(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: still ${v instanceof Error ? v.message : JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
   }
 
   /** One CC command as a CLC would send it (the CLC's certificate), answered or refused with the CC's code. */

@@ -28,9 +28,15 @@ class LapsingFake extends FakeHa {
   }
 }
 
-async function replica(section: HaSectionStore, fake: LapsingFake, clock: ManualClock): Promise<HaRunner> {
+/** A replica's runner on the shared store; `settle`: its first pass too (the hosts become AVAILABLE). */
+async function replica(section: HaSectionStore, fake: LapsingFake, clock: ManualClock, settle = true): Promise<HaRunner> {
   const runner = new HaRunner({ store: section, provider: fake, actions: fake, clock, leading: () => fake.leads });
   await runner.syncHosts(HOSTS);
+  if (settle) {
+    await runner.evaluateEligibility();
+    await runner.tick();
+    await runner.idle();
+  }
   return runner;
 }
 
@@ -49,9 +55,6 @@ describe('fencing only under a live lease', () => {
     const section = await sharedSection();
     const old = new LapsingFake();
     const first = await replica(section, old, clock);
-    await first.evaluateEligibility();
-    await first.tick();
-    await first.idle();
     await first.deliver(H1, { type: 'fenceRequested', operator: 'admin' });
     await first.idle();
     expect(old.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${H1}`]);
@@ -65,7 +68,7 @@ describe('fencing only under a live lease', () => {
     clock.advance(1);
     const next = new LapsingFake();
     next.lapseOnDisable = false;
-    const second = await replica(section, next, clock);
+    const second = await replica(section, next, clock, false);
     await second.resume();
     await second.idle();
     expect(next.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${H1}`]);
@@ -81,9 +84,6 @@ describe('fencing only under a live lease', () => {
     const section = await sharedSection();
     const fake = new LapsingFake();
     const runner = await replica(section, fake, clock);
-    await runner.evaluateEligibility();
-    await runner.tick();
-    await runner.idle();
     fake.healthy.set(H1, false);
     fake.activity.set(H1, 'inactive');
     // The lease lapses while the third activity check runs: its result hands out the power cycle.
