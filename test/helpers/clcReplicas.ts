@@ -1,10 +1,11 @@
 /**
  * CLC replicas on etcd for integration tests (issue 21): a replica is the cloud's CLC process spec
  * on its own port and state directory, with `--store etcd`; queries are signed with the region's
- * admin keys, as the CLI signs them. Used by clcFailover.test.ts and clcStaleLeader.test.ts.
+ * admin keys, as the CLI signs them. Used by clcFailover.test.ts and clcSplitBrain.test.ts.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Etcd3 } from 'etcd3';
 import xml2js from 'xml2js';
 import type { Credentials } from '../../shared/auth/credentialsFile.js';
 import { signQuery } from '../../shared/auth/sign.js';
@@ -52,6 +53,20 @@ export async function replicaQuery(url: string, creds: Credentials, params: Reco
   const res = await fetch(endpoint, { method: 'POST', headers: signed.headers, body: signed.body });
   const text = await res.text();
   return { status: res.status, text, doc: await xml2js.parseStringPromise(text, { explicitArray: false }), leaderHeader: res.headers.get('x-ferry-leader') };
+}
+
+/** A signed request that must succeed: its `<Action>Response` element. */
+export async function replicaAction(url: string, creds: Credentials, params: Record<string, string>): Promise<any> {
+  const r = await replicaQuery(url, creds, params);
+  if (r.status !== 200) throw new Error(`${params.Action} at ${url} → ${r.status}: ${r.text}`);
+  return r.doc[`${params.Action}Response`];
+}
+
+/** The CLC leader as etcd holds it under `prefix`: the oldest election key, its value (the URL) and create revision (the epoch). */
+export async function electedLeader(client: Etcd3, prefix: string): Promise<{ readonly url: string; readonly epoch: string } | undefined> {
+  const res = await client.getAll().prefix(`${prefix}clc/election/`).sort('Create', 'Ascend').exec();
+  const kv = res.kvs[0];
+  return kv === undefined ? undefined : { url: kv.value.toString(), epoch: kv.create_revision };
 }
 
 /** Polls `read` every 200 ms until `good` (a rejection is a value too), failing after `timeoutMs` with the last value. */

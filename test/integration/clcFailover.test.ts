@@ -16,7 +16,7 @@ import { readCredentialsFile, type Credentials } from '../../shared/auth/credent
 import { stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
+import { electedLeader, replicaAction, replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
 import { arr, runningCopies } from '../helpers/cloudApi.js';
 
 const PREFIX = 'it-failover/';
@@ -43,17 +43,10 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during 
 
   const query = (url: string, params: Record<string, string>): Promise<ReplicaReply> => replicaQuery(url, creds, params);
 
-  async function ok(url: string, params: Record<string, string>): Promise<any> {
-    const r = await query(url, params);
-    if (r.status !== 200) throw new Error(`${params.Action} at ${url} → ${r.status}: ${r.text}`);
-    return r.doc[`${params.Action}Response`];
-  }
+  const ok = (url: string, params: Record<string, string>): Promise<any> => replicaAction(url, creds, params);
 
   /** The leader as etcd holds it: the value of the oldest key under the election prefix. */
-  async function leaderInEtcd(): Promise<string | undefined> {
-    const res = await client.getAll().prefix(`${PREFIX}clc/election/`).sort('Create', 'Ascend').exec();
-    return res.kvs[0]?.value.toString();
-  }
+  const leaderInEtcd = async (): Promise<string | undefined> => (await electedLeader(client, PREFIX))?.url;
 
   beforeAll(async () => {
     etcd = await startEtcdCluster({ addrs: ['127.0.92.1', '127.0.92.2', '127.0.92.3'], clientPort: 19710, peerPort: 19711 });

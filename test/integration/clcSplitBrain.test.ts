@@ -31,7 +31,7 @@ import { CC_PATH } from '../../shared/wire/transport.js';
 import { stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
+import { electedLeader, replicaAction, replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
 import { arr, hypervisorDomains } from '../helpers/cloudApi.js';
 import { groupAlive, installFencingLab, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
 
@@ -56,12 +56,7 @@ describe.skipIf(!etcdInstalled())('a deposed CLC leader changes nothing (SIGSTOP
 
   const query = (url: string, params: Record<string, string>): Promise<ReplicaReply> => replicaQuery(url, creds, params);
 
-  /** The leader as etcd holds it: the oldest key under the election prefix, with its epoch. */
-  async function leaderInEtcd(): Promise<{ url: string; epoch: string } | undefined> {
-    const res = await client.getAll().prefix(`${PREFIX}clc/election/`).sort('Create', 'Ascend').exec();
-    const kv = res.kvs[0];
-    return kv === undefined ? undefined : { url: kv.value.toString(), epoch: kv.create_revision };
-  }
+  const leaderInEtcd = () => electedLeader(client, PREFIX);
 
   /** One CC command as a CLC would send it (the CLC's certificate), answered or refused with the CC's code. */
   async function ccCall(op: string, body: Record<string, unknown>): Promise<{ code: string; body?: any }> {
@@ -182,16 +177,8 @@ describe.skipIf(!etcdInstalled())('kill -9 of the leader CLC during a fence (rea
   const running = new Map<string, RunningDaemon>();
   const bmcs = new Map<string, LabBmc>();
 
-  const query = (url: string, params: Record<string, string>): Promise<ReplicaReply> => replicaQuery(url, creds, params);
-  async function ok(url: string, params: Record<string, string>): Promise<any> {
-    const r = await query(url, params);
-    if (r.status !== 200) throw new Error(`${params.Action} at ${url} → ${r.status}: ${r.text}`);
-    return r.doc[`${params.Action}Response`];
-  }
-  async function leaderUrl(): Promise<string | undefined> {
-    const res = await client.getAll().prefix(`${FENCE_PREFIX}clc/election/`).sort('Create', 'Ascend').exec();
-    return res.kvs[0]?.value.toString();
-  }
+  const ok = (url: string, params: Record<string, string>): Promise<any> => replicaAction(url, creds, params);
+  const leaderUrl = async (): Promise<string | undefined> => (await electedLeader(client, FENCE_PREFIX))?.url;
   async function haState(url: string, host: string): Promise<string | undefined> {
     return arr<any>((await ok(url, { Action: 'DescribeHostHA', 'Host.1': host })).hostSet?.item)[0]?.state;
   }
