@@ -19,6 +19,7 @@ import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { caCredentialIssuer, loadMigrationCa, RANDOM_ISSUER_SOURCES } from './migration/credentialIssuer.js';
 import { KEY_POOL_QUIET_MS, KeyPool } from './migration/keyPool.js';
 import { WireNodeClient } from './nodeClient.js';
+import { ClcEpochGuard, clcEpochStoreSpec } from './clcEpochGuard.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
 import { initialView } from './view.js';
@@ -44,6 +45,8 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const viewSpec = viewStoreSpec(config.partition);
   const store = await backend.open(viewSpec);
   const cache = new ViewCacheWriter(store, logger, clock);
+  // The highest CLC leader epoch seen (issue 21), read before anything is served.
+  const epochGuard = new ClcEpochGuard(await backend.open(clcEpochStoreSpec(config.partition)), config.partition);
   const transport = new HttpWireTransport({
     path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security),
   });
@@ -75,8 +78,8 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const onRefused = wireRefusalReporter(refusals);
   const limits = connectionLimitsOf(config);
   const server = security.kind === 'mtls'
-    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ service, logger, checkPeers: true, onRefused }))
-    : http.createServer(httpServerOptions(limits), createCcApp({ service, logger, onRefused }));
+    ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ service, logger, checkPeers: true, onRefused, epochGuard }))
+    : http.createServer(httpServerOptions(limits), createCcApp({ service, logger, onRefused, epochGuard }));
   const guard = guardConnections(server, { limits, refusals });
   server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

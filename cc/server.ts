@@ -6,6 +6,7 @@ import { typedHandlers } from '../shared/protocol/typedServer.js';
 import { BULK_REQUEST, SMALL_REQUEST, VM_TYPES_REQUEST, only, type AccessTable } from '../shared/wire/peerAuth.js';
 import { mountWireService, type WireServiceOptions } from '../shared/wire/server.js';
 import { CC_PATH } from '../shared/wire/transport.js';
+import { guardedByEpoch, type ClcEpochGuard } from './clcEpochGuard.js';
 import { SERVED_OPS, type CcService } from './service.js';
 
 export interface CcAppOptions {
@@ -17,6 +18,8 @@ export interface CcAppOptions {
   readonly checkPeers?: boolean;
   /** Told of every refused call (wireRefusalReporter: logged, aggregated per code and caller). */
   readonly onRefused?: WireServiceOptions['onRefused'];
+  /** Refuses a deposed CLC leader's commands (issue 21); absent: no epoch is checked (unit tests of the service). */
+  readonly epochGuard?: ClcEpochGuard;
 }
 
 /**
@@ -51,7 +54,7 @@ export function createCcApp(opts: CcAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   mountWireService(app, {
-    path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.service.ops), logger: opts.logger, access: CC_ACCESS,
+    path: CC_PATH, handlers: typedHandlers(SERVED_OPS, opts.epochGuard ? guardedByEpoch(opts.service.ops, opts.epochGuard) : opts.service.ops), logger: opts.logger, access: CC_ACCESS,
     ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.checkPeers === true ? { checkPeers: true } : {}),
     ...(opts.onRefused ? { onRefused: opts.onRefused } : {}),

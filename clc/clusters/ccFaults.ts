@@ -51,6 +51,9 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'InstanceStateConflict':
     case 'InstanceNotStartable':
       return ClcErrors.withMessage('IncorrectInstanceState', remoteMessage, answered);
+    // Issue 21: the CC has seen a newer CLC leader's epoch; ccClusters.ts names the leader when it knows it.
+    case 'StaleLeaderEpoch':
+      return ClcErrors.make('NotLeader', { ...answered, replica: 'this CLC', leaderIs: `the cluster controller of partition ${partition} refused ${op}: ${remoteMessage}` });
     case 'MigrationNotFound':
       return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);
     case 'StateWriteFailed':

@@ -128,7 +128,7 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
     const cfg = store.read().ha.partitions[ref.partition]?.remediation;
     return cfg?.strategy === 'external' ? externalRemediator(cfg, deps.bmc.read().remediationSecrets[ref.partition] ?? '', clock) : undefined;
   };
-  const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, remediator, ...(deps.pools ? { pools: deps.pools } : {}) });
+  const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, remediator, leading: leads, ...(deps.pools ? { pools: deps.pools } : {}) });
 
   /** FENCING/FENCED hosts: in maintenance whenever their NC answers; obsolete copies gone once FENCED. */
   const lookAfterFenced = async (): Promise<void> => {

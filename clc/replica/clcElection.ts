@@ -51,6 +51,7 @@ export function clcElection(o: ClcElectionOptions): ClcElection {
     self: o.self,
     fence: election,
     leading: () => election.leading(),
+    epoch: () => election.status().epoch,
     leaderUrl,
     onChange: (l) => { listeners.push(l); },
     start: () => election.start(),

@@ -42,6 +42,7 @@ describe('translateCcFailure', () => {
     ['MigrationInProgress', remote('MigrationInProgress'), 'MigrationInProgress', 'yes'],
     ['MigrationNotFound', remote('MigrationNotFound'), 'InvalidMigrationID.NotFound', 'yes'],
     ['MigrationAlreadyFinished', remote('MigrationAlreadyFinished'), 'MigrationAlreadyFinished', 'yes'],
+    ['StaleLeaderEpoch (issue 21: a deposed CLC leader\'s command)', remote('StaleLeaderEpoch'), 'NotLeader', 'yes'],
     ['an NC-only migration code', remote('MigrationNotPrepared'), 'InternalError', 'yes'],
     ['a CC code we do not expect', remote('InvalidParameter'), 'InternalError', 'yes'],
     ['not a coded error at all', new TypeError('boom'), 'InternalError', 'maybe'],
