@@ -225,7 +225,9 @@ describe('host HA runtime', () => {
     await w.runtime.stop();
     (w.power.get(A) as FakePower).mode = 'ok';
     const second = await w.start();
-    await w.run(100, second);
+    // The re-issued fence waits out the stored deadline of the one in flight (its agent may outlive
+    // a killed CLC, issue 21): fenceTimeoutMs 200 in haWorld, on the manual clock.
+    for (let i = 0; i < 20 && w.state(A) !== 'FENCED'; i++) await w.run(50, second);
     expect(w.state(A)).toBe('FENCED');
     expect(w.ops('ccRunInstances')).toHaveLength(3);
   });
