@@ -9,12 +9,15 @@
  * them in queue order; concurrent connections may still swap two sent in the same moment), and none
  * lost (every reservation answered is one the CC started, once). Timed: the queue's drain, from the
  * release to the last answer, against the same 1,000 RunInstances sent with nothing pending
- * (baseline), 8 in flight both ways. Everything on 127.0.64.0/24.
+ * (baseline), 8 in flight both ways. Everything on 127.0.64.0/24 (ports 18776-18778), or on the
+ * /24 and from the port FERRY_BENCH_QUEUED_NET and FERRY_BENCH_QUEUED_PORT name (e.g. `127.0.98` and
+ * `19900`, so a helper can run it beside another bench). Alone:
+ * `node dist/bench/apiQueued.js [--quick]` (200 launches instead of 1,000).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readCredentialsFile, type Credentials } from '../shared/auth/credentialsFile.js';
 import { signQuery } from '../shared/auth/sign.js';
@@ -22,8 +25,10 @@ import { METRICS_TOKEN_FILE } from '../shared/config/metricsFlags.js';
 import { start, stop } from './apiCase.js';
 import { measured, type CaseResult } from './report.js';
 
-const HOST = { clc: '127.0.64.250', cc: '127.0.64.251', node: '127.0.64.50' };
-const PORT = { clc: 18777, cc: 18776, metrics: 18778 };
+const NET = process.env.FERRY_BENCH_QUEUED_NET ?? '127.0.64';
+const PORT0 = Number(process.env.FERRY_BENCH_QUEUED_PORT ?? 18776);
+const HOST = { clc: `${NET}.250`, cc: `${NET}.251`, node: `${NET}.50` };
+const PORT = { clc: PORT0 + 1, cc: PORT0, metrics: PORT0 + 2 };
 const DIST = join(import.meta.dirname, '..');
 const IN_FLIGHT = 8;
 
@@ -150,4 +155,11 @@ export function apiQueuedRow(r: QueuedResult): CaseResult {
       `sent on in the order they queued (${r.overtook} read by the CC before one queued ahead of it), ${r.lost} lost; the queue's drain / the same launches with nothing pending (${IN_FLIGHT} in flight)`,
     ferry: r.drainMs, baseline: r.unqueuedMs, unit: 'ms', target: null, better: 'lower',
   });
+}
+
+// Run alone: `node dist/bench/apiQueued.js [--quick]`.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  const r = await apiQueued(process.argv.includes('--quick') ? 200 : 1000);
+  console.log(JSON.stringify(r));
+  console.log(JSON.stringify(apiQueuedRow(r)));
 }
