@@ -42,6 +42,17 @@ async function query(url: string, creds: Credentials, params: Record<string, str
 
 const reservationOf = (a: Answer): string | undefined => /<reservationId>([^<]+)<\/reservationId>/.exec(a.body)?.[1];
 
+/** Non-200 answers by `status Code`. */
+function failuresOf(answers: readonly Answer[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) {
+    if (a.status === 200) continue;
+    const key = `${a.status} ${/<Code>([^<]+)<\/Code>/.exec(a.body)?.[1] ?? '?'}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
 async function until<T>(what: string, look: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -71,6 +82,8 @@ export interface QueuedResult {
   /** Requests the CC received before one that had queued ahead of them. */
   readonly overtook: number;
   readonly lost: number;
+  /** The queued launches answered other than 200, by `status Code` (empty when none). */
+  readonly failures: Readonly<Record<string, number>>;
   readonly drainMs: number;
   readonly unqueuedMs: number;
 }
@@ -140,7 +153,7 @@ export async function apiQueued(requests: number): Promise<QueuedResult> {
     }
     const started = new Set(runs);
     const lost = reservations.filter((r) => r === undefined || !started.has(r)).length + (runs.length - started.size);
-    return { requests, answered200: got.filter((a) => a.status === 200).length, overtook, lost, drainMs, unqueuedMs };
+    return { requests, answered200: got.filter((a) => a.status === 200).length, overtook, lost, failures: failuresOf(got), drainMs, unqueuedMs };
   } finally {
     for (const c of children.reverse()) await stop(c);
     rmSync(dir, { recursive: true, force: true });
@@ -152,7 +165,8 @@ export function apiQueuedRow(r: QueuedResult): CaseResult {
   return measured({
     name: 'api/queued', partOf: 'api',
     what: `${r.requests} RunInstances queued behind a pending DisableService, then released: ${r.answered200}/${r.requests} answered 200, ` +
-      `sent on in the order they queued (${r.overtook} read by the CC before one queued ahead of it), ${r.lost} lost; the queue's drain / the same launches with nothing pending (${IN_FLIGHT} in flight)`,
+      `sent on in the order they queued (${r.overtook} read by the CC before one queued ahead of it), ${r.lost} lost` +
+      `${Object.keys(r.failures).length > 0 ? ` (answers not 200: ${Object.entries(r.failures).map(([k, n]) => `${n}x ${k}`).join(', ')})` : ''}; the queue's drain / the same launches with nothing pending (${IN_FLIGHT} in flight)`,
     ferry: r.drainMs, baseline: r.unqueuedMs, unit: 'ms', target: null, better: 'lower',
   });
 }
