@@ -12,7 +12,8 @@
  * (baseline), 8 in flight both ways. Everything on 127.0.64.0/24 (ports 18776-18778), or on the
  * /24 and from the port FERRY_BENCH_QUEUED_NET and FERRY_BENCH_QUEUED_PORT name (e.g. `127.0.98` and
  * `19900`, so a helper can run it beside another bench). Alone:
- * `node dist/bench/apiQueued.js [--quick]` (200 launches instead of 1,000).
+ * `node dist/bench/apiQueued.js [--quick]` (200 launches instead of 1,000); FERRY_BENCH_PROFILE=<dir>
+ * profiles the CLC.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -42,12 +43,12 @@ async function query(url: string, creds: Credentials, params: Record<string, str
 
 const reservationOf = (a: Answer): string | undefined => /<reservationId>([^<]+)<\/reservationId>/.exec(a.body)?.[1];
 
-/** Non-200 answers by `status Code`. */
+/** Non-200 answers by `status Code: message` (its first 160 characters). */
 function failuresOf(answers: readonly Answer[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const a of answers) {
     if (a.status === 200) continue;
-    const key = `${a.status} ${/<Code>([^<]+)<\/Code>/.exec(a.body)?.[1] ?? '?'}`;
+    const key = `${a.status} ${/<Code>([^<]+)<\/Code>/.exec(a.body)?.[1] ?? '?'}: ${/<Message>([^<]{0,160})/.exec(a.body)?.[1] ?? ''}`;
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
@@ -82,7 +83,7 @@ export interface QueuedResult {
   /** Requests the CC received before one that had queued ahead of them. */
   readonly overtook: number;
   readonly lost: number;
-  /** The queued launches answered other than 200, by `status Code` (empty when none). */
+  /** The queued launches answered other than 200, by `status Code: message` (empty when none). */
   readonly failures: Readonly<Record<string, number>>;
   readonly drainMs: number;
   readonly unqueuedMs: number;
@@ -95,7 +96,10 @@ export async function apiQueued(requests: number): Promise<QueuedResult> {
     children.push(await start([join(DIST, 'bench', 'apiServers.js'), 'gate', HOST.cc, String(PORT.cc), HOST.node], /listening/));
     const cc = `http://${HOST.cc}:${PORT.cc}`;
     const url = `http://${HOST.clc}:${PORT.clc}/services/Eucalyptus`;
-    children.push(await start([join(DIST, 'clc', 'main.js'), '--host', HOST.clc, '--port', String(PORT.clc), '--state-dir', dir, '--auth', 'sigv4',
+    // FERRY_BENCH_PROFILE=<dir>: the CLC writes a CPU profile there when it stops (node --cpu-prof), as in bench/supervisionCase.ts.
+    const profile = process.env.FERRY_BENCH_PROFILE;
+    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile];
+    children.push(await start([...nodeArgs, join(DIST, 'clc', 'main.js'), '--host', HOST.clc, '--port', String(PORT.clc), '--state-dir', dir, '--auth', 'sigv4',
       '--insecure-plaintext', '--clusters', `cluster01=${cc}`, '--metrics-port', String(PORT.metrics),
       // The gate CC holds the DisableService for as long as queueing one by one takes (a real one answers
       // once its NC persisted, and a real burst queues within a second): neither bound may end it first.
@@ -111,7 +115,8 @@ export async function apiQueued(requests: number): Promise<QueuedResult> {
     const t0 = performance.now();
     const plain = await runMany(url, creds, requests, 'plain');
     const unqueuedMs = performance.now() - t0;
-    if (plain.some((a) => a.status !== 200)) throw new Error(`api/queued bench: a RunInstances with nothing pending answered ${plain.find((a) => a.status !== 200)?.status}`);
+    const refused = plain.find((a) => a.status !== 200);
+    if (refused) throw new Error(`api/queued bench: a RunInstances with nothing pending answered ${refused.status}: ${refused.body.slice(0, 400)}`);
     const before = (await (await fetch(`${cc}/seen`)).json() as { runs: string[] }).runs.length;
 
     // The drain: DisableService of the node, held at the CC until released.
