@@ -9,12 +9,16 @@
  * them in queue order; concurrent connections may still swap two sent in the same moment), and none
  * lost (every reservation answered is one the CC started, once). Timed: the queue's drain, from the
  * release to the last answer, against the same 1,000 RunInstances sent with nothing pending
- * (baseline), 8 in flight both ways. Everything on 127.0.64.0/24.
+ * (baseline), 8 in flight both ways. Everything on 127.0.64.0/24 (ports 18776-18778), or on the
+ * /24 and from the port FERRY_BENCH_QUEUED_NET and FERRY_BENCH_QUEUED_PORT name (e.g. `127.0.98` and
+ * `19900`, so a helper can run it beside another bench). Alone:
+ * `node dist/bench/apiQueued.js [--quick]` (200 launches instead of 1,000); FERRY_BENCH_PROFILE=<dir>
+ * profiles the CLC.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readCredentialsFile, type Credentials } from '../shared/auth/credentialsFile.js';
 import { signQuery } from '../shared/auth/sign.js';
@@ -22,8 +26,10 @@ import { METRICS_TOKEN_FILE } from '../shared/config/metricsFlags.js';
 import { start, stop } from './apiCase.js';
 import { measured, type CaseResult } from './report.js';
 
-const HOST = { clc: '127.0.64.250', cc: '127.0.64.251', node: '127.0.64.50' };
-const PORT = { clc: 18777, cc: 18776, metrics: 18778 };
+const NET = process.env.FERRY_BENCH_QUEUED_NET ?? '127.0.64';
+const PORT0 = Number(process.env.FERRY_BENCH_QUEUED_PORT ?? 18776);
+const HOST = { clc: `${NET}.250`, cc: `${NET}.251`, node: `${NET}.50` };
+const PORT = { clc: PORT0 + 1, cc: PORT0, metrics: PORT0 + 2 };
 const DIST = join(import.meta.dirname, '..');
 const IN_FLIGHT = 8;
 
@@ -36,6 +42,17 @@ async function query(url: string, creds: Credentials, params: Record<string, str
 }
 
 const reservationOf = (a: Answer): string | undefined => /<reservationId>([^<]+)<\/reservationId>/.exec(a.body)?.[1];
+
+/** Non-200 answers by `status Code: message` (its first 160 characters). */
+function failuresOf(answers: readonly Answer[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) {
+    if (a.status === 200) continue;
+    const key = `${a.status} ${/<Code>([^<]+)<\/Code>/.exec(a.body)?.[1] ?? '?'}: ${/<Message>([^<]{0,160})/.exec(a.body)?.[1] ?? ''}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
 
 async function until<T>(what: string, look: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + 120_000;
@@ -66,6 +83,8 @@ export interface QueuedResult {
   /** Requests the CC received before one that had queued ahead of them. */
   readonly overtook: number;
   readonly lost: number;
+  /** The queued launches answered other than 200, by `status Code: message` (empty when none). */
+  readonly failures: Readonly<Record<string, number>>;
   readonly drainMs: number;
   readonly unqueuedMs: number;
 }
@@ -77,7 +96,10 @@ export async function apiQueued(requests: number): Promise<QueuedResult> {
     children.push(await start([join(DIST, 'bench', 'apiServers.js'), 'gate', HOST.cc, String(PORT.cc), HOST.node], /listening/));
     const cc = `http://${HOST.cc}:${PORT.cc}`;
     const url = `http://${HOST.clc}:${PORT.clc}/services/Eucalyptus`;
-    children.push(await start([join(DIST, 'clc', 'main.js'), '--host', HOST.clc, '--port', String(PORT.clc), '--state-dir', dir, '--auth', 'sigv4',
+    // FERRY_BENCH_PROFILE=<dir>: the CLC writes a CPU profile there when it stops (node --cpu-prof), as in bench/supervisionCase.ts.
+    const profile = process.env.FERRY_BENCH_PROFILE;
+    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile];
+    children.push(await start([...nodeArgs, join(DIST, 'clc', 'main.js'), '--host', HOST.clc, '--port', String(PORT.clc), '--state-dir', dir, '--auth', 'sigv4',
       '--insecure-plaintext', '--clusters', `cluster01=${cc}`, '--metrics-port', String(PORT.metrics),
       // The gate CC holds the DisableService for as long as queueing one by one takes (a real one answers
       // once its NC persisted, and a real burst queues within a second): neither bound may end it first.
@@ -93,7 +115,8 @@ export async function apiQueued(requests: number): Promise<QueuedResult> {
     const t0 = performance.now();
     const plain = await runMany(url, creds, requests, 'plain');
     const unqueuedMs = performance.now() - t0;
-    if (plain.some((a) => a.status !== 200)) throw new Error(`api/queued bench: a RunInstances with nothing pending answered ${plain.find((a) => a.status !== 200)?.status}`);
+    const refused = plain.find((a) => a.status !== 200);
+    if (refused) throw new Error(`api/queued bench: a RunInstances with nothing pending answered ${refused.status}: ${refused.body.slice(0, 400)}`);
     const before = (await (await fetch(`${cc}/seen`)).json() as { runs: string[] }).runs.length;
 
     // The drain: DisableService of the node, held at the CC until released.
@@ -135,7 +158,7 @@ export async function apiQueued(requests: number): Promise<QueuedResult> {
     }
     const started = new Set(runs);
     const lost = reservations.filter((r) => r === undefined || !started.has(r)).length + (runs.length - started.size);
-    return { requests, answered200: got.filter((a) => a.status === 200).length, overtook, lost, drainMs, unqueuedMs };
+    return { requests, answered200: got.filter((a) => a.status === 200).length, overtook, lost, failures: failuresOf(got), drainMs, unqueuedMs };
   } finally {
     for (const c of children.reverse()) await stop(c);
     rmSync(dir, { recursive: true, force: true });
@@ -147,7 +170,15 @@ export function apiQueuedRow(r: QueuedResult): CaseResult {
   return measured({
     name: 'api/queued', partOf: 'api',
     what: `${r.requests} RunInstances queued behind a pending DisableService, then released: ${r.answered200}/${r.requests} answered 200, ` +
-      `sent on in the order they queued (${r.overtook} read by the CC before one queued ahead of it), ${r.lost} lost; the queue's drain / the same launches with nothing pending (${IN_FLIGHT} in flight)`,
+      `sent on in the order they queued (${r.overtook} read by the CC before one queued ahead of it), ${r.lost} lost` +
+      `${Object.keys(r.failures).length > 0 ? ` (answers not 200: ${Object.entries(r.failures).map(([k, n]) => `${n}x ${k}`).join(', ')})` : ''}; the queue's drain / the same launches with nothing pending (${IN_FLIGHT} in flight)`,
     ferry: r.drainMs, baseline: r.unqueuedMs, unit: 'ms', target: null, better: 'lower',
   });
+}
+
+// Run alone: `node dist/bench/apiQueued.js [--quick]`.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  const r = await apiQueued(process.argv.includes('--quick') ? 200 : 1000);
+  console.log(JSON.stringify(r));
+  console.log(JSON.stringify(apiQueuedRow(r)));
 }

@@ -31,6 +31,8 @@
  *   store/durable-update           durable store update (fsync + rename + dir fsync) vs plain writeFile
  *   events/burst                   20 events recorded at once into a full 10,000-event history: group
  *                                  commit vs one durable write per event (bench/eventsCase.ts)
+ *   store/burst                    50 updates of a 2,000-instance clc.json called at once: group commit
+ *                                  vs one after another, a durable write each (bench/storeBurstCase.ts)
  *   store/etcd-update              one instance record changed in a 1,000-instance CLC state: the etcd
  *                                  backend on a real 3-member cluster vs the file store (bench/etcdCase.ts)
  */
@@ -59,6 +61,7 @@ import { caCredentialIssuer, RANDOM_ISSUER_SOURCES, type CredentialRequest } fro
 import { KeyPool } from '../cc/migration/keyPool.js';
 import { simMigrationCa } from '../sim/simCredentials.js';
 import { BURST, eventsRig } from './eventsCase.js';
+import { STORE_BURST, storeBurstRig } from './storeBurstCase.js';
 import { migrationSimCase } from './migrationSimCase.js';
 import { migrationLibvirtCase } from './migrationLibvirtCase.js';
 import { supervisionCases } from './supervisionCase.js';
@@ -130,6 +133,7 @@ await keyPool.filled();
 const pooledIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()), { ...RANDOM_ISSUER_SOURCES, keyPair: () => keyPool.take() });
 const freshIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()));
 const events = await eventsRig();
+const storeBurst = await storeBurstRig();
 const etcd = await etcdRig();
 const credentialRequest: CredentialRequest = {
   migrationId: 'mig-0000abcd', instanceId: 'i-0000abcd', side: 'destination', host: '127.0.1.2', peerHost: '127.0.1.1', generation: 0, lifetimeMs: 600_000,
@@ -200,6 +204,11 @@ const timed: Timed[] = [
     what: `${BURST} events recorded at once into a full 10,000-event history (events.json): group commit / one durable write per event`,
     bench: { iterations: 1, run: () => events.burst(), baseline: () => events.oneByOne() },
   },
+  {
+    name: 'store/burst', target: null, unit: 'ms',
+    what: `${STORE_BURST} updates (one instance record each) of a 2,000-instance clc.json called at once: group commit / one after another, a durable write each`,
+    bench: { iterations: 1, run: () => storeBurst.burst(), baseline: () => storeBurst.oneByOne() },
+  },
   ...(etcd === undefined ? [] : [{
     name: 'store/etcd-update', target: null, unit: 'ms' as const,
     what: `one instance record changed in a ${ETCD_INSTANCES}-instance CLC state: etcd backend, 3 members on loopback (one key sent) / file store (whole document rewritten)`,
@@ -265,6 +274,7 @@ for (const t of timed) {
 await roundRig.close();
 await keyPool.stop();
 events.close();
+storeBurst.close();
 await etcd?.close();
 rmSync(dir, { recursive: true, force: true });
 

@@ -19,6 +19,7 @@ import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { caCredentialIssuer, loadMigrationCa, RANDOM_ISSUER_SOURCES } from './migration/credentialIssuer.js';
 import { KEY_POOL_QUIET_MS, KeyPool } from './migration/keyPool.js';
 import { WireNodeClient } from './nodeClient.js';
+import { ClcEpochGuard, clcEpochStoreSpec } from './clcEpochGuard.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
 import { initialView } from './view.js';
@@ -61,6 +62,8 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const viewSpec = viewStoreSpec(config.partition);
   const store = await backend.open(viewSpec);
   const cache = new ViewCacheWriter(store, logger, clock);
+  // The highest CLC leader epoch seen (issue 21), read before anything is served.
+  const epochGuard = new ClcEpochGuard(await backend.open(clcEpochStoreSpec(config.partition)), config.partition);
   const transport = new HttpWireTransport({
     path: NC_PATH, defaultTimeoutMs: config.ncTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security),
   });
@@ -92,7 +95,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const refusals = new RefusalLog({ logger, clock });
   const onRefused = wireRefusalReporter(refusals);
   const limits = connectionLimitsOf(config);
-  const app = { service, logger, onRefused, leadership, partition: config.partition };
+  const app = { service, logger, onRefused, epochGuard, leadership, partition: config.partition };
   const server = security.kind === 'mtls'
     ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) }, createCcApp({ ...app, checkPeers: true }))
     : http.createServer(httpServerOptions(limits), createCcApp(app));

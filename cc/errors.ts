@@ -38,6 +38,8 @@ export const CcErrors = defineErrors({
   InstanceStateConflict: client(409, 'instance {instanceId} on node {host} cannot be {action}: {detail}'),
   /** Host HA fences or has fenced the node: nothing is started there (ccStartInstances), attached to or detached from its instances. */
   NodeFenced: client(409, 'node {host} is fenced (or being fenced) by host HA: nothing is started or changed there until it is returned to service'),
+  /** Issue 21: a command from a deposed CLC leader (clcEpochGuard.ts); the sender no longer leads. */
+  StaleLeaderEpoch: client(409, '{operation} carries CLC epoch {epoch}, older than epoch {highest} a newer CLC leader sent to the CC of partition {partition}: the sender no longer leads, so nothing was done'),
   NodeFault: server(502, 'node {host} refused {operation}: {remoteCode}: {remoteMessage}', false),
   NodeProtocolError: server(502, 'node {host} answered {operation} outside the NC contract: {detail}'),
 
@@ -66,8 +68,8 @@ export const CcErrors = defineErrors({
    * after its lease may have run out: nothing was sent.
    */
   NotLeader: server(503, 'CC replica {replica} of partition {partition} does not lead: {leaderIs}'),
-  /** An NC refused a command carrying an older leader's epoch than one it has seen: this CC was deposed. */
-  StaleLeaderEpoch: server(409, 'node {host} refused {operation}: {detail}', false),
+  /** An NC refused a command carrying an older CC leader epoch than one it has seen (the NC's StaleLeaderEpoch): this CC was deposed. */
+  NodeSawNewerLeader: server(409, 'node {host} refused {operation}: {detail}', false),
 });
 
 export type CcErrorCode = keyof typeof CcErrors.table;

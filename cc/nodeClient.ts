@@ -111,7 +111,7 @@ function translateRemoteFault(code: string, message: string, host: string, opera
       return CcErrors.withMessage('MigrationInProgress', message, { host });
     // Replicas (issue 21): this CC was deposed; a newer leader reached the node first.
     case 'StaleLeaderEpoch':
-      return CcErrors.make('StaleLeaderEpoch', { host, operation, detail: message });
+      return CcErrors.make('NodeSawNewerLeader', { host, operation, detail: message });
     default:
       return CcErrors.make('NodeFault', { host, operation, remoteCode: code, remoteMessage: message });
   }

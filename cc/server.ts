@@ -6,6 +6,7 @@ import { typedHandlers } from '../shared/protocol/typedServer.js';
 import { BULK_REQUEST, SMALL_REQUEST, VM_TYPES_REQUEST, only, type AccessTable } from '../shared/wire/peerAuth.js';
 import { mountWireService, type WireServiceOptions } from '../shared/wire/server.js';
 import { CC_PATH } from '../shared/wire/transport.js';
+import { guardedByEpoch, type ClcEpochGuard } from './clcEpochGuard.js';
 import { SERVED_OPS, type CcService } from './service.js';
 import { leaderOnly, type CcLeadership } from './replicas.js';
 
@@ -22,6 +23,8 @@ export interface CcAppOptions {
   readonly leadership?: CcLeadership;
   /** The partition, for NotLeader's message. */
   readonly partition?: string;
+  /** Refuses a deposed CLC leader's commands (issue 21); absent: no epoch is checked (unit tests of the service). */
+  readonly epochGuard?: ClcEpochGuard;
 }
 
 /**
@@ -55,7 +58,8 @@ export const CC_ACCESS: AccessTable = Object.freeze({
 export function createCcApp(opts: CcAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  const served = typedHandlers(SERVED_OPS, opts.service.ops);
+  // A deposed CLC leader's change is refused by the epoch guard; a follower CC refuses every change before it.
+  const served = typedHandlers(SERVED_OPS, opts.epochGuard ? guardedByEpoch(opts.service.ops, opts.epochGuard) : opts.service.ops);
   const handlers = opts.leadership !== undefined ? leaderOnly(served, opts.leadership, opts.partition ?? '') : served;
   mountWireService(app, {
     path: CC_PATH, handlers, logger: opts.logger, access: CC_ACCESS,

@@ -111,7 +111,7 @@ export class CcService {
   /** The handlers typedHandlers(SERVED_OPS, …) serves. */
   readonly ops: TypedImpl<typeof SERVED_OPS> = {
     ccDescribeNodes: async (req) => {
-      const { view, stale } = req.cached === true ? this.cachedView() : await this.readView(Math.min(FRESH_MS, this.freshMs));
+      const { view, stale } = req.cached === true ? this.cachedView() : await this.readView(req.maxAgeMs ?? Math.min(FRESH_MS, this.freshMs));
       const uriOf = this.opts.ncUri;
       return {
         partition: view.partition,
@@ -208,8 +208,8 @@ export class CcService {
    * What the describes answer from: data older than `maxAgeMs` refreshed where nodes answer within
    * READ_GRACE_MS, never waiting on a node that does not (viewKeeper.refreshForRead); `stale` names
    * the nodes shown as last known. Reads of instances and capacity trust pushed data (freshMs); a
-   * live look at the nodes themselves (ccDescribeNodes: host HA's health checks, euca-describe-nodes)
-   * asks every node not heard from within FRESH_MS, since a dead NC pushes nothing.
+   * live look at the nodes themselves (ccDescribeNodes: euca-describe-nodes) asks every node not heard
+   * from within FRESH_MS, since a dead NC pushes nothing; host HA's health checks, within their interval.
    */
   private async readView(maxAgeMs = this.freshMs): Promise<{ view: ClusterView; stale: ReadonlySet<string> }> {
     const stale = await this.opts.keeper.refreshForRead(maxAgeMs, READ_GRACE_MS, this.quickTimeoutMs);

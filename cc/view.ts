@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { CcInstance, CcNode } from '../shared/protocol/ccProtocol.js';
 import type { Incoming, MigrationPlan } from '../shared/protocol/migrationProtocol.js';
 import type { NcInstance, NcNode } from '../shared/protocol/ncProtocol.js';
+import type { NcVolumeAttachment } from '../shared/protocol/volumes.js';
 import { ZERO, add, sub, type Resources } from '../shared/model/resources.js';
 import { resourceMatrix, type MatrixRow } from '../shared/model/resourceMatrix.js';
 import type { VmType } from '../shared/model/vmTypes.js';
@@ -180,6 +181,20 @@ export function applyStarted(view: ClusterView, host: string, instance: NcInstan
     if (holdsResources(instance)) used = add(used, instance.vmType);
     return { ...e, node: { ...e.node, used, instances: [...others, instance] } };
   });
+}
+
+/**
+ * An attachment an NC just answered (attached, or detached: then the record no longer holds it), into
+ * the instance's volumes at once, as a stop is: a migration planned right after the answer carries the
+ * volumes the NC holds (issue 18), whatever the next poll brings and whenever.
+ */
+export function applyAttachment(view: ClusterView, host: string, instanceId: string, attachment: NcVolumeAttachment): ClusterView {
+  const prior = findEntry(view, host)?.node.instances.find((i) => i.instanceId === instanceId);
+  if (!prior) return view;
+  const others = (prior.volumes ?? []).filter((v) => v.volumeId !== attachment.volumeId);
+  const volumes = attachment.status === 'detached' ? others : [...others, { ...attachment }];
+  const { volumes: _old, ...rest } = prior;
+  return applyStarted(view, host, volumes.length > 0 ? { ...rest, volumes } : rest);
 }
 
 /** An instance an NC just terminated (or began shutting down). */

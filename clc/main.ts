@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     logger.warn('--auth none: unsigned requests are accepted and act as the cloud administrator');
   }
   const transport = new HttpWireTransport({ path: CC_PATH, defaultTimeoutMs: config.ccTimeoutMs, encoding: config.wireEncoding, ...clientTlsOf(security) });
-  const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs, instanceTimeoutMs: config.ccInstanceTimeoutMs });
+  const clusters = createCcClusters({ partitions: config.clusters, transport, timeoutMs: config.ccTimeoutMs, instanceTimeoutMs: config.ccInstanceTimeoutMs, leadership });
   // The event stream (issue 20): its own file beside clc.json; the core records into it before answering.
   const events = new EventStream({ store: await backend.open(EVENTS_STORE_SPEC), clock: systemClock, history: config.eventsHistory });
   const bmc = config.bmcStore !== undefined ? await openFileStore(config.bmcStore, BMC_STORE_OPTIONS) : await backend.open(BMC_STORE_SPEC);

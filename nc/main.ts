@@ -13,7 +13,7 @@ import { systemClock } from '../shared/clock.js';
 import { runMain } from '../shared/config/compileConfig.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import { createLogger, type Logger } from '../shared/log.js';
-import { guardConnections, httpServerOptions, httpsServerOptions } from '../shared/net/connectionGuard.js';
+import { guardConnections, httpServerOptions, httpsServerOptions, NODE_KEEP_ALIVE_IDLE_MS } from '../shared/net/connectionGuard.js';
 import { RefusalLog, wireRefusalReporter } from '../shared/refusalLog.js';
 import { HttpWireTransport } from '../shared/wire/httpTransport.js';
 import { clientTlsOf, schemeOf, serverTlsOptions, warnIfPlaintext, wireSecurityOf, type WireSecurity } from '../shared/wire/tls.js';
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     ? https.createServer({ ...serverTlsOptions(security.identity), ...httpsServerOptions(limits) },
       createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, checkPeers: true, onRefused, ...storage }))
     : http.createServer(httpServerOptions(limits), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, onRefused, ...storage }));
-  const guard = guardConnections(server, { limits, refusals });
+  const guard = guardConnections(server, { limits, refusals, keepAliveIdleMs: NODE_KEEP_ALIVE_IDLE_MS });
   await listen(server, config.port, config.host);
   const metrics = await startMetrics({ daemon: 'nc', config, stateDir: config.stateDir, logger, labels: { host: config.host }, add: (m) => addNcMetrics(m, store) });
   logger.info({ connections: guard.describe() }, 'nc serving');

@@ -94,6 +94,8 @@ power_on() {
 power_off() {
   local pg pids
   pg=$(live_group) || return 0
+  # The lab's witness of every real power-off (a host found off already is not powered off again).
+  echo "$(date +%s%3N) off pg $pg" >>"$dir/power.log"
   # Freeze first (no process forks or leaves the tree meanwhile), then kill every one at once.
   for _ in 1 2; do pids=$(host_pids "$pg"); [ -n "$pids" ] && kill -STOP $pids 2>/dev/null; done
   pids=$(host_pids "$pg")
@@ -103,7 +105,7 @@ power_off() {
 }
 
 # One power change at a time: a retransmitted command waits for the first and then finds it done.
-case "$1" in set) exec 9>"$dir/power.lock"; flock 9 ;; esac
+case "$1" in set) exec 9>"$dir/power.lock"; flock 9; echo "$(date +%s%3N) command $*" >>"$dir/power.log" ;; esac
 
 case "$1 $2" in
   "get power") if live_group >/dev/null; then echo "power:1"; else echo "power:0"; fi ;;

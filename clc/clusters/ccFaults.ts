@@ -51,15 +51,18 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'InstanceStateConflict':
     case 'InstanceNotStartable':
       return ClcErrors.withMessage('IncorrectInstanceState', remoteMessage, answered);
+    // Issue 21: the CC has seen a newer CLC leader's epoch; ccClusters.ts names the leader when it knows it.
+    case 'StaleLeaderEpoch':
+      return ClcErrors.make('NotLeader', { ...answered, replica: 'this CLC', leaderIs: `the cluster controller of partition ${partition} refused ${op}: ${remoteMessage}` });
     case 'MigrationNotFound':
       return ClcErrors.withMessage('InvalidMigrationID.NotFound', remoteMessage, answered);
     case 'StateWriteFailed':
       return ClcErrors.make('StateWriteFailed', { ...answered, detail: remoteMessage });
     // CC replicas (issue 21): no replica the route reached leads now (an election under way), or the
-    // leader lost its lease mid-way (an NC refused its stale epoch). Part of a change may have been
+    // CC leader lost its lease mid-way (an NC refused its stale epoch). Part of a change may have been
     // done before, so 'maybe'; a retry reaches the new leader.
     case 'NotLeader':
-    case 'StaleLeaderEpoch':
+    case 'NodeSawNewerLeader':
       return ClcErrors.make('ServiceUnavailable', { partition, delivered: 'maybe', remoteCode, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });
     case 'NodeUnreachable':
     case 'NodeUnhealthy':

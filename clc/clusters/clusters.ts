@@ -21,6 +21,8 @@ export interface Clusters {
    * `delivered`: 'no' when the CC cannot have acted, 'maybe' otherwise), or the CC's refusal
    * translated by ccFaults.ts (InvalidHost.NotFound, InvalidInstanceID.NotFound,
    * InsufficientInstanceCapacity, the live-migration refusals, InternalError).
+   * NotLeader (issue 21): a change (CC_EPOCH_OPS) from a replica that does not lead is not sent
+   * (`delivered` 'no'), and one the CC refused as a deposed leader's (StaleLeaderEpoch) did nothing.
    */
   call<O extends ClcCcOp>(partition: string, op: O, req: ClcCcRequest<O>): Promise<ClcCcResponse<O>>;
 }

@@ -16,10 +16,16 @@ export interface Leadership {
   leaderUrl(): string | undefined;
   /** This replica's own advertised URL, for the messages. */
   readonly self: string;
+  /**
+   * The fencing token sent with every change to a CC (issue 21, shared/protocol/clcEpoch.ts): this
+   * replica's epoch while it leads, undefined otherwise; always undefined for the single CLC, which
+   * sends none (nothing to fence).
+   */
+  epoch(): string | undefined;
 }
 
 /** The one CLC of a file-store deployment: always the leader, nobody else to name. */
-export const SOLE_REPLICA: Leadership = Object.freeze({ leading: () => true, leaderUrl: () => undefined, self: 'this CLC' });
+export const SOLE_REPLICA: Leadership = Object.freeze({ leading: () => true, leaderUrl: () => undefined, self: 'this CLC', epoch: () => undefined });
 
 /** NotLeader for a change this replica refuses: the leader's URL in the message and in `fields.leaderUrl` (the X-Ferry-Leader header). */
 export function notLeaderError(l: Leadership): FerryError {

@@ -6,8 +6,8 @@
  * clc.json must not rewrite it.
  *
  * Same file format and contract as shared/store/store.ts (validated on load, durable before visible,
- * one update at a time in call order), but an update copies the event list by reference instead of
- * deep-cloning it: with 10,000 events the clone was most of each write's cost (bench events/burst).
+ * in call order, group-committed by shared/store/groupCommit.ts), but a batch of updates copies the
+ * event list by reference instead of deep-cloning it: with 10,000 events the clone was most of each write's cost (bench events/burst).
  * Event records are never changed once appended (appendEvents freezes them), which makes that safe.
  */
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { storeWrite } from '../../shared/metrics/channels.js';
 import { writeFileDurable } from '../../shared/store/durableFile.js';
 import { StoreErrors } from '../../shared/store/errors.js';
 import { paddedKey } from '../../shared/store/etcdLayout.js';
+import { GroupCommitStore } from '../../shared/store/groupCommit.js';
 import { openFileStore, type Store, type StoreOptions } from '../../shared/store/store.js';
 import type { StoreSpec } from '../../shared/store/storeBackend.js';
 import { eventRecordSchema } from './eventRecord.js';
@@ -48,30 +49,6 @@ function draftOf(s: EventsState): EventsState {
   return { ...structuredClone(rest), events: events.slice() };
 }
 
-class EventsStore implements Store<EventsState> {
-  private chain: Promise<unknown> = Promise.resolve();
-
-  constructor(private current: EventsState, private readonly persist: (s: EventsState) => Promise<void>) {}
-
-  read(): EventsState {
-    return this.current;
-  }
-
-  update<R>(mutate: (draft: EventsState) => R): Promise<R> {
-    const run = async (): Promise<R> => {
-      const draft = draftOf(this.current);
-      const result = mutate(draft);
-      // Durable first, visible second, as every Ferry store.
-      await this.persist(draft);
-      this.current = draft;
-      return result;
-    };
-    const p = this.chain.then(run, run);
-    this.chain = p.catch(() => undefined);
-    return p;
-  }
-}
-
 /** Opens (or creates) `<stateDir>/events.json`: loaded and checked by the common store code, written here. */
 export function openEventsStore(stateDir: string): Promise<Store<EventsState>> {
   return openEventsFile(join(stateDir, EVENTS_STORE_FILE));
@@ -94,7 +71,7 @@ export const EVENTS_STORE_SPEC: StoreSpec<EventsState> = Object.freeze<StoreSpec
 
 async function openEventsFile(file: string): Promise<Store<EventsState>> {
   const loaded = await openFileStore(file, EVENTS_STORE_OPTIONS);
-  return new EventsStore(loaded.read(), async (data) => {
+  return new GroupCommitStore(loaded.read(), { draftOf, persist: async (data) => {
     const t0 = performance.now();
     try {
       await writeFileDurable(file, JSON.stringify({ schemaVersion: EVENTS_STORE_OPTIONS.schemaVersion, kind: EVENTS_STORE_OPTIONS.kind, data }));
@@ -102,10 +79,10 @@ async function openEventsFile(file: string): Promise<Store<EventsState>> {
       throw StoreErrors.make('StoreWriteFailed', { file, detail: (e as Error).message });
     }
     storeWrite.publish({ kind: EVENTS_STORE_OPTIONS.kind, seconds: (performance.now() - t0) / 1000 });
-  });
+  } });
 }
 
 /** The same store in memory, for unit tests and the simulator. */
 export function openMemoryEventsStore(): Promise<Store<EventsState>> {
-  return Promise.resolve(new EventsStore(EVENTS_STORE_OPTIONS.initial(), () => Promise.resolve()));
+  return Promise.resolve(new GroupCommitStore(EVENTS_STORE_OPTIONS.initial(), { draftOf, persist: () => Promise.resolve() }));
 }

@@ -15,6 +15,7 @@ import type { Store } from '../../shared/store/store.js';
 import { HaErrors } from './errors.js';
 import { forecast, type HaForecast } from './haDryRun.js';
 import { haContexts, hostContext, type HaRunner, type HaSectionStore } from './haRunner.js';
+import type { HaContext } from './hostHaMoves.js';
 import { appendHaEvents, type HaLogEvent, type HaPartitionConfig, type HaSection } from './haState.js';
 import { IllegalHaEventError } from './hostHaMachine.js';
 import { fencedHostsOf, type HaEvent, type HostHaRecord } from './hostHaState.js';
@@ -182,7 +183,7 @@ export class HaControl {
     await this.opts.runner.syncHosts([{ host: input.host, partition: input.partition }]);
     await this.follow(input.host);
     await this.opts.store.update((ha) => this.log(ha, input.host, `HA configured by ${input.by}${entry ? ` (BMC agent ${entry.agent}, password ${entry.password ? 'set' : 'not set'})` : ''}`));
-    return this.hostView(this.read(), input.host, false);
+    return this.hostView(this.read(), input.host);
   }
 
   private mergeBmc(host: string, bmc: BmcInput): BmcEntry | undefined {
@@ -269,7 +270,7 @@ export class HaControl {
     const hosts = Object.values(this.read().hosts).filter((r) => r.partition === partition).map((r) => r.host);
     for (const host of hosts) await this.follow(host);
     const ha = this.read();
-    return hosts.map((h) => this.hostView(ha, h, false));
+    return hosts.map((h) => this.hostView(ha, h));
   }
 
   /** EnableHAForHost / DisableHAForHost. */
@@ -283,7 +284,7 @@ export class HaControl {
       this.log(ha, host, `HA ${enabled ? 'enabled' : 'disabled'} for host ${host} by ${by}`);
     });
     await this.follow(host);
-    return this.hostView(this.read(), host, false);
+    return this.hostView(this.read(), host);
   }
 
   /** Brings the host's machine in line with its switches now, as the next tick would, and evaluates its eligibility. */
@@ -330,7 +331,7 @@ export class HaControl {
       }
       throw e;
     }
-    return this.hostView(this.read(), host, false);
+    return this.hostView(this.read(), host);
   }
 
   /**
@@ -419,10 +420,18 @@ export class HaControl {
     if (q.partition !== undefined) this.requirePartition(q.partition);
     for (const h of q.hosts ?? []) this.requireHost(h);
     const ha = this.read();
+    const only = q.hosts !== undefined && q.hosts.length > 0 ? new Set(q.hosts) : undefined;
     const recs = Object.values(ha.hosts)
-      .filter((r) => (q.hosts === undefined || q.hosts.length === 0 || q.hosts.includes(r.host)) && (q.partition === undefined || r.partition === q.partition))
+      .filter((r) => (only === undefined || only.has(r.host)) && (q.partition === undefined || r.partition === q.partition))
       .sort(byHost);
-    return recs.map((r) => this.hostView(ha, r.host, q.dryRun ?? false, q.events));
+    // One pass over the event log and one set of partition contexts for the whole answer, not one per
+    // host: at 10,000 hosts a per-host filter of the log was quadratic (issue 19).
+    const shared: ViewShared = {
+      now: this.opts.clock.now(),
+      events: lastEventsByHost(ha.events, new Set(recs.map((r) => r.host)), q.events ?? LAST_EVENTS_PER_HOST),
+      contexts: q.dryRun === true ? haContexts(ha) : undefined,
+    };
+    return recs.map((r) => this.hostView(ha, r.host, shared));
   }
 
   /** DescribeHAEvents: oldest first, the newest `limit`. */
@@ -439,22 +448,47 @@ export class HaControl {
     return longPoll(() => this.events(q), { clock: this.opts.clock, waitMs, recheckMs: EVENT_POLL_MS });
   }
 
-  private hostView(ha: HaSection, host: string, dryRun: boolean, events = LAST_EVENTS_PER_HOST): HostHaView {
+  /** One host's view (an action's answer): its newest events, no dry run. */
+  private hostView(ha: HaSection, host: string, shared: ViewShared = {
+    now: this.opts.clock.now(), events: lastEventsByHost(ha.events, new Set([host]), LAST_EVENTS_PER_HOST), contexts: undefined,
+  }): HostHaView {
     const rec = ha.hosts[host] as HostHaRecord;
-    const now = this.opts.clock.now();
+    const { now } = shared;
     const active = activeSuspension(ha.suspended, rec, now);
     const b = this.opts.bmc.read().hosts[host];
     const view: HostHaView = {
       host, partition: rec.partition, haEnabled: isOn(ha, rec), record: rec,
       suspension: active ? { key: active.key, ...active.s } : null,
       bmc: b ? publicBmcView(b) : null,
-      lastEvents: events === 0 ? [] : ha.events.filter((e) => e.host === host).slice(-events),
+      lastEvents: shared.events.get(host) ?? [],
     };
-    if (!dryRun) return view;
-    const partitionCtx = haContexts(ha).get(rec.partition);
+    const partitionCtx = shared.contexts?.get(rec.partition);
     if (!partitionCtx) return view;
     return { ...view, dryRun: forecast(rec, hostContext(partitionCtx, ha, rec, now), now) };
   }
+}
+
+/** What every host's view of one DescribeHostHA answer shares. */
+interface ViewShared {
+  readonly now: number;
+  readonly events: ReadonlyMap<string, readonly HaLogEvent[]>;
+  /** Present for a dry run only. */
+  readonly contexts: ReadonlyMap<string, HaContext> | undefined;
+}
+
+/** The newest `perHost` events of each of `hosts`, oldest first, in one pass from the log's end. */
+export function lastEventsByHost(log: readonly HaLogEvent[], hosts: ReadonlySet<string>, perHost: number): Map<string, HaLogEvent[]> {
+  const out = new Map<string, HaLogEvent[]>();
+  if (perHost <= 0) return out;
+  for (let i = log.length - 1; i >= 0; i--) {
+    const e = log[i]!;
+    if (!hosts.has(e.host)) continue;
+    const mine = out.get(e.host);
+    if (mine === undefined) out.set(e.host, [e]);
+    else if (mine.length < perHost) mine.push(e);
+  }
+  for (const list of out.values()) list.reverse();
+  return out;
 }
 
 /** The partition's remediation after `change`, validated (InvalidRemediation when it does not hold together). */

@@ -38,6 +38,12 @@ export interface HaRunnerOptions {
   readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
   /** The host's partition's external remediator (strategy external), or undefined when none is configured. */
   readonly remediator?: (ref: HaHostRef) => ExternalRemediator | undefined;
+  /**
+   * Whether this CLC replica leads with a live lease (issue 21), read right before a fence agent or a
+   * power cycle is started: a replica that does not lead powers nothing off and leaves the record as
+   * it is (FENCING, its operation in flight), for the next leader to resume. Absent: always.
+   */
+  readonly leading?: () => boolean;
 }
 
 type Batch = ReadonlyMap<string, readonly HaEvent[]>;
@@ -252,7 +258,7 @@ export class HaRunner {
             (err: unknown): HaEvent => ({ type: 'activityResult', token: e.token, outcome: 'unknown', detail: message(err) })));
           break;
         case 'recover':
-          this.submit('recovery', ref, e.token, () => provider.recover(ref, e.deadline).then(
+          this.notBefore(e.notBefore, () => this.submit('recovery', ref, e.token, () => this.underLease(() => provider.recover(ref, e.deadline).then(
             (): HaEvent => {
               haPowerAction.publish({ action: 'recover', result: 'ok' });
               return { type: 'recoverResult', token: e.token, ok: true, detail: 'power cycled' };
@@ -260,7 +266,7 @@ export class HaRunner {
             (err: unknown): HaEvent => {
               haPowerAction.publish({ action: 'recover', result: 'failed' });
               return { type: 'recoverResult', token: e.token, ok: false, detail: message(err) };
-            }));
+            }))));
           break;
         case 'externalRemediation': {
           const job = { host: ref.host, partition: ref.partition, id: e.id, reason: e.reason, deadline: e.deadline };
@@ -280,7 +286,7 @@ export class HaRunner {
         case 'fence': {
           const first = disabled;
           // The host is in maintenance (or we tried) before its power goes off.
-          this.submit('fence', ref, e.token, () => first.then(() => provider.fence(ref, e.deadline)).then(
+          this.notBefore(e.notBefore, () => this.submit('fence', ref, e.token, () => first.then(() => this.underLease(() => provider.fence(ref, e.deadline).then(
             (r): HaEvent => {
               haPowerAction.publish({ action: 'fence', result: r.alreadyOff ? 'already-off' : 'ok' });
               return { type: 'fenceResult', token: e.token, ok: true, detail: r.alreadyOff ? 'already off' : 'powered off' };
@@ -288,7 +294,7 @@ export class HaRunner {
             (err: unknown): HaEvent => {
               haPowerAction.publish({ action: 'fence', result: 'failed' });
               return { type: 'fenceResult', token: e.token, ok: false, detail: message(err) };
-            }));
+            })))));
           break;
         }
         case 'powerStatus':
@@ -313,13 +319,41 @@ export class HaRunner {
     this.track(disabled);
   }
 
-  private submit(kind: HaOperationKind, ref: HaHostRef, token: number, work: () => Promise<HaEvent>): void {
+  /**
+   * Runs a power action only while this replica leads (issue 21). Checked synchronously before the
+   * action starts: the provider spawns the agent without awaiting anything first, so no lease can
+   * run out between the check and the spawn. Not leading: no result at all (undefined), so the
+   * record stays as the store has it and the next leader's resume() issues the action again.
+   */
+  private underLease(action: () => Promise<HaEvent>): Promise<HaEvent | undefined> {
+    if (this.opts.leading !== undefined && !this.opts.leading()) return Promise.resolve(undefined);
+    return action();
+  }
+
+  /**
+   * Submits at `at` (a resumed power action waits out the previous CLC's agent), at once without it.
+   * Not tracked by idle(): a held action is the machine's to time out; when it comes due, the pool
+   * drops it if the record moved on meanwhile (isStale), and underLease() refuses it off the lease.
+   */
+  private notBefore(at: number | undefined, submit: () => void): void {
+    const wait = at === undefined ? 0 : at - this.opts.clock.now();
+    if (wait <= 0) submit();
+    else this.opts.clock.setTimer(wait, submit);
+  }
+
+  private submit(kind: HaOperationKind, ref: HaHostRef, token: number, work: () => Promise<HaEvent | undefined>): void {
     const isStale = () => {
       const r = this.opts.store.read().hosts[ref.host];
       if (kind === 'health') return r?.health?.token !== token;
       return kind === 'power' ? r?.powerProbe?.token !== token : r?.operation?.token !== token;
     };
-    const accepted = this.pools[kind].submit({ isStale, run: async () => this.deliverBatched(ref.host, await work()) });
+    const accepted = this.pools[kind].submit({
+      isStale,
+      run: async () => {
+        const result = await work();
+        if (result !== undefined) await this.deliverBatched(ref.host, result);
+      },
+    });
     if (accepted === 'full') {
       haWorkRefused.publish({ kind });
       this.track(this.deliverBatched(ref.host, { type: 'dispatchRefused', token }));

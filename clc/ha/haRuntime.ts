@@ -14,7 +14,7 @@ import type { HaNodeHooks } from '../core/nodeHooks.js';
 import type { PartitionGate } from '../core/partitionGate.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
 import type { ClcState } from '../state/clcStore.js';
-import { ccActivitySource, ccHealthSource, ccHostFacts, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, freshNodes, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
 import { composeProvider } from './composedProvider.js';
 import { HaErrors } from './errors.js';
@@ -25,7 +25,7 @@ import { FENCE_STATES, fencedHostsOf } from './hostHaState.js';
 import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.js';
 import { FenceAgentDriver } from './power/fenceAgentDriver.js';
 import type { PowerDriver } from './power/powerDriver.js';
-import type { HaPoolLimits, HaOperationKind } from './settings.js';
+import { compileHaSettings, type HaPoolLimits, type HaOperationKind } from './settings.js';
 import type { EventSink } from '../events/eventSink.js';
 
 export interface HaRuntimeDeps {
@@ -67,6 +67,11 @@ export interface HaRuntime {
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+/** The partition's health-check interval as configured (ConfigureHAForCluster, else the global settings). */
+function healthIntervalOf(ha: ClcState['ha'], partition: string): number {
+  return compileHaSettings(ha.global.settings, ha.partitions[partition]?.settings).healthCheckIntervalMs;
+}
+
 /**
  * Every host the CCs report, with its partition; a CC that does not answer is skipped for now. The
  * host list is all a pass needs here, so the CCs answer from their views and poll no NC for it: with
@@ -98,7 +103,8 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
   const makeDriver = deps.powerDriver ?? ((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
   const haStateOf = (host: string) => store.read().ha.hosts[host]?.state;
   const composed = composeProvider({
-    health: ccHealthSource(clusters, clock),
+    // A health check looks at the CC's data from within the partition's check interval (issue 19).
+    health: ccHealthSource(clusters, clock, freshNodes(clusters, (partition) => healthIntervalOf(store.read().ha, partition))),
     activity: ccActivitySource(clusters, clock),
     facts: ccHostFacts(clusters, haStateOf, sharedNodes(clusters, clock, Math.min(1000, Math.max(1, Math.floor(deps.tickMs / 2))))),
     power: (host) => {
@@ -122,7 +128,7 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
     const cfg = store.read().ha.partitions[ref.partition]?.remediation;
     return cfg?.strategy === 'external' ? externalRemediator(cfg, deps.bmc.read().remediationSecrets[ref.partition] ?? '', clock) : undefined;
   };
-  const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, remediator, ...(deps.pools ? { pools: deps.pools } : {}) });
+  const runner = new HaRunner({ store: haSectionOf(store), provider, actions, clock, remediator, leading: leads, ...(deps.pools ? { pools: deps.pools } : {}) });
 
   /** FENCING/FENCED hosts: in maintenance whenever their NC answers; obsolete copies gone once FENCED. */
   const lookAfterFenced = async (): Promise<void> => {

@@ -227,13 +227,16 @@ export function onResumed(rec: HostHaRecord, now: number, ctx: HaContext): HaSte
   const token = rec.seq + 1;
   const timeoutMs = op.kind === 'activity' ? s.activityCheckTimeoutMs : op.kind === 'recover' ? s.recoverTimeoutMs
     : op.kind === 'remediate' ? s.externalRemediationTimeoutMs : s.fenceTimeoutMs;
-  const deadline = now + timeoutMs;
+  // Issue 21: the fence or power cycle a killed (or deposed) CLC started may still run until its stored
+  // deadline (the agent outlives the CLC): the new one starts then, so two agents never race to power it off.
+  const notBefore = (op.kind === 'fence' || op.kind === 'recover') && op.deadline > now ? op.deadline : undefined;
+  const deadline = (notBefore ?? now) + timeoutMs;
   const next: HostHaRecord = { ...base, seq: token, operation: { kind: op.kind, token, startedAt: now, deadline } };
   // A remediation never accepted is handed out again under its id, so a receiver that did see it can tell.
   const effect: HaEffect = op.kind === 'activity'
     ? { kind: 'activityCheck', host, token, since: rec.lastActivityCheckAt ?? rec.suspectSince ?? op.startedAt, deadline }
     : op.kind === 'remediate' ? { kind: 'externalRemediation', host, token, id: rem?.id ?? `${token}-${now.toString(36)}`, reason: rec.reason, deadline }
-      : { kind: op.kind, host, token, deadline };
+      : { kind: op.kind, host, token, deadline, ...(notBefore !== undefined ? { notBefore } : {}) };
   const again: HaEffect[] = op.kind === 'fence' ? [{ kind: 'disableHost', host, reason: `fencing resumed after a restart: ${rec.reason}` }] : [];
   return { next, effects: [...again, effect, { kind: 'alert', host, level: 'info', message: `host ${host}: ${op.kind} resumed after a CLC restart` }] };
 }

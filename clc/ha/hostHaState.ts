@@ -187,14 +187,17 @@ export type HaEffect =
   | { readonly kind: 'healthCheck'; readonly host: string; readonly token: number; readonly deadline: number }
   /** A neighbour looks for writes since `since` (the suspect time first, then the previous check). */
   | { readonly kind: 'activityCheck'; readonly host: string; readonly token: number; readonly since: number; readonly deadline: number }
-  /** Power cycle. */
-  | { readonly kind: 'recover'; readonly host: string; readonly token: number; readonly deadline: number }
+  /**
+   * Power cycle. `notBefore` (a resume only): the previous CLC's agent may still run until then (it
+   * outlives a killed CLC in its own process group), so a second one starts no earlier (issue 21).
+   */
+  | { readonly kind: 'recover'; readonly host: string; readonly token: number; readonly deadline: number; readonly notBefore?: number }
   /** Hand the host to the partition's external remediator (command or webhook); settles by `deadline`. */
   | { readonly kind: 'externalRemediation'; readonly host: string; readonly token: number; readonly id: string; readonly reason: string; readonly deadline: number }
   /** Maintenance through DisableService (gating included), always before a fence. */
   | { readonly kind: 'disableHost'; readonly host: string; readonly reason: string }
-  /** Power off. */
-  | { readonly kind: 'fence'; readonly host: string; readonly token: number; readonly deadline: number }
+  /** Power off. `notBefore` as for recover: no second agent while the previous leader's may still be powering it off. */
+  | { readonly kind: 'fence'; readonly host: string; readonly token: number; readonly deadline: number; readonly notBefore?: number }
   /** One attempt at the owed drain: DisableService, then MigrateInstances; for DEGRADED hosts, never a fence. */
   | { readonly kind: 'drain'; readonly host: string; readonly token: number; readonly attempt: number }
   /** The power watch: ask the host's BMC (its fence agent's `status`) whether its power is on. */

@@ -329,7 +329,7 @@ export const HA_TABLE: HaTable = {
   },
   resumed: {
     on: 'resumed (CLC restart)',
-    rows: [{ from: ALL, guard: '', to: 'stay', effects: 'operation in flight re-issued under a new token (a fence after `disableHost`); health checked now; owed attempt restarts', run: (r, _p, now, ctx) => onResumed(r, now, ctx) }],
+    rows: [{ from: ALL, guard: '', to: 'stay', effects: 'operation in flight re-issued under a new token (a fence after `disableHost`; a fence or power cycle not before the stored deadline of the one in flight, whose agent may still run); health checked now; owed attempt restarts', run: (r, _p, now, ctx) => onResumed(r, now, ctx) }],
   },
   dispatchRefused: {
     on: 'dispatchRefused (the runner\'s queue was full: the work never started)',

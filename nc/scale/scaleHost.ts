@@ -11,7 +11,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/log.js';
-import { guardConnections, httpsServerOptions, type ConnectionLimits } from '../../shared/net/connectionGuard.js';
+import { guardConnections, httpsServerOptions, NODE_KEEP_ALIVE_IDLE_MS, type ConnectionLimits } from '../../shared/net/connectionGuard.js';
 import type { TlsIdentity } from '../../shared/pki/tlsIdentity.js';
 import type { RefusalLog } from '../../shared/refusalLog.js';
 import { wireRefusalReporter } from '../../shared/refusalLog.js';
@@ -81,7 +81,7 @@ export async function startScaleHost(o: ScaleHostOptions): Promise<ScaleHost> {
   const app = createNcApp({ controller, logger, checkPeers: true, onRefused: wireRefusalReporter(o.refusals), sharedStorage: o.sharedStorage });
   const server = https.createServer({ ...serverTlsOptions(o.identity), ...httpsServerOptions(o.limits) }, app);
   server.keepAliveTimeout = o.keepAliveMs;
-  guardConnections(server, { limits: o.limits, refusals: o.refusals });
+  guardConnections(server, { limits: o.limits, refusals: o.refusals, keepAliveIdleMs: NODE_KEEP_ALIVE_IDLE_MS });
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);

@@ -9,6 +9,7 @@ import {
   reservationIdSchema, resourcesSchema, vmTypeSchema,
 } from './common.js';
 import { ncVolumeAttachmentSchema, volumeAttachmentSpecSchema, volumeIdSchema } from './volumes.js';
+import { clcEpochField } from './clcEpoch.js';
 
 /** How the CC sees a node: the NC's own report plus reachability. */
 export const ccNodeSchema = z.object({
@@ -85,6 +86,7 @@ export const CC_MIGRATION_OPS = {
    */
   ccMigrateInstances: {
     request: z.object({
+      ...clcEpochField,
       sourceHost: hostSchema.optional(),
       instanceId: instanceIdSchema.optional(),
       destinations: z.array(hostSchema).default([]),
@@ -111,7 +113,7 @@ export const CC_MIGRATION_OPS = {
   },
   /** Rolls back every item that has not committed; answers the plan once its source NC recorded the cancel. */
   ccCancelMigration: {
-    request: z.object({ migrationId: migrationIdSchema }),
+    request: z.object({ ...clcEpochField, migrationId: migrationIdSchema }),
     response: z.object({ plan: describedMigrationSchema }),
   },
   /** NC → CC: something about that node's migrations or instances changed; the CC looks at once. */
@@ -126,10 +128,12 @@ export const CC_OPS = {
   /**
    * Every registered node with its state, resources and instances (fresh from the CC's view).
    * `cached`: as the view holds them now, asking no NC (host HA's list of hosts each pass); a node
-   * whose data is older than the CC's freshness bound is marked stale.
+   * whose data is older than the CC's freshness bound is marked stale. Otherwise every node whose
+   * data is older than `maxAgeMs` (default 1 s) is asked again first: host HA's health checks pass
+   * their check interval, so a health pass of 10,000 hosts does not re-poll every NC (issue 19).
    */
   ccDescribeNodes: {
-    request: z.object({ cached: z.boolean().optional() }),
+    request: z.object({ cached: z.boolean().optional(), maxAgeMs: z.number().int().min(0).max(3_600_000).optional() }),
     response: z.object({ partition: partitionSchema, nodes: z.array(ccNodeSchema) }),
   },
   /** The resource matrix for the given VM types. */
@@ -163,6 +167,7 @@ export const CC_OPS = {
    */
   ccRunInstances: {
     request: z.object({
+      ...clcEpochField,
       reservationId: reservationIdSchema,
       imageId: z.string().min(1),
       ownerId: z.string().min(1),
@@ -198,6 +203,7 @@ export const CC_OPS = {
   },
   ccTerminateInstances: {
     request: z.object({
+      ...clcEpochField,
       instanceIds: z.array(instanceIdSchema).min(1),
       /** Only the copies on this host (host HA destroying a fenced host's obsolete copies); absent: wherever the view places them. */
       onHost: hostSchema.optional(),
@@ -211,7 +217,7 @@ export const CC_OPS = {
    * NC attached it and persisted the attachment. Refused for an instance on a fenced host.
    */
   ccAttachVolume: {
-    request: volumeAttachmentSpecSchema.extend({ instanceId: instanceIdSchema }),
+    request: volumeAttachmentSpecSchema.extend({ ...clcEpochField, instanceId: instanceIdSchema }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, attachment: ncVolumeAttachmentSchema }),
   },
   /**
@@ -221,7 +227,7 @@ export const CC_OPS = {
    * (InstanceNotPausable) or migrating (MigrationInProgress).
    */
   ccPauseInstance: {
-    request: z.object({ instanceId: instanceIdSchema, paused: z.boolean() }),
+    request: z.object({ ...clcEpochField, instanceId: instanceIdSchema, paused: z.boolean() }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, state: instanceStateSchema, paused: z.boolean(), previouslyPaused: z.boolean() }),
   },
   /**
@@ -231,11 +237,11 @@ export const CC_OPS = {
    * wrong state (InstanceStateConflict) or migrating (MigrationInProgress).
    */
   ccStopInstance: {
-    request: z.object({ instanceId: instanceIdSchema, force: z.boolean() }),
+    request: z.object({ ...clcEpochField, instanceId: instanceIdSchema, force: z.boolean() }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, previousState: instanceStateSchema, currentState: instanceStateSchema }),
   },
   ccRebootInstance: {
-    request: z.object({ instanceId: instanceIdSchema }),
+    request: z.object({ ...clcEpochField, instanceId: instanceIdSchema }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, state: instanceStateSchema }),
   },
   /**
@@ -244,12 +250,12 @@ export const CC_OPS = {
    * node with room (cc/userStart.ts) and started there. `host` is where it runs now.
    */
   ccStartInstance: {
-    request: z.object({ instanceId: instanceIdSchema, avoidHosts: z.array(hostSchema).optional() }),
+    request: z.object({ ...clcEpochField, instanceId: instanceIdSchema, avoidHosts: z.array(hostSchema).optional() }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, previousState: instanceStateSchema, currentState: instanceStateSchema, movedFrom: hostSchema.optional() }),
   },
   /** Disconnect it; force also from an instance that is not running. Answers after the NC let it go. */
   ccDetachVolume: {
-    request: z.object({ instanceId: instanceIdSchema, volumeId: volumeIdSchema, force: z.boolean().optional() }),
+    request: z.object({ ...clcEpochField, instanceId: instanceIdSchema, volumeId: volumeIdSchema, force: z.boolean().optional() }),
     response: z.object({ instanceId: instanceIdSchema, host: hostSchema, attachment: ncVolumeAttachmentSchema }),
   },
   /**
@@ -259,7 +265,7 @@ export const CC_OPS = {
    * others with the CC's code. Refused whole (NodeFenced, NodeNotFound, NodeUnreachable) before any start.
    */
   ccStartInstances: {
-    request: z.object({ instanceIds: z.array(instanceIdSchema).min(1).max(10_000), onHost: hostSchema }),
+    request: z.object({ ...clcEpochField, instanceIds: z.array(instanceIdSchema).min(1).max(10_000), onHost: hostSchema }),
     response: z.object({
       started: z.array(ccInstanceSchema),
       failed: z.array(z.object({ instanceId: instanceIdSchema, code: z.string(), message: z.string() })),
@@ -267,7 +273,7 @@ export const CC_OPS = {
   },
   /** Maintenance mode for one node; answers after the NC has persisted the new state. */
   ccModifyNode: {
-    request: z.object({ host: hostSchema, stateName: nodeStateSchema, vmTypes }),
+    request: z.object({ ...clcEpochField, host: hostSchema, stateName: nodeStateSchema, vmTypes }),
     response: z.object({ previousState: nodeStateSchema, node: ccNodeSchema, matrix: z.array(matrixRowSchema) }),
   },
   /**
@@ -275,7 +281,7 @@ export const CC_OPS = {
    * The node's answer carries `quarantine` while it holds.
    */
   ccQuarantineNode: {
-    request: z.object({ host: hostSchema, quarantined: z.boolean(), reason: z.string().max(QUARANTINE_REASON_MAX).default(''), vmTypes }),
+    request: z.object({ ...clcEpochField, host: hostSchema, quarantined: z.boolean(), reason: z.string().max(QUARANTINE_REASON_MAX).default(''), vmTypes }),
     response: z.object({ previousState: nodeStateSchema, previousQuarantine: quarantineSchema.optional(), node: ccNodeSchema, matrix: z.array(matrixRowSchema) }),
   },
   /**
@@ -284,7 +290,7 @@ export const CC_OPS = {
    * NC says (a fenced host whose NC came back enabled; found by simulator seed 730). Held in memory.
    */
   ccSetFencedHosts: {
-    request: z.object({ hosts: z.array(hostSchema).max(100_000) }),
+    request: z.object({ ...clcEpochField, hosts: z.array(hostSchema).max(100_000) }),
     response: z.object({ hosts: z.array(hostSchema) }),
   },
   /**
@@ -307,6 +313,16 @@ export const CC_OPS = {
 } as const;
 
 export type CcOp = keyof typeof CC_OPS;
+
+/**
+ * The operations that change a node or an instance (issue 21): their requests carry the sending CLC
+ * leader's epoch (`clcEpoch`, clcEpoch.ts) and a CC refuses one older than the highest it has seen.
+ * The others are reads (ccCheckHostActivity only looks) or an NC's hint (ccNodeEvent), and carry none.
+ */
+export const CC_EPOCH_OPS: ReadonlySet<CcOp> = new Set<CcOp>([
+  'ccRunInstances', 'ccTerminateInstances', 'ccStartInstances', 'ccStartInstance', 'ccStopInstance', 'ccRebootInstance', 'ccPauseInstance',
+  'ccAttachVolume', 'ccDetachVolume', 'ccModifyNode', 'ccQuarantineNode', 'ccSetFencedHosts', 'ccMigrateInstances', 'ccCancelMigration',
+]);
 export type CcRequest<O extends CcOp> = z.infer<(typeof CC_OPS)[O]['request']>;
 export type CcResponse<O extends CcOp> = z.infer<(typeof CC_OPS)[O]['response']>;
 

@@ -2,7 +2,9 @@
  * Versioned JSON stores over lowdb. The on-disk snapshot is `{ schemaVersion, kind, data }`, plain
  * JSON; services rebuild their state from it at start. A missing file starts from `initial()`; an
  * unreadable, corrupt, foreign or wrongly-shaped file stops start-up with a coded error. Temp files
- * a killed writer left beside the file are removed when it is opened.
+ * a killed writer left beside the file are removed when it is opened. Updates are group-committed
+ * (groupCommit.ts): those that arrive during a write share the next one. The file is compact JSON: it
+ * is rewritten whole on every write, and indentation made it larger and slower to write and read.
  */
 import { Low, Memory, type Adapter } from 'lowdb';
 import { readFile, mkdir, stat } from 'node:fs/promises';
@@ -11,6 +13,9 @@ import { performance } from 'node:perf_hooks';
 import { storeWrite } from '../metrics/channels.js';
 import { removeLeftoverTemps, writeFileDurable } from './durableFile.js';
 import { StoreErrors } from './errors.js';
+import { GroupCommitStore, type Store } from './groupCommit.js';
+
+export type { Store } from './groupCommit.js';
 
 export interface StoreOptions<T> {
   /** Names what the file holds, e.g. 'ferry-nc'; a file of another kind is refused. */
@@ -19,14 +24,6 @@ export interface StoreOptions<T> {
   readonly initial: () => T;
   /** Checks the shape of loaded data; throws (any error) when wrong. */
   readonly validate?: (data: unknown) => T;
-}
-
-/** The narrow interface services use: read the snapshot, apply a change that is durable on return. */
-export interface Store<T> {
-  /** The current snapshot. Treat as read-only; change it through update(). */
-  read(): T;
-  /** Applies `mutate` to a copy and persists it; the change is visible and durable once this resolves. */
-  update<R>(mutate: (draft: T) => R): Promise<R>;
 }
 
 interface Envelope<T> {
@@ -56,37 +53,11 @@ class DurableJsonAdapter<T> implements Adapter<Envelope<T>> {
   async write(data: Envelope<T>): Promise<void> {
     const t0 = performance.now();
     try {
-      await writeFileDurable(this.file, JSON.stringify(data, null, 1));
+      await writeFileDurable(this.file, JSON.stringify(data));
       storeWrite.publish({ kind: data.kind, seconds: (performance.now() - t0) / 1000 });
     } catch (e) {
       throw StoreErrors.make('StoreWriteFailed', { file: this.file, detail: (e as Error).message });
     }
-  }
-}
-
-class LowStore<T> implements Store<T> {
-  private chain: Promise<unknown> = Promise.resolve();
-
-  constructor(private readonly db: Low<Envelope<T>>) {}
-
-  read(): T {
-    return this.db.data.data;
-  }
-
-  update<R>(mutate: (draft: T) => R): Promise<R> {
-    // One write at a time, in call order, so a later update never lands before an earlier one.
-    const run = async (): Promise<R> => {
-      const draft = structuredClone(this.db.data.data);
-      const result = mutate(draft);
-      const next = { ...this.db.data, data: draft };
-      // Durable first, visible second: read() never shows a change that is not on disk yet.
-      await this.db.adapter.write(next);
-      this.db.data = next;
-      return result;
-    };
-    const p = this.chain.then(run, run);
-    this.chain = p.catch(() => undefined);
-    return p;
   }
 }
 
@@ -111,7 +82,8 @@ async function load<T>(db: Low<Envelope<T>>, label: string, opts: StoreOptions<T
       }
     }
   }
-  return new LowStore(db);
+  const envelope = db.data;
+  return new GroupCommitStore<T>(envelope.data, { persist: (data) => db.adapter.write({ ...envelope, data }) });
 }
 
 /** What opening a file store may want to tell its owner's log. */

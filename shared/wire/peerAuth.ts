@@ -5,9 +5,9 @@
  * bounds) and whether the message speaks for the caller's own host. Every decision here is a pure
  * function of (operation, identity, table); the wire server applies them before reading a body.
  */
-import type { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
 import type { FerryError } from '../errors/registry.js';
+import { verifiedPeerCertificate } from '../net/peerName.js';
 import { PEER_ROLES, type PeerRole } from '../pki/spec.js';
 import { WireErrors } from './errors.js';
 import type { DecodeLimits } from './wireDecoder.js';
@@ -122,10 +122,7 @@ function ipAltNames(altNames: string | undefined): string[] {
  * (ferry-init writes both alike: shared/pki/certificates.ts).
  */
 export function peerIdentityOf(socket: Socket): PeerIdentity | undefined {
-  const tls = socket as Partial<TLSSocket>;
-  if (typeof tls.getPeerCertificate !== 'function' || tls.authorized !== true) return undefined;
-  // Null once the socket is gone (Node's types say otherwise).
-  const cert = tls.getPeerCertificate() as ReturnType<TLSSocket['getPeerCertificate']> | null;
+  const cert = verifiedPeerCertificate(socket);
   if (!cert) return undefined;
   const ou: unknown = cert.subject?.OU;
   const cn: unknown = cert.subject?.CN;

@@ -2,8 +2,9 @@
  * Issue 19, "changes pushed, not polled": with the NCs pushing every change (ccNodeEvent, sent again
  * until taken), a CC trusts a node's last report for `freshMs` (its daemon: the poll interval plus one
  * NC timeout). Reads of instances, capacity and migrations, and a placement, then ask no NC again;
- * a live look at the nodes (ccDescribeNodes, host HA's health check) still asks every node not heard
- * from within FRESH_MS, since a dead NC pushes nothing; data older than freshMs is asked for again.
+ * a live look at the nodes (ccDescribeNodes) still asks every node not heard from within FRESH_MS (host
+ * HA's health check: within its interval), since a dead NC pushes nothing; data older than freshMs is
+ * asked for again.
  * Fake NCs and a ManualClock; counted NC calls, no timing.
  */
 import { describe, expect, it } from 'vitest';
@@ -48,6 +49,20 @@ describe('a CC that trusts pushed data for freshMs', () => {
     h.clock.advance(1);
     await h.ops.ccDescribeNodes({}, CTX);
     expect(describes(h)).toBe(2);
+  });
+
+  it('ccDescribeNodes with maxAgeMs (host HA\'s health check: its interval) asks only nodes not heard from within it', async () => {
+    const h = await cloud();
+    const HEALTH_INTERVAL = 10_000;
+    h.clock.advance(HEALTH_INTERVAL - 1);
+    await h.ops.ccDescribeNodes({ maxAgeMs: HEALTH_INTERVAL }, CTX);
+    expect(describes(h)).toBe(0);
+    // B answers a poll now; A's data is then one interval old: only A is asked.
+    await h.keeper.refresh(B, 500);
+    h.fake.calls.length = 0;
+    h.clock.advance(1);
+    await h.ops.ccDescribeNodes({ maxAgeMs: HEALTH_INTERVAL }, CTX);
+    expect(h.fake.callsOf('describe').map((c) => c.host)).toEqual([A]);
   });
 
   it('a placement within freshMs uses the pushed data without asking first', async () => {

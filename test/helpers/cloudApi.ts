@@ -73,17 +73,3 @@ export async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) 
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-
-/**
- * Like until, but a read that throws gives its error as the value (a replica down or not leading yet):
- * `ok` decides, and the deadline message names the error.
- */
-export async function untilThrough<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read().catch((e: unknown) => e as T);
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${v instanceof Error ? v.message : JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}

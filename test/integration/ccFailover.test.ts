@@ -21,7 +21,8 @@ import type { ProcessSpec } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { arr, runningCopies, untilThrough } from '../helpers/cloudApi.js';
+import { arr, runningCopies } from '../helpers/cloudApi.js';
+import { until } from '../helpers/clcReplicas.js';
 import { expectDrainedOnce } from '../helpers/drainOutcome.js';
 
 const PREFIX = 'it-ccfailover/';
@@ -93,7 +94,6 @@ describe.skipIf(!etcdInstalled())('CC replicas: kill -9 of the leader CC during 
     return kv === undefined ? undefined : { url: kv.value.toString(), epoch: kv.create_revision };
   }
 
-  const until = untilThrough;
 
   const asClc = () => cloud.tierClient(CC_PATH, 'clc');
   const asCc = () => cloud.tierClient(NC_PATH, 'cc', cloud.controller);

@@ -12,13 +12,12 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import xml2js from 'xml2js';
 import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
-import { signQuery } from '../../shared/auth/sign.js';
-import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
+import { stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { arr, runningCopies, untilThrough } from '../helpers/cloudApi.js';
+import { electedLeader, replicaAction, replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
+import { arr, runningCopies } from '../helpers/cloudApi.js';
 import { expectDrainedOnce } from '../helpers/drainOutcome.js';
 
 const PREFIX = 'it-failover/';
@@ -33,8 +32,6 @@ const cloud = new TestCloud(91, 3, {
 });
 const [n1] = cloud.nodeHosts as [string, string, string];
 
-interface Reply { readonly status: number; readonly text: string; readonly doc: any; readonly leaderHeader: string | null }
-
 describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during a drain (real 3-member etcd)', () => {
   let etcd: EtcdCluster;
   let client: Etcd3;
@@ -42,40 +39,15 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during 
   const running = new Map<string, RunningDaemon>();
 
   async function startReplica(r: (typeof REPLICAS)[number]): Promise<void> {
-    mkdirSync(join(cloud.baseDir, r.name), { recursive: true, mode: 0o700 });
-    const base = cloud.spec('clc');
-    const args = [...base.args];
-    args[args.indexOf('--port') + 1] = String(r.port);
-    args[args.indexOf('--state-dir') + 1] = join(cloud.baseDir, r.name);
-    const d = await spawnDaemon({
-      ...base, name: r.name,
-      args: [...args, '--store', 'etcd', '--etcd-endpoints', etcd.endpoints.join(','), '--etcd-prefix', PREFIX,
-        '--advertise-url', r.url, '--leader-ttl-seconds', String(TTL_S), '--ha-tick-ms', '500', '--events-poll-ms', '500'],
-    }, { root: ROOT, logFile: join(cloud.baseDir, 'logs', `${r.name}.log`) });
-    running.set(r.name, d);
+    running.set(r.name, await startClcReplica(cloud, r, { endpoints: etcd.endpoints, prefix: PREFIX, ttlSeconds: TTL_S }));
   }
 
-  async function query(url: string, params: Record<string, string>): Promise<Reply> {
-    const endpoint = `${url}/services/Eucalyptus`;
-    const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url: endpoint, now: Date.now() });
-    const res = await fetch(endpoint, { method: 'POST', headers: signed.headers, body: signed.body });
-    const text = await res.text();
-    return { status: res.status, text, doc: await xml2js.parseStringPromise(text, { explicitArray: false }), leaderHeader: res.headers.get('x-ferry-leader') };
-  }
+  const query = (url: string, params: Record<string, string>): Promise<ReplicaReply> => replicaQuery(url, creds, params);
 
-  async function ok(url: string, params: Record<string, string>): Promise<any> {
-    const r = await query(url, params);
-    if (r.status !== 200) throw new Error(`${params.Action} at ${url} → ${r.status}: ${r.text}`);
-    return r.doc[`${params.Action}Response`];
-  }
+  const ok = (url: string, params: Record<string, string>): Promise<any> => replicaAction(url, creds, params);
 
   /** The leader as etcd holds it: the value of the oldest key under the election prefix. */
-  async function leaderInEtcd(): Promise<string | undefined> {
-    const res = await client.getAll().prefix(`${PREFIX}clc/election/`).sort('Create', 'Ascend').exec();
-    return res.kvs[0]?.value.toString();
-  }
-
-  const until = untilThrough;
+  const leaderInEtcd = async (): Promise<string | undefined> => (await electedLeader(client, PREFIX))?.url;
 
   beforeAll(async () => {
     etcd = await startEtcdCluster({ addrs: ['127.0.92.1', '127.0.92.2', '127.0.92.3'], clientPort: 19710, peerPort: 19711 });

@@ -1,10 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { isTempOf, writeFileDurable } from '../../shared/store/durableFile.js';
 import { openFileStore, openMemoryStore, type StoreOptions } from '../../shared/store/store.js';
 import { canMountSmallDisk, mountSmallDisk, type SmallDisk } from '../helpers/fullDisk.js';
+import { builtEntry } from '../helpers/spawnDaemon.js';
 
 interface Data { n: number; items: string[] }
 const opts: StoreOptions<Data> = { kind: 'ferry-test', schemaVersion: 1, initial: () => ({ n: 0, items: [] }) };
@@ -31,6 +35,34 @@ describe('file store', () => {
     expect(s.read().items).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect((await openFileStore(file, opts)).read().items).toHaveLength(20);
+  });
+
+  it('writes compact JSON', async () => {
+    const file = join(dir, 's.json');
+    const s = await openFileStore(file, opts);
+    await s.update((d) => { d.items.push('a', 'b'); });
+    const text = await readFile(file, 'utf8');
+    expect(text).toBe(JSON.stringify({ schemaVersion: 1, kind: 'ferry-test', data: { n: 0, items: ['a', 'b'] } }));
+  });
+
+  it('group-commits: a burst called in one tick is one durable write, its callers resolved once it is on disk', async () => {
+    const file = join(dir, 's.json');
+    const s = await openFileStore(file, opts);
+    const writes: string[] = [];
+    const onWrite = (m: unknown): void => { writes.push((m as { kind: string }).kind); };
+    subscribe('ferry.store.write', onWrite);
+    try {
+      const seen = await Promise.all(Array.from({ length: 50 }, (_, i) => s.update((d) => { d.items.push(String(i)); return d.items.length; }).then(async (len) => {
+        // Resolved only once durable: the file already holds this update (and what came before it).
+        const onDisk = JSON.parse(await readFile(file, 'utf8')) as { data: Data };
+        return { len, has: onDisk.data.items.includes(String(i)) };
+      })));
+      expect(seen.map((x) => x.len)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+      expect(seen.every((x) => x.has)).toBe(true);
+      expect(writes.filter((k) => k === 'ferry-test')).toHaveLength(1);
+    } finally {
+      unsubscribe('ferry.store.write', onWrite);
+    }
   });
 
   it('returns what the mutator returns', async () => {
@@ -66,6 +98,67 @@ describe('file store', () => {
     await expect(s.update((d) => { d.n = 99; })).rejects.toMatchObject({ code: 'StoreWriteFailed' });
     expect(s.read().n).toBe(0);
   });
+});
+
+/**
+ * A writer killed (SIGKILL) in the middle of bursts of group-committed updates, some of them throwing
+ * after a partial change: what is on disk is always the sequential result of a prefix of the updates
+ * that includes every one acknowledged before the kill, never a partial change, never a torn file.
+ */
+describe('crash consistency', () => {
+  const WRITER = `
+    const [,, storeJs, file, startAt] = process.argv;
+    const { openFileStore } = await import(storeJs);
+    const s = await openFileStore(file, { kind: 'ferry-test', schemaVersion: 1, initial: () => ({ n: 0, items: [] }) });
+    let k = Number(startAt);
+    for (;;) {
+      await Promise.all(Array.from({ length: 12 }, () => {
+        const i = k++;
+        return s.update((d) => {
+          d.items.push(String(i));
+          if (i % 7 === 3) throw new Error('refused after a partial change');
+          d.n = i;
+        }).then(() => process.stdout.write('ack ' + i + '\\n'), () => undefined);
+      }));
+    }
+  `;
+  const expected = (upTo: number): string[] => Array.from({ length: upTo }, (_, i) => i).filter((i) => i % 7 !== 3).map(String);
+
+  it('keeps a prefix holding every acknowledged update across kills at random moments', async () => {
+    const file = join(dir, 's.json');
+    const script = join(dir, 'writer.mjs');
+    await writeFile(script, WRITER);
+    const storeJs = pathToFileURL(builtEntry('shared/store/store.ts')).href;
+    let next = 0;
+    for (const killAfter of [5, 40, 17, 90, 61]) {
+      const child = spawn(process.execPath, [script, storeJs, file, String(next)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      let acked = -1;
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+          const acks = [...out.matchAll(/ack (\d+)\n/g)].map((m) => Number(m[1]));
+          if (acks.filter((i) => i >= next).length >= killAfter) {
+            acked = Math.max(...acks);
+            child.kill('SIGKILL');
+            resolve();
+          }
+        });
+        void exited.then(() => reject(new Error(`writer exited before ${killAfter} acks: ${err}`)));
+      });
+      await exited;
+      const s = await openFileStore(file, opts);
+      const items = s.read().items;
+      const last = Number(items.at(-1));
+      expect(items).toEqual(expected(last + 1));
+      expect(last).toBeGreaterThanOrEqual(acked);
+      expect(s.read().n).toBe(last);
+      next = last + 1;
+    }
+  }, 120_000);
 });
 
 describe('temp files of durable writes', () => {

@@ -72,6 +72,16 @@ describe('CC-backed health, activity and facts', () => {
     expect(describes()).toBe(2);
   });
 
+  it('fresh nodes ask the CC for data no older than the partition\'s bound (host HA: its health-check interval)', async () => {
+    const w = world();
+    const bounds: Record<string, number | undefined> = { [P]: 10_000 };
+    const nodes = freshNodes(w.fake, (p) => bounds[p]);
+    await nodes(P);
+    bounds[P] = undefined;
+    await nodes(P);
+    expect(w.fake.calls.filter((c) => c.op === 'ccDescribeNodes').map((c) => c.req)).toEqual([{ maxAgeMs: 10_000 }, {}]);
+  });
+
   it('activity asks the CC with a budget inside the deadline', async () => {
     const w = world();
     w.fake.activity.set(A, 'inactive');

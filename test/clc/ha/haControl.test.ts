@@ -2,6 +2,7 @@
  * HaControl (clc/ha/haControl.ts) over a memory store, a memory BMC store, a ManualClock and the
  * scripted FakeHa: every operator operation, and a table of refusals that each change nothing.
  */
+import { lastEventsByHost } from '../../../clc/ha/haControl.js';
 import { describe, expect, it } from 'vitest';
 import { adminErrorFromHa } from '../../../clc/api/haErrorMap.js';
 import type { HaControl } from '../../../clc/ha/haControl.js';
@@ -297,5 +298,20 @@ describe('HaControl', () => {
     expect(views[0]?.lastEvents).toHaveLength(2);
     expect(views[0]?.lastEvents.every((e) => e.host === H1)).toBe(true);
     expect(views[0]?.dryRun).toBeUndefined();
+  });
+});
+
+describe('lastEventsByHost (DescribeHostHA in one pass over the log)', () => {
+  const ev = (id: number, host: string) => ({ id, at: id, host, kind: 'transition', level: 'info' as const, message: `e${id}` });
+  const log = [ev(1, 'a'), ev(2, 'b'), ev(3, 'a'), ev(4, 'c'), ev(5, 'a'), ev(6, 'b')];
+  it.each([
+    ['two per host, oldest first', ['a', 'b', 'c'], 2, { a: [3, 5], b: [2, 6], c: [4] }],
+    ['only the hosts asked for', ['b'], 5, { b: [2, 6] }],
+    ['none asked for', [], 3, {}],
+    ['zero events', ['a'], 0, {}],
+    ['a host without events is absent', ['a', 'z'], 1, { a: [5] }],
+  ] as const)('%s', (_name, hosts, perHost, expected) => {
+    const got = lastEventsByHost(log as never, new Set(hosts), perHost);
+    expect(Object.fromEntries([...got].map(([h, es]) => [h, es.map((e) => e.id)]))).toEqual(expected);
   });
 });

@@ -327,6 +327,14 @@ describe('HaRunner', () => {
     expect(second.state(H(1))).toBe('FENCING');
     await second.runner.resume();
     await second.runner.idle();
+    // Issue 21: the first CLC's agent may still run until the fence's stored deadline: no second agent before it.
+    const stored = saved.hosts[H(1)].operation.deadline as number;
+    expect(fake.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${H(1)}`]);
+    second.clock.advance(stored - second.clock.now() - 1);
+    await second.runner.idle();
+    expect(fake.calls.filter((c) => c.startsWith('fence'))).toEqual([]);
+    second.clock.advance(1);
+    await second.runner.idle();
     expect(fake.calls.filter((c) => !c.startsWith('health'))).toEqual([`disable ${H(1)}`, `fence ${H(1)}`, `evacuate ${H(1)} (agent)`]);
     expect(second.state(H(1))).toBe('FENCED');
     expect(second.section.read().hosts[H(1)]?.recoveryAttempts).toBe(1);

@@ -42,6 +42,15 @@ describe('host HA runtime', () => {
     expect(w.log.filter((l) => l === `off@${A}`)).toHaveLength(1);
   });
 
+  it('health checks ask the CC for data from within the health-check interval, not a re-poll of every node (issue 19)', async () => {
+    const w = await world();
+    await w.run(300);
+    const live = w.ops('ccDescribeNodes').map((c) => c.req as { cached?: boolean; maxAgeMs?: number }).filter((r) => r.cached !== true);
+    expect(live.length).toBeGreaterThan(0);
+    // haWorld's settings: healthCheckIntervalMs 100.
+    expect(new Set(live.map((r) => r.maxAgeMs))).toEqual(new Set([100]));
+  });
+
   it('syncs the hosts the CCs report and makes eligible ones AVAILABLE', async () => {
     const w = await world({ withBmc: [A, B] });
     await w.run(100);
@@ -216,7 +225,9 @@ describe('host HA runtime', () => {
     await w.runtime.stop();
     (w.power.get(A) as FakePower).mode = 'ok';
     const second = await w.start();
-    await w.run(100, second);
+    // The re-issued fence waits out the stored deadline of the one in flight (its agent may outlive
+    // a killed CLC, issue 21): fenceTimeoutMs 200 in haWorld, on the manual clock.
+    for (let i = 0; i < 20 && w.state(A) !== 'FENCED'; i++) await w.run(50, second);
     expect(w.state(A)).toBe('FENCED');
     expect(w.ops('ccRunInstances')).toHaveLength(3);
   });

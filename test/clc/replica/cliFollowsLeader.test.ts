@@ -26,7 +26,7 @@ afterEach(async () => {
 /** A replica on its own port, signing required; `leaderOf` says whom it names while it does not lead. */
 async function replica(leads: () => boolean, leaderOf: () => string | undefined): Promise<{ h: Harness; origin: string }> {
   let origin = '';
-  const leadership: Leadership = { get self() { return origin; }, leading: leads, leaderUrl: leaderOf };
+  const leadership: Leadership = { get self() { return origin; }, leading: leads, leaderUrl: leaderOf, epoch: () => (leads() ? '1' : undefined) };
   const h = await harness({ authenticator: () => testAuthenticator(systemClock), leadership });
   const server = await new Promise<Server>((resolve) => { const s = h.app.listen(0, HOST, () => resolve(s)); });
   servers.push(server);

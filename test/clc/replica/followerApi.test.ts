@@ -22,6 +22,7 @@ function switchable(leading: boolean, leader: string | undefined = LEADER): Lead
     self: 'http://127.0.12.1:8773',
     leading: () => now,
     leaderUrl: () => who,
+    epoch: () => (now ? '7' : undefined),
     set(l, w) {
       now = l;
       who = w;

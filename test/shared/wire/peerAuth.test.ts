@@ -15,7 +15,7 @@ import {
 } from '../../../shared/wire/peerAuth.js';
 import { mountWireService } from '../../../shared/wire/server.js';
 import { issue, makeCa } from '../pki/fixtures.js';
-import { peerNameOf } from '../../../shared/net/peerName.js';
+import { peerNameOf, verifiedPeerCertificate } from '../../../shared/net/peerName.js';
 
 describe('authorizePeer (the access tables)', () => {
   it.each([
@@ -113,6 +113,22 @@ describe('peerIdentityOf', () => {
     expect(peerNameOf(gone)).toBe('127.0.1.9');
     const named = { authorized: true, remoteAddress: '127.0.1.9', getPeerCertificate: () => ({ subject: { OU: 'nc', CN: '127.0.1.1' } }) } as unknown as Socket;
     expect(peerNameOf(named)).toBe('nc 127.0.1.1');
+  });
+
+  it('reads a connection\'s certificate once (Node parses it anew on every call), and never remembers a missing one', () => {
+    let reads = 0;
+    let cert: unknown = null;
+    const s = { authorized: true, remoteAddress: '127.0.1.9', getPeerCertificate: () => { reads++; return cert; } } as unknown as Socket;
+    expect(verifiedPeerCertificate(s)).toBeUndefined();
+    cert = { subject: { OU: 'nc', CN: '127.0.1.1' }, subjectaltname: 'IP Address:127.0.1.1' };
+    for (let i = 0; i < 3; i++) {
+      expect(peerNameOf(s)).toBe('nc 127.0.1.1');
+      expect(peerIdentityOf(s)).toEqual({ role: 'nc', host: '127.0.1.1' });
+    }
+    expect(reads).toBe(2);
+    const unverified = { authorized: false, getPeerCertificate: () => { reads++; return cert; } } as unknown as Socket;
+    expect(verifiedPeerCertificate(unverified)).toBeUndefined();
+    expect(reads).toBe(2);
   });
 });
 
