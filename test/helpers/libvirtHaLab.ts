@@ -8,10 +8,9 @@
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { settingParam } from '../../clc/api/actions/haConfigure.js';
 import { ROOT, type TestCloud } from './cloud.js';
 import { adminCall } from './cloudApi.js';
-import { startLabBmc, type LabBmc } from './fencingLab.js';
+import { haSettingParams, startLabBmc, type LabBmc } from './fencingLab.js';
 import { runHostCommand, type Lab } from './libvirtLab.js';
 
 export interface LibvirtHaHosts {
@@ -53,7 +52,7 @@ export async function startLibvirtHaCloud(cloud: TestCloud, o: LibvirtHaHosts): 
   }
   await cloud.start(['cc', 'clc']);
   const q = (params: Record<string, string>): Promise<unknown> => adminCall(cloud, params);
-  await q({ Action: 'ConfigureHAForCluster', ...Object.fromEntries(Object.entries(o.settings).map(([k, v]) => [settingParam(k), String(v)])) });
+  await q({ Action: 'ConfigureHAForCluster', ...haSettingParams(o.settings) });
   await q({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', MaxUnhealthy: '1' });
   for (const [i, host] of cloud.nodeHosts.entries()) {
     await q({ Action: 'ConfigureHAForHost', Host: host, Agent: 'fence_ipmilan', Address: host, Port: String(o.bmcPort + i), Username: o.user, Password: o.password, TimeoutMs: '10000' });

@@ -23,7 +23,6 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settingParam } from '../../clc/api/actions/haConfigure.js';
 import { readCredentialsFile, type Credentials } from '../../shared/auth/credentialsFile.js';
 import { DEFAULT_VM_TYPES } from '../../shared/model/vmTypes.js';
 import { isFerryError } from '../../shared/errors/registry.js';
@@ -33,7 +32,7 @@ import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts
 import { ROOT, TestCloud } from '../helpers/cloud.js';
 import { electedLeader, replicaAction, replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
 import { arr, hypervisorDomains } from '../helpers/cloudApi.js';
-import { groupAlive, installFencingLab, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
+import { groupAlive, haSettingParams, installFencingLab, LAB_HA_SETTINGS, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
 
 const PREFIX = 'it-stale-leader/';
 const TTL_S = 3;
@@ -157,15 +156,6 @@ const FENCE_REPLICAS = [19802, 19803].map((port, i) => ({ name: `clc-${'ab'[i]}`
 const USER = 'ferry';
 const PASSWORD = 'ha-pw-94';
 const bmcPort = (i: number): number => 19820 + i;
-// As hostHa.test.ts: small timings, and no power watch to race the operator's fence.
-const HA_SETTINGS = {
-  healthCheckIntervalMs: 500, healthCheckTimeoutMs: 3000,
-  activityCheckInitialDelayMs: 500, activityCheckIntervalMs: 1000, activityCheckTimeoutMs: 3000,
-  activityCheckMaxAttempts: 3, activityCheckFailureRatio: 0.5,
-  degradedMaxPeriodMs: 600_000, recoverTimeoutMs: 8000, recoverWaitPeriodMs: 10_000, recoverFailureThreshold: 0, fenceTimeoutMs: 8000,
-  repairRetryInitialDelayMs: 500, repairRetryIntervalMs: 2000, drainMaxAttempts: 100,
-  powerCheckIntervalMs: 3_600_000,
-};
 const sh = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 
 const fenceCloud = new TestCloud(94, 3, { simArgs: ['--write-interval-ms', '200'] });
@@ -222,7 +212,7 @@ describe.skipIf(!etcdInstalled())('kill -9 of the leader CLC during a fence (rea
     copyFileSync(keys, join(fenceCloud.baseDir, b.name, 'admin.credentials'));
     running.set(b.name, await startClcReplica(fenceCloud, b, { endpoints: etcd.endpoints, prefix: FENCE_PREFIX, ttlSeconds: TTL_S }));
     const leader = (await until('a leader in etcd', leaderUrl, (v) => typeof v === 'string'))!;
-    await ok(leader, { Action: 'ConfigureHAForCluster', ...Object.fromEntries(Object.entries(HA_SETTINGS).map(([k, v]) => [settingParam(k), String(v)])) });
+    await ok(leader, { Action: 'ConfigureHAForCluster', ...haSettingParams(LAB_HA_SETTINGS) });
     for (const [i, host] of fenceCloud.nodeHosts.entries()) {
       await ok(leader, { Action: 'ConfigureHAForHost', Host: host, Agent: 'fence_ipmilan', Address: host, Port: String(bmcPort(i)), Username: USER, Password: PASSWORD, TimeoutMs: '6000' });
     }

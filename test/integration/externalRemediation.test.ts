@@ -14,11 +14,10 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settingParam } from '../../clc/api/actions/haConfigure.js';
 import type { HaState } from '../../clc/ha/hostHaState.js';
 import { cloudLayout } from '../../scripts/cloudLayout.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { groupAlive, installFencingLab, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
+import { groupAlive, haSettingParams, installFencingLab, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
 
 const SUBNET = 71;
 const USER = 'ferry';
@@ -117,7 +116,7 @@ describe('external remediation in a running cloud (webhook, command, storm gate)
       bmcs.set(host, await startLabBmc({ addr: host, port: BMC_PORT + i, user: USER, password: PASSWORD, hostCommand: ['bash', script], dir }));
     }
     await cloud.start(['cc', 'clc']);
-    await admin({ Action: 'ConfigureHAForCluster', ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [settingParam(k), String(v)])) });
+    await admin({ Action: 'ConfigureHAForCluster', ...haSettingParams(SETTINGS) });
     // Storm bound 2 of 4; external remediation through the webhook, with a secret.
     await admin({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', MaxUnhealthy: '2', RemediationWebhook: `http://${RECEIVER.host}:${RECEIVER.port}/remediate`, RemediationSecret: SECRET });
     for (const [i, host] of cloud.nodeHosts.entries()) {

@@ -13,29 +13,16 @@ import { promisify } from 'node:util';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settingParam } from '../../clc/api/actions/haConfigure.js';
 import type { HaOwedRepair, HaState } from '../../clc/ha/hostHaState.js';
 import { decodeDiskCounter } from '../../nc/hypervisor/sim/hostLedger.js';
 import { cloudLayout } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid } from '../../scripts/daemon.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
-import { groupAlive, installFencingLab, isAlive, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
+import { groupAlive, haSettingParams, installFencingLab, isAlive, LAB_HA_SETTINGS, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
 
 const SUBNET = 33;
 const USER = 'ferry';
 const PASSWORD = 'ha-pw-33';
-const SETTINGS = {
-  healthCheckIntervalMs: 500, healthCheckTimeoutMs: 3000,
-  activityCheckInitialDelayMs: 500, activityCheckIntervalMs: 1000, activityCheckTimeoutMs: 3000,
-  activityCheckMaxAttempts: 3, activityCheckFailureRatio: 0.5,
-  degradedMaxPeriodMs: 600_000, recoverTimeoutMs: 8000, recoverWaitPeriodMs: 10_000, recoverFailureThreshold: 0, fenceTimeoutMs: 8000,
-  // Owed drains and restarts: retried every 0.5-2 s, a drain up to 100 times (minutes, while a dead NC is restarted).
-  repairRetryInitialDelayMs: 500, repairRetryIntervalMs: 2000, drainMaxAttempts: 100,
-  // The BMC power watch (hostHaPowerWatch.test.ts) asks once when a host is first watched, then not
-  // for an hour: the lab's BMC reads a crashed host as off, and a check landing between a crash and
-  // the health checks would fence it straight from AVAILABLE, skipping the path these cases follow.
-  powerCheckIntervalMs: 3_600_000,
-};
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -95,7 +82,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
   const haPasses = async (rounds: number): Promise<void> => {
     const latest = () => Math.max(0, ...cloud.nodeHosts.map((h) => haHost(h)?.nextHealthCheckAt ?? 0));
     const start = latest();
-    await waitFor(`${rounds} more health-check rounds in the CLC`, () => latest() >= start + rounds * SETTINGS.healthCheckIntervalMs, 30_000);
+    await waitFor(`${rounds} more health-check rounds in the CLC`, () => latest() >= start + rounds * LAB_HA_SETTINGS.healthCheckIntervalMs, 30_000);
   };
   /** Where the CLC says each instance runs (DescribeInstances: the node in the item). */
   const instances = async (): Promise<{ id: string; state: string; host: string }[]> => {
@@ -148,7 +135,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     }
     await cloud.start(['cc', 'clc']);
     // HA as an operator sets it up: small timings, storm bound 1, a BMC per host, then on.
-    await admin({ Action: 'ConfigureHAForCluster', ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [settingParam(k), String(v)])) });
+    await admin({ Action: 'ConfigureHAForCluster', ...haSettingParams(LAB_HA_SETTINGS) });
     await admin({ Action: 'ConfigureHAForCluster', Partition: 'cluster01', MaxUnhealthy: '1' });
     for (const [i, host] of cloud.nodeHosts.entries()) {
       await admin({ Action: 'ConfigureHAForHost', Host: host, Agent: 'fence_ipmilan', Address: host, Port: String(16251 + i), Username: USER, Password: PASSWORD, TimeoutMs: '6000' });

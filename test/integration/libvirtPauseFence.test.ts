@@ -26,7 +26,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestCloud } from '../helpers/cloud.js';
 import { adminCall, arr, describeMigration, placeOn, until } from '../helpers/cloudApi.js';
-import { installFencingLab, isAlive, type LabBmc } from '../helpers/fencingLab.js';
+import { installFencingLab, isAlive, LAB_HA_SETTINGS, type LabBmc } from '../helpers/fencingLab.js';
 import { haEventsOf, haRecordOf } from '../helpers/haRecords.js';
 import { buildGuest, labLayout, prepareLab, stopLab, virsh } from '../helpers/libvirtLab.js';
 import { startLibvirtHaCloud } from '../helpers/libvirtHaLab.js';
@@ -40,14 +40,13 @@ const PASSWORD = 'pf-pw-85';
 const lab = labLayout('/tmp/ferry-lab-pausefence', { addrs: [`127.0.${SUBNET}.1`, `127.0.${SUBNET}.2`], port: LIBVIRT_PORT });
 const GUEST = { kernel: join(lab.dir, 'guest', 'vmlinuz'), initrd: join(lab.dir, 'guest', 'initrd.img') };
 const SETTINGS = {
-  healthCheckIntervalMs: 500, healthCheckTimeoutMs: 4000,
+  ...LAB_HA_SETTINGS,
+  healthCheckTimeoutMs: 4000,
   // Longer than the guests' disk-write period (about a second, more under load).
   activityCheckInitialDelayMs: 3000, activityCheckIntervalMs: 3000, activityCheckTimeoutMs: 5000,
-  activityCheckMaxAttempts: 3, activityCheckFailureRatio: 0.5,
-  degradedMaxPeriodMs: 600_000, recoverTimeoutMs: 8000, recoverWaitPeriodMs: 10_000, recoverFailureThreshold: 0, fenceTimeoutMs: 15_000,
-  repairRetryInitialDelayMs: 500, repairRetryIntervalMs: 2000, drainMaxAttempts: 100,
-  // The dead host is found by the checks, as in libvirtHa.test.ts case (a).
-  powerCheckIntervalMs: 3_600_000,
+  fenceTimeoutMs: 15_000,
+  // powerCheckIntervalMs stays the lab's hour: the dead host is found by the checks, as in
+  // libvirtHa.test.ts case (a).
 };
 
 const cloud = new TestCloud(SUBNET, 2, (baseDir) => ({
