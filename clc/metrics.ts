@@ -7,7 +7,7 @@
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Clock } from '../shared/clock.js';
-import { apiRequest, clcEvent, gateWait, haHeld, haPowerAction, haTransition, haWorkRefused, webhookDelivery } from '../shared/metrics/channels.js';
+import { apiRequest, clcEvent, gateWait, haHealthCheck, haHeld, haPowerAction, haTransition, haWorkRefused, webhookDelivery } from '../shared/metrics/channels.js';
 import { FAST_BUCKETS, SLOW_BUCKETS, type DaemonMetrics } from '../shared/metrics/registry.js';
 import type { Store } from '../shared/store/store.js';
 import type { PartitionGate } from './core/partitionGate.js';
@@ -67,6 +67,8 @@ export function addClcMetrics(m: DaemonMetrics, src: ClcMetricsSources): void {
   m.onClose(haTransition.subscribe((e) => transitions.inc({ to: e.to })));
   const power = new Counter({ name: 'ferry_ha_power_actions_total', help: 'Fences and power cycles host HA ran, by action and result (ok, already-off, failed)', labelNames: ['action', 'result'], registers });
   m.onClose(haPowerAction.subscribe((e) => power.inc({ action: e.action, result: e.result })));
+  const checks = new Counter({ name: 'ferry_ha_health_checks_total', help: 'Host-HA health checks, by outcome (healthy, unhealthy, unknown: the CC did not answer in time)', labelNames: ['outcome'], registers });
+  m.onClose(haHealthCheck.subscribe((e) => checks.inc({ outcome: e.outcome })));
   const held = new Counter({ name: 'ferry_ha_remediations_held_total', help: 'Recoveries or fences held back (storm guard, suspension, back-pressure), by target state', labelNames: ['target'], registers });
   m.onClose(haHeld.subscribe((e) => held.inc({ target: e.target })));
   const refused = new Counter({ name: 'ferry_ha_work_refused_total', help: 'Host-HA work a full pool refused (retried later), by kind', labelNames: ['kind'], registers });

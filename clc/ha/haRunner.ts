@@ -5,7 +5,7 @@
  * API's reconcile: each tick reads the store, takes `now` once, judges the storm per partition (and
  * any suspension per host), steps every host, writes once, then acts.
  */
-import { haHeld, haPowerAction, haTransition, haWorkRefused } from '../../shared/metrics/channels.js';
+import { haHealthCheck, haHeld, haPowerAction, haTransition, haWorkRefused } from '../../shared/metrics/channels.js';
 import type { Clock } from '../../shared/clock.js';
 import { Mailbox } from '../../shared/mailbox.js';
 import type { Store } from '../../shared/store/store.js';
@@ -13,7 +13,7 @@ import type { ClcState } from '../state/clcStore.js';
 import type { HaHostRef, HaProvider, HaServiceActions, RepairOutcome } from './haProvider.js';
 import { appendHaEvents, type HaLogEvent, type HaSection } from './haState.js';
 import { step, type HaContext } from './hostHaMachine.js';
-import { newHostHaRecord, type HaEffect, type HaEvent, type HostHaRecord } from './hostHaState.js';
+import { newHostHaRecord, type HaEffect, type HaEvent, type HealthOutcome, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
 import { countedUnhealthy, DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
 import { remediationFor, suspensionReason } from './suspension.js';
@@ -104,6 +104,8 @@ export class HaRunner {
   /** Results waiting for the next step, by host (see deliverBatched). */
   private inbox = new Map<string, HaEvent[]>();
   private inboxRun: Promise<void> | undefined;
+  /** Partitions whose last health check got no answer from the source (alerted once, until one does). */
+  private readonly unansweredPartitions = new Set<string>();
 
   constructor(private readonly opts: HaRunnerOptions) {
     const limits = opts.pools ?? DEFAULT_HA_POOLS;
@@ -248,9 +250,10 @@ export class HaRunner {
     for (const e of effects) {
       switch (e.kind) {
         case 'healthCheck':
+          // A source that fails (the CC timed out, refused, or is down) could not tell: unknown, never unhealthy.
           this.submit('health', ref, e.token, () => provider.isHealthy(ref, e.deadline).then(
-            (r): HaEvent => ({ type: 'healthResult', token: e.token, healthy: r.healthy, detail: r.detail }),
-            (err: unknown): HaEvent => ({ type: 'healthResult', token: e.token, healthy: false, detail: message(err) })));
+            (r): HaEvent => this.healthAnswered(ref, r.healthy ? 'healthy' : 'unhealthy', e.token, r.detail),
+            (err: unknown): HaEvent => this.healthAnswered(ref, 'unknown', e.token, message(err))));
           break;
         case 'activityCheck':
           this.submit('activity', ref, e.token, () => provider.hasActivity(ref, e.since, e.deadline).then(
@@ -366,6 +369,23 @@ export class HaRunner {
       (r): HaEvent => ({ type: 'repairResult', token, done: r.done, detail: r.detail }),
       (err: unknown): HaEvent => ({ type: 'repairResult', token, done: false, detail: message(err) }));
     this.track(outcome.then((ev) => this.deliverBatched(ref.host, ev)));
+  }
+
+  /**
+   * Counts a health check's outcome, and alerts once when a partition's health checks stop getting
+   * answers (its hosts keep their HA state meanwhile) and once when they get answers again.
+   */
+  private healthAnswered(ref: HaHostRef, outcome: HealthOutcome, token: number, detail: string): HaEvent {
+    haHealthCheck.publish({ outcome });
+    const silent = this.unansweredPartitions.has(ref.partition);
+    if (outcome === 'unknown' && !silent) {
+      this.unansweredPartitions.add(ref.partition);
+      this.track(this.note(ref.host, 'warn', `host HA cannot tell the health of the hosts of ${ref.partition} (${ref.host}: ${detail}); they keep their HA state until their CC answers`));
+    } else if (outcome !== 'unknown' && silent) {
+      this.unansweredPartitions.delete(ref.partition);
+      this.track(this.note(ref.host, 'info', `host HA's health checks of ${ref.partition} are answered again`));
+    }
+    return { type: 'healthResult', token, outcome, detail };
   }
 
   private note(host: string, level: HaLogEvent['level'], text: string): Promise<void> {

@@ -33,7 +33,7 @@ const isCurrent = (rec: HostHaRecord, kind: 'activity' | 'recover' | 'remediate'
 /** A tick's checks, in order, each on the record the previous one left: timeouts first (a late answer is a failed or inconclusive one). */
 function onTick(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
   return chain(rec, [
-    (r) => (r.health && now >= r.health.deadline ? fire('health', { ...r, health: null }, { healthy: false, detail: 'health check timed out' }, now, ctx) : unchanged(r)),
+    (r) => (r.health && now >= r.health.deadline ? fire('health', { ...r, health: null }, { outcome: 'unknown', detail: 'health check timed out' }, now, ctx) : unchanged(r)),
     (r) => {
       const op = r.operation;
       if (!op || now < op.deadline) return unchanged(r);
@@ -63,7 +63,7 @@ export function step(rec: HostHaRecord, event: HaEvent, now: number, ctx: HaCont
     case 'healthResult':
       if (rec.health?.token !== event.token) return unchanged(rec);
       // A passing check is the host's first report of health, if it never made one: the startup timeout no longer applies.
-      return fire('health', event.healthy ? { ...rec, health: null, reportedHealthy: true, startupOverdue: false } : { ...rec, health: null }, event, now, ctx);
+      return fire('health', event.outcome === 'healthy' ? { ...rec, health: null, reportedHealthy: true, startupOverdue: false } : { ...rec, health: null }, event, now, ctx);
     case 'activityResult':
       return isCurrent(rec, 'activity', event.token) ? fire('activity', countSample(rec, event.outcome, now), event, now, ctx) : unchanged(rec);
     case 'recoverResult':

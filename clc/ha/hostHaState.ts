@@ -96,6 +96,9 @@ export interface HaExternalRemediation {
   readonly accepted: boolean;
 }
 
+/** What one health check found (HaEvent healthResult). */
+export type HealthOutcome = 'healthy' | 'unhealthy' | 'unknown';
+
 export interface HostHaRecord {
   readonly version: 1;
   readonly host: string;
@@ -151,7 +154,12 @@ export type HaEvent =
   | { readonly type: 'eligibility'; readonly eligible: boolean; readonly reason: string }
   /** Time passed: starts due checks, times out operations, retries held remediation. */
   | { readonly type: 'tick' }
-  | { readonly type: 'healthResult'; readonly token: number; readonly healthy: boolean; readonly detail: string }
+  /**
+   * A health check's answer: `unknown` when the source could not tell (the CC did not answer in time,
+   * or refused): the host's state is not judged on it. Only the host's own CC answering "not
+   * reachable" or "no hypervisor" is `unhealthy`.
+   */
+  | { readonly type: 'healthResult'; readonly token: number; readonly outcome: HealthOutcome; readonly detail: string }
   | { readonly type: 'activityResult'; readonly token: number; readonly outcome: ActivityOutcome; readonly detail: string }
   | { readonly type: 'recoverResult'; readonly token: number; readonly ok: boolean; readonly detail: string }
   /** ok: the agent confirmed power off ("already off" included). */

@@ -7,7 +7,7 @@
  * matches changes nothing. docs/ARCHITECTURE.md's table is rendered from this one (haTableDoc.ts)
  * and a test fails when they differ.
  */
-import type { ActivityOutcome, HaState, HostHaRecord, RemediationTarget } from './hostHaState.js';
+import type { ActivityOutcome, HaState, HealthOutcome, HostHaRecord, RemediationTarget } from './hostHaState.js';
 import { HA_STATES } from './hostHaState.js';
 import {
   ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, POWER_WATCHED, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
@@ -20,7 +20,7 @@ export interface HaPayloads {
   haDisabled: { readonly reason: string };
   haEnabled: Record<string, never>;
   eligibility: { readonly eligible: boolean; readonly reason: string };
-  health: { readonly healthy: boolean; readonly detail: string };
+  health: { readonly outcome: HealthOutcome; readonly detail: string };
   activity: { readonly outcome: ActivityOutcome; readonly detail: string };
   recovered: { readonly detail: string };
   recoveryFailed: { readonly detail: string };
@@ -171,12 +171,19 @@ export const HA_TABLE: HaTable = {
     ],
   },
   health: {
-    on: 'healthResult for the current probe; tick: probe past its deadline (failed). The probe is cleared first',
+    on: 'healthResult for the current probe; tick: probe past its deadline (unknown: the source did not answer). The probe is cleared first',
     rows: [
-      { from: [...set(EPISODE), 'RECOVERED'], guard: 'healthy', to: 'AVAILABLE', effects: 'episode cleared + info alert', when: (_r, p) => p.healthy, run: (r, p, now, ctx) => enter(r, 'AVAILABLE', now, ctx, `health check passed: ${p.detail}`) },
+      { from: [...set(EPISODE), 'RECOVERED'], guard: 'healthy', to: 'AVAILABLE', effects: 'episode cleared + info alert', when: (_r, p) => p.outcome === 'healthy', run: (r, p, now, ctx) => enter(r, 'AVAILABLE', now, ctx, `health check passed: ${p.detail}`) },
       {
-        from: ['AVAILABLE'], guard: 'failed', to: 'SUSPECT', effects: 'episode starts; first activity check after the initial delay; warn alert', when: (_r, p) => !p.healthy,
+        from: ['AVAILABLE'], guard: 'unhealthy (its CC says: not reachable, or no hypervisor)', to: 'SUSPECT', effects: 'episode starts; first activity check after the initial delay; warn alert', when: (_r, p) => p.outcome === 'unhealthy',
         run: (r, p, now, ctx) => enter(r, 'SUSPECT', now, ctx, p.detail, { suspectSince: now, nextActivityCheckAt: now + activityBackoffMs(0, ctx.settings) }),
+      },
+      // A CC that is slow or down says nothing about its hosts: judging them on its silence turned
+      // every host of a busy 2,000-host partition SUSPECT, then DEGRADED (issue 19). The runner
+      // alerts once per partition while its CC does not answer (haRunner.ts).
+      {
+        from: ALL, guard: 'unknown (the CC did not answer in time, or refused)', to: 'stay', effects: 'nothing judged; next check after the interval',
+        when: (_r, p) => p.outcome === 'unknown', run: (r) => unchanged(r),
       },
     ],
   },

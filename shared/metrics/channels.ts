@@ -51,6 +51,9 @@ export const haTransition = channel<{ readonly from: string; readonly to: string
 /** A power action of host HA ended: fence or power cycle, and how. */
 export const haPowerAction = channel<{ readonly action: 'fence' | 'recover'; readonly result: 'ok' | 'already-off' | 'failed' }>('ferry.clc.ha.power');
 
+/** A host-HA health check ended: healthy, unhealthy, or unknown (its source did not answer). */
+export const haHealthCheck = channel<{ readonly outcome: 'healthy' | 'unhealthy' | 'unknown' }>('ferry.clc.ha.health');
+
 /** Host HA held a recovery or fence back (storm guard, suspension or back-pressure): the reason's kind. */
 export const haHeld = channel<{ readonly target: string }>('ferry.clc.ha.held');
 

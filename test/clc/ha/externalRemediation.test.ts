@@ -16,7 +16,7 @@ const ev = {
   inactive: { type: 'activityResult', token: OP, outcome: 'inactive', detail: 'no writes' } as HaEvent,
   result: (outcome: 'accepted' | 'done' | 'failed', token = OP): HaEvent => ({ type: 'remediationResult', token, outcome, detail: outcome === 'failed' ? 'exit 3' : 'ok' }),
   report: (result: 'succeeded' | 'failed', id = REM_ID): HaEvent => ({ type: 'remediationReported', id, result, message: 'rebuilt', operator: 'remediator' }),
-  healthy: { type: 'healthResult', token: PROBE, healthy: true, detail: 'NC answers' } as HaEvent,
+  healthy: { type: 'healthResult', token: PROBE, outcome: 'healthy', detail: 'NC answers' } as HaEvent,
   fenceHost: { type: 'fenceRequested', operator: 'admin' } as HaEvent,
   disabled: { type: 'haDisabled', reason: 'DisableHAForHost' } as HaEvent,
 };

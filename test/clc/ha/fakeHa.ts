@@ -12,7 +12,8 @@ type Scripted<T> = T | 'hang';
 export class FakeHa implements HaProvider, HaServiceActions {
   readonly calls: string[] = [];
   readonly eligible = new Map<string, boolean>();
-  readonly healthy = new Map<string, Scripted<boolean>>();
+  /** 'fail': the source cannot tell (its CC did not answer): rejects as ccHealthSource does. */
+  readonly healthy = new Map<string, Scripted<boolean | 'fail'>>();
   readonly activity = new Map<string, Scripted<ActivityOutcome>>();
   readonly recovers = new Map<string, Scripted<'ok' | 'fail'>>();
   readonly fences = new Map<string, Scripted<'ok' | 'already-off' | 'fail'>>();
@@ -50,6 +51,7 @@ export class FakeHa implements HaProvider, HaServiceActions {
   async isHealthy(ref: HaHostRef) {
     this.calls.push(`health ${ref.host}`);
     const healthy = await this.answer(this.healthy, ref.host, true);
+    if (healthy === 'fail') throw new Error(`SourceTimedOut: the CC of ${ref.partition} did not answer`);
     return { healthy, detail: healthy ? 'NC healthy' : 'NC unreachable' };
   }
 

@@ -74,6 +74,23 @@ describe('HaRunner', () => {
     expect(env.state(H(1))).toBe('AVAILABLE');
   });
 
+  it('a CC that does not answer health checks judges no host (issue 19): one alert per partition, then one when answered again', async () => {
+    const env = await setup();
+    for (let i = 1; i <= 4; i++) env.fake.healthy.set(H(i), 'fail');
+    await runUntil(env, () => env.fake.calls.filter((c) => c === `health ${H(1)}`).length >= 4);
+    expect([1, 2, 3, 4].map((i) => env.state(H(i)))).toEqual(['AVAILABLE', 'AVAILABLE', 'AVAILABLE', 'AVAILABLE']);
+    const alerts = () => env.section.read().events.filter((e) => e.kind === 'alert' && /cannot tell the health|health checks of/.test(e.message));
+    expect(alerts().map((e) => e.level)).toEqual(['warn']);
+    expect(alerts()[0]?.message).toMatch(/cannot tell the health of the hosts of p1.*SourceTimedOut/);
+    for (let i = 1; i <= 4; i++) env.fake.healthy.set(H(i), true);
+    await runUntil(env, () => alerts().length === 2);
+    expect(alerts()[1]).toMatchObject({ level: 'info', message: expect.stringMatching(/answered again/) });
+    // A host the CC does report down is still judged.
+    env.fake.healthy.set(H(2), false);
+    await runUntil(env, () => env.state(H(2)) === 'SUSPECT');
+    expect(alerts()).toHaveLength(2);
+  });
+
   it('a crashed host: suspect, no activity, power cycle fails, disabled then fenced, then evacuated; the others untouched', async () => {
     const env = await setup();
     env.fake.healthy.set(H(1), false);

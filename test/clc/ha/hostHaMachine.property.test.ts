@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IllegalHaEventError, step, type RemediationAllowance } from '../../../clc/ha/hostHaMachine.js';
-import { hostHaRecordSchema, newHostHaRecord, type HaEvent, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
+import { hostHaRecordSchema, newHostHaRecord, type HaEvent, type HealthOutcome, type HostHaRecord } from '../../../clc/ha/hostHaState.js';
 import { ALLOWED, SETTINGS, STORM } from './haFixtures.js';
 
 type TokenPick = { readonly pick: 'current' } | { readonly pick: 'old'; readonly index: number } | { readonly pick: 'any'; readonly token: number };
@@ -17,7 +17,7 @@ type TokenPick = { readonly pick: 'current' } | { readonly pick: 'old'; readonly
 type Cmd =
   | { readonly t: 'plain'; readonly event: HaEvent }
   | { readonly t: 'tick'; readonly dt: number }
-  | { readonly t: 'health'; readonly token: TokenPick; readonly healthy: boolean }
+  | { readonly t: 'health'; readonly token: TokenPick; readonly outcome: HealthOutcome }
   | { readonly t: 'activity'; readonly token: TokenPick; readonly outcome: 'active' | 'inactive' | 'unknown' }
   | { readonly t: 'recover'; readonly token: TokenPick; readonly ok: boolean }
   | { readonly t: 'fence'; readonly token: TokenPick; readonly ok: boolean }
@@ -49,7 +49,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ ok: fc.boolean(), outcome: fc.constantFrom('active' as const, 'inactive' as const, 'inactive' as const, 'unknown' as const), accepted: fc.boolean() })
     .map((r): Cmd => ({ t: 'answer', ...r })) },
   { weight: 6, arbitrary: fc.integer({ min: 0, max: 120 }).map((dt): Cmd => ({ t: 'tick', dt })) },
-  { weight: 2, arbitrary: fc.record({ token: tokenPick, healthy: fc.boolean() }).map((r): Cmd => ({ t: 'health', ...r })) },
+  { weight: 2, arbitrary: fc.record({ token: tokenPick, outcome: fc.constantFrom<HealthOutcome>('healthy', 'unhealthy', 'unknown') }).map((r): Cmd => ({ t: 'health', ...r })) },
   { weight: 5, arbitrary: fc.record({ token: tokenPick, outcome: fc.constantFrom('active' as const, 'inactive' as const, 'unknown' as const) }).map((r): Cmd => ({ t: 'activity', ...r })) },
   { weight: 2, arbitrary: fc.record({ token: tokenPick, ok: fc.boolean() }).map((r): Cmd => ({ t: 'recover', ...r })) },
   { weight: 2, arbitrary: fc.record({ token: tokenPick, ok: fc.boolean() }).map((r): Cmd => ({ t: 'fence', ...r })) },
@@ -74,9 +74,9 @@ function toEvent(c: Cmd, rec: HostHaRecord, issued: readonly number[]): HaEvent 
       if (op?.kind === 'recover') return { type: 'recoverResult', token: op.token, ok: c.ok, detail: 'p' };
       if (op?.kind === 'fence') return { type: 'fenceResult', token: op.token, ok: c.ok, detail: 'p' };
       if (op?.kind === 'remediate') return { type: 'remediationResult', token: op.token, outcome: c.accepted ? 'accepted' : c.ok ? 'done' : 'failed', detail: 'p' };
-      return { type: 'healthResult', token: rec.health?.token ?? 0, healthy: c.ok && c.outcome === 'active', detail: 'p' };
+      return { type: 'healthResult', token: rec.health?.token ?? 0, outcome: c.ok && c.outcome === 'active' ? 'healthy' : 'unhealthy', detail: 'p' };
     }
-    case 'health': return { type: 'healthResult', token: resolveToken(c.token, rec, issued, 'health'), healthy: c.healthy, detail: 'p' };
+    case 'health': return { type: 'healthResult', token: resolveToken(c.token, rec, issued, 'health'), outcome: c.outcome, detail: 'p' };
     case 'activity': return { type: 'activityResult', token: resolveToken(c.token, rec, issued, 'op'), outcome: c.outcome, detail: 'p' };
     case 'recover': return { type: 'recoverResult', token: resolveToken(c.token, rec, issued, 'op'), ok: c.ok, detail: 'p' };
     case 'fence': return { type: 'fenceResult', token: resolveToken(c.token, rec, issued, 'op'), ok: c.ok, detail: 'p' };

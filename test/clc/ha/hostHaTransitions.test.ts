@@ -18,8 +18,9 @@ const probes = (rec: HostHaRecord): Probe[] => [
   { trigger: 'haEnabled', payload: {} },
   { trigger: 'eligibility', payload: { eligible: true, reason: 'ok' } },
   { trigger: 'eligibility', payload: { eligible: false, reason: 'no neighbour' } },
-  { trigger: 'health', payload: { healthy: true, detail: 'p' } },
-  { trigger: 'health', payload: { healthy: false, detail: 'p' } },
+  { trigger: 'health', payload: { outcome: 'healthy', detail: 'p' } },
+  { trigger: 'health', payload: { outcome: 'unhealthy', detail: 'p' } },
+  { trigger: 'health', payload: { outcome: 'unknown', detail: 'p' } },
   { trigger: 'activity', payload: { outcome: 'inactive', detail: 'p' } },
   { trigger: 'activity', payload: { outcome: 'active', detail: 'p' } },
   { trigger: 'recovered', payload: { detail: 'p' } },
@@ -80,7 +81,7 @@ function drive(rec: HostHaRecord, choice: number, ok: boolean, now: number, stor
         : op.kind === 'remediate' ? { type: 'remediationResult', token: op.token, outcome: choice === 0 ? 'accepted' : ok ? 'done' : 'failed', detail: 'p' }
           : { type: 'fenceResult', token: op.token, ok, detail: 'p' };
   } else if (choice < 5 && rec.health) {
-    event = { type: 'healthResult', token: rec.health.token, healthy: ok, detail: 'p' };
+    event = { type: 'healthResult', token: rec.health.token, outcome: choice === 4 && !ok ? 'unknown' : ok ? 'healthy' : 'unhealthy', detail: 'p' };
   } else if (choice < 6 && rec.owed?.inFlight != null) {
     event = { type: 'repairResult', token: rec.owed.inFlight, done: ok, detail: 'p' };
   } else {

@@ -104,7 +104,7 @@ describe('node-startup timeout (Cluster API nodeStartupTimeout)', () => {
     expect(step(late.next, { type: 'tick' }, 200, c).effects).toEqual([]);
     // Eligible at last, and its first health check passes.
     const avail = { ...late.next, state: 'AVAILABLE' as const, health: { token: 99, startedAt: 200, deadline: 300 } };
-    const healthy = step(avail, { type: 'healthResult', token: 99, healthy: true, detail: 'ok' }, 201, c).next;
+    const healthy = step(avail, { type: 'healthResult', token: 99, outcome: 'healthy', detail: 'ok' }, 201, c).next;
     expect(healthy).toMatchObject({ reportedHealthy: true, startupOverdue: false });
     // A host that reported healthy once is never held to it again.
     expect(step({ ...healthy, state: 'INELIGIBLE', health: null }, { type: 'tick' }, 10_000, c).next.startupOverdue).toBe(false);
