@@ -12,7 +12,9 @@
  *     are shortened so that failed hosts reach the point where HA would power-cycle or fence them
  *     within the observation, and the most hosts ever in RECOVERING, REMEDIATING, FENCING or FENCED
  *     at once must stay within the bound.
- * Everything on 127.0.90.0/24 (ports 19650-19652) and 127.64.0.0/18.
+ *   - the CC's and the CLC's event-loop stalls over the window (their metrics' nodejs_eventloop_lag_max_seconds,
+ *     scraped every second): how long a request (the CLC's health describe) can wait behind other work.
+ * Everything on 127.0.90.0/24 (ports 19650-19654) and 127.64.0.0/18.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,7 +28,7 @@ import { measured, type CaseResult } from './report.js';
 
 const LABEL = 'supervision';
 const CONTROLLER = '127.0.90.1';
-const PORTS = { cc: 19650, clc: 19651, nc: 19652 } as const;
+const PORTS = { cc: 19650, clc: 19651, nc: 19652, ccMetrics: 19653, clcMetrics: 19654 } as const;
 const PARTITION = 'cluster01';
 const POLL_MS = 10_000;
 const BURST = 100;
@@ -56,6 +58,35 @@ export interface SupervisionResult {
   readonly maxRemediating: number;
   readonly heldSeen: number;
   readonly loadAverage: readonly number[];
+  /** The longest event-loop stall seen in one scrape second over the window, and the median of the per-second maxima, ms. */
+  readonly ccLagMaxMs: number;
+  readonly ccLagMedianMs: number;
+  readonly clcLagMaxMs: number;
+  readonly clcLagMedianMs: number;
+}
+
+/**
+ * Scrapes a daemon's metrics every second until stopped: the per-second maximum event-loop delay
+ * (prom-client resets its histogram at each collect, so each scrape is the second since the last).
+ */
+function lagSampler(url: string, tokenFile: string): { stop(): Promise<number[]> } {
+  const token = readFileSync(tokenFile, 'utf8').trim();
+  const maxima: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const text = await (await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) })).text();
+        const m = /^nodejs_eventloop_lag_max_seconds\s+(\S+)/m.exec(text);
+        if (m) maxima.push(Number(m[1]) * 1000);
+      } catch {
+        // A scrape that did not answer within 5 s is itself a stall: counted as such.
+        maxima.push(5000);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
+  return { stop: async () => { running = false; await loop; return maxima; } };
 }
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -102,7 +133,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     daemons.push(await spawnDaemon({
       name: 'cc', entry: 'dist/cc/main.js', ready: 'cc listening on https://',
       args: ['--host', CONTROLLER, '--port', String(PORTS.cc), '--partition', PARTITION, '--nc-port', String(PORTS.nc), '--state-dir', join(baseDir, 'cc'),
-        '--tls-dir', certsDirOf({ baseDir }), '--poll-interval-ms', String(POLL_MS), '--nodes-file', nodesFile],
+        '--tls-dir', certsDirOf({ baseDir }), '--poll-interval-ms', String(POLL_MS), '--nodes-file', nodesFile, '--metrics-port', String(PORTS.ccMetrics)],
     }, { root: ROOT, logFile: join(baseDir, 'logs', 'cc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
     for (let i = 0; i * HOSTS_PER_PROCESS < hosts.length; i++) {
       farms.push(await startScaleProcess({
@@ -113,7 +144,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     daemons.push(await spawnDaemon({
       name: 'clc', entry: 'dist/clc/main.js', ready: 'clc listening on http://',
       args: ['--host', CONTROLLER, '--port', String(PORTS.clc), '--state-dir', clcDir, '--clusters', `${PARTITION}=${ccUrl}`, '--storage-dir', storageDir,
-        '--tls-dir', certsDirOf({ baseDir })],
+        '--tls-dir', certsDirOf({ baseDir }), '--metrics-port', String(PORTS.clcMetrics)],
     }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
     const [cc, clc] = daemons as [RunningDaemon, RunningDaemon];
     const q = adminQuery(LABEL, baseDir, `http://${CONTROLLER}:${PORTS.clc}/services/Eucalyptus`);
@@ -138,8 +169,15 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
 
     const farmPids = farms.map((f) => f.pid);
     const before = { cc: cpuSeconds(cc.pid), clc: cpuSeconds(clc.pid), farms: farmPids.map(cpuSeconds) };
+    const lags = {
+      cc: lagSampler(`http://${CONTROLLER}:${PORTS.ccMetrics}/metrics`, join(baseDir, 'cc', 'metrics.token')),
+      clc: lagSampler(`http://${CONTROLLER}:${PORTS.clcMetrics}/metrics`, join(clcDir, 'metrics.token')),
+    };
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, windowS * 1000));
+    const ccLags = await lags.cc.stop();
+    const clcLags = await lags.clc.stop();
+    console.log(`supervision: event-loop stalls over the window, per-second maxima (ms): CC median ${percentile(ccLags, 50).toFixed(0)} max ${Math.max(...ccLags).toFixed(0)}; CLC median ${percentile(clcLags, 50).toFixed(0)} max ${Math.max(...clcLags).toFixed(0)}`);
     const seconds = (performance.now() - t0) / 1000;
     const ccCores = (cpuSeconds(cc.pid) - before.cc) / seconds;
     const clcCores = (cpuSeconds(clc.pid) - before.clc) / seconds;
@@ -188,6 +226,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
       hosts: hostCount, scaleProcesses: farms.length, windowS: seconds, ccCores, clcCores, scaleCores, ccRssMiB, clcRssMiB,
       suspectP50Ms: percentile(latencies, 50), suspectP99Ms: percentile(latencies, 99), suspectSeen: detected.length, notAvailableBefore, alreadySuspect,
       maxRemediating, heldSeen: held.size, loadAverage,
+      ccLagMaxMs: Math.max(...ccLags), ccLagMedianMs: percentile(ccLags, 50), clcLagMaxMs: Math.max(...clcLags), clcLagMedianMs: percentile(clcLags, 50),
     };
   } finally {
     for (const d of [...daemons].reverse()) await stopPid(d.pid, 20_000);
@@ -219,6 +258,10 @@ export async function supervisionCases(quick: boolean): Promise<CaseResult[]> {
     measured({
       name: 'supervision/memory', partOf: 'supervision', what: `RSS of the CC (${r.ccRssMiB.toFixed(0)} MiB) and CLC (${r.clcRssMiB.toFixed(0)} MiB) together, MiB per 1,000 hosts / 1 MiB (no baseline: the figure itself)`,
       ferry: ((r.ccRssMiB + r.clcRssMiB) * 1000) / r.hosts, baseline: 1, unit: 'MiB', target: null, better: 'lower',
+    }),
+    measured({
+      name: 'supervision/cc-stall', partOf: 'supervision', what: `the CC's longest event-loop stall in one second of the window (median second ${r.ccLagMedianMs.toFixed(0)} ms; the CLC's: ${r.clcLagMaxMs.toFixed(0)} ms, median ${r.clcLagMedianMs.toFixed(0)} ms) / the CLC's 10 s call timeout`,
+      ferry: r.ccLagMaxMs, baseline: 10_000, unit: 'ms', target: null, better: 'lower',
     }),
     measured({
       name: 'supervision/suspect-p50', partOf: 'supervision', what: `${BURST} hosts failed at once: median time from a host's failure to SUSPECT (${r.suspectSeen} seen; ${r.alreadySuspect} already suspect, ${r.notAvailableBefore} of all hosts not AVAILABLE before the burst) / the 10 s poll period`,

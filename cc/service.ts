@@ -111,7 +111,9 @@ export class CcService {
   /** The handlers typedHandlers(SERVED_OPS, …) serves. */
   readonly ops: TypedImpl<typeof SERVED_OPS> = {
     ccDescribeNodes: async (req) => {
-      const { view, stale } = req.cached === true ? this.cachedView() : await this.readView(req.maxAgeMs ?? Math.min(FRESH_MS, this.freshMs));
+      const maxAgeMs = req.maxAgeMs ?? Math.min(FRESH_MS, this.freshMs);
+      const { view, stale } = req.cached === true ? this.cachedView()
+        : req.freshHosts !== undefined ? await this.readView(maxAgeMs, req.freshHosts) : await this.readView(maxAgeMs);
       const uriOf = this.opts.ncUri;
       return {
         partition: view.partition,
@@ -211,9 +213,13 @@ export class CcService {
    * live look at the nodes themselves (ccDescribeNodes: euca-describe-nodes) asks every node not heard
    * from within FRESH_MS, since a dead NC pushes nothing; host HA's health checks, within their interval.
    */
-  private async readView(maxAgeMs = this.freshMs): Promise<{ view: ClusterView; stale: ReadonlySet<string> }> {
-    const stale = await this.opts.keeper.refreshForRead(maxAgeMs, READ_GRACE_MS, this.quickTimeoutMs);
-    return { view: this.opts.keeper.get(), stale };
+  private async readView(maxAgeMs = this.freshMs, only?: readonly string[]): Promise<{ view: ClusterView; stale: ReadonlySet<string> }> {
+    const silent = await this.opts.keeper.refreshForRead(maxAgeMs, READ_GRACE_MS, this.quickTimeoutMs, only);
+    if (only === undefined) return { view: this.opts.keeper.get(), stale: silent };
+    // The nodes not asked are as the view holds them: stale as a cached answer says.
+    const { view, stale } = this.cachedView();
+    const asked = new Set(only);
+    return { view, stale: new Set([...silent, ...[...stale].filter((h) => !asked.has(h))]) };
   }
 
   private async terminate(req: CcRequest<'ccTerminateInstances'>): Promise<CcResponse<'ccTerminateInstances'>> {

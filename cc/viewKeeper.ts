@@ -11,6 +11,7 @@ import type { Clock, TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
 import type { NodeClient } from './nodeClient.js';
 import { nodeTransition } from './nodeTransitions.js';
+import { pollPace, type PollPace } from './pollPace.js';
 import {
   applyReport, bumpEpoch, findEntry, isStale, markUnhealthy, markUnreachable, onlySeenLater, positionOf, type ClusterView,
 } from './view.js';
@@ -41,6 +42,8 @@ export class ViewKeeper {
   private readonly inFlight = new Map<string, InFlight>();
   private pollTimer: TimerHandle | undefined;
   private polling: Promise<void> | undefined;
+  /** Ends the wait between two batches of a round at once (stopPolling, stop). */
+  private stepWait: (() => void) | undefined;
   private stopped = false;
   /** Polling between startPolling and stopPolling (a CC replica polls only while it leads). */
   private pollingOn = false;
@@ -184,7 +187,7 @@ export class ViewKeeper {
   }
 
   /**
-   * A read's refresh (the describes): asks again every node whose data is at least maxAgeMs old, but
+   * A read's refresh (the describes): asks again every node (or every one of `only`) whose data is at least maxAgeMs old, but
    * waits only for nodes that answer. A node whose last contact failed is not waited for (its refresh
    * goes on in the background); any other is waited for until graceMs after its refresh was sent (a
    * poll already under way counts from when it went out), so one stopped NC costs a read at most the
@@ -192,12 +195,14 @@ export class ViewKeeper {
    * ends. Returns the hosts the answer has no current word from (not reachable, or still silent):
    * their data is their last known state, and the caller marks them stale.
    */
-  async refreshForRead(maxAgeMs: number, graceMs: number, timeoutMs: number): Promise<ReadonlySet<string>> {
+  async refreshForRead(maxAgeMs: number, graceMs: number, timeoutMs: number, only?: readonly string[]): Promise<ReadonlySet<string>> {
     const now = this.opts.clock.now();
     const silent = new Set<string>();
     const timers: TimerHandle[] = [];
     const waits: Promise<void>[] = [];
+    const asked = only === undefined ? undefined : new Set(only);
     for (const e of this.view.entries) {
+      if (asked !== undefined && !asked.has(e.node.host)) continue;
       if (!isStale(e, now, maxAgeMs)) continue;
       const host = e.node.host;
       const refreshed = this.refresh(host, timeoutMs);
@@ -228,19 +233,47 @@ export class ViewKeeper {
     this.update(host, (v) => markUnhealthy(v, host));
   }
 
-  /** Polls every NC now, then again `intervalMs` after each round ends (rounds never overlap). */
+  /**
+   * Polls every NC now, spread over at most half the interval (pollPace.ts), then a round every
+   * `intervalMs` from the start of the one before, so each node is polled once per interval; a round
+   * that takes longer is followed at once by the next (rounds never overlap).
+   */
   startPolling(intervalMs: number, timeoutMs: number): void {
     if (this.pollingOn || this.stopped) return;
     this.pollingOn = true;
     const round = async (): Promise<void> => {
       const hosts = this.hosts();
       const t0 = performance.now();
-      await this.refreshHosts(hosts, timeoutMs);
+      const startedAt = this.opts.clock.now();
+      await this.pacedRound(hosts, timeoutMs, pollPace(hosts.length, intervalMs));
       ccPollRound.publish({ seconds: (performance.now() - t0) / 1000, hosts: hosts.length });
-      if (!this.stopped && this.pollingOn) this.pollTimer = this.opts.clock.setTimer(intervalMs, () => { this.polling = round(); });
+      const next = Math.max(0, startedAt + intervalMs - this.opts.clock.now());
+      if (!this.stopped && this.pollingOn) this.pollTimer = this.opts.clock.setTimer(next, () => { this.polling = round(); });
     };
     // After the previous term's last round (stopPolling waits for it, but a start may come first).
     this.polling = this.polling === undefined ? round() : this.polling.then(round);
+  }
+
+  /** One round: `pace.batch` polls every `pace.stepMs`; stops sending when polling stops, and waits for what it sent. */
+  private async pacedRound(hosts: readonly string[], timeoutMs: number, pace: PollPace): Promise<void> {
+    const sent: Promise<void>[] = [];
+    for (let i = 0; i < hosts.length; i += pace.batch) {
+      if (i > 0 && !(await this.nextStep(pace.stepMs))) break;
+      for (const h of hosts.slice(i, i + pace.batch)) sent.push(this.refresh(h, timeoutMs));
+    }
+    await Promise.all(sent);
+  }
+
+  /** Waits one step of a round; false when polling stopped meanwhile (stopPolling ends the wait at once). */
+  private nextStep(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (go: boolean): void => {
+        this.stepWait = undefined;
+        resolve(go && this.pollingOn && !this.stopped);
+      };
+      const timer = this.opts.clock.setTimer(ms, () => done(true));
+      this.stepWait = () => { timer.cancel(); done(false); };
+    });
   }
 
   /** Stops polling (the timer at once) and waits for the round under way; startPolling starts it again (issue 21: a replica that lost its leadership). */
@@ -248,6 +281,7 @@ export class ViewKeeper {
     this.pollingOn = false;
     this.pollTimer?.cancel();
     this.pollTimer = undefined;
+    this.stepWait?.();
     await this.polling;
   }
 
@@ -260,6 +294,7 @@ export class ViewKeeper {
   async stop(): Promise<void> {
     this.stopped = true;
     this.pollTimer?.cancel();
+    this.stepWait?.();
     await this.polling;
     await this.idle();
   }

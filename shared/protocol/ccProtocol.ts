@@ -133,7 +133,16 @@ export const CC_OPS = {
    * their check interval, so a health pass of 10,000 hosts does not re-poll every NC (issue 19).
    */
   ccDescribeNodes: {
-    request: z.object({ cached: z.boolean().optional(), maxAgeMs: z.number().int().min(0).max(3_600_000).optional() }),
+    request: z.object({
+      cached: z.boolean().optional(),
+      maxAgeMs: z.number().int().min(0).max(3_600_000).optional(),
+      /**
+       * Ask only these nodes again (as `maxAgeMs` says); every other node as the view holds it (`cached`).
+       * A change about one host (host HA's drain of it) needs that host current, not the whole cluster:
+       * asking every node for each of them made 1,000 owed drains poll 2,000 NCs each (issue 19).
+       */
+      freshHosts: z.array(hostSchema).max(64).optional(),
+    }),
     response: z.object({ partition: partitionSchema, nodes: z.array(ccNodeSchema) }),
   },
   /** The resource matrix for the given VM types. */

@@ -65,6 +65,21 @@ describe('a CC that trusts pushed data for freshMs', () => {
     expect(h.fake.callsOf('describe').map((c) => c.host)).toEqual([A]);
   });
 
+  it('ccDescribeNodes with freshHosts (host HA\'s change of one host) asks only those nodes; the others as the view holds them, stale when older than freshMs', async () => {
+    const h = await cloud();
+    h.clock.advance(FRESH);
+    const { nodes } = await h.ops.ccDescribeNodes({ freshHosts: [A] }, CTX);
+    expect(h.fake.callsOf('describe').map((c) => c.host)).toEqual([A]);
+    expect(nodes.map((n) => [n.host, n.stale])).toEqual([[A, false], [B, true]]);
+    // A node it names that does not answer is shown as last known, stale; still only it is asked.
+    h.fake.calls.length = 0;
+    h.fake.nc(A).link = 'down';
+    h.clock.advance(FRESH_MS);
+    const after = await h.ops.ccDescribeNodes({ freshHosts: [A] }, CTX);
+    expect(h.fake.callsOf('describe').map((c) => c.host)).toEqual([A]);
+    expect(after.nodes.find((n) => n.host === A)).toMatchObject({ reachable: false, stale: true });
+  });
+
   it('a placement within freshMs uses the pushed data without asking first', async () => {
     const h = await cloud();
     h.clock.advance(FRESH / 2);

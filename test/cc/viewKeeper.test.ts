@@ -54,6 +54,38 @@ describe('ViewKeeper', () => {
     await h.keeper.stop();
   });
 
+  it('spreads a round over half the interval (issue 19: a burst of answers stalled the CC) and starts the next one interval after the last started', async () => {
+    const hosts = Array.from({ length: 40 }, (_, i) => `127.0.11.${i + 10}`);
+    const h = await harness({ nodes: hosts.map((host) => [host, slots(2)] as const), poll: false });
+    const asked = () => new Set(h.fake.callsOf('describe').map((c) => c.host)).size;
+    // 40 hosts over half of 1,000 ms: 16 at once, 16 at +50 ms, 8 at +100 ms.
+    h.keeper.startPolling(1000, 500);
+    await h.settle();
+    expect(asked()).toBe(16);
+    h.clock.advance(50);
+    await h.settle();
+    expect(asked()).toBe(32);
+    h.clock.advance(50);
+    await h.settle();
+    expect(asked()).toBe(40);
+    expect(h.fake.callsOf('describe')).toHaveLength(40);
+    // The next round: 1,000 ms after this one started, not after it ended.
+    await new Promise((r) => setImmediate(r));
+    h.clock.advance(899);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(40);
+    h.clock.advance(1);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(56);
+    // Stopping in the middle of a round sends none of its later batches.
+    await h.keeper.stopPolling();
+    expect(h.clock.pendingTimers()).toBe(0);
+    h.clock.advance(10_000);
+    await h.settle();
+    expect(h.fake.callsOf('describe')).toHaveLength(56);
+    await h.keeper.stop();
+  });
+
   it('drops a poll answer that was in flight across a change the CC made', async () => {
     const h = await harness({ nodes: [[A, slots(2)]] });
     const hold = latch();

@@ -136,7 +136,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
   const instancesOn = async (ref: HaHostRef): Promise<{
     mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[]; quarantine: CcNode['quarantine']; nodeState?: string;
   }> => {
-    const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes;
+    const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', { freshHosts: [ref.host] })).nodes;
     const node = nodes.find((n) => n.host === ref.host);
     const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
     // Other nodes the CC cannot see now (a CC just restarted, a partition) may run what looks missing; a FENCED one runs nothing.
@@ -188,7 +188,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
 
   /** One attempt at an owed drain: out of service first, then emptied; done when both hold. */
   const drainAttempt = async (ref: HaHostRef): Promise<RepairOutcome> => {
-    const node = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes.find((n) => n.host === ref.host);
+    const node = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', { freshHosts: [ref.host] })).nodes.find((n) => n.host === ref.host);
     // The administrator's quarantine decides where its instances go: HA forgives the drain it owed.
     if (node?.quarantine !== undefined) return { done: true, detail: `not drained: ${quarantineNote(node.quarantine)}` };
     if (!node?.reachable) return { done: false, detail: `the NC of ${ref.host} does not answer: DisableService and MigrateInstances wait for it` };
@@ -357,7 +357,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
     const ticket = ctx.gate.enter('exclusive', `host HA: keeping fenced ${ref.host} in maintenance`, [ref.partition]);
     await ticket.ready([ref.partition]);
     if (!stillFenced()) return false;
-    const node = (await ctx.clusters.call(ref.partition, 'ccDescribeNodes', {})).nodes.find((n) => n.host === ref.host);
+    const node = (await ctx.clusters.call(ref.partition, 'ccDescribeNodes', { freshHosts: [ref.host] })).nodes.find((n) => n.host === ref.host);
     if (!node?.reachable || node.nodeState !== 'enabled') return false;
     await ctx.clusters.call(ref.partition, 'ccModifyNode', { host: ref.host, stateName: 'disabled', vmTypes: ctx.store.read().vmTypes });
     log.warn({ host: ref.host }, 'host HA: a fenced host came back; it is in maintenance again');
