@@ -254,12 +254,29 @@ export class ViewKeeper {
     this.polling = this.polling === undefined ? round() : this.polling.then(round);
   }
 
-  /** One round: `pace.batch` polls every `pace.stepMs`; stops sending when polling stops, and waits for what it sent. */
+  /**
+   * One round: `pace.batch` polls every `pace.stepMs`, at most `pace.maxInFlight` unanswered (then it
+   * waits for answers); stops sending when polling stops, and waits for what it sent.
+   */
   private async pacedRound(hosts: readonly string[], timeoutMs: number, pace: PollPace): Promise<void> {
     const sent: Promise<void>[] = [];
+    let unanswered = 0;
+    const answered: (() => void)[] = [];
+    const sending = (): boolean => this.pollingOn && !this.stopped;
     for (let i = 0; i < hosts.length; i += pace.batch) {
       if (i > 0 && !(await this.nextStep(pace.stepMs))) break;
-      for (const h of hosts.slice(i, i + pace.batch)) sent.push(this.refresh(h, timeoutMs));
+      for (const h of hosts.slice(i, i + pace.batch)) {
+        while (unanswered >= pace.maxInFlight && sending()) await new Promise<void>((r) => answered.push(r));
+        if (!sending()) break;
+        unanswered++;
+        const poll = this.refresh(h, timeoutMs);
+        sent.push(poll);
+        void poll.finally(() => {
+          unanswered--;
+          answered.shift()?.();
+        });
+      }
+      if (!sending()) break;
     }
     await Promise.all(sent);
   }

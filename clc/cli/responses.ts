@@ -141,6 +141,8 @@ const hostHaSchema = z.object({
   blocked: z.object({ target: z.string(), reason: text, since: z.string() }).optional(),
   operation: z.object({ kind: z.string(), startedAt: z.string(), deadline: z.string() }).optional(),
   nextHealthCheckAt: text,
+  nextPowerCheckAt: text.optional(),
+  powerCheckInFlight: z.string().optional(),
   nextActivityCheckAt: text,
   activityChecks: num,
   activityFailures: num,

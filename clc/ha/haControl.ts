@@ -144,8 +144,9 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 export class HaControl {
   constructor(private readonly opts: HaControlOptions) {}
 
+  /** The section with the runner's probe bookkeeping (kept in memory, probeOverlay.ts): when each check is due. */
   private read(): HaSection {
-    return this.opts.store.read();
+    return this.opts.runner.liveSection();
   }
 
   private requirePartition(partition: string): void {

@@ -13,6 +13,7 @@ import type { ClcState } from '../state/clcStore.js';
 import type { HaHostRef, HaProvider, HaServiceActions, RepairOutcome } from './haProvider.js';
 import { appendHaEvents, type HaLogEvent, type HaSection } from './haState.js';
 import { step, type HaContext } from './hostHaMachine.js';
+import { ProbeOverlay } from './probeOverlay.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HealthOutcome, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
 import { countedUnhealthy, DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
@@ -106,6 +107,8 @@ export class HaRunner {
   private inboxRun: Promise<void> | undefined;
   /** Partitions whose last health check got no answer from the source (alerted once, until one does). */
   private readonly unansweredPartitions = new Set<string>();
+  /** Probe bookkeeping ahead of the store (never written for itself: a restart re-checks health at once). */
+  private readonly overlay = new ProbeOverlay();
 
   constructor(private readonly opts: HaRunnerOptions) {
     const limits = opts.pools ?? DEFAULT_HA_POOLS;
@@ -210,17 +213,40 @@ export class HaRunner {
     }
   }
 
-  /** Steps each host through its events, writes all of it at once, then acts. */
+  /**
+   * The HA section as it stands, with the probe bookkeeping kept in memory (probeOverlay.ts): what
+   * DescribeHostHA shows (when each host's next health check is due).
+   */
+  liveSection(): HaSection {
+    const ha = this.opts.store.read();
+    return this.overlay.size === 0 ? ha : { ...ha, hosts: this.overlay.overlaid(ha.hosts) };
+  }
+
+  /** A host's record as HA steps it: the stored one, or its probe bookkeeping ahead of it in memory. */
+  private current(host: string): HostHaRecord | undefined {
+    const stored = this.opts.store.read().hosts[host];
+    return stored && this.overlay.current(stored);
+  }
+
+  /**
+   * Steps each host through its events, writes at once what must be durable (probeOverlay.ts: a step
+   * that only moves a host's probe bookkeeping is kept in memory), then acts.
+   */
   private async apply(batch: Batch): Promise<void> {
     const now = this.opts.clock.now();
     const ha = this.opts.store.read();
     const ctxs = haContexts(ha);
-    const stepped: { rec: HostHaRecord; effects: HaEffect[] }[] = [];
+    const stepped: { stored: HostHaRecord; from: HostHaRecord; rec: HostHaRecord; effects: HaEffect[]; log: HaLogEvent[] }[] = [];
     for (const [host, events] of batch) {
-      let rec = ha.hosts[host];
-      if (!rec) continue;
-      const partitionCtx = ctxs.get(rec.partition);
+      const stored = ha.hosts[host];
+      if (!stored) {
+        this.overlay.drop(host);
+        continue;
+      }
+      const from = this.overlay.current(stored);
+      const partitionCtx = ctxs.get(stored.partition);
       if (!partitionCtx) continue;
+      let rec = from;
       const ctx = hostContext(partitionCtx, ha, rec, now);
       const effects: HaEffect[] = [];
       for (const event of events) {
@@ -228,18 +254,26 @@ export class HaRunner {
         rec = r.next;
         effects.push(...r.effects);
       }
-      stepped.push({ rec, effects });
+      stepped.push({ stored, from, rec, effects, log: toLog(host, effects, now) });
     }
-    const changed = stepped.filter((s) => s.rec !== ha.hosts[s.rec.host] || s.effects.length > 0);
+    const changed = stepped.filter((s) => s.rec !== s.from || s.effects.length > 0);
     if (changed.length === 0) return;
-    await this.opts.store.update((d) => {
-      for (const { rec, effects } of changed) {
-        d.hosts[rec.host] = rec;
-        appendHaEvents(d, toLog(rec.host, effects, now));
-      }
-    });
-    for (const { rec, effects } of changed) {
-      reportMetrics(ha.hosts[rec.host], rec, effects);
+    const written = changed.filter((s) => ProbeOverlay.mustWrite(s.stored, s.rec, s.log.length > 0));
+    if (written.length > 0) {
+      await this.opts.store.update((d) => {
+        for (const { rec, log } of written) {
+          d.hosts[rec.host] = rec;
+          appendHaEvents(d, log);
+        }
+      });
+    }
+    const writtenSet = new Set(written);
+    for (const s of changed) {
+      if (writtenSet.has(s)) this.overlay.drop(s.rec.host);
+      else this.overlay.keep(s.rec);
+    }
+    for (const { stored, rec, effects } of changed) {
+      reportMetrics(stored, rec, effects);
       this.dispatch({ host: rec.host, partition: rec.partition }, effects);
     }
   }
@@ -346,7 +380,7 @@ export class HaRunner {
 
   private submit(kind: HaOperationKind, ref: HaHostRef, token: number, work: () => Promise<HaEvent | undefined>): void {
     const isStale = () => {
-      const r = this.opts.store.read().hosts[ref.host];
+      const r = this.current(ref.host);
       if (kind === 'health') return r?.health?.token !== token;
       return kind === 'power' ? r?.powerProbe?.token !== token : r?.operation?.token !== token;
     };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MIN_POLL_BATCH, POLL_STEP_MS, pollPace, spreadMs } from '../../cc/pollPace.js';
+import { MAX_POLLS_IN_FLIGHT, MIN_POLL_BATCH, POLL_STEP_MS, pollPace, spreadMs } from '../../cc/pollPace.js';
 
 describe('pollPace', () => {
   it.each([
@@ -14,7 +14,7 @@ describe('pollPace', () => {
     [100, 60, 100, 0],
   ])('%i hosts at a %i ms interval: %i per step, the last at +%i ms', (hosts, interval, batch, last) => {
     const pace = pollPace(hosts, interval);
-    expect(pace).toEqual({ batch, stepMs: POLL_STEP_MS });
+    expect(pace).toEqual({ batch, stepMs: POLL_STEP_MS, maxInFlight: MAX_POLLS_IN_FLIGHT });
     expect(spreadMs(hosts, pace)).toBe(last);
   });
 

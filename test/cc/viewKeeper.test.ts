@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyStarted } from '../../cc/view.js';
+import { MAX_POLLS_IN_FLIGHT } from '../../cc/pollPace.js';
 import { ViewKeeper } from '../../cc/viewKeeper.js';
 import { silentLogger } from '../../shared/log.js';
 import { instance, slots } from './fakeNodes.js';
@@ -83,6 +84,28 @@ describe('ViewKeeper', () => {
     h.clock.advance(10_000);
     await h.settle();
     expect(h.fake.callsOf('describe')).toHaveLength(56);
+    await h.keeper.stop();
+  });
+
+  it('keeps at most MAX_POLLS_IN_FLIGHT polls of a round unanswered (slow NCs are waited for, not piled on)', async () => {
+    const hosts = Array.from({ length: MAX_POLLS_IN_FLIGHT + 40 }, (_, i) => `127.0.12.${i + 1}`);
+    const h = await harness({ nodes: hosts.map((host) => [host, slots(2)] as const), poll: false });
+    const hold = latch();
+    h.fake.gate = async (call) => { if (call.op === 'describe') await hold.promise; };
+    h.keeper.startPolling(10_000, 500);
+    for (let t = 0; t < 5000; t += 50) {
+      h.clock.advance(50);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(h.fake.callsOf('describe')).toHaveLength(MAX_POLLS_IN_FLIGHT);
+    hold.open();
+    for (let t = 0; t < 1000; t += 50) {
+      await h.settle();
+      await new Promise((r) => setImmediate(r));
+      h.clock.advance(50);
+    }
+    await h.settle();
+    expect(new Set(h.fake.callsOf('describe').map((c) => c.host)).size).toBe(hosts.length);
     await h.keeper.stop();
   });
 

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HaState } from '../../clc/ha/hostHaState.js';
 import { cloudLayout } from '../../scripts/cloudLayout.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
+import { firstPowerStatusesAnswered, haProbesOf } from '../helpers/haRecords.js';
 import { groupAlive, haSettingParams, installFencingLab, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
 
 const SUBNET = 71;
@@ -49,7 +50,7 @@ describe('external remediation in a running cloud (webhook, command, storm gate)
   const posts: Posted[] = [];
   let receiver: Server | undefined;
 
-  type HaRec = { state: HaState; nextHealthCheckAt: number; remediation: { id: string; accepted: boolean } | null; powerProbe: unknown; nextPowerCheckAt: number };
+  type HaRec = { state: HaState; remediation: { id: string; accepted: boolean } | null };
   const clcJson = () => readFileSync(join(cloud.baseDir, 'clc', 'clc.json'), 'utf8');
   const haHost = (h: string): HaRec | undefined => {
     try {
@@ -72,9 +73,10 @@ describe('external remediation in a running cloud (webhook, command, storm gate)
   };
   /** A witness that HA kept running its passes: some watched host's next health check moved `rounds` intervals on. */
   const haPasses = async (rounds: number): Promise<void> => {
-    const latest = () => Math.max(0, ...cloud.nodeHosts.map((h) => haHost(h)?.nextHealthCheckAt ?? 0));
-    const start = latest();
-    await waitFor(`${rounds} more health-check rounds in the CLC`, () => latest() >= start + rounds * SETTINGS.healthCheckIntervalMs, 30_000);
+    // The next checks are paced in the CLC's memory (not written for themselves): DescribeHostHA shows them.
+    const latest = async () => Math.max(0, ...[...(await haProbesOf((q) => cloud.query(q), cloud.nodeHosts)).values()].map((p) => p.nextHealthCheckAt));
+    const start = await latest();
+    await waitFor(`${rounds} more health-check rounds in the CLC`, async () => (await latest()) >= start + rounds * SETTINGS.healthCheckIntervalMs, 30_000);
   };
   const admin = async (params: Record<string, string>) => {
     const r = await cloud.query(params);
@@ -125,10 +127,7 @@ describe('external remediation in a running cloud (webhook, command, storm gate)
     await admin({ Action: 'EnableHAForCluster', Partition: 'cluster01' });
     await waitFor('every host AVAILABLE', () => cloud.nodeHosts.every((h) => haHost(h)?.state === 'AVAILABLE'), 60_000);
     // The power watch's first status (asked at once) has answered "on" for every host; the next is an hour away.
-    await waitFor('the first power status of every host', () => cloud.nodeHosts.every((h) => {
-      const r = haHost(h);
-      return r !== undefined && r.powerProbe === null && r.nextPowerCheckAt > Date.now() + 60_000;
-    }), 60_000);
+    await waitFor('the first power status of every host', () => firstPowerStatusesAnswered((q) => cloud.query(q), cloud.nodeHosts), 60_000);
   }, 300_000);
 
   afterAll(async () => {

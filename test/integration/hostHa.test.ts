@@ -18,6 +18,7 @@ import { decodeDiskCounter } from '../../nc/hypervisor/sim/hostLedger.js';
 import { cloudLayout } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid } from '../../scripts/daemon.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
+import { firstPowerStatusesAnswered, haProbesOf } from '../helpers/haRecords.js';
 import { groupAlive, haSettingParams, installFencingLab, isAlive, LAB_HA_SETTINGS, startLabBmc, type LabBmc } from '../helpers/fencingLab.js';
 
 const SUBNET = 33;
@@ -38,8 +39,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
   const restartedNcs: number[] = [];
 
   type HaRec = {
-    state: HaState; needsOperator: boolean; owed: HaOwedRepair | null; nextHealthCheckAt: number; fenceAttempts: number;
-    powerProbe: unknown; nextPowerCheckAt: number;
+    state: HaState; needsOperator: boolean; owed: HaOwedRepair | null; fenceAttempts: number;
   };
   const haHost = (h: string): HaRec | undefined => {
     try {
@@ -80,9 +80,10 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
    * health-watched host's next check moved `rounds` intervals on, so the tick that would act has run.
    */
   const haPasses = async (rounds: number): Promise<void> => {
-    const latest = () => Math.max(0, ...cloud.nodeHosts.map((h) => haHost(h)?.nextHealthCheckAt ?? 0));
-    const start = latest();
-    await waitFor(`${rounds} more health-check rounds in the CLC`, () => latest() >= start + rounds * LAB_HA_SETTINGS.healthCheckIntervalMs, 30_000);
+    // The next checks are paced in the CLC's memory (not written for themselves): DescribeHostHA shows them.
+    const latest = async () => Math.max(0, ...[...(await haProbesOf((q) => cloud.query(q), cloud.nodeHosts)).values()].map((p) => p.nextHealthCheckAt));
+    const start = await latest();
+    await waitFor(`${rounds} more health-check rounds in the CLC`, async () => (await latest()) >= start + rounds * LAB_HA_SETTINGS.healthCheckIntervalMs, 30_000);
   };
   /** Where the CLC says each instance runs (DescribeInstances: the node in the item). */
   const instances = async (): Promise<{ id: string; state: string; host: string }[]> => {
@@ -144,10 +145,7 @@ describe('host HA in a running cloud (fence_ipmilan, ipmi_sim, real tiers)', () 
     await admin({ Action: 'EnableHAForCluster', Partition: 'cluster01' });
     await waitFor('every host AVAILABLE', () => cloud.nodeHosts.every((h) => haHost(h)?.state === 'AVAILABLE'), 40_000);
     // Every host's first power status has answered ("on"); the next is an hour away.
-    await waitFor('every host\'s first BMC power status', () => cloud.nodeHosts.every((h) => {
-      const rec = haHost(h);
-      return rec !== undefined && rec.powerProbe === null && rec.nextPowerCheckAt > Date.now() + 60_000;
-    }), 60_000);
+    await waitFor('every host\'s first BMC power status', () => firstPowerStatusesAnswered((q) => cloud.query(q), cloud.nodeHosts), 60_000);
   }, 240_000);
 
   afterAll(async () => {

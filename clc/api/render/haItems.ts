@@ -1,4 +1,5 @@
 /** Host HA's views (clc/ha/haControl.ts) as EC2-style XML items; times in ISO 8601. */
+import { POWER_WATCHED } from '../../ha/hostHaMoves.js';
 import type { ConfigurationsView, HostHaView, PartitionConfigView } from '../../ha/haControl.js';
 import type { HaLogEvent } from '../../ha/haState.js';
 import type { PublicBmcView } from '../../ha/power/bmcStore.js';
@@ -32,6 +33,9 @@ export function hostHaItem(v: HostHaView): XmlObject {
     blocked: r.blocked ? { target: r.blocked.target, reason: r.blocked.reason, since: iso(r.blocked.since) } : undefined,
     operation: r.operation ? { kind: r.operation.kind, startedAt: iso(r.operation.startedAt), deadline: iso(r.operation.deadline) } : undefined,
     nextHealthCheckAt: r.state === 'DISABLED' || r.state === 'INELIGIBLE' ? undefined : iso(r.nextHealthCheckAt),
+    // The BMC power watch (POWER_WATCHED states): when its power status is asked next, and whether it is being asked now.
+    nextPowerCheckAt: POWER_WATCHED.has(r.state) ? iso(r.nextPowerCheckAt) : undefined,
+    powerCheckInFlight: POWER_WATCHED.has(r.state) ? r.powerProbe !== null : undefined,
     nextActivityCheckAt: iso(r.nextActivityCheckAt),
     suspectSince: iso(r.suspectSince),
     activityChecks: r.activityChecks,
