@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   if (config.store === 'etcd' && config.etcdEndpoints !== undefined) {
     const { connectEtcd } = await import('../shared/store/etcdClient.js');
     etcdClient = connectEtcd({ endpoints: config.etcdEndpoints, callTimeoutMs: config.etcdTimeoutMs });
-    election = clcElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, clock: systemClock, logger });
+    election = clcElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, callTimeoutMs: config.etcdTimeoutMs, clock: systemClock, logger });
   }
   const leadership: Leadership = election ?? SOLE_REPLICA;
   // Files in --state-dir, or etcd (--store etcd): one factory, so the default path is unchanged.

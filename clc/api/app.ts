@@ -142,7 +142,11 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       known = envelope.action;
       authorize(envelope.action, principal);
       // A follower changes nothing: the client is told where the leader is (a read is served here).
-      if (!READ_ACTIONS.has(envelope.action) && !leadership.leading()) throw notLeaderError(leadership);
+      if (!READ_ACTIONS.has(envelope.action)) {
+        if (!leadership.leading()) throw notLeaderError(leadership);
+        // Still the leader in etcd, proven now (not only by the lease): without quorum nothing is started.
+        await leadership.confirm?.();
+      }
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks,
         ...(opts.ha ? { ha: opts.ha } : {}),

@@ -22,6 +22,13 @@ export interface Leadership {
    * sends none (nothing to fence).
    */
   epoch(): string | undefined;
+  /**
+   * Proves with etcd, before a change acts, that this replica still leads (one quorum read): the lease
+   * alone lets a leader that lost etcd's quorum go on for up to a TTL, and a change it started would
+   * reach a node and then fail to be recorded. Rejects with the store's StoreNotLeader or
+   * StoreUnavailable. Absent for the single CLC: nothing to prove.
+   */
+  confirm?(): Promise<void>;
 }
 
 /** The one CLC of a file-store deployment: always the leader, nobody else to name. */

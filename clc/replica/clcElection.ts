@@ -16,6 +16,8 @@ export interface ClcElectionOptions {
   /** This replica's admin API URL (--advertise-url). */
   readonly self: string;
   readonly ttlSeconds: number;
+  /** The deadline of a leadership check's read (--etcd-timeout-ms). */
+  readonly callTimeoutMs?: number;
   readonly clock: Clock;
   readonly logger: Logger;
 }

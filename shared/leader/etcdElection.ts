@@ -11,7 +11,9 @@
  */
 import type { Etcd3, Lease, Watcher } from 'etcd3';
 import type { Clock, TimerHandle } from '../clock.js';
-import type { FenceCheck, WriteFence } from '../store/etcdStore.js';
+import { withEtcdDeadline } from '../store/etcdDeadline.js';
+import { DEFAULT_ETCD_TIMEOUT_MS, type FenceCheck, type WriteFence } from '../store/etcdStore.js';
+import { StoreErrors } from '../store/errors.js';
 import { INITIAL_LEADER, leadsAt, step, type LeaderEffect, type LeaderEvent, type LeaderSettings, type LeaderSnapshot } from './leaderMachine.js';
 
 export interface ObservedLeader {
@@ -40,6 +42,8 @@ export interface ElectionConfig {
   readonly clock: Clock;
   /** Stop leading this long before the lease could run out; default a tenth of the TTL, at least 200 ms. */
   readonly marginMs?: number;
+  /** How long confirm()'s read may take before StoreUnavailable (--etcd-timeout-ms); default DEFAULT_ETCD_TIMEOUT_MS. */
+  readonly callTimeoutMs?: number;
   /** First pause after a failed campaign; default 250 ms, doubling, capped at the TTL. */
   readonly backoffMs?: number;
   /** Leadership gained or lost, or another leader observed. */
@@ -63,6 +67,8 @@ export class EtcdElection implements WriteFence {
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
   private revoking: Promise<void> = Promise.resolve();
+  private confirming: Promise<void> | undefined;
+  private nextConfirm: Promise<void> | undefined;
 
   constructor(private readonly cfg: ElectionConfig) {
     const ttlMs = cfg.ttlSeconds * 1000;
@@ -105,6 +111,46 @@ export class EtcdElection implements WriteFence {
   check(): FenceCheck {
     if (this.leading() && this.snap.key !== undefined && this.snap.epoch !== undefined) return { leading: true, key: this.snap.key, epoch: this.snap.epoch };
     return { leading: false, leader: this.leaderName() };
+  }
+
+  /**
+   * Proves that this process leads now with one linearizable read of its key (a quorum round trip):
+   * resolves when etcd holds the key with this term's epoch. Refuses StoreNotLeader when this process
+   * does not lead (or etcd says its key is gone), StoreUnavailable when etcd does not answer within
+   * the call deadline (a lost quorum: the lease alone would let a leader act for up to a TTL more).
+   * A caller shares the read already queued behind the one in flight, so it costs at most two reads at
+   * a time, each sent after its callers asked.
+   */
+  confirm(): Promise<void> {
+    if (this.confirming === undefined) {
+      const p: Promise<void> = this.readOwnKey().finally(() => {
+        if (this.confirming === p) this.confirming = undefined;
+      });
+      this.confirming = p;
+      return p;
+    }
+    this.nextConfirm ??= this.confirming.catch(() => undefined).then(() => {
+      this.nextConfirm = undefined;
+      return this.confirm();
+    });
+    return this.nextConfirm;
+  }
+
+  private async readOwnKey(): Promise<void> {
+    const fence = this.check();
+    const file = `etcd:${this.cfg.prefix}`;
+    if (!fence.leading) throw StoreErrors.make('StoreNotLeader', { file, leader: fence.leader });
+    const timeoutMs = this.cfg.callTimeoutMs ?? DEFAULT_ETCD_TIMEOUT_MS;
+    const unavailable = (detail: string): Error => StoreErrors.make('StoreUnavailable', { file, timeoutMs, detail: `leadership check: ${detail}` });
+    const got = await withEtcdDeadline(this.cfg.client.get(fence.key).exec(), {
+      clock: this.cfg.clock, timeoutMs, timedOut: () => unavailable('deadline passed'), translate: (e) => unavailable((e as Error)?.message ?? String(e)),
+    });
+    if (got.kvs[0]?.create_revision !== fence.epoch) {
+      if (this.snap.state === 'leader' && this.snap.epoch === fence.epoch) this.dispatch({ type: 'failed', reason: 'leader key gone from etcd' });
+      throw StoreErrors.make('StoreNotLeader', { file, leader: this.leaderName() });
+    }
+    // The lease may have run out while the read was under way.
+    if (!this.leading()) throw StoreErrors.make('StoreNotLeader', { file, leader: this.leaderName() });
   }
 
   leaderName(): string {

@@ -17,6 +17,8 @@ export interface ReplicaElectionOptions {
   /** This replica's URL as the others name it (--advertise-url). */
   readonly self: string;
   readonly ttlSeconds: number;
+  /** The deadline of confirm()'s read (--etcd-timeout-ms). */
+  readonly callTimeoutMs?: number;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Who campaigns, for the log ('CLC', 'CC cluster01'). */
@@ -31,6 +33,8 @@ export interface ReplicaElection {
   leading(): boolean;
   /** The leader's advertised URL as last observed in etcd; undefined while none is elected. */
   leaderUrl(): string | undefined;
+  /** One quorum read proving this replica leads now (EtcdElection.confirm): StoreNotLeader or StoreUnavailable otherwise. */
+  confirm(): Promise<void>;
   /** This replica's epoch (its key's create revision, decimal) while it leads; undefined otherwise. */
   epoch(): string | undefined;
   /** Called on every change of leadership the election sees. */
@@ -47,6 +51,7 @@ export function replicaElection(o: ReplicaElectionOptions): ReplicaElection {
   let wasLeading = false;
   const election: EtcdElection = new EtcdElection({
     client: o.client, prefix: o.prefix, identity: o.self, ttlSeconds: o.ttlSeconds, clock: o.clock,
+    ...(o.callTimeoutMs !== undefined ? { callTimeoutMs: o.callTimeoutMs } : {}),
     onChange: (status) => {
       if (status.leading !== wasLeading) o.logger.info({ leading: status.leading, epoch: status.epoch ?? null, leader: status.leader?.identity ?? null }, status.leading ? `this ${o.role} replica was elected leader` : `this ${o.role} replica is not the leader`);
       wasLeading = status.leading;
@@ -60,6 +65,7 @@ export function replicaElection(o: ReplicaElectionOptions): ReplicaElection {
     fence: election,
     leading: () => election.leading(),
     leaderUrl,
+    confirm: () => election.confirm(),
     epoch: () => election.status().epoch,
     onChange: (l) => { listeners.push(l); },
     start: () => election.start(),

@@ -14,7 +14,7 @@
  */
 import type { Etcd3, IKeyValue, IOperation, Watcher } from 'etcd3';
 import type { Clock } from '../clock.js';
-import { isFerryError } from '../errors/registry.js';
+import { withEtcdDeadline } from './etcdDeadline.js';
 import { StoreErrors } from './errors.js';
 import { DEFAULT_ETCD_LIMITS, decodeDocument, diffKeys, encodeDocument, HEAD_KEY, META_KEY, overLimit, type EtcdLayout, type EtcdLimits } from './etcdLayout.js';
 import type { Store, StoreOptions } from './store.js';
@@ -210,17 +210,9 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
 
   /** Runs one etcd call with a deadline; anything but our own codes becomes StoreUnavailable. */
   private call<V>(p: Promise<V>): Promise<V> {
-    return new Promise<V>((resolve, reject) => {
-      const timer = this.cfg.clock.setTimer(this.timeoutMs, () => {
-        reject(StoreErrors.make('StoreUnavailable', { file: this.label, timeoutMs: this.timeoutMs, detail: 'deadline passed' }));
-      });
-      p.then((v) => {
-        timer.cancel();
-        resolve(v);
-      }, (e: unknown) => {
-        timer.cancel();
-        reject(isFerryError(e) ? e : this.translate(e));
-      });
+    return withEtcdDeadline(p, {
+      clock: this.cfg.clock, timeoutMs: this.timeoutMs, translate: (e) => this.translate(e),
+      timedOut: () => StoreErrors.make('StoreUnavailable', { file: this.label, timeoutMs: this.timeoutMs, detail: 'deadline passed' }),
     });
   }
 

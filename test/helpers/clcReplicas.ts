@@ -11,6 +11,7 @@ import type { Credentials } from '../../shared/auth/credentialsFile.js';
 import { signQuery } from '../../shared/auth/sign.js';
 import { spawnDaemon, type RunningDaemon } from '../../scripts/daemon.js';
 import { ROOT, type TestCloud } from './cloud.js';
+import { variant } from './processVariant.js';
 
 export interface ClcReplica {
   readonly name: string;
@@ -23,6 +24,8 @@ export interface ReplicaSettings {
   readonly endpoints: readonly string[];
   readonly prefix: string;
   readonly ttlSeconds: number;
+  /** Other flag values (e.g. `--clusters` naming CC replicas, `--etcd-timeout-ms`). */
+  readonly set?: Readonly<Record<string, string>>;
 }
 
 export interface ReplicaReply {
@@ -35,15 +38,13 @@ export interface ReplicaReply {
 /** Starts `r` as a replica of the cloud's CLC (state in `<baseDir>/<name>`, log in logs/<name>.log); HA and events tick every 500 ms. */
 export function startClcReplica(cloud: TestCloud, r: ClcReplica, s: ReplicaSettings): Promise<RunningDaemon> {
   mkdirSync(join(cloud.baseDir, r.name), { recursive: true, mode: 0o700 });
-  const base = cloud.spec('clc');
-  const args = [...base.args];
-  args[args.indexOf('--port') + 1] = String(r.port);
-  args[args.indexOf('--state-dir') + 1] = join(cloud.baseDir, r.name);
-  return spawnDaemon({
-    ...base, name: r.name,
-    args: [...args, '--store', 'etcd', '--etcd-endpoints', s.endpoints.join(','), '--etcd-prefix', s.prefix,
-      '--advertise-url', r.url, '--leader-ttl-seconds', String(s.ttlSeconds), '--ha-tick-ms', '500', '--events-poll-ms', '500'],
-  }, { root: ROOT, logFile: join(cloud.baseDir, 'logs', `${r.name}.log`) });
+  const spec = variant(cloud.spec('clc'), r.name, {
+    '--port': String(r.port), '--state-dir': join(cloud.baseDir, r.name),
+    '--store': 'etcd', '--etcd-endpoints': s.endpoints.join(','), '--etcd-prefix': s.prefix,
+    '--advertise-url': r.url, '--leader-ttl-seconds': String(s.ttlSeconds), '--ha-tick-ms': '500', '--events-poll-ms': '500',
+    ...s.set,
+  });
+  return spawnDaemon(spec, { root: ROOT, logFile: join(cloud.baseDir, 'logs', `${r.name}.log`) });
 }
 
 /** One signed AWS-Query request to a replica; any status is a result. */

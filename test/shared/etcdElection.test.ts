@@ -134,6 +134,22 @@ describe.skipIf(!etcdInstalled())('leader election (real 3-member etcd)', () => 
     await until(() => check.read().n === 4, 'the new leader\'s write is seen');
   });
 
+  it('confirm(): the leader proves it leads with one quorum read; a follower, and a leader whose key is gone, are refused StoreNotLeader', async () => {
+    const cs = ['k1', 'k2'].map((n) => candidate(n, 'e/confirm/'));
+    await until(() => leaders(cs).length === 1, 'a leader');
+    const [leader] = leaders(cs);
+    const follower = cs.find((c) => c !== leader);
+    await leader?.election.confirm();
+    // Callers at once share the reads (one in flight, one queued): every one of them is answered.
+    expect(await Promise.all(Array.from({ length: 8 }, () => codeOf(leader?.election.confirm() ?? Promise.resolve())))).toEqual(Array(8).fill('no error'));
+    expect(await codeOf(follower?.election.confirm() ?? Promise.resolve())).toBe('StoreNotLeader');
+    // The key gone from etcd (what an expired lease does): the next confirm says so and the leader steps down.
+    const fence = leader?.election.check();
+    await client().delete().key(fence?.leading === true ? fence.key : '');
+    expect(await codeOf(leader?.election.confirm() ?? Promise.resolve())).toBe('StoreNotLeader');
+    expect(leader?.election.leading()).toBe(false);
+  });
+
   it('lost quorum: the leader stops leading within the lease TTL, and a leader with a larger epoch follows once quorum returns', async () => {
     const cs = ['q1', 'q2', 'q3'].map((n) => candidate(n, 'e/quorum/'));
     await until(() => leaders(cs).length === 1, 'a leader');
@@ -143,6 +159,11 @@ describe.skipIf(!etcdInstalled())('leader election (real 3-member etcd)', () => 
     await m1?.kill9();
     await m2?.kill9();
     const t0 = Date.now();
+    // A leader asked to prove it leads now, without quorum: refused within the read's deadline (the
+    // election's default, 5 s, with slack), not left to act on its lease.
+    const wasLeading = leader?.election.leading();
+    expect(await codeOf(leader?.election.confirm() ?? Promise.resolve())).toBe(wasLeading === true ? 'StoreUnavailable' : 'StoreNotLeader');
+    expect(Date.now() - t0).toBeLessThan(5000 + 20_000);
     await until(() => leaders(cs).length === 0, 'no leader without quorum', TTL_S * 1000 + 30_000);
     // The lease's own bound (TTL), plus slack for a timer on a busy machine; the callback said so.
     expect(Date.now() - t0).toBeLessThan(TTL_S * 1000 + 30_000);

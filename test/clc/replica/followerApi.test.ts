@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ACTIONS, READ_ACTIONS } from '../../../clc/api/actions/index.js';
 import { CLC_PATH } from '../../../clc/api/app.js';
 import { notLeaderError, type Leadership } from '../../../clc/core/leadership.js';
+import { StoreErrors } from '../../../shared/store/errors.js';
 import { errorCode, eventually, harness, launchRunning, query } from '../harness.js';
 import request from 'supertest';
 import { createServer } from 'node:http';
@@ -111,5 +112,50 @@ describe('a leader that loses its lease', () => {
     held.release();
     await disable;
     expect(h.clusters.calls.filter((c) => c.op === 'ccTerminateInstances')).toEqual([]);
+  });
+});
+
+describe('a leader that cannot prove it leads (etcd lost its quorum, or its key is gone)', () => {
+  it.each([
+    ['StoreUnavailable', 'ServiceUnavailable'],
+    ['StoreNotLeader', 'NotLeader'],
+  ])('a change whose leadership check fails %s is refused %s before anything reaches a CC or the store; reads are served', async (storeCode, clcCode) => {
+    const l = switchable(true);
+    let checks = 0;
+    const h = await harness({
+      leadership: {
+        ...l,
+        confirm: () => {
+          checks++;
+          return Promise.reject(storeCode === 'StoreUnavailable'
+            ? StoreErrors.make('StoreUnavailable', { file: 'etcd:clc/election/', timeoutMs: 3000, detail: 'leadership check: deadline passed' })
+            : StoreErrors.make('StoreNotLeader', { file: 'etcd:clc/election/', leader: 'none elected' }));
+        },
+      },
+    });
+    const before = JSON.stringify(h.store.read());
+    const changes: Array<Record<string, string>> = [
+      { Action: 'DisableService', Type: 'NODE', Host: '127.0.12.11', Partition: 'cluster01' },
+      { Action: 'MigrateInstances', SourceHost: '127.0.12.11' },
+      { Action: 'RunInstances', ImageId: 'emi-00000001' },
+    ];
+    for (const action of changes) {
+      const r = await query(h.app, action);
+      expect(r.status, r.text).toBe(503);
+      expect(errorCode(r)).toBe(clcCode);
+    }
+    expect(checks).toBe(3);
+    expect(h.clusters.mutatingCalls()).toEqual([]);
+    expect(JSON.stringify(h.store.read())).toBe(before);
+    expect((await query(h.app, { Action: 'DescribeInstances' })).status).toBe(200);
+    expect(checks).toBe(3);
+  });
+
+  it('a change whose check succeeds is served', async () => {
+    let checks = 0;
+    const h = await harness({ leadership: { ...switchable(true), confirm: () => { checks++; return Promise.resolve(); } } });
+    const r = await query(h.app, { Action: 'RunInstances', ImageId: 'emi-00000001' });
+    expect(r.status, r.text).toBe(200);
+    expect(checks).toBe(1);
   });
 });
