@@ -393,9 +393,7 @@ export class SimCloud {
       call: (endpoint, op, body, opts) => {
         for (const fn of this.onClcSend) fn(op, body);
         const sent = net.call(endpoint, op, body, opts);
-        const stale = this.stalePause;
-        const clc = this.clcs[i];
-        if (stale !== undefined && clc?.life === life && typeof body.clcEpoch === 'string') this.pause(clc, stale, `right after sending ${op} of epoch ${body.clcEpoch}`);
+        if (typeof body.clcEpoch === 'string') this.maybeStalePause(i, life, `right after sending ${op} of epoch ${body.clcEpoch}`);
         return sent;
       },
     };
@@ -405,7 +403,12 @@ export class SimCloud {
     });
     // With replicas, a power action is checked against etcd as it leaves: only a live lease may fence.
     const leased = (host: string, d: PowerDriver): PowerDriver => (election === undefined ? d : {
-      status: () => d.status(),
+      // A power status is where host HA's fence begins: an armed clcStaleLeader pauses the leader right after it.
+      status: () => {
+        const asked = d.status();
+        this.maybeStalePause(i, life, `right after asking the BMC of ${host} for its power status`);
+        return asked;
+      },
       on: () => { this.checkLease(name, election, 'on', host); return d.on(); },
       off: () => { this.checkLease(name, election, 'off', host); return d.off(); },
       reboot: () => { this.checkLease(name, election, 'reboot', host); return d.reboot(); },
@@ -464,8 +467,9 @@ export class SimCloud {
 
   /**
    * clcStaleLeader: the leading replica is paused for `ms` (past its lease; its VM frozen) right after it
-   * sends its next change to a CC (or within STALE_ARM_MS, whatever it sends), then resumes: the change
-   * stamped with its old epoch leaves only then, and what it had under way goes on with a leadership it has lost.
+   * sends its next change to a CC or asks a BMC for a power status (or after STALE_ARM_MS, whatever it
+   * sent), then resumes: the change stamped with its old epoch leaves only then, and what it had under
+   * way (a fence about to power a host off) goes on with a leadership it has lost.
    */
   pauseLeader(ms: number): void {
     if (this.replicaCount === 1) return;
@@ -474,6 +478,13 @@ export class SimCloud {
       const leader = this.clcLeader();
       if (this.stalePause === ms && leader !== undefined) this.pause(leader, ms, 'no change sent meanwhile');
     });
+  }
+
+  /** An armed clcStaleLeader pauses replica i, if it is the one still running in this life, right after what it just sent. */
+  private maybeStalePause(i: number, life: Incarnation, why: string): void {
+    const stale = this.stalePause;
+    const clc = this.clcs[i];
+    if (stale !== undefined && clc?.life === life && !life.isPaused) this.pause(clc, stale, why);
   }
 
   private pause(clc: SimClc, ms: number, why: string): void {
