@@ -63,6 +63,9 @@ export class EpochWatch {
 /** `ops` with every CC_EPOCH_OPS handler replaced by `by(op, handler)`; reads untouched. */
 function wrap(ops: CcImpl, by: (op: string, handle: Handler) => Handler): CcImpl {
   const out: Record<string, unknown> = { ...ops };
-  for (const op of CC_EPOCH_OPS) out[op] = by(op, (ops[op] as unknown as Handler).bind(ops));
+  for (const op of CC_EPOCH_OPS) {
+    const handle = ops[op] as unknown as Handler | undefined;
+    if (handle !== undefined) out[op] = by(op, handle.bind(ops));
+  }
   return out as unknown as CcImpl;
 }

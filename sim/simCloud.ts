@@ -39,6 +39,7 @@ import { bootClc, clcReplicaName, type SimClc } from './simClc.js';
 import { SimElection } from './simElection.js';
 import { SimEtcd } from './simEtcd.js';
 import { EpochWatch, epochStoreOptions } from './epochWatch.js';
+import { powerOffLease } from './leaseInvariant.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
 import type { Violation } from './invariants.js';
 import { simCredentialIssuer, simMigrationCa } from './simCredentials.js';
@@ -506,11 +507,10 @@ export class SimCloud {
     for (const c of this.clcs) if (c !== undefined) this.resumeClc(c);
   }
 
-  /** A power action from a replica whose key does not hold a live lease at etcd: "no fence off the lease" broken. */
+  /** Records a power action from a replica whose key does not hold a live lease at etcd (invariant 6b). */
   private checkLease(name: string, election: SimElection, action: string, host: string): void {
-    const term = election.lastTerm();
-    if (term !== undefined && this.etcd.holds(term.key, term.epoch)) return;
-    this.leaseViolations.push({ invariant: '6 power action off the lease', detail: `${name} sent power ${action} to ${host} while it held no live lease at etcd (epoch ${term?.epoch ?? 'none'})` });
+    const v = powerOffLease(this.etcd, name, election.lastTerm(), action, host);
+    if (v !== undefined) this.leaseViolations.push(v);
   }
 
   /** Faults stop: no pending crash triggers (the heal phase must not be interrupted), hypervisors fast again. */

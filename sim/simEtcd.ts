@@ -26,7 +26,7 @@ export class SimEtcd {
   private readonly keys = new Map<string, SimCandidate>();
   /** Replicas that cannot reach etcd now (their calls time out): the clcLeaderChange fault. */
   readonly cutOff = new Set<string>();
-  /** Every leadership etcd has granted (the oldest live candidate, each time it changed), for the trace and the invariants. */
+  /** Every leadership etcd has granted (the oldest live candidate, each time it was seen to change), for the coverage report. */
   readonly terms: { readonly identity: string; readonly epoch: number; readonly at: number }[] = [];
 
   constructor(private readonly clock: Clock) {}
@@ -70,9 +70,12 @@ export class SimEtcd {
     return this.candidates().some((c) => c.epoch < epoch);
   }
 
-  /** The leader as etcd holds it now: the oldest live candidate. */
+  /** The leader as etcd holds it now: the oldest live candidate (noted in `terms` when it changed). */
   leader(): SimCandidate | undefined {
-    return this.candidates()[0];
+    const l = this.candidates()[0];
+    const last = this.terms[this.terms.length - 1];
+    if (l !== undefined && last?.epoch !== l.epoch) this.terms.push({ identity: l.identity, epoch: l.epoch, at: this.clock.now() });
+    return l;
   }
 
   /** Live candidates, oldest first; keys whose lease ran out are gone (etcd deletes them with it). */
@@ -81,11 +84,9 @@ export class SimEtcd {
     return [...this.keys.values()].sort((a, b) => a.epoch - b.epoch);
   }
 
-  /** Notes a change of leader in `terms` (called on every change the runners make, and by the invariants' step). */
+  /** Notes a change of leader in `terms` (after every call the runners make; lease expiry is seen when someone looks). */
   observe(): void {
-    const l = this.leader();
-    const last = this.terms[this.terms.length - 1];
-    if (l !== undefined && last?.epoch !== l.epoch) this.terms.push({ identity: l.identity, epoch: l.epoch, at: this.clock.now() });
+    this.leader();
   }
 
   private live(lease: number): boolean {
