@@ -2,7 +2,7 @@
  * The CC's side of "no split brain" in the simulator (issue 21): with CLC replicas each CC serves its
  * operations behind the product's epoch guard (cc/clcEpochGuard.ts) over a durable record on its
  * SimDisk, as cc/daemon.ts does, and this watch sits between the guard and the handlers. Invariant
- * 6a: once a CC has acted on a change carrying epoch E, it never acts on one carrying an older epoch
+ * 10a: once a CC has acted on a change carrying epoch E, it never acts on one carrying an older epoch
  * (across its restarts too: the highest is kept per CC for the whole run). It also counts the
  * refusals (StaleLeaderEpoch) for the coverage report.
  */
@@ -54,7 +54,7 @@ export class EpochWatch {
     const e = BigInt(epoch);
     const before = this.highest.get(cc);
     if (before !== undefined && e < before) {
-      this.violations.push({ invariant: '6 stale epoch accepted', detail: `${cc} acted on ${op} of CLC epoch ${epoch} after one of epoch ${before}` });
+      this.violations.push({ invariant: '10 stale epoch accepted', detail: `${cc} acted on ${op} of CLC epoch ${epoch} after one of epoch ${before}` });
     }
     if (before === undefined || e > before) this.highest.set(cc, e);
   }

@@ -48,8 +48,8 @@ export const FAULT_ACTIONS: Actions = {
   partitionClc: (c, e) => c.net.partition(CLC_NAME, e.cc ?? CC_NAME),
   crashClc: (c) => c.crashClc(),
   restartClc: (c) => c.startClc(),
-  clcLeaderChange: (c, e) => c.cutLeaderFromEtcd(e.cutMs),
-  clcStaleLeader: (c, e) => c.pauseLeader(e.pauseMs),
+  clcLeaderChange: (c, e) => c.leaderFaults.cutLeaderFromEtcd(e.cutMs),
+  clcStaleLeader: (c, e) => c.leaderFaults.pauseLeader(e.pauseMs),
   bmc: (c, e) => { c.bmcModes.set(e.host, e.mode); },
 };
 

@@ -165,7 +165,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     for (const v of checkVolumeStep(truth, cloud.volumes)) record(v);
     for (const u of cloud.net.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}` });
     for (const u of ledger.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `clc ${u}` });
-    // Leadership (issue 21): no power action off the lease, no CC acting on an older CLC epoch.
+    // Invariant 10, leadership (issue 21): no power action off the lease, no CC acting on an older CLC epoch.
     for (const v of cloud.leaseViolations.splice(0)) record(v);
     for (const v of cloud.epochs.violations.splice(0)) record(v);
     return truth;
@@ -284,6 +284,6 @@ async function heal(cloud: SimCloud): Promise<void> {
     cloud.startNc(n.host);
   }
   for (const c of cloud.settings.clusters) cloud.startCc(c.cc);
-  cloud.resumeClcs();
+  cloud.leaderFaults.healAll();
   cloud.startClc();
 }

@@ -40,14 +40,12 @@ import { SimElection } from './simElection.js';
 import { SimEtcd } from './simEtcd.js';
 import { EpochWatch, epochStoreOptions } from './epochWatch.js';
 import { powerOffLease } from './leaseInvariant.js';
+import { LeaderFaults } from './leaderFaults.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
 import type { Violation } from './invariants.js';
 import { simCredentialIssuer, simMigrationCa } from './simCredentials.js';
 import { DEFAULT_TLS_URI_TEMPLATE } from '../cc/migration/settings.js';
 import type { MigrationCa } from '../cc/migration/credentialIssuer.js';
-
-/** How long an armed clcStaleLeader waits for the leader's next change to a CC before it pauses the leader anyway. */
-const STALE_ARM_MS = 5000;
 
 /** The first CC's network name (the default of a CC fault that names none: schedules recorded with one CC). */
 export const CC_NAME = 'cc';
@@ -106,7 +104,7 @@ export class SimCloud {
   readonly leaseViolations: Violation[] = [];
   /** Admin requests a CLC replica answered NotLeader (coverage). */
   notLeaderAnswers = 0;
-  /** The CCs' epoch guards, watched (invariant 6a, and the refusals for the coverage report). */
+  /** The CCs' epoch guards, watched (invariant 10a, and the refusals for the coverage report). */
   readonly epochs: EpochWatch;
   /** Per host: how its BMC behaves now (the seed's BMC faults change it). */
   readonly bmcModes = new Map<string, BmcMode>();
@@ -120,8 +118,8 @@ export class SimCloud {
   private readonly clcBoots: number[] = [];
   private readonly etcdRng: Prng;
   private readonly replicaCount: number;
-  /** An armed clcStaleLeader: the pause (ms) the leader takes right after its next change to a CC. */
-  private stalePause: number | undefined;
+  /** clcLeaderChange and clcStaleLeader (leaderFaults.ts). */
+  readonly leaderFaults: LeaderFaults;
   private readonly ccCrashCountdown = new Map<string, number>();
   private readonly latency: Prng;
   private readonly crashes: Prng;
@@ -147,6 +145,7 @@ export class SimCloud {
     this.serials = Prng.fork(seed, 'serials');
     this.etcd = new SimEtcd(this.clock);
     this.epochs = new EpochWatch(trace);
+    this.leaderFaults = new LeaderFaults({ clock: this.clock, etcd: this.etcd, trace, leader: () => this.clcLeader(), replicas: () => this.clcs });
     this.etcdRng = Prng.fork(seed, 'etcd');
     this.replicaCount = Math.max(1, settings.clcReplicas ?? 1);
     this.migrationCa = settings.migrationCredentials ? simMigrationCa(settings.startMs) : undefined;
@@ -394,7 +393,7 @@ export class SimCloud {
       call: (endpoint, op, body, opts) => {
         for (const fn of this.onClcSend) fn(op, body);
         const sent = net.call(endpoint, op, body, opts);
-        if (typeof body.clcEpoch === 'string') this.maybeStalePause(i, life, `right after sending ${op} of epoch ${body.clcEpoch}`);
+        if (typeof body.clcEpoch === 'string') this.leaderFaults.sent(this.clcs[i], life, `right after sending ${op} of epoch ${body.clcEpoch}`);
         return sent;
       },
     };
@@ -407,7 +406,7 @@ export class SimCloud {
       // A power status is where host HA's fence begins: an armed clcStaleLeader pauses the leader right after it.
       status: () => {
         const asked = d.status();
-        this.maybeStalePause(i, life, `right after asking the BMC of ${host} for its power status`);
+        this.leaderFaults.sent(this.clcs[i], life, `right after asking the BMC of ${host} for its power status`);
         return asked;
       },
       on: () => { this.checkLease(name, election, 'on', host); return d.on(); },
@@ -452,62 +451,7 @@ export class SimCloud {
     return this.replicaCount === 1 ? undefined : this.clcs.find((c) => c?.life.isAlive === true && !c.life.isPaused && c.election?.leadsNow() === true);
   }
 
-  /**
-   * clcLeaderChange: the leading replica cannot reach etcd for `ms` (its keep-alives go unanswered): it
-   * stops leading at its lease's deadline, etcd lets the lease run out, and another replica takes over.
-   */
-  cutLeaderFromEtcd(ms: number): void {
-    const leader = this.clcLeader();
-    if (leader === undefined) return;
-    this.etcd.cutOff.add(leader.name);
-    this.trace(`${leader.name} cut off from etcd for ${ms} ms`);
-    this.clock.setTimer(ms, () => {
-      if (this.etcd.cutOff.delete(leader.name)) this.trace(`${leader.name} reaches etcd again`);
-    });
-  }
-
-  /**
-   * clcStaleLeader: the leading replica is paused for `ms` (past its lease; its VM frozen) right after it
-   * sends its next change to a CC or asks a BMC for a power status (or after STALE_ARM_MS, whatever it
-   * sent), then resumes: the change stamped with its old epoch leaves only then, and what it had under
-   * way (a fence about to power a host off) goes on with a leadership it has lost.
-   */
-  pauseLeader(ms: number): void {
-    if (this.replicaCount === 1) return;
-    this.stalePause = ms;
-    this.clock.setTimer(STALE_ARM_MS, () => {
-      const leader = this.clcLeader();
-      if (this.stalePause === ms && leader !== undefined) this.pause(leader, ms, 'no change sent meanwhile');
-    });
-  }
-
-  /** An armed clcStaleLeader pauses replica i, if it is the one still running in this life, right after what it just sent. */
-  private maybeStalePause(i: number, life: Incarnation, why: string): void {
-    const stale = this.stalePause;
-    const clc = this.clcs[i];
-    if (stale !== undefined && clc?.life === life && !life.isPaused) this.pause(clc, stale, why);
-  }
-
-  private pause(clc: SimClc, ms: number, why: string): void {
-    this.stalePause = undefined;
-    clc.life.pause();
-    this.trace(`${clc.name} paused for ${ms} ms (${why})`);
-    this.clock.setTimer(ms, () => this.resumeClc(clc));
-  }
-
-  private resumeClc(clc: SimClc): void {
-    if (!clc.life.isPaused) return;
-    this.trace(`${clc.name} resumes`);
-    clc.life.resume();
-  }
-
-  /** Heal: every paused replica runs again, every replica reaches etcd. */
-  resumeClcs(): void {
-    this.etcd.cutOff.clear();
-    for (const c of this.clcs) if (c !== undefined) this.resumeClc(c);
-  }
-
-  /** Records a power action from a replica whose key does not hold a live lease at etcd (invariant 6b). */
+  /** Records a power action from a replica whose key does not hold a live lease at etcd (invariant 10b). */
   private checkLease(name: string, election: SimElection, action: string, host: string): void {
     const v = powerOffLease(this.etcd, name, election.lastTerm(), action, host);
     if (v !== undefined) this.leaseViolations.push(v);
@@ -516,7 +460,7 @@ export class SimCloud {
   /** Faults stop: no pending crash triggers (the heal phase must not be interrupted), hypervisors fast again. */
   disarmCrashes(): void {
     this.ccCrashCountdown.clear();
-    this.stalePause = undefined;
+    this.leaderFaults.disarm();
     this.bmcModes.clear();
     for (const n of this.nodes.values()) {
       n.crashAfterWrites = undefined;

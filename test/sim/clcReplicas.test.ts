@@ -1,7 +1,7 @@
 /**
  * CLC replicas in the simulator (issue 21): the simulated etcd (leases, candidate keys, the oldest
  * live one leads), one replica's election (the product's leader machine run against it), guarded
- * writes, the CCs' epoch guard as watched by invariant 6a, the power-action check 6b, and whole
+ * writes, the CCs' epoch guard as watched by invariant 10a, the power-action check 10b, and whole
  * seeds with leader changes and stale leaders holding every invariant.
  */
 import { describe, expect, it } from 'vitest';
@@ -135,14 +135,14 @@ describe('a CLC replica\'s election in the simulator', () => {
   });
 });
 
-describe('invariant 6: leadership', () => {
+describe('invariant 10: leadership', () => {
   const ops = (log: string[]) => ({
     ccModifyNode: (req: { clcEpoch?: string }) => { log.push(`modify ${req.clcEpoch ?? '-'}`); return Promise.resolve({}); },
   });
   const store = (disk: SimDisk, life: Incarnation, clock: ManualClock): Store<ClcEpochRecord> =>
     openSimStore({ disk, file: 'cc/cc/clc-epoch', store: epochStoreOptions('sim01'), life, clock, rng: Prng.fork(1, 'x'), maxLatencyMs: 0 });
 
-  it('6a: a CC behind the epoch guard refuses an older epoch after a newer one (counted, not a violation)', async () => {
+  it('10a: a CC behind the epoch guard refuses an older epoch after a newer one (counted, not a violation)', async () => {
     const clock = new ManualClock(0);
     const disk = new SimDisk();
     const watch = new EpochWatch(() => undefined);
@@ -157,7 +157,7 @@ describe('invariant 6: leadership', () => {
     expect(watch.violations).toEqual([]);
   });
 
-  it('6a: a CC that restarts having lost its epoch record and then acts on an older epoch is a violation', async () => {
+  it('10a: a CC that restarts having lost its epoch record and then acts on an older epoch is a violation', async () => {
     const clock = new ManualClock(0);
     const watch = new EpochWatch(() => undefined);
     const log: string[] = [];
@@ -166,14 +166,14 @@ describe('invariant 6: leadership', () => {
     // A second life over a blank disk: the guard has nothing to compare with.
     const second = watch.guard('cc', 'sim01', ops(log) as never, store(new SimDisk(), new Incarnation('cc', 2), clock)) as unknown as Record<string, (req: unknown, ctx: unknown) => Promise<unknown>>;
     await second.ccModifyNode?.({ clcEpoch: '4' }, {});
-    expect(watch.violations.map((v) => v.invariant)).toEqual(['6 stale epoch accepted']);
+    expect(watch.violations.map((v) => v.invariant)).toEqual(['10 stale epoch accepted']);
   });
 
   it.each([
     ['never elected', false, false, true],
     ['leads, lease live', true, false, false],
     ['was elected, lease ran out', true, true, true],
-  ])('6b: a power action from a replica that %s', (_what, elected, expire, violated) => {
+  ])('10b: a power action from a replica that %s', (_what, elected, expire, violated) => {
     const clock = new ManualClock(0);
     const etcd = new SimEtcd(clock);
     const lease = etcd.grant(TTL);
