@@ -7,12 +7,10 @@
  * document has not changed since its draft was read (StoreConflict). A txn in flight when its
  * replica dies either reached etcd or not (by the seed); if it did, the same compares decide it.
  */
-import type { Clock } from '../shared/clock.js';
 import { StoreErrors } from '../shared/store/errors.js';
-import type { Store, StoreOptions } from '../shared/store/store.js';
-import { never, type Incarnation } from './incarnation.js';
-import type { Prng } from './prng.js';
-import type { SimDisk } from './simDisk.js';
+import type { Store } from '../shared/store/store.js';
+import { never } from './incarnation.js';
+import type { SimStoreOptions } from './simDisk.js';
 
 /** What a guarded write needs of the replica's election (SimElection) and of etcd (SimEtcd). */
 export interface SimWriteFence {
@@ -23,14 +21,8 @@ export interface SimWriteFence {
   holds(key: string, epoch: number): boolean;
 }
 
-export interface SimEtcdStoreOptions<T> {
-  readonly disk: SimDisk;
-  readonly file: string;
-  readonly store: StoreOptions<T>;
-  readonly life: Incarnation;
-  readonly clock: Clock;
-  readonly rng: Prng;
-  readonly maxLatencyMs: number;
+/** As a SimStore's options (no onDurable: a txn is durable when etcd commits it), with the replica's fence. */
+export interface SimEtcdStoreOptions<T> extends Omit<SimStoreOptions<T>, 'onDurable'> {
   readonly fence: SimWriteFence;
 }
 
