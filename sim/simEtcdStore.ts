@@ -27,9 +27,11 @@ export interface SimEtcdStoreOptions<T> extends Omit<SimStoreOptions<T>, 'onDura
 }
 
 export function openSimEtcdStore<T>(o: SimEtcdStoreOptions<T>): Store<T> {
+  // As the etcd store's open: an empty prefix gets the initial document; a present one is checked, not rewritten
+  // (a replica starting must not touch what the leader writes).
   const stored = o.disk.load(o.file);
   if (stored === undefined) o.disk.write(o.file, o.store.initial());
-  else if (o.store.validate) o.disk.write(o.file, o.store.validate(stored));
+  else o.store.validate?.(stored);
   const current = (): T => o.disk.read(o.file) as T;
   let chain: Promise<unknown> = Promise.resolve();
   /** The txn in flight: lands at a crash only if etcd's compares would pass. */
