@@ -79,6 +79,11 @@ export class Coverage {
     }
   }
 
+  /** Leadership counts of one run (issue 21): each under `leadership <what>`, summed across seeds. */
+  leadership(counts: Readonly<Record<string, number>>): void {
+    for (const [k, v] of Object.entries(counts)) if (v > 0) this.counts[`leadership ${k}`] = (this.counts[`leadership ${k}`] ?? 0) + v;
+  }
+
   private bump(key: string): void {
     this.counts[key] = (this.counts[key] ?? 0) + 1;
   }
@@ -110,6 +115,11 @@ export function coverageReport(c: CoverageCounts): string {
     const transitions = Object.entries(c).filter(([k]) => k.startsWith(`${machine} `) && k.includes(' -> ')).sort((a, b) => b[1] - a[1]);
     lines.push(`${machine}: ${reached.length}/${states.length} states${missing.length ? ` (never: ${missing.join(', ')})` : ''}, ${transitions.length} transitions`);
     for (const [k, v] of transitions) lines.push(`  ${k.slice(machine.length + 1)}  ×${v}`);
+  }
+  const leadership = Object.entries(c).filter(([k]) => k.startsWith('leadership '));
+  if (leadership.length > 0) {
+    lines.push('leadership (CLC replicas):');
+    for (const [k, v] of leadership) lines.push(`  ${k.slice('leadership '.length)}  ×${v}`);
   }
   const why = Object.entries(c).filter(([k]) => k.startsWith('why ')).sort((a, b) => b[1] - a[1]);
   lines.push(`why items ended (${why.length} causes):`);

@@ -1,5 +1,5 @@
 /**
- * Fault events, one action per kind (network, crashes of NC / CC / CLC, power, hypervisors, BMCs):
+ * Fault events, one action per kind (network, crashes of NC / CC / CLC, CLC leader changes, power, hypervisors, BMCs):
  * the table is the extension point for faults still to come (clock skew) — add a kind to
  * schedule.ts and its action here.
  */
@@ -48,6 +48,8 @@ export const FAULT_ACTIONS: Actions = {
   partitionClc: (c, e) => c.net.partition(CLC_NAME, e.cc ?? CC_NAME),
   crashClc: (c) => c.crashClc(),
   restartClc: (c) => c.startClc(),
+  clcLeaderChange: (c, e) => c.leaderFaults.cutLeaderFromEtcd(e.cutMs),
+  clcStaleLeader: (c, e) => c.leaderFaults.pauseLeader(e.pauseMs),
   bmc: (c, e) => { c.bmcModes.set(e.host, e.mode); },
 };
 

@@ -11,6 +11,8 @@ export interface RegressionSeed {
   readonly schedule: readonly SimEvent[];
   /** How many CCs the cloud it was recorded on had (settingsFor's `ccCount`); absent: one (recorded before there were several). */
   readonly ccs?: number;
+  /** How many CLC replicas it had (settingsFor's `clcReplicas`); absent: one (recorded before there were replicas). */
+  readonly clcs?: number;
 }
 
 export const REGRESSION_SEEDS: readonly RegressionSeed[] = [

@@ -68,19 +68,22 @@ const TEND_EVERY_MS = 5000;
 const MAX_STEPS = 200_000;
 
 /**
- * The cloud's shape from the seed: 3 to 6 hosts of 2 to 6 cores, the migration limits, and 1 to 3
- * CCs (one in about half of the seeds; at least two hosts per partition). `ccCount` overrides the
- * seed's (a recorded schedule replays on the cloud it was recorded on).
+ * The cloud's shape from the seed: 3 to 6 hosts of 2 to 6 cores, the migration limits, 1 to 3
+ * CCs (one in about half of the seeds; at least two hosts per partition) and 1 to 3 CLC replicas.
+ * `ccCount` and `clcReplicas` override the seed's (a recorded schedule replays on the cloud it was recorded on).
  */
-export function settingsFor(seed: number, ccCount?: number): SimSettings {
+export function settingsFor(seed: number, ccCount?: number, clcReplicas?: number): SimSettings {
   const r = Prng.fork(seed, 'shape');
   const hosts = r.int(3, 6);
   const cores = r.int(2, 6);
   // Its own stream, so the rest of the shape is what it was with one CC.
   const k = Prng.fork(seed, 'ccs');
   const base = simSettings(hosts, ccCount ?? (k.chance(0.5) ? 1 : k.int(2, 3)));
+  // CLC replicas (issue 21), from their own stream too: one CLC in about half of the seeds, two or three replicas in the rest.
+  const c = Prng.fork(seed, 'clcs');
   return Object.freeze({
     ...base,
+    clcReplicas: clcReplicas ?? (c.chance(0.5) ? 1 : c.int(2, 3)),
     capacity: { cores, memoryMiB: 256 * cores, diskGiB: 10 * cores },
     limits: { perSource: r.int(1, 3), perDestination: r.int(1, 2), perCluster: r.int(1, 6) },
   });
@@ -162,6 +165,9 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     for (const v of checkVolumeStep(truth, cloud.volumes)) record(v);
     for (const u of cloud.net.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `${u.to} ${u.operation} threw ${String(u.error)}` });
     for (const u of ledger.uncoded.splice(0)) record({ invariant: 'coded errors', detail: `clc ${u}` });
+    // Invariant 10, leadership (issue 21): no power action off the lease, no CC acting on an older CLC epoch.
+    for (const v of cloud.leaseViolations.splice(0)) record(v);
+    for (const v of cloud.epochs.violations.splice(0)) record(v);
     return truth;
   };
 
@@ -225,6 +231,7 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     const left = step >= MAX_STEPS ? [{ invariant: 'progress', detail: `no end after ${MAX_STEPS} steps` }] : checkSettled(readTruth(cloud), ledger, ccBelief(cloud));
     for (const v of left) (tainted ? unsafe : violations).push({ ...v, step, atMs });
   }
+  coverage.leadership(leadershipCounts(cloud, events));
   return { seed, violations, unsafe, traceHash: hash.digest('hex').slice(0, 16), steps: step, events, coverage: coverage.counts, trace: lines };
 }
 
@@ -248,6 +255,21 @@ function ccBelief(cloud: SimCloud): CcBelief | undefined {
   return { instances, reservedOn: [...reservedOn] };
 }
 
+/** What a run with CLC replicas exercised of leadership, for the coverage report (nothing with one CLC). */
+function leadershipCounts(cloud: SimCloud, events: readonly SimEvent[]): Record<string, number> {
+  if ((cloud.settings.clcReplicas ?? 1) < 2) return {};
+  cloud.etcd.observe();
+  return {
+    'seeds with CLC replicas': 1,
+    'clcLeaderChange faults': events.filter((e) => e.kind === 'clcLeaderChange').length,
+    'clcStaleLeader faults': events.filter((e) => e.kind === 'clcStaleLeader').length,
+    'leaderships granted by etcd': cloud.etcd.terms.length,
+    'changes a CC acted on with an epoch': cloud.epochs.accepted,
+    'changes a CC refused StaleLeaderEpoch': cloud.epochs.staleRefused,
+    'admin requests answered NotLeader': cloud.notLeaderAnswers,
+  };
+}
+
 function isWorkload(e: SimEvent): e is Extract<SimEvent, WorkloadEvent> {
   return WORKLOAD_KINDS.has(e.kind);
 }
@@ -262,5 +284,6 @@ async function heal(cloud: SimCloud): Promise<void> {
     cloud.startNc(n.host);
   }
   for (const c of cloud.settings.clusters) cloud.startCc(c.cc);
+  cloud.leaderFaults.healAll();
   cloud.startClc();
 }

@@ -70,8 +70,13 @@ export type FaultEvent =
   /** The hypervisor answers slowly (up to maxMs per call): the NC's mailbox backs up, calls to it time out. */
   | { readonly kind: 'slowHv'; readonly host: string; readonly maxMs: number }
   | { readonly kind: 'partitionClc'; readonly cc?: string }
+  /** With one CLC: kill -9 of it; with replicas, of the one that leads (restartClc starts every replica that is down). */
   | { readonly kind: 'crashClc' }
   | { readonly kind: 'restartClc' }
+  /** CLC replicas (issue 21): the leader cannot reach etcd for `cutMs`; past its lease, another replica takes over. */
+  | { readonly kind: 'clcLeaderChange'; readonly cutMs: number }
+  /** CLC replicas: the leader is paused for `pauseMs` (past its lease), then resumes with its work under way. */
+  | { readonly kind: 'clcStaleLeader'; readonly pauseMs: number }
   /** The host's BMC turns dead, slow, or lying (or ok again). */
   | { readonly kind: 'bmc'; readonly host: string; readonly mode: BmcMode };
 
@@ -176,9 +181,27 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
     events.push({ at: at + q.int(0, held), kind: 'migrateOne', pick: q.int(0, 1000), destinations: [h], allowHosts: true });
     events.push({ at: at + held, kind: 'quarantine', host: h, quarantined: false });
   }
-  events.push(...volumeEvents(seed, s), ...powerEvents(seed, s));
+  events.push(...volumeEvents(seed, s), ...powerEvents(seed, s), ...leaderEvents(seed, s));
   // Stable sort: same-time events keep their generation order.
   return { events: events.map((e, i) => [e, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([e]) => e) };
+}
+
+/**
+ * Leader changes (issue 21), from their own stream and only with CLC replicas: in most such seeds the
+ * leader loses etcd for a while or is paused past its lease, once or a few times, and now and then
+ * the leader is killed and restarted, while the workload and the other faults go on.
+ */
+export function leaderEvents(seed: number, s: SimSettings): SimEvent[] {
+  if ((s.clcReplicas ?? 1) < 2) return [];
+  const l = Prng.fork(seed, 'leaders');
+  const events: SimEvent[] = [];
+  for (let i = l.int(0, 3); i > 0; i--) events.push({ at: l.int(1000, s.chaosMs), kind: 'clcLeaderChange', cutMs: l.int(1000, 9000) });
+  for (let i = l.int(0, 3); i > 0; i--) events.push({ at: l.int(1000, s.chaosMs), kind: 'clcStaleLeader', pauseMs: l.int(3500, 9000) });
+  if (l.chance(0.3)) {
+    const at = l.int(1000, s.chaosMs);
+    events.push({ at, kind: 'crashClc' }, { at: at + l.int(200, 10_000), kind: 'restartClc' });
+  }
+  return events;
 }
 
 /**

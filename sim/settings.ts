@@ -59,6 +59,11 @@ export interface SimSettings {
   readonly dirtyRateOf?: (spec: DomainSpec) => number | undefined;
   /** Each host's migration link, shared by its outgoing streams (SimHostConfig.nicMbps); default: none. */
   readonly nicMbps?: number;
+  /**
+   * CLC replicas (issue 21): one (the default) is the file-store CLC, no election and no epochs; two or
+   * three elect a leader through the simulated etcd and stamp every change to a CC with its epoch.
+   */
+  readonly clcReplicas?: number;
 }
 
 export const M1_SMALL = Object.freeze({ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 });

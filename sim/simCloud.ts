@@ -35,7 +35,14 @@ import { clusterOf, type SimCluster, type SimSettings } from './settings.js';
 import { memorySharedStorage } from './sharedStorage.js';
 import { SimBmc, type BmcMode } from './simBmc.js';
 import { SimVolumeStorage } from './simVolumes.js';
-import { CLC_NAME, bootClc, type SimClc } from './simClc.js';
+import { bootClc, clcReplicaName, type SimClc } from './simClc.js';
+import { SimElection } from './simElection.js';
+import { SimEtcd } from './simEtcd.js';
+import { EpochWatch, epochStoreOptions } from './epochWatch.js';
+import { powerOffLease } from './leaseInvariant.js';
+import { LeaderFaults } from './leaderFaults.js';
+import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
+import type { Violation } from './invariants.js';
 import { simCredentialIssuer, simMigrationCa } from './simCredentials.js';
 import { DEFAULT_TLS_URI_TEMPLATE } from '../cc/migration/settings.js';
 import type { MigrationCa } from '../cc/migration/credentialIssuer.js';
@@ -89,7 +96,16 @@ export class SimCloud {
   readonly nodes = new Map<string, SimNode>();
   /** By CC name (settings.clusters); absent until first started. */
   readonly ccs = new Map<string, SimCc>();
-  clc: SimClc | undefined;
+  /** The CLC replicas by index (settings.clcReplicas, one by default); absent until first started. */
+  readonly clcs: (SimClc | undefined)[] = [];
+  /** The etcd the CLC replicas elect their leader through and keep clc.json in (unused with one replica). */
+  readonly etcd: SimEtcd;
+  /** Breaches of the leadership invariants seen as they happened (runSeed records them). */
+  readonly leaseViolations: Violation[] = [];
+  /** Admin requests a CLC replica answered NotLeader (coverage). */
+  notLeaderAnswers = 0;
+  /** The CCs' epoch guards, watched (invariant 10a, and the refusals for the coverage report). */
+  readonly epochs: EpochWatch;
   /** Per host: how its BMC behaves now (the seed's BMC faults change it). */
   readonly bmcModes = new Map<string, BmcMode>();
   /** Lies BMCs told: outside the safety envelope of any fencing (invariant 4). */
@@ -99,7 +115,11 @@ export class SimCloud {
   /** Every CLC→CC call as the CLC sends it (the invariants watch restarts). */
   readonly onClcSend: ((op: string, body: Readonly<Record<string, unknown>>) => void)[] = [];
   private readonly ccBoots = new Map<string, number>();
-  private clcBoots = 0;
+  private readonly clcBoots: number[] = [];
+  private readonly etcdRng: Prng;
+  private readonly replicaCount: number;
+  /** clcLeaderChange and clcStaleLeader (leaderFaults.ts). */
+  readonly leaderFaults: LeaderFaults;
   private readonly ccCrashCountdown = new Map<string, number>();
   private readonly latency: Prng;
   private readonly crashes: Prng;
@@ -123,6 +143,11 @@ export class SimCloud {
     this.crashes = Prng.fork(seed, 'crash');
     this.ids = Prng.fork(seed, 'ids');
     this.serials = Prng.fork(seed, 'serials');
+    this.etcd = new SimEtcd(this.clock);
+    this.epochs = new EpochWatch(trace);
+    this.leaderFaults = new LeaderFaults({ clock: this.clock, etcd: this.etcd, trace, leader: () => this.clcLeader(), replicas: () => this.clcs });
+    this.etcdRng = Prng.fork(seed, 'etcd');
+    this.replicaCount = Math.max(1, settings.clcReplicas ?? 1);
     this.migrationCa = settings.migrationCredentials ? simMigrationCa(settings.startMs) : undefined;
     this.storage = new MemoryDiskIo(this.clock);
     this.volumes = new SimVolumeStorage(STORAGE_DIR, trace);
@@ -303,7 +328,11 @@ export class SimCloud {
       freshMs: pollIntervalMs + ncTimeoutMs,
     });
     this.ccs.set(name, { life, service, keeper });
-    this.net.serve(name, typedHandlers(SERVED_OPS, service.ops), life);
+    // With CLC replicas the CC guards its changes by the CLC leader's epoch, kept in its own store (cc/daemon.ts).
+    const ops = this.replicaCount === 1 ? service.ops : this.epochs.guard(name, cluster.partition, service.ops, openSimStore({
+      disk: this.disk, file: `cc/${name}/clc-epoch`, store: epochStoreOptions(cluster.partition), life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs,
+    }));
+    this.net.serve(name, typedHandlers(SERVED_OPS, ops), life);
     keeper.startPolling(pollIntervalMs, ncTimeoutMs);
     service.planDriver.start();
     service.moveRepair.start();
@@ -332,23 +361,64 @@ export class SimCloud {
 
   // --- the cloud controller ---
 
-  /** Starts the CLC over its clc.json and bmc.json; its core (and host HA) is up once it has synced with the CC. */
+  /** The CLC replica that leads now, else the first one up, else the first (one-replica clouds: the CLC). */
+  get clc(): SimClc | undefined {
+    const up = this.clcs.filter((c): c is SimClc => c?.life.isAlive === true);
+    return up.find((c) => c.election?.leadsNow() === true) ?? up[0] ?? this.clcs[0];
+  }
+
+  /** Replica i's network name (`clc`, `clc2`, …). */
+  clcName(i: number): string {
+    return clcReplicaName(i);
+  }
+
+  /** Starts every CLC replica that is down (one-replica clouds: the CLC). */
   startClc(): void {
-    if (this.clc?.life.isAlive) return;
-    const life = new Incarnation('clc', ++this.clcBoots);
+    for (let i = 0; i < this.replicaCount; i++) this.startClcReplica(i);
+  }
+
+  /**
+   * Starts replica i over clc.json and bmc.json (etcd's, shared, with several replicas); the one CLC's
+   * core (and host HA) is up once it has synced with the CC, a replica's follows its election.
+   */
+  startClcReplica(i: number): void {
+    if (this.clcs[i]?.life.isAlive) return;
+    const name = clcReplicaName(i);
+    const boots = (this.clcBoots[i] ?? 0) + 1;
+    this.clcBoots[i] = boots;
+    const life = new Incarnation(name, boots);
     const clock = life.clock(this.clock);
-    const net = this.net.transport(CLC_NAME, life, ccOfUrl, this.settings.clcTimeoutMs);
+    const net = this.net.transport(name, life, ccOfUrl, this.settings.clcTimeoutMs);
     const transport: WireTransport = {
       call: (endpoint, op, body, opts) => {
         for (const fn of this.onClcSend) fn(op, body);
-        return net.call(endpoint, op, body, opts);
+        const sent = net.call(endpoint, op, body, opts);
+        if (typeof body.clcEpoch === 'string') this.leaderFaults.sent(this.clcs[i], life, `right after sending ${op} of epoch ${body.clcEpoch}`);
+        return sent;
       },
     };
+    const election = this.replicaCount === 1 ? undefined : new SimElection({
+      etcd: this.etcd, self: name, life, base: this.clock, rng: this.etcdRng,
+      onChange: (leading, epoch) => this.trace(`${name} ${leading ? 'leads' : 'no longer leads'} (epoch ${epoch})`),
+    });
+    // With replicas, a power action is checked against etcd as it leaves: only a live lease may fence.
+    const leased = (host: string, d: PowerDriver): PowerDriver => (election === undefined ? d : {
+      // A power status is where host HA's fence begins: an armed clcStaleLeader pauses the leader right after it.
+      status: () => {
+        const asked = d.status();
+        this.leaderFaults.sent(this.clcs[i], life, `right after asking the BMC of ${host} for its power status`);
+        return asked;
+      },
+      on: () => { this.checkLease(name, election, 'on', host); return d.on(); },
+      off: () => { this.checkLease(name, election, 'off', host); return d.off(); },
+      reboot: () => { this.checkLease(name, election, 'reboot', host); return d.reboot(); },
+    });
     const { clc, started } = bootClc({
       life, clock, disk: this.disk, transport, partitions: this.settings.clusters.map((c) => ({ name: c.partition, endpoint: ccUrl(c.cc) })),
       ccTimeoutMs: this.settings.clcTimeoutMs, haTickMs: this.settings.haTickMs, rng: this.crashes, storeLatencyMs: this.settings.storeLatencyMs,
       ids: () => this.hex8(), volumes: this.volumes.backend,
-      power: (host) => new SimBmc(host, {
+      ...(election !== undefined ? { replica: { election, etcd: this.etcd } } : {}),
+      power: (host) => leased(host, new SimBmc(host, {
         isOn: (h) => this.nodes.get(h)?.hv?.isAlive ?? false,
         powerOff: (h) => {
           this.trace(`bmc ${h} powers the host off`);
@@ -361,22 +431,36 @@ export class SimCloud {
       }, this.clock, this.latency, () => this.bmcModes.get(host) ?? 'ok', (h, what) => {
         this.trace(`bmc ${h} lies: ${what}`);
         this.bmcLies.push({ host: h, what, at: this.clock.now() });
-      }),
-    });
-    this.clc = clc;
-    this.track(started.then(() => this.trace(`clc ready (#${this.clcBoots})`)));
-    this.trace(`clc started (#${this.clcBoots})`);
+      })),
+    }, name);
+    this.clcs[i] = clc;
+    this.track(started.then(() => this.trace(`${name} ready (#${boots})`)));
+    this.trace(`${name} started (#${boots})`);
   }
 
+  /** kill -9 of the CLC replica that leads now (of the CLC, with one). */
   crashClc(): void {
-    if (!this.clc?.life.isAlive) return;
-    this.clc.life.kill();
-    this.trace('clc crashed');
+    const clc = this.clc;
+    if (!clc?.life.isAlive) return;
+    clc.life.kill();
+    this.trace(`${clc.name} crashed`);
+  }
+
+  /** The replica that leads now, if any (with several replicas). */
+  clcLeader(): SimClc | undefined {
+    return this.replicaCount === 1 ? undefined : this.clcs.find((c) => c?.life.isAlive === true && !c.life.isPaused && c.election?.leadsNow() === true);
+  }
+
+  /** Records a power action from a replica whose key does not hold a live lease at etcd (invariant 10b). */
+  private checkLease(name: string, election: SimElection, action: string, host: string): void {
+    const v = powerOffLease(this.etcd, name, election.lastTerm(), action, host);
+    if (v !== undefined) this.leaseViolations.push(v);
   }
 
   /** Faults stop: no pending crash triggers (the heal phase must not be interrupted), hypervisors fast again. */
   disarmCrashes(): void {
     this.ccCrashCountdown.clear();
+    this.leaderFaults.disarm();
     this.bmcModes.clear();
     for (const n of this.nodes.values()) {
       n.crashAfterWrites = undefined;

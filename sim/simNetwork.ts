@@ -114,7 +114,7 @@ export class SimNetwork {
       const copies = this.rng.chance(this.conditions.duplicate) ? 2 : 1;
       for (let copy = 0; copy < copies; copy++) {
         const wire = structuredClone(body);
-        this.clock.setTimer(this.delay(), () => {
+        const deliver = (): void => {
           if (!target.life.isAlive) {
             this.trace(`net ${id} ${from}->${to} ${operation} reset`);
             settle(() => reject(WireErrors.make('PeerUnreachable', { peer: endpoint, detail: 'ECONNRESET' })));
@@ -137,6 +137,14 @@ export class SimNetwork {
               this.reply(id, from, to, target, life, () => settle(() => reject(err)));
             },
           );
+        };
+        this.clock.setTimer(this.delay(), () => {
+          // A paused sender (a frozen VM) sends nothing: what it had not put on the wire leaves when it resumes.
+          if (life.isPaused) {
+            void life.whenRunning().then(() => deliver());
+            return;
+          }
+          deliver();
         });
       }
     }));

@@ -9,6 +9,7 @@ import { isFerryError } from '../shared/errors/registry.js';
 import type { Ledger } from './ledger.js';
 import { M1_LARGE, M1_SMALL, clusterOf } from './settings.js';
 import type { SimCloud } from './simCloud.js';
+import type { SimClc } from './simClc.js';
 import type { WorkloadEvent } from './schedule.js';
 
 type Pairs = [string, string][];
@@ -31,6 +32,9 @@ export const SIM_HA_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 export class Workload {
+  /** The CLC replica that answered last: where the next request goes first. */
+  private lastAnswered: string | undefined;
+
   constructor(private readonly cloud: SimCloud, private readonly ledger: Ledger, private readonly trace: (line: string) => void) {}
 
   run(e: WorkloadEvent): void {
@@ -238,29 +242,56 @@ export class Workload {
     next(0);
   }
 
-  /** Sends the request unless the CLC is down or still starting (connection refused); true when it was sent. */
+  /**
+   * Sends the request unless the CLC is down or still starting (connection refused); true when it was sent.
+   * With CLC replicas it goes to the replica that answered last (or the first one up), and a NotLeader
+   * answer is followed once, to the leader it names or another replica, as the CLI does (clc/cli/queryClient.ts).
+   */
   private call(action: string, pairs: Pairs, onAnswer: (res: Xml) => void, onError?: (code: string, clientFault: boolean) => void): boolean {
-    const clc = this.cloud.clc;
     const what = `${action} ${pairs.map(([, v]) => v).join(' ')}`;
-    if (!clc?.life.isAlive || !clc.core) {
+    const first = this.replica(undefined);
+    if (!first) {
       this.trace(`admin ${action} refused: the clc is not up`);
       return false;
     }
-    void clc.act(action, pairs).then(
-      (res) => {
-        this.trace(`admin ${what} ok`);
-        onAnswer(res as Xml);
-      },
-      (err: unknown) => {
-        this.trace(`admin ${what} failed: ${isFerryError(err) ? err.code : String(err)}`);
-        // A CLC bug: an uncoded error, or an InternalError of its own making. A CC refusal it translates to
-        // InternalError (delivered: yes) is left out: a duplicated ccRunInstances answered InstanceExists is one (docs/SIMULATION.md).
-        if (!isFerryError(err) || (err.code === 'InternalError' && err.fields.delivered !== 'yes')) {
-          this.ledger.uncoded.push(`${action} failed with ${isFerryError(err) ? err.message : String(err)}`);
-        }
-        onError?.(isFerryError(err) ? err.code : 'uncoded', isFerryError(err) && err.clientFault);
-      },
-    );
+    const send = (clc: SimClc, followed: boolean): void => {
+      void clc.act(action, pairs).then(
+        (res) => {
+          this.lastAnswered = clc.name;
+          this.trace(`admin ${what} ok${followed ? ` (at ${clc.name})` : ''}`);
+          onAnswer(res as Xml);
+        },
+        (err: unknown) => {
+          if (isFerryError(err) && err.code === 'NotLeader') {
+            this.cloud.notLeaderAnswers++;
+            const next = followed ? undefined : this.replica(clc.name, typeof err.fields.leaderUrl === 'string' ? err.fields.leaderUrl : undefined);
+            if (next !== undefined) {
+              this.trace(`admin ${action}: NotLeader from ${clc.name}, sent again to ${next.name}`);
+              send(next, true);
+              return;
+            }
+          }
+          this.trace(`admin ${what} failed: ${isFerryError(err) ? err.code : String(err)}`);
+          // A CLC bug: an uncoded error, or an InternalError of its own making. A CC refusal it translates to
+          // InternalError (delivered: yes) is left out: a duplicated ccRunInstances answered InstanceExists is one (docs/SIMULATION.md).
+          if (!isFerryError(err) || (err.code === 'InternalError' && err.fields.delivered !== 'yes')) {
+            this.ledger.uncoded.push(`${action} failed with ${isFerryError(err) ? err.message : String(err)}`);
+          }
+          onError?.(isFerryError(err) ? err.code : 'uncoded', isFerryError(err) && err.clientFault);
+        },
+      );
+    };
+    send(first, false);
     return true;
+  }
+
+  /**
+   * The replica a request goes to: the one named (a NotLeader's leader), else the one that answered
+   * last, else the first up and running — never `not` (the one that just refused). With one CLC: the CLC, if up.
+   */
+  private replica(not: string | undefined, named?: string): SimClc | undefined {
+    // A paused replica (a frozen VM) does not answer: the client's connection goes to another.
+    const up = this.cloud.clcs.filter((c): c is SimClc => c !== undefined && c.life.isAlive && !c.life.isPaused && c.core !== undefined && c.name !== not);
+    return up.find((c) => c.name === named) ?? up.find((c) => c.name === this.lastAnswered) ?? up[0];
   }
 }
