@@ -144,7 +144,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       // A follower changes nothing: the client is told where the leader is (a read is served here).
       if (!READ_ACTIONS.has(envelope.action) && !leadership.leading()) throw notLeaderError(leadership);
       const ctx: ActionContext = {
-        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks,
+        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks, leadership,
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
         ...(opts.volumes ? { volumes: opts.volumes } : {}),

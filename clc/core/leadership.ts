@@ -22,6 +22,8 @@ export interface Leadership {
    * sends none (nothing to fence).
    */
   epoch(): string | undefined;
+  /** Every replica campaigning now, the leader first (DescribeServices lists them); absent: the single CLC. */
+  replicas?(): readonly string[];
 }
 
 /** The one CLC of a file-store deployment: always the leader, nobody else to name. */
