@@ -17,7 +17,7 @@ import { signQuery } from '../../shared/auth/sign.js';
 import { FerryError } from '../../shared/errors/registry.js';
 import { namedLeaderOf } from '../../shared/leader/leaderRouting.js';
 import { CC_PATH, NC_PATH } from '../../shared/wire/transport.js';
-import type { ProcessSpec } from '../../scripts/cloudLayout.js';
+import { withFlags as variant, type ProcessSpec } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
@@ -37,17 +37,6 @@ const VM_TYPES = [{ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 }];
 const cloud = new TestCloud(96, 3, { simArgs: ['--time-scale', '1', '--cores', '4', '--memory-mib', '2048', '--disk-gib', '100'] });
 const [n1, n2] = cloud.nodeHosts as [string, string, string];
 const clcUrl = `http://${cloud.controller}:${CLC_PORT}/services/Eucalyptus`;
-
-/** A process of the cloud's layout with some flags' values replaced and others added. */
-function variant(spec: ProcessSpec, name: string, set: Record<string, string>, extra: readonly string[] = []): ProcessSpec {
-  const args = [...spec.args];
-  for (const [flag, value] of Object.entries(set)) {
-    const i = args.indexOf(flag);
-    if (i < 0) args.push(flag, value);
-    else args[i + 1] = value;
-  }
-  return { ...spec, name, args: [...args, ...extra] };
-}
 
 /** The code of a failed wire call: the remote code of a <Fault>, else the transport's. */
 function faultOf(e: unknown): { code: string; message: string } {
