@@ -18,6 +18,7 @@ import xml2js from 'xml2js';
 import { certsDirOf, ensureCloudPki, simSocketOf } from './cloudLayout.js';
 import { adminQuery, adminRequest, DemoDaemons } from './demoDaemons.js';
 import { isAlive } from './daemon.js';
+import { drainProblems } from './drainVerdict.js';
 import { REPLICATED_DEFAULTS, replicatedCloud, type Replica } from './replicatedLayout.js';
 import { SimDriver } from '../nc/hypervisor/sim/simDriver.js';
 
@@ -217,18 +218,12 @@ async function failover(): Promise<void> {
   console.log(`${migrationId} ${done.state}: ${items.map((i) => `${i.instanceId} ${i.state}`).join(', ')}`);
 
   const now = await runningCopies();
-  const problems: string[] = [];
   console.log('Where each instance runs (each host\'s hypervisor asked):');
   for (const id of ids) {
     const hosts = now.get(id) ?? [];
-    const moved = onSource.includes(id) ? ` (was on ${source})` : '';
-    console.log(`  ${id}  ${hosts.length === 0 ? 'LOST: runs nowhere' : hosts.join(' and ')}${hosts.length > 1 ? '  DUPLICATED' : ''}${moved}`);
-    if (hosts.length === 0) problems.push(`${id} is lost`);
-    if (hosts.length > 1) problems.push(`${id} runs ${hosts.length} times`);
-    if (onSource.includes(id) && hosts.includes(source) && done.state === 'completed') problems.push(`${id} still runs on the drained ${source}`);
+    console.log(`  ${id}  ${hosts.length === 0 ? 'nowhere' : hosts.join(' and ')}${onSource.includes(id) ? ` (was on ${source})` : ''}`);
   }
-  for (const id of now.keys()) if (!ids.includes(id)) problems.push(`${id} runs but did not before`);
-  if (done.state !== 'completed') problems.push(`${migrationId} ended ${done.state}`);
+  const problems = drainProblems({ before: copies, after: now, source, migrationState: String(done.state) });
 
   console.log(`\neuca-describe-services at the new leader (EC2_URL=${apiOf(newClc)}):`);
   const cli = await execFileAsync(process.execPath, [join(root, 'bin', 'euca-describe-services')], { env: cliEnv(apiOf(newClc)) });
