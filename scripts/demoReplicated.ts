@@ -14,13 +14,15 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import xml2js from 'xml2js';
 import { certsDirOf, ensureCloudPki, simSocketOf } from './cloudLayout.js';
-import { adminQuery, adminRequest, DemoDaemons } from './demoDaemons.js';
+import { adminRequest, DemoDaemons } from './demoDaemons.js';
 import { isAlive } from './daemon.js';
 import { drainProblems } from './drainVerdict.js';
 import { REPLICATED_DEFAULTS, replicatedCloud, type Replica } from './replicatedLayout.js';
 import { SimDriver } from '../nc/hypervisor/sim/simDriver.js';
+import { DEFAULT_TIMEOUT_MS, QueryClient } from '../clc/cli/queryClient.js';
+import { readResponse, type Reading } from '../clc/cli/responses.js';
+import { readCredentialsFile } from '../shared/auth/credentialsFile.js';
 
 const execFileAsync = promisify(execFile);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -44,14 +46,16 @@ const apiOf = (r: Replica): string => `${r.url}${PATH}`;
 /** Demo tooling: what went wrong, for the terminal (exit 1). */
 class DemoFailure extends Error {}
 
-const arr = <T>(x: T | T[] | undefined | ''): T[] => (x === undefined || x === '' ? [] : Array.isArray(x) ? x : [x]);
-
-async function parsed(text: string): Promise<any> {
-  return xml2js.parseStringPromise(text, { explicitArray: false });
+/** One admin action at replica `r` as the CLI sends and reads it (a follower's NotLeader is followed once). */
+async function action<K extends 'DescribeServices' | 'DescribeInstances' | 'RunInstances' | 'MigrateInstances' | 'DescribeMigrations'>(
+  r: Replica, kind: K, params: Record<string, string> = {},
+): Promise<Reading<K>> {
+  const client = new QueryClient({ url: apiOf(r), credentials: await readCredentialsFile(credentialsPath), timeoutMs: DEFAULT_TIMEOUT_MS });
+  return readResponse(kind, await client.call(kind, params), apiOf(r));
 }
 
-async function action(r: Replica, params: Record<string, string>): Promise<any> {
-  return (await parsed(await adminQuery(apiOf(r), credentialsPath, params)))[`${params.Action}Response`];
+async function migration(r: Replica, id: string): Promise<Reading<'DescribeMigrations'>['migrationSet'][number] | undefined> {
+  return (await action(r, 'DescribeMigrations', { 'MigrationId.1': id })).migrationSet[0];
 }
 
 /** Polls `read` every 250 ms until `good` (a rejection is a value too); fails after `ms` naming `what`. */
@@ -75,16 +79,16 @@ interface ServicesView {
 
 /** DescribeServices at `at`: who leads, as the product says it. */
 async function services(at: Replica): Promise<ServicesView> {
-  const items = arr<any>((await action(at, { Action: 'DescribeServices' })).serviceStatuses?.item);
+  const items = (await action(at, 'DescribeServices')).serviceStatuses;
   const leaderOf = (type: string, name: string, of: readonly Replica[]): Replica | undefined => {
-    const s = items.find((i) => i.serviceId?.type === type && i.serviceId?.name === name && i.localState === 'ENABLED');
+    const s = items.find((i) => i.serviceId.type === type && i.serviceId.name === name && i.localState === 'ENABLED');
     return s === undefined ? undefined : of.find((r) => String(s.serviceId.uri).startsWith(r.url + '/'));
   };
   const clc = leaderOf('eucalyptus', 'clc', cloud.clcs);
   const cc = leaderOf('cluster', cloud.layout.partition ?? 'cluster01', cloud.ccs);
   return {
     ...(clc ? { clc } : {}), ...(cc ? { cc } : {}),
-    rows: items.filter((i) => i.serviceId?.type !== 'node').map((i) => `${String(i.serviceId.type).padEnd(10)} ${String(i.serviceId.name).padEnd(28)} ${String(i.localState).padEnd(9)} ${i.serviceId.uri}`),
+    rows: items.filter((i) => i.serviceId.type !== 'node').map((i) => `${i.serviceId.type.padEnd(10)} ${i.serviceId.name.padEnd(28)} ${i.localState.padEnd(9)} ${i.serviceId.uri}`),
   };
 }
 
@@ -103,7 +107,9 @@ async function leaders(among: readonly Replica[] = cloud.clcs, ms = 90_000): Pro
     }
     throw last instanceof Error ? last : new Error(`no leaders yet: ${JSON.stringify(last)}`);
   };
-  return until('a leading CLC and a leading CC named by DescribeServices', read, (v) => !(v instanceof Error) && v.clc !== undefined && v.cc !== undefined, ms) as Promise<any>;
+  const v = await until('a leading CLC and a leading CC named by DescribeServices', read, (x) => !(x instanceof Error) && x.clc !== undefined && x.cc !== undefined, ms);
+  if (v.clc === undefined || v.cc === undefined) throw new DemoFailure('no leaders'); // until() returned only once both are there
+  return { ...v, clc: v.clc, cc: v.cc };
 }
 
 /** Where each VM runs according to the hypervisors (running copies only): the ground truth. */
@@ -151,9 +157,8 @@ async function start(): Promise<void> {
   for (const r of rest) copyFileSync(credentialsPath, join(cloud.stateDir(r.name), 'admin.credentials'));
   await daemons.start(cloud.specs.filter((s) => rest.some((c) => c.name === s.name)));
   const led = await leaders();
-  const described = await action(led.clc, { Action: 'DescribeInstances' });
-  if (arr(described.reservationSet?.item).length === 0) {
-    await action(led.clc, { Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '6', MaxCount: '6' });
+  if ((await action(led.clc, 'DescribeInstances')).reservationSet.length === 0) {
+    await action(led.clc, 'RunInstances', { ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '6', MaxCount: '6' });
     console.log('  started 6 demo instances');
   }
   console.log(`
@@ -188,8 +193,8 @@ async function failover(): Promise<void> {
   const [source, onSource] = [...perHost].sort((a, b) => b[1].length - a[1].length)[0] as [string, string[]];
   console.log(`Draining ${source} (${onSource.length} instances: ${onSource.join(', ')}); ${ids.length} instances in all`);
 
-  const migrationId = String((await action(before.clc, { Action: 'MigrateInstances', SourceHost: source })).migrationId);
-  const during = arr<any>((await action(before.clc, { Action: 'DescribeMigrations', 'MigrationId.1': migrationId })).migrationSet?.item)[0];
+  const { migrationId } = await action(before.clc, 'MigrateInstances', { SourceHost: source });
+  const during = await migration(before.clc, migrationId);
   console.log(`  ${migrationId} is ${during?.state ?? 'unknown'}`);
   if (during?.state !== 'active') throw new DemoFailure(`${migrationId} finished before a leader could be killed (${during?.state}); run failover again`);
 
@@ -212,9 +217,10 @@ async function failover(): Promise<void> {
   const ccMs = Date.now() - killedAt;
   console.log(`  CC:  ${after.cc?.name} (${after.cc?.url}) leads, named by DescribeServices ${seconds(ccMs)} after the kill`);
 
-  const done = await until(`${migrationId} to finish`, async () => arr<any>((await action(newClc, { Action: 'DescribeMigrations', 'MigrationId.1': migrationId })).migrationSet?.item)[0],
+  const done = await until(`${migrationId} to finish`, () => migration(newClc, migrationId),
     (m) => m !== undefined && !(m instanceof Error) && m.state !== 'active', 300_000);
-  const items = arr<any>(done.itemSet?.item);
+  if (done === undefined) throw new DemoFailure(`${migrationId} is gone`); // until() returned only a defined one
+  const items = done.itemSet;
   console.log(`${migrationId} ${done.state}: ${items.map((i) => `${i.instanceId} ${i.state}`).join(', ')}`);
 
   const now = await runningCopies();
@@ -223,7 +229,7 @@ async function failover(): Promise<void> {
     const hosts = now.get(id) ?? [];
     console.log(`  ${id}  ${hosts.length === 0 ? 'nowhere' : hosts.join(' and ')}${onSource.includes(id) ? ` (was on ${source})` : ''}`);
   }
-  const problems = drainProblems({ before: copies, after: now, source, migrationState: String(done.state) });
+  const problems = drainProblems({ before: copies, after: now, source, migrationState: done.state });
 
   console.log(`\neuca-describe-services at the new leader (EC2_URL=${apiOf(newClc)}):`);
   const cli = await execFileAsync(process.execPath, [join(root, 'bin', 'euca-describe-services')], { env: cliEnv(apiOf(newClc)) });
