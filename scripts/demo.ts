@@ -7,7 +7,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ccUrl, certsDirOf, cloudLayout, clcUrl, ensureCloudPki, type CloudLayoutOptions } from './cloudLayout.js';
-import { adminQuery, DemoDaemons } from './demoDaemons.js';
+import { adminQuery, DemoDaemons, runDemoCommand } from './demoDaemons.js';
 import { readCredentialsFile } from '../shared/auth/credentialsFile.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -71,21 +71,9 @@ function status(): void {
   daemons.status(layout);
 }
 
-const cmd = process.argv[2] ?? 'start';
-const actions: Record<string, () => Promise<void> | void> = {
+await runDemoCommand('demo', 'scripts/demo.sh [start|stop|status|reset]', {
   start,
   stop,
   status,
   reset: async () => { await stop(); rmSync(base, { recursive: true, force: true }); console.log('  demo state removed'); },
-};
-const action = actions[cmd];
-if (!action) {
-  console.error(`usage: scripts/demo.sh [start|stop|status|reset]`);
-  process.exit(2);
-}
-try {
-  await action();
-} catch (e) {
-  console.error(`demo: ${(e as Error).message}`);
-  process.exit(1);
-}
+});

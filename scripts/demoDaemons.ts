@@ -101,3 +101,21 @@ export async function adminQuery(url: string, credentialsPath: string, params: R
   if (r.status !== 200) throw new Error(`${params.Action} failed (${r.status}): ${r.text}`);
   return r.text;
 }
+
+/**
+ * Runs the demo command named by argv[2] (default start) from `commands`: a wrong name prints `usage`
+ * and exits 2; a failure prints `<who>: <message>` and exits 1.
+ */
+export async function runDemoCommand(who: string, usage: string, commands: Readonly<Record<string, () => Promise<void> | void>>): Promise<void> {
+  const run = commands[process.argv[2] ?? 'start'];
+  if (!run) {
+    console.error(`usage: ${usage}`);
+    process.exit(2);
+  }
+  try {
+    await run();
+  } catch (e) {
+    console.error(`${who}: ${(e as Error).message}`);
+    process.exit(1);
+  }
+}

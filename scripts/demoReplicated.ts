@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { certsDirOf, ensureCloudPki, simSocketOf } from './cloudLayout.js';
-import { adminRequest, DemoDaemons } from './demoDaemons.js';
+import { adminRequest, DemoDaemons, runDemoCommand } from './demoDaemons.js';
 import { isAlive } from './daemon.js';
 import { drainProblems } from './drainVerdict.js';
 import { REPLICATED_DEFAULTS, replicatedCloud, type Replica } from './replicatedLayout.js';
@@ -257,22 +257,10 @@ function status(): void {
   console.log(`  etcd                 ${etcdRunning()} of ${cloud.etcd.addrs.length} members running (${cloud.etcd.endpoints.join(',')})`);
 }
 
-const cmd = process.argv[2] ?? 'start';
-const actions: Record<string, () => Promise<void> | void> = {
+await runDemoCommand('replicated demo', 'scripts/demo.sh replicated [start|failover|status|stop|reset]', {
   start,
   stop,
   status,
   failover,
   reset: async () => { await stop(); rmSync(base, { recursive: true, force: true }); console.log('  replicated demo state removed'); },
-};
-const run = actions[cmd];
-if (!run) {
-  console.error('usage: scripts/demo.sh replicated [start|failover|status|stop|reset]');
-  process.exit(2);
-}
-try {
-  await run();
-} catch (e) {
-  console.error(`replicated demo: ${(e as Error).message}`);
-  process.exit(1);
-}
+});
