@@ -39,6 +39,7 @@ const cloud = replicatedCloud({
 const daemons = new DemoDaemons({ root, runDir: join(base, 'run'), logDir: join(base, 'logs') });
 const PATH = '/services/Eucalyptus';
 const TTL_S = REPLICATED_DEFAULTS.leaderTtlSeconds;
+const DEMO_INSTANCES = 6;
 /** Written by the first CLC replica at its first start and copied to the others: one set of admin keys per region. */
 const credentialsPath = join(cloud.stateDir('clc-a'), 'admin.credentials');
 const apiOf = (r: Replica): string => `${r.url}${PATH}`;
@@ -157,9 +158,11 @@ async function start(): Promise<void> {
   for (const r of rest) copyFileSync(credentialsPath, join(cloud.stateDir(r.name), 'admin.credentials'));
   await daemons.start(cloud.specs.filter((s) => rest.some((c) => c.name === s.name)));
   const led = await leaders();
-  if ((await action(led.clc, 'DescribeInstances')).reservationSet.length === 0) {
-    await action(led.clc, 'RunInstances', { ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '6', MaxCount: '6' });
-    console.log('  started 6 demo instances');
+  // Counted on the hypervisors: a stop powers the simulated hosts off, and their VMs with them.
+  const missing = DEMO_INSTANCES - (await runningCopies()).size;
+  if (missing > 0) {
+    await action(led.clc, 'RunInstances', { ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: String(missing), MaxCount: String(missing) });
+    console.log(`  started ${missing} demo instances`);
   }
   console.log(`
 Ferry's replicated demo is up: etcd ${cloud.etcd.endpoints.join(',')},
