@@ -4,7 +4,8 @@
  * `scripts/demo.sh replicated` runs after building) moved onto this test's own loopback addresses and
  * ports by its environment variables: the cloud on 127.0.103.0/24, etcd on 127.0.104.1-3, ports
  * 20100-20131. `start`, then `failover` (exit 0, a new CLC and CC leader named, every instance on
- * exactly one host), then `stop`, which must leave none of the processes it recorded alive.
+ * exactly one host), the Eucalyptus 4 admin tools' reading of DescribeServices with replicas (leaders
+ * ENABLED, standbys DISABLED), then `stop`, which must leave none of the processes it recorded alive.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -14,7 +15,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive, stopPid } from '../../scripts/daemon.js';
 import { etcdInstalled } from '../../scripts/etcdCluster.js';
+import { readCredentialsFile } from '../../shared/auth/credentialsFile.js';
+import { adminBootstrap, adminEc2, EUCALYPTUS_ADMIN_USER_AGENT, EucalyptusAdmin, serviceRows } from '../clients/eucaCommands.js';
+import { RequestbuilderSession } from '../clients/requestbuilder.js';
 import { ROOT } from '../helpers/cloud.js';
+import { until } from '../helpers/clcReplicas.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'ferry-repdemo-'));
@@ -89,6 +94,20 @@ describe.skipIf(!etcdInstalled())('the replicated demo: start, failover during a
     expect(r.out).toMatch(/SERVICE\tcluster\tcluster01\tcluster01@127\.0\.103\.254-2011[01]\tNOTREADY/);
     expect(r.out).toContain('each run exactly once');
   }, 520_000);
+
+  it('the Eucalyptus 4 admin tools read the replicas (euserv-describe-services): each leader ENABLED, every standby DISABLED', async () => {
+    const creds = await readCredentialsFile(join(dir, 'clc-a', 'admin.credentials'));
+    // Any replica answers the read; the killed ones were restarted as standbys by failover.
+    const origin = 'http://127.0.103.254:20102';
+    const tool = new EucalyptusAdmin(new RequestbuilderSession(creds, EUCALYPTUS_ADMIN_USER_AGENT), adminBootstrap(`${origin}/services/Empyrean/`), adminEc2(`${origin}/services/compute/`));
+    const rows = await until('every replica listed and answering', async () => serviceRows((await tool.describeServices({ all: true })).result).filter((r) => r[1] !== 'node').map((r) => r.join(' ')),
+      (v) => Array.isArray(v) && v.length === 5 && v.filter((r) => r.endsWith(' disabled')).length === 3);
+    expect([...rows].sort()).toEqual([
+      'SERVICE cluster cluster01 cluster01 enabled', expect.stringMatching(/^SERVICE cluster cluster01 cluster01@127\.0\.103\.254-2011[01] disabled$/),
+      'SERVICE eucalyptus eucalyptus clc enabled',
+      expect.stringMatching(/^SERVICE eucalyptus eucalyptus clc@127\.0\.103\.254-2010[0-2] disabled$/), expect.stringMatching(/^SERVICE eucalyptus eucalyptus clc@127\.0\.103\.254-2010[0-2] disabled$/),
+    ]);
+  }, 120_000);
 
   it('stop leaves none of the processes the demo recorded', async () => {
     const pids = recordedPids();
