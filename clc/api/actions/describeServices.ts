@@ -79,14 +79,14 @@ function selected(input: DescribeServicesInput): (s: ServiceStatus) => boolean {
 
 async function run(input: DescribeServicesInput, ctx: ActionContext): Promise<XmlObject> {
   const partitions = input.partition !== undefined ? [requireZone(ctx.clusters, input.partition)] : partitionNames(ctx.clusters);
+  // A partition with CC replicas (issue 21): each is asked which it is and whether it leads (failures are answers, so this never rejects).
+  const replicated = ctx.clusters.partitions.filter((p) => partitions.includes(p.name) && (p.endpoints?.length ?? 1) > 1 && input.type !== 'eucalyptus' && input.type !== 'node');
+  const asking = Promise.all(replicated.map(async (p) => [p.name, await ctx.clusters.describeReplicas?.(p.name)] as const));
   // Cluster and node states both come from ccDescribeNodes; only a question about the CLC skips it.
   const fan: FanOut<CcResponse<'ccDescribeNodes'>> = input.type === 'eucalyptus'
     ? { answers: new Map(), unavailable: new Map() }
     : await askPartitions(ctx.clusters, partitions, 'ccDescribeNodes', {}, ctx.logger);
-
-  // A partition with CC replicas (issue 21): each is asked which it is and whether it leads.
-  const replicated = ctx.clusters.partitions.filter((p) => partitions.includes(p.name) && (p.endpoints?.length ?? 1) > 1 && input.type !== 'eucalyptus' && input.type !== 'node');
-  const replicaAnswers = new Map(await Promise.all(replicated.map(async (p) => [p.name, await ctx.clusters.describeReplicas?.(p.name)] as const)));
+  const replicaAnswers = new Map(await asking);
 
   // The CLC: ENABLED whenever it can answer; replicas on etcd name their leader.
   const statuses: ServiceStatus[] = input.partition === undefined ? clcReplicaStatuses(ctx.origin, CLC_SERVICE_PATH, ctx.leadership) : [];
