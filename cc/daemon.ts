@@ -91,6 +91,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     awaitFencedHosts: true,
     // The NCs push their changes: a report stays current until the safety-net poll is overdue.
     freshMs: config.pollIntervalMs + config.ncTimeoutMs,
+    leadership,
   });
   const refusals = new RefusalLog({ logger, clock });
   const onRefused = wireRefusalReporter(refusals);

@@ -15,7 +15,7 @@ import type { Clock } from '../shared/clock.js';
 import type { FerryError } from '../shared/errors/registry.js';
 import { notLeaderText } from '../shared/leader/leaderRouting.js';
 import { replicaElection, type ReplicaElection } from '../shared/leader/replicaElection.js';
-import type { CcOp } from '../shared/protocol/ccProtocol.js';
+import type { CcOp, CcResponse } from '../shared/protocol/ccProtocol.js';
 import { LEADER_EPOCH_FIELD, NC_CHANGE_OPS, NO_EPOCH } from '../shared/protocol/leaderEpoch.js';
 import type { WireHandlers, WireTransport } from '../shared/wire/transport.js';
 import { CcErrors } from './errors.js';
@@ -46,8 +46,16 @@ export function ccElection(o: {
 
 /** What a follower serves: the operations that change nothing (at the CC or at an NC). */
 export const CC_READ_OPS: ReadonlySet<CcOp> = new Set<CcOp>([
-  'ccDescribeNodes', 'ccDescribeInstances', 'ccDescribeResources', 'ccDescribeMigrations', 'ccCheckHostActivity',
+  'ccDescribeNodes', 'ccDescribeInstances', 'ccDescribeResources', 'ccDescribeMigrations', 'ccCheckHostActivity', 'ccDescribeReplica',
 ]);
+
+/** What ccDescribeReplica answers: this replica, whether it leads (with its epoch), and the leader it observes. */
+export function replicaReport(l: CcLeadership, partition: string): CcResponse<'ccDescribeReplica'> {
+  const leading = l.leading();
+  const epoch = leading ? l.epoch() : undefined;
+  const leaderUrl = l.leaderUrl();
+  return { partition, self: l.self, leading, ...(leaderUrl !== undefined ? { leaderUrl } : {}), ...(epoch !== undefined ? { epoch } : {}) };
+}
 
 export function notLeaderError(l: CcLeadership, partition: string): FerryError {
   return CcErrors.make('NotLeader', { replica: l.self, partition, leaderIs: notLeaderText(l.self, l.leaderUrl()) });

@@ -52,6 +52,7 @@ export const CC_ACCESS: AccessTable = Object.freeze({
   ccMigrateInstances: only('clc', BULK_REQUEST),
   ccDescribeMigrations: only('clc', SMALL_REQUEST),
   ccCancelMigration: only('clc', SMALL_REQUEST),
+  ccDescribeReplica: only('clc', SMALL_REQUEST),
   ccNodeEvent: { nc: { limits: SMALL_REQUEST, speaksForHost: 'host' } },
 } satisfies Record<CcOp, unknown>);
 

@@ -22,6 +22,7 @@ import {
   type ClusterView,
 } from './view.js';
 import type { ViewKeeper } from './viewKeeper.js';
+import { replicaReport, SOLE_CC, type CcLeadership } from './replicas.js';
 import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 import { pauseInstance } from './pauseInstance.js';
 import { ListingVersions } from './listingVersion.js';
@@ -72,6 +73,8 @@ export interface CcServiceOptions {
    * failed or never ran) is asked for again before a change, and marked stale in a read.
    */
   readonly freshMs?: number;
+  /** Whether this replica leads (issue 21), for ccDescribeReplica; absent: the one CC, which always leads. */
+  readonly leadership?: CcLeadership;
 }
 
 export class CcService {
@@ -110,6 +113,7 @@ export class CcService {
 
   /** The handlers typedHandlers(SERVED_OPS, …) serves. */
   readonly ops: TypedImpl<typeof SERVED_OPS> = {
+    ccDescribeReplica: async () => replicaReport(this.opts.leadership ?? SOLE_CC, this.opts.keeper.get().partition),
     ccDescribeNodes: async (req) => {
       const maxAgeMs = req.maxAgeMs ?? Math.min(FRESH_MS, this.freshMs);
       const { view, stale } = req.cached === true ? this.cachedView()

@@ -169,3 +169,14 @@ export function cloudLayout(o: CloudLayoutOptions): ProcessSpec[] {
 export function clcUrl(controllerHost: string): string {
   return `http://${controllerHost}:${PORTS.clc}/services/Eucalyptus`;
 }
+
+/** A process of a layout under another name, with some flags' values replaced (added when absent) and `extra` flags appended. */
+export function withFlags(spec: ProcessSpec, name: string, set: Readonly<Record<string, string>>, extra: readonly string[] = []): ProcessSpec {
+  const args = [...spec.args];
+  for (const [flag, value] of Object.entries(set)) {
+    const i = args.indexOf(flag);
+    if (i < 0) args.push(flag, value);
+    else args[i + 1] = value;
+  }
+  return { ...spec, name, args: [...args, ...extra] };
+}

@@ -3,13 +3,12 @@
  * started as detached daemons with state under .ferry-demo/, plus a few running instances.
  *   node dist/scripts/demo.js start|stop|status
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ccUrl, certsDirOf, cloudLayout, clcUrl, ensureCloudPki, type CloudLayoutOptions } from './cloudLayout.js';
-import { isAlive, spawnDaemon, stopPid } from './daemon.js';
+import { adminQuery, DemoDaemons, runDemoCommand } from './demoDaemons.js';
 import { readCredentialsFile } from '../shared/auth/credentialsFile.js';
-import { signQuery } from '../shared/auth/sign.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const base = join(root, '.ferry-demo');
@@ -27,37 +26,14 @@ const url = clcUrl(CONTROLLER);
 /** Written by the CLC at its first start; the CLI reads it by default. */
 const credentialsPath = join(base, 'clc', 'admin.credentials');
 
-function pidOf(name: string): number | undefined {
-  const f = join(runDir, `${name}.pid`);
-  if (!existsSync(f)) return undefined;
-  const pid = Number(readFileSync(f, 'utf8'));
-  return Number.isInteger(pid) && isAlive(pid) ? pid : undefined;
-}
-
-async function query(params: Record<string, string>): Promise<string> {
-  const creds = await readCredentialsFile(credentialsPath);
-  const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
-  const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
-  const text = await res.text();
-  // The demo's own failure, printed to whoever runs it with the CLC's coded error document in `text`.
-  if (!res.ok) throw new Error(`${params.Action} failed (${res.status}): ${text}`);
-  return text;
-}
+const daemons = new DemoDaemons({ root, runDir, logDir: join(base, 'logs') });
+const query = (params: Record<string, string>): Promise<string> => adminQuery(url, credentialsPath, params);
 
 async function start(): Promise<void> {
   mkdirSync(runDir, { recursive: true });
   const pki = ensureCloudPki(layoutOptions);
   if (pki && pki.written.length > 0) console.log(`  cloud PKI            ${pki.written.length} files written to ${certsDirOf(layoutOptions)}`);
-  for (const spec of layout) {
-    const running = pidOf(spec.name);
-    if (running) {
-      console.log(`  ${spec.name.padEnd(20)} already running (pid ${running})`);
-      continue;
-    }
-    const d = await spawnDaemon(spec, { root, logFile: join(base, 'logs', `${spec.name}.log`), detached: true });
-    writeFileSync(join(runDir, `${spec.name}.pid`), String(d.pid));
-    console.log(`  ${spec.name.padEnd(20)} started (pid ${d.pid})`);
-  }
+  await daemons.start(layout);
   const described = await query({ Action: 'DescribeInstances' });
   if (!described.includes('<instanceId>')) {
     await query({ Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '3', MaxCount: '3' });
@@ -88,38 +64,16 @@ Logs: ${join(base, 'logs')}   Stop: scripts/demo.sh stop   Reset: scripts/demo.s
 }
 
 async function stop(): Promise<void> {
-  for (const spec of [...layout].reverse()) {
-    const pid = pidOf(spec.name);
-    if (pid) {
-      await stopPid(pid);
-      console.log(`  ${spec.name.padEnd(20)} stopped (pid ${pid})`);
-    }
-    rmSync(join(runDir, `${spec.name}.pid`), { force: true });
-  }
+  await daemons.stop(layout);
 }
 
 function status(): void {
-  for (const spec of layout) {
-    const pid = pidOf(spec.name);
-    console.log(`  ${spec.name.padEnd(20)} ${pid ? `running (pid ${pid})` : 'stopped'}`);
-  }
+  daemons.status(layout);
 }
 
-const cmd = process.argv[2] ?? 'start';
-const actions: Record<string, () => Promise<void> | void> = {
+await runDemoCommand('demo', 'scripts/demo.sh [start|stop|status|reset]', {
   start,
   stop,
   status,
   reset: async () => { await stop(); rmSync(base, { recursive: true, force: true }); console.log('  demo state removed'); },
-};
-const action = actions[cmd];
-if (!action) {
-  console.error(`usage: scripts/demo.sh [start|stop|status|reset]`);
-  process.exit(2);
-}
-try {
-  await action();
-} catch (e) {
-  console.error(`demo: ${(e as Error).message}`);
-  process.exit(1);
-}
+});

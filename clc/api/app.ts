@@ -148,7 +148,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
         await leadership.confirm?.();
       }
       const ctx: ActionContext = {
-        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks,
+        clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks, leadership,
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
         ...(opts.volumes ? { volumes: opts.volumes } : {}),

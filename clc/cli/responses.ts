@@ -42,7 +42,7 @@ const unavailableSchema = itemsOf(z.object({ partition: z.string(), reason: text
 export type UnavailableReading = z.infer<typeof unavailableSchema>;
 
 const serviceSchema = z.object({
-  serviceId: z.object({ partition: z.string(), name: z.string(), type: z.string(), fullName: text }),
+  serviceId: z.object({ partition: z.string(), name: z.string(), type: z.string(), fullName: text, uri: text }),
   localState: z.string(),
   details: itemsOf(z.string()),
 });

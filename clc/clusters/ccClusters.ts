@@ -7,7 +7,7 @@ import { ClcErrors } from '../core/errors.js';
 import { notLeaderError, SOLE_REPLICA, type Leadership } from '../core/leadership.js';
 import { CLC_CC_OPS, type ClcCcOp, type ClcCcRequest, type ClcCcResponse } from './ccContract.js';
 import { translateCcFailure } from './ccFaults.js';
-import type { Clusters, PartitionInfo } from './clusters.js';
+import type { Clusters, PartitionInfo, ReplicaAnswer } from './clusters.js';
 import { ListingCache } from './listingCache.js';
 
 export interface CcClustersOptions {
@@ -62,6 +62,15 @@ export function createCcClusters(opts: CcClustersOptions): Clusters {
         }
         throw failure;
       }
+    },
+    async describeReplicas(partition: string): Promise<readonly ReplicaAnswer[]> {
+      const p = opts.partitions.find((x) => x.name === partition);
+      if (p === undefined) throw ClcErrors.make('InternalError', { detail: `no cluster controller is configured for partition ${partition}` });
+      // Each replica directly (not through the route): a follower's answer is the point.
+      return Promise.all((p.endpoints ?? [p.endpoint]).map((url) => client.call(url, 'ccDescribeReplica', {}, { timeoutMs: opts.timeoutMs }).then(
+        (report): ReplicaAnswer => ({ url, report }),
+        (e: unknown): ReplicaAnswer => ({ url, failure: translateCcFailure(e, partition, 'ccDescribeReplica') }),
+      )));
     },
   };
 }

@@ -2,6 +2,7 @@
  * The CLC's narrow view of its cluster controllers (STYLE habit 4): which partitions exist and one
  * typed call into a partition's CC. The real adapter is ccClusters.ts; tests pass a hand-written fake.
  */
+import type { FerryError } from '../../shared/errors/registry.js';
 import type { ClcCcOp, ClcCcRequest, ClcCcResponse } from './ccContract.js';
 
 /** One configured partition (= availability zone) and the CC that serves it. */
@@ -25,7 +26,18 @@ export interface Clusters {
    * (`delivered` 'no'), and one the CC refused as a deposed leader's (StaleLeaderEpoch) did nothing.
    */
   call<O extends ClcCcOp>(partition: string, op: O, req: ClcCcRequest<O>): Promise<ClcCcResponse<O>>;
+  /**
+   * Asks each of the partition's CC replicas (issue 21) which it is and whether it leads
+   * (ccDescribeReplica), in the order configured; a replica that does not answer comes back with its
+   * failure. Absent: an adapter that knows no replicas (DescribeServices then shows the partition alone).
+   */
+  describeReplicas?(partition: string): Promise<readonly ReplicaAnswer[]>;
 }
+
+/** One CC replica's answer to ccDescribeReplica, or why it gave none. */
+export type ReplicaAnswer =
+  | { readonly url: string; readonly report: ClcCcResponse<'ccDescribeReplica'> }
+  | { readonly url: string; readonly failure: FerryError };
 
 export function partitionNames(clusters: Clusters): string[] {
   return clusters.partitions.map((p) => p.name);

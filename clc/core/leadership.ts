@@ -29,6 +29,8 @@ export interface Leadership {
    * StoreUnavailable. Absent for the single CLC: nothing to prove.
    */
   confirm?(): Promise<void>;
+  /** Every replica campaigning now, the leader first (DescribeServices lists them); absent: the single CLC. */
+  replicas?(): readonly string[];
 }
 
 /** The one CLC of a file-store deployment: always the leader, nobody else to name. */

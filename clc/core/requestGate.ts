@@ -51,5 +51,7 @@ export function gatedClusters(clusters: Clusters, gate: RequestGate): Clusters {
       // Queued changes go out in the order they queued (PartitionGate.sendTurn).
       return gate.sendTurn(partition).then(() => clusters.call(partition, op, req));
     },
+    // A read of each replica: never gated.
+    ...(clusters.describeReplicas !== undefined ? { describeReplicas: clusters.describeReplicas.bind(clusters) } : {}),
   };
 }

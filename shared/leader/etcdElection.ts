@@ -29,6 +29,8 @@ export interface LeaderStatus {
   readonly epoch?: string;
   /** The leader as last observed in etcd (this process or another), if any. */
   readonly leader?: ObservedLeader;
+  /** Every candidate's identity as last observed, oldest key (the leader) first: the replicas alive now. */
+  readonly candidates: readonly string[];
 }
 
 export interface ElectionConfig {
@@ -62,6 +64,7 @@ export class EtcdElection implements WriteFence {
   private tickTimer: TimerHandle | undefined;
   private retryTimer: TimerHandle | undefined;
   private observed: ObservedLeader | undefined;
+  private candidates: readonly string[] = [];
   private observer: Watcher | undefined;
   private observing = false;
   private refreshing: Promise<void> | undefined;
@@ -104,6 +107,7 @@ export class EtcdElection implements WriteFence {
       leading,
       ...(leading && this.snap.epoch !== undefined ? { epoch: this.snap.epoch } : {}),
       ...(this.observed !== undefined ? { leader: this.observed } : {}),
+      candidates: this.candidates,
     };
   }
 
@@ -313,6 +317,7 @@ export class EtcdElection implements WriteFence {
         const first = res.kvs[0];
         const before = this.observed;
         this.observed = first === undefined ? undefined : { identity: first.value.toString(), epoch: first.create_revision };
+        this.candidates = Object.freeze(res.kvs.map((kv) => kv.value.toString()));
         // Our key is gone (revoked, expired, deleted) while we think we lead: not leader, now.
         if (this.snap.state === 'leader' && this.snap.key !== undefined && revision >= BigInt(this.snap.epoch ?? '0')
           && !res.kvs.some((kv) => kv.key.toString() === this.snap.key)) {

@@ -37,6 +37,8 @@ export interface ReplicaElection {
   confirm(): Promise<void>;
   /** This replica's epoch (its key's create revision, decimal) while it leads; undefined otherwise. */
   epoch(): string | undefined;
+  /** Every replica campaigning now (its advertised URL), the leader first, as last observed in etcd. */
+  replicas(): readonly string[];
   /** Called on every change of leadership the election sees. */
   onChange(listener: () => void): void;
   start(): void;
@@ -67,6 +69,7 @@ export function replicaElection(o: ReplicaElectionOptions): ReplicaElection {
     leaderUrl,
     confirm: () => election.confirm(),
     epoch: () => election.status().epoch,
+    replicas: () => election.status().candidates,
     onChange: (l) => { listeners.push(l); },
     start: () => election.start(),
     settled: (timeoutMs) => new Promise<void>((resolve) => {

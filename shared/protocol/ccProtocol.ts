@@ -318,6 +318,23 @@ export const CC_OPS = {
       newestWriteAt: z.number().nullable(),
     }),
   },
+  /**
+   * Which of the partition's CC replicas answers and whether it leads (issue 21): the CLC asks every
+   * replica for DescribeServices. Served by every replica (a read); the one CC of a file store leads.
+   */
+  ccDescribeReplica: {
+    request: z.object({}),
+    response: z.object({
+      partition: partitionSchema,
+      /** Its advertised URL (--advertise-url), or "this CC" for the one CC of a file store. */
+      self: z.string().min(1).max(2048),
+      leading: z.boolean(),
+      /** The leader as this replica last observed it; absent while none is elected (or for the one CC). */
+      leaderUrl: z.string().min(1).max(2048).optional(),
+      /** This replica's epoch while it leads. */
+      epoch: z.string().regex(/^[0-9]{1,20}$/).optional(),
+    }),
+  },
   ...CC_MIGRATION_OPS,
 } as const;
 

@@ -1,6 +1,6 @@
 /** CC replicas (cc/replicas.ts): a follower serves reads and refuses changes naming the leader; NC changes carry this term's epoch. */
 import { describe, expect, it } from 'vitest';
-import { CC_READ_OPS, leaderOnly, SOLE_CC, stampEpochs, type CcLeadership } from '../../cc/replicas.js';
+import { CC_READ_OPS, leaderOnly, replicaReport, SOLE_CC, stampEpochs, type CcLeadership } from '../../cc/replicas.js';
 import { namedLeaderOf } from '../../shared/leader/leaderRouting.js';
 import { CC_OPS } from '../../shared/protocol/ccProtocol.js';
 import { NC_CHANGE_OPS } from '../../shared/protocol/leaderEpoch.js';
@@ -42,6 +42,23 @@ describe('leaderOnly', () => {
       for (const op of Object.keys(CC_OPS)) await h[op]!({}, ctx);
       expect(served.length).toBe(Object.keys(CC_OPS).length);
     }
+  });
+});
+
+describe('replicaReport (ccDescribeReplica)', () => {
+  it.each<[string, CcLeadership, unknown]>([
+    ['the leader: leading, its epoch, itself as leader', leadership(true, '9'), { partition: 'cluster01', self: SELF, leading: true, leaderUrl: SELF, epoch: '9' }],
+    ['a follower: not leading, no epoch, the leader it observes', leadership(false), { partition: 'cluster01', self: SELF, leading: false, leaderUrl: LEADER }],
+    ['the sole CC: leads with epoch 0, names nobody', SOLE_CC, { partition: 'cluster01', self: 'this CC', leading: true, epoch: '0' }],
+    ['a replica while none is elected', { leading: () => false, leaderUrl: () => undefined, epoch: () => undefined, self: SELF }, { partition: 'cluster01', self: SELF, leading: false }],
+  ])('%s', (_, l, expected) => {
+    const r = replicaReport(l, 'cluster01');
+    expect(r).toEqual(expected);
+    expect(CC_OPS.ccDescribeReplica.response.safeParse(r).success).toBe(true);
+  });
+
+  it('is served by a follower (a read)', () => {
+    expect(CC_READ_OPS.has('ccDescribeReplica')).toBe(true);
   });
 });
 

@@ -183,6 +183,7 @@ describe('createCcClusters over real HTTP', () => {
       ccStopInstance: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
       ccRebootInstance: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
       ccStartInstance: async (req) => { throw StubCcErrors.make('InstanceNotRunning', { instanceId: req.instanceId, state: 'pending' }); },
+      ccDescribeReplica: async () => ({ partition: 'cluster01', self: url, leading: true, leaderUrl: url, epoch: '42' }),
     });
     mountWireService(app, { path: CC_PATH, handlers, logger: silentLogger() });
     stub = await new Promise<Server>((resolve) => { const s = app.listen(0, HOST, () => resolve(s)); });
@@ -230,6 +231,16 @@ describe('createCcClusters over real HTTP', () => {
     await expect(clustersAt(url).call('cluster01', 'ccCancelMigration', { migrationId: 'mig-0000dead' }))
       .rejects.toMatchObject({ code: 'InvalidMigrationID.NotFound', message: expect.stringContaining('mig-0000dead') });
     await expect(clustersAt(url).call('cluster01', 'ccDescribeMigrations', {})).resolves.toEqual({ partition: 'cluster01', migrations: [] });
+  });
+
+  it('describeReplicas asks every configured replica directly: an answer each, or the failure of one that does not answer', async () => {
+    const dead = `http://${HOST}:${closedPort}`;
+    const clusters = createCcClusters({ partitions: [{ name: 'cluster01', endpoint: dead, endpoints: [dead, url] }], transport, timeoutMs: 2000 });
+    const answers = await clusters.describeReplicas!('cluster01');
+    expect(answers.map((a) => a.url)).toEqual([dead, url]);
+    expect(answers[0]).toMatchObject({ failure: { code: 'ServiceUnavailable' } });
+    expect(answers[1]).toEqual({ url, report: { partition: 'cluster01', self: url, leading: true, leaderUrl: url, epoch: '42' } });
+    await expect(clusters.describeReplicas!('nowhere')).rejects.toMatchObject({ code: 'InternalError' });
   });
 
   it('a closed port → ServiceUnavailable, not delivered', async () => {

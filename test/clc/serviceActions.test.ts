@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CLC_ORIGIN } from '../../clc/api/action.js';
 import { CLC_SERVICE_PATH } from '../../clc/api/actions/describeServices.js';
 import { CLC_PATH } from '../../clc/api/app.js';
+import type { Clusters } from '../../clc/clusters/clusters.js';
+import type { Leadership } from '../../clc/core/leadership.js';
 import type { HaNodeHooks } from '../../clc/core/nodeHooks.js';
 import { parseListDelimitedXml, type ToolValue } from '../clients/listDelimitedXml.js';
 import { signedQuery, testAuthenticator, TEST_ADMIN, TEST_USER } from './authFixtures.js';
@@ -313,5 +315,59 @@ describe('ModifyService while a partition does not answer', () => {
     const r = await query(h.app, { Action: 'ModifyService', Name: 'cluster02', State: 'STOP' });
     expect([r.status, errorCode(r)]).toEqual([400, 'UnsupportedOperation']);
     expect(h.clusters.calls).toEqual([]);
+  });
+});
+
+describe('DescribeServices with replicas (issue 21)', () => {
+  const A = 'http://127.0.12.200:8774';
+  const B = 'http://127.0.12.200:8784';
+  const CLC_A = 'http://127.0.12.250:8773';
+  const CLC_B = 'http://127.0.12.250:8783';
+  /** cluster01 has two CC replicas, B leading; cluster02 one CC, asked nothing more. */
+  const replicated = (asked: string[]) => (fake: FakeClusters): Clusters => ({
+    partitions: fake.partitions.map((p) => (p.name === 'cluster01' ? { ...p, endpoint: A, endpoints: [A, B] } : p)),
+    call: (partition, op, req) => fake.call(partition, op, req),
+    describeReplicas: async (partition) => {
+      asked.push(partition);
+      return [
+        { url: A, report: { partition, self: A, leading: false, leaderUrl: B } },
+        { url: B, report: { partition, self: B, leading: true, leaderUrl: B, epoch: '31' } },
+      ];
+    },
+  });
+  const follower: Leadership = { self: CLC_B, leading: () => false, leaderUrl: () => CLC_A, epoch: () => undefined, replicas: () => [CLC_A, CLC_B] };
+
+  it('names each leader under the service\'s name, each standby beside it; what the tools read', async () => {
+    const asked: string[] = [];
+    const h = await harness({ clusters: cloud(), wrap: replicated(asked), leadership: follower });
+    const services = await describeLikeTool(h, EUSERV_DESCRIBE);
+    expect(services.filter((s) => s.serviceId.type !== 'node').map((s) => `${s.serviceId.name} ${s.localState} ${s.serviceId.uri}`)).toEqual([
+      `clc ENABLED ${CLC_A}${CLC_PATH}`,
+      `clc@127.0.12.250-8783 DISABLED ${CLC_B}${CLC_PATH}`,
+      `cluster01 ENABLED ${B}/axis2/services/EucalyptusCC`,
+      `cluster01@127.0.12.200-8774 DISABLED ${A}/axis2/services/EucalyptusCC`,
+      'cluster02 ENABLED http://127.0.12.201:8774/axis2/services/EucalyptusCC',
+    ]);
+    expect(asked).toEqual(['cluster01']);
+    const leader = services.find((s) => s.serviceId.name === 'cluster01');
+    expect(leader?.details).toEqual({ item: 'the leader of 2 CC replicas (epoch 31)' }); // details is not one of the tool's list tags
+    // Standbys are services like the others: by name, by state, by the tool's filters.
+    expect(await names(h, { 'ServiceName.1': 'cluster01@127.0.12.200-8774' })).toEqual(['cluster cluster01@127.0.12.200-8774']);
+    expect(await names(h, { ByState: 'DISABLED', ByServiceType: 'cluster' })).toEqual(['cluster cluster01@127.0.12.200-8774']);
+  });
+
+  it('asks no replica when only the CLC or the nodes are asked for', async () => {
+    const asked: string[] = [];
+    const h = await harness({ clusters: cloud(), wrap: replicated(asked), leadership: follower });
+    expect(await names(h, { ByServiceType: 'eucalyptus' })).toEqual(['eucalyptus clc', 'eucalyptus clc@127.0.12.250-8783']);
+    await names(h, { ByServiceType: 'node' });
+    expect(asked).toEqual([]);
+  });
+
+  it('a standby\'s name is no service the admin actions change: ModifyService refuses it as unknown, changing nothing', async () => {
+    const h = await harness({ clusters: cloud(), wrap: replicated([]) });
+    const r = await query(h.app, { Action: 'ModifyService', Name: 'cluster01@127.0.12.200-8774', State: 'DISABLED' });
+    expect(r.status).toBe(400);
+    expect(h.clusters.calls.filter((c) => c.op !== 'ccDescribeNodes')).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ import type { Credentials } from '../../shared/auth/credentialsFile.js';
 import { signQuery } from '../../shared/auth/sign.js';
 import { spawnDaemon, type RunningDaemon } from '../../scripts/daemon.js';
 import { ROOT, type TestCloud } from './cloud.js';
-import { variant } from './processVariant.js';
+import { withFlags as variant } from '../../scripts/cloudLayout.js';
 
 export interface ClcReplica {
   readonly name: string;

@@ -16,7 +16,7 @@ import { readCredentialsFile, type Credentials } from '../../shared/auth/credent
 import { signQuery } from '../../shared/auth/sign.js';
 import { namedLeaderOf } from '../../shared/leader/leaderRouting.js';
 import { CC_PATH, NC_PATH } from '../../shared/wire/transport.js';
-import type { ProcessSpec } from '../../scripts/cloudLayout.js';
+import { withFlags as variant, type ProcessSpec } from '../../scripts/cloudLayout.js';
 import { spawnDaemon, stopPid, type RunningDaemon } from '../../scripts/daemon.js';
 import { etcdInstalled, startEtcdCluster, type EtcdCluster } from '../../scripts/etcdCluster.js';
 import { ROOT, TestCloud } from '../helpers/cloud.js';
@@ -24,7 +24,6 @@ import { arr, runningCopies } from '../helpers/cloudApi.js';
 import { until } from '../helpers/clcReplicas.js';
 import { wireFaultOf as faultOf } from '../helpers/codeOf.js';
 import { expectDrainedOnce } from '../helpers/drainOutcome.js';
-import { variant } from '../helpers/processVariant.js';
 
 const PREFIX = 'it-ccfailover/';
 const TTL_S = 4;
@@ -126,6 +125,9 @@ describe.skipIf(!etcdInstalled())('CC replicas: kill -9 of the leader CC during 
     const during = arr<any>((await ok({ Action: 'DescribeMigrations', 'MigrationId.1': migrationId })).migrationSet?.item)[0];
     expect(during?.state).toBe('active');
 
+    const named = arr<any>((await ok({ Action: 'DescribeServices', ByServiceType: 'cluster' })).serviceStatuses?.item);
+    expect(named.map((s) => `${s.serviceId.name} ${s.localState} ${s.serviceId.uri}`)).toEqual([
+      `cluster01 ENABLED ${first.url}${CC_PATH}`, ...CCS.filter((c) => c.url !== first.url).map((c) => `cluster01@127.0.96.254-${c.port} DISABLED ${c.url}${CC_PATH}`)]);
     const victim = CCS.find((c) => c.url === first.url)!;
     const survivor = CCS.find((c) => c.url !== first.url)!;
     const killedAt = Date.now();
@@ -140,6 +142,10 @@ describe.skipIf(!etcdInstalled())('CC replicas: kill -9 of the leader CC during 
     expect(second.url).toBe(survivor.url);
     expect(BigInt(second.epoch) > BigInt(first.epoch)).toBe(true);
     expect(tookOverMs).toBeLessThanOrEqual(2 * TTL_S * 1000);
+    // DescribeServices names the new leader: the partition's service is it, the killed one a silent standby.
+    const services = await until('DescribeServices naming the new CC leader', async () => arr<any>((await ok({ Action: 'DescribeServices', ByServiceType: 'cluster' })).serviceStatuses?.item),
+      (v) => Array.isArray(v) && v.some((s) => s.serviceId.name === 'cluster01' && s.localState === 'ENABLED' && String(s.serviceId.uri).startsWith(`${survivor.url}/`)));
+    expect(services.map((s: any) => `${s.serviceId.name} ${s.localState}`)).toEqual(['cluster01 ENABLED', `cluster01@127.0.96.254-${victim.port} NOTREADY`]);
 
     // The drain completes, seen through the CLC (its route follows the new leader).
     const done = await until('the drain to finish', async () => arr<any>((await ok({ Action: 'DescribeMigrations', 'MigrationId.1': migrationId })).migrationSet?.item)[0],

@@ -101,6 +101,10 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during 
     const during = await ok(first, { Action: 'DescribeMigrations', 'MigrationId.1': migrationId });
     expect(arr<any>(during.migrationSet?.item)[0]?.state).toBe('active');
 
+    // Before the kill, every replica is listed: the leader as `clc`, the others as standbys.
+    const listed = arr<any>((await ok(first, { Action: 'DescribeServices', ByServiceType: 'eucalyptus' })).serviceStatuses?.item);
+    expect(listed.map((s) => `${s.serviceId.name} ${s.localState}`).sort()).toEqual(
+      ['clc ENABLED', ...REPLICAS.filter((r) => r.url !== first).map((r) => `clc@127.0.91.254-${r.port} DISABLED`)].sort());
     const victim = REPLICAS.find((r) => r.url === first)!;
     const killedAt = Date.now();
     await stopPid(running.get(victim.name)!.pid, 0, 'SIGKILL');
@@ -127,6 +131,10 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader during 
       const tags = arr<any>((await ok(url, { Action: 'DescribeTags' })).tagSet?.item);
       expect(tags.some((t) => t.resourceId === ids[0] && t.key === 'acknowledged' && t.value === 'before-kill'), url).toBe(true);
     }
+    // DescribeServices at the follower names the new leader as `clc`; the killed replica is gone from the election.
+    const clcs = arr<any>((await ok(follower.url, { Action: 'DescribeServices', ByServiceType: 'eucalyptus' })).serviceStatuses?.item);
+    expect(clcs.map((s) => `${s.serviceId.name} ${s.localState} ${s.serviceId.uri}`)).toEqual([
+      `clc ENABLED ${second}/services/Eucalyptus`, `clc@127.0.91.254-${follower.port} DISABLED ${follower.url}/services/Eucalyptus`]);
     // The other follower names the new leader.
     const refused = await query(follower.url, { Action: 'TerminateInstances', 'InstanceId.1': ids[0]! });
     expect(refused.doc.Response.Errors.Error.Code).toBe('NotLeader');

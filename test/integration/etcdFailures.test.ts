@@ -27,7 +27,7 @@ import { arr, runningCopies } from '../helpers/cloudApi.js';
 import { electedLeader, replicaAction, replicaQuery, startClcReplica, until, type ReplicaReply } from '../helpers/clcReplicas.js';
 import { wireFaultOf } from '../helpers/codeOf.js';
 import { expectDrainedOnce } from '../helpers/drainOutcome.js';
-import { variant } from '../helpers/processVariant.js';
+import { withFlags as variant } from '../../scripts/cloudLayout.js';
 
 const PREFIX = 'it-etcdfail/';
 const TTL_S = 4;

@@ -1,6 +1,8 @@
 /**
  * DescribeServices (Eucalyptus 4's request and response): the CLC itself, one `cluster` service per
- * partition and one `node` service per node, each ENABLED, DISABLED or NOTREADY. Narrowed by
+ * partition and one `node` service per node, each ENABLED, DISABLED or NOTREADY; replicated CLCs and
+ * CCs (issue 21) show their leader under the service's name and each standby beside it
+ * (render/replicaServices.ts). Narrowed by
  * ByServiceType, ByPartition, ByHost, ByState, ServiceName.N and Filter.N (clc/core/serviceFilters.ts).
  * Every service is listed by default, so ListAll, ListInternal and ListUserServices change nothing.
  */
@@ -12,12 +14,13 @@ import {
   invalidFilterValue, isServiceFilterName, SERVICE_FILTER_NAMES, serviceFilterPredicate,
 } from '../../core/serviceFilters.js';
 import {
-  CLC_SERVICE_NAME, CLC_SERVICE_PARTITION, EUCA_STATES, isEucaState, SERVICE_TYPES, serviceFullName,
+  EUCA_STATES, isEucaState, SERVICE_TYPES, serviceFullName,
   type EucaState, type ServiceType,
 } from '../../core/services.js';
 import { defineAction, type ActionContext } from '../action.js';
 import { boolParam, coded, filterListParam, paramList, parseActionParams } from '../actionParams.js';
 import type { ParamMap } from '../queryParams.js';
+import { clcReplicaStatuses, clusterReplicaStatuses } from '../render/replicaServices.js';
 import { clusterServiceStatus, nodeServiceStatus, serviceStatusItem, type ServiceStatus } from '../render/serviceItems.js';
 import { EUCA_NAMESPACE, type XmlObject } from '../xmlResponse.js';
 import { requireZone } from '../../core/zones.js';
@@ -64,14 +67,6 @@ export function parseDescribeServices(params: ParamMap): DescribeServicesInput {
   return parseActionParams(schema, params);
 }
 
-/** The CLC as a service: ENABLED whenever it can answer. */
-function clcServiceStatus(origin: string): ServiceStatus {
-  return {
-    type: 'eucalyptus', partition: CLC_SERVICE_PARTITION, name: CLC_SERVICE_NAME, host: new URL(origin).hostname,
-    uri: `${origin}${CLC_SERVICE_PATH}`, state: 'ENABLED', details: [],
-  };
-}
-
 /** True for the services the request's By* parameters and ServiceName.N let through. */
 function selected(input: DescribeServicesInput): (s: ServiceStatus) => boolean {
   const filters = serviceFilterPredicate(input.filters);
@@ -84,16 +79,22 @@ function selected(input: DescribeServicesInput): (s: ServiceStatus) => boolean {
 
 async function run(input: DescribeServicesInput, ctx: ActionContext): Promise<XmlObject> {
   const partitions = input.partition !== undefined ? [requireZone(ctx.clusters, input.partition)] : partitionNames(ctx.clusters);
+  // A partition with CC replicas (issue 21): each is asked which it is and whether it leads (failures are answers, so this never rejects).
+  const replicated = ctx.clusters.partitions.filter((p) => partitions.includes(p.name) && (p.endpoints?.length ?? 1) > 1 && input.type !== 'eucalyptus' && input.type !== 'node');
+  const asking = Promise.all(replicated.map(async (p) => [p.name, await ctx.clusters.describeReplicas?.(p.name)] as const));
   // Cluster and node states both come from ccDescribeNodes; only a question about the CLC skips it.
   const fan: FanOut<CcResponse<'ccDescribeNodes'>> = input.type === 'eucalyptus'
     ? { answers: new Map(), unavailable: new Map() }
     : await askPartitions(ctx.clusters, partitions, 'ccDescribeNodes', {}, ctx.logger);
+  const replicaAnswers = new Map(await asking);
 
-  const statuses: ServiceStatus[] = [];
-  if (input.partition === undefined) statuses.push(clcServiceStatus(ctx.origin));
+  // The CLC: ENABLED whenever it can answer; replicas on etcd name their leader.
+  const statuses: ServiceStatus[] = input.partition === undefined ? clcReplicaStatuses(ctx.origin, CLC_SERVICE_PATH, ctx.leadership) : [];
   for (const p of ctx.clusters.partitions) {
     if (!partitions.includes(p.name)) continue;
-    statuses.push(clusterServiceStatus(p.name, p.endpoint, fan.unavailable.get(p.name)));
+    const answers = replicaAnswers.get(p.name);
+    if (answers !== undefined) statuses.push(...clusterReplicaStatuses(p.name, answers, fan.unavailable.get(p.name)));
+    else statuses.push(clusterServiceStatus(p.name, p.endpoint, fan.unavailable.get(p.name)));
     for (const node of fan.answers.get(p.name)?.nodes ?? []) statuses.push(nodeServiceStatus(node));
   }
   const options = input.showEvents ? { events: { at: ctx.clock.now() } } : {};
