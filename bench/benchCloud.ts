@@ -23,7 +23,13 @@ export function adminQuery(label: string, baseDir: string, url: string): AdminQu
   return async (params) => {
     creds ??= await readCredentialsFile(adminCredentialsFile(baseDir));
     const signed = signQuery({ Version: '2013-02-01', ...params }, { ...creds, url, now: Date.now() });
-    const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
+    // A read reset on a kept-alive socket (the server closed it as the request went out) is sent once more on a new one.
+    const send = () => fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
+    const res = await send().catch((e: unknown) => {
+      const reset = (e as { cause?: { code?: string } }).cause?.code === 'ECONNRESET';
+      if (reset && /^Describe/.test(params.Action ?? '')) return send();
+      throw e;
+    });
     const doc = await xml2js.parseStringPromise(await res.text(), { explicitArray: false }) as Doc;
     const body = Object.values(doc)[0] as Doc;
     if (res.status !== 200) throw new Error(`${label} bench: ${params.Action} answered ${res.status}: ${JSON.stringify(body)}`);

@@ -77,7 +77,7 @@ function lagSampler(url: string, tokenFile: string): { stop(): Promise<number[]>
     while (running) {
       try {
         const text = await (await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) })).text();
-        const m = /^nodejs_eventloop_lag_max_seconds\s+(\S+)/m.exec(text);
+        const m = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})?\s+(\S+)/m.exec(text);
         if (m) maxima.push(Number(m[1]) * 1000);
       } catch {
         // A scrape that did not answer within 5 s is itself a stall: counted as such.

@@ -124,7 +124,11 @@ export type HaOperationKind = 'health' | 'activity' | 'recovery' | 'remediation'
 
 /** CloudStack's HAManager defaults per management server. */
 export const DEFAULT_HA_POOLS: Readonly<Record<HaOperationKind, HaPoolLimits>> = Object.freeze({
-  health: Object.freeze({ maxPending: 5000, maxConcurrent: 50 }),
+  // Ferry: a health check waits for its partition's shared describe (ccSources.ts freshNodes) and costs
+  // nothing else, so a whole pass joins one describe. With 50 at a time a pass of 2,000 hosts was 40
+  // describes in a row, the later checks passed their deadline queued, and their hosts went unjudged
+  // (`unknown`) while they were down (issue 19: 61 of 100 failed hosts, a quiet machine).
+  health: Object.freeze({ maxPending: 20_000, maxConcurrent: 10_000 }),
   activity: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   recovery: Object.freeze({ maxPending: 2500, maxConcurrent: 25 }),
   // Ferry: external remediations (a command runs, or a webhook is retried, until accepted or done).
