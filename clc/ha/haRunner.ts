@@ -236,7 +236,7 @@ export class HaRunner {
     const now = this.opts.clock.now();
     const ha = this.opts.store.read();
     const ctxs = haContexts(ha);
-    const stepped: { stored: HostHaRecord; from: HostHaRecord; rec: HostHaRecord; effects: HaEffect[]; log: HaLogEvent[] }[] = [];
+    const stepped: { stored: HostHaRecord; from: HostHaRecord; rec: HostHaRecord; effects: HaEffect[]; log: HaLogEvent[]; write: boolean }[] = [];
     for (const [host, events] of batch) {
       const stored = ha.hosts[host];
       if (!stored) {
@@ -254,11 +254,12 @@ export class HaRunner {
         rec = r.next;
         effects.push(...r.effects);
       }
-      stepped.push({ stored, from, rec, effects, log: toLog(host, effects, now) });
+      const log = toLog(host, effects, now);
+      stepped.push({ stored, from, rec, effects, log, write: ProbeOverlay.mustWrite(stored, rec, log.length > 0) });
     }
     const changed = stepped.filter((s) => s.rec !== s.from || s.effects.length > 0);
     if (changed.length === 0) return;
-    const written = changed.filter((s) => ProbeOverlay.mustWrite(s.stored, s.rec, s.log.length > 0));
+    const written = changed.filter((s) => s.write);
     if (written.length > 0) {
       await this.opts.store.update((d) => {
         for (const { rec, log } of written) {
@@ -267,9 +268,8 @@ export class HaRunner {
         }
       });
     }
-    const writtenSet = new Set(written);
     for (const s of changed) {
-      if (writtenSet.has(s)) this.overlay.drop(s.rec.host);
+      if (s.write) this.overlay.drop(s.rec.host);
       else this.overlay.keep(s.rec);
     }
     for (const { stored, rec, effects } of changed) {

@@ -64,9 +64,9 @@ export class ProbeOverlay {
   /** `hosts` (the stored records) with every memory copy that still applies in place of its record. */
   overlaid(hosts: Readonly<Record<string, HostHaRecord>>): Record<string, HostHaRecord> {
     const out = { ...hosts };
-    for (const [host, live] of this.live) {
+    for (const host of this.live.keys()) {
       const stored = hosts[host];
-      if (stored !== undefined && sameBesidesProbes(live, stored)) out[host] = live;
+      if (stored !== undefined) out[host] = this.current(stored);
     }
     return out;
   }
