@@ -11,6 +11,7 @@
  */
 import type { Etcd3, Lease, Watcher } from 'etcd3';
 import type { Clock, TimerHandle } from '../clock.js';
+import { NextCall } from '../nextCall.js';
 import { withEtcdDeadline } from '../store/etcdDeadline.js';
 import { DEFAULT_ETCD_TIMEOUT_MS, type FenceCheck, type WriteFence } from '../store/etcdStore.js';
 import { StoreErrors } from '../store/errors.js';
@@ -70,8 +71,7 @@ export class EtcdElection implements WriteFence {
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
   private revoking: Promise<void> = Promise.resolve();
-  private confirming: Promise<void> | undefined;
-  private nextConfirm: Promise<void> | undefined;
+  private readonly confirms = new NextCall(() => this.readOwnKey());
 
   constructor(private readonly cfg: ElectionConfig) {
     const ttlMs = cfg.ttlSeconds * 1000;
@@ -126,18 +126,7 @@ export class EtcdElection implements WriteFence {
    * a time, each sent after its callers asked.
    */
   confirm(): Promise<void> {
-    if (this.confirming === undefined) {
-      const p: Promise<void> = this.readOwnKey().finally(() => {
-        if (this.confirming === p) this.confirming = undefined;
-      });
-      this.confirming = p;
-      return p;
-    }
-    this.nextConfirm ??= this.confirming.catch(() => undefined).then(() => {
-      this.nextConfirm = undefined;
-      return this.confirm();
-    });
-    return this.nextConfirm;
+    return this.confirms.call();
   }
 
   private async readOwnKey(): Promise<void> {

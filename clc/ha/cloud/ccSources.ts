@@ -6,6 +6,7 @@
  * effect's deadline on the injected clock.
  */
 import type { Clock } from '../../../shared/clock.js';
+import { NextCall } from '../../../shared/nextCall.js';
 import type { CcNode } from '../../../shared/protocol/ccProtocol.js';
 import type { Clusters } from '../../clusters/clusters.js';
 import type { ActivitySource, HealthSource, HostFacts } from '../composedProvider.js';
@@ -64,27 +65,14 @@ function indexOf(nodes: readonly CcNode[]): { readonly byHost: ReadonlyMap<strin
  * node all the time and a health pass took 38 s).
  */
 export function freshNodes(clusters: Clusters, maxAgeOf: (partition: string) => number | undefined = () => undefined): (partition: string) => Promise<readonly CcNode[]> {
-  const byPartition = new Map<string, { running?: Promise<readonly CcNode[]>; next?: Promise<readonly CcNode[]> }>();
+  const byPartition = new Map<string, NextCall<readonly CcNode[]>>();
   return (partition) => {
-    let st = byPartition.get(partition);
-    if (!st) {
-      st = {};
-      byPartition.set(partition, st);
+    let calls = byPartition.get(partition);
+    if (!calls) {
+      calls = new NextCall(() => nodesOf(clusters, partition, false, maxAgeOf(partition)));
+      byPartition.set(partition, calls);
     }
-    const s = st;
-    const send = (): Promise<readonly CcNode[]> => {
-      const p: Promise<readonly CcNode[]> = nodesOf(clusters, partition, false, maxAgeOf(partition)).finally(() => {
-        if (s.running === p) s.running = undefined;
-      });
-      s.running = p;
-      return p;
-    };
-    if (!s.running) return send();
-    s.next ??= s.running.then(() => undefined, () => undefined).then(() => {
-      s.next = undefined;
-      return send();
-    });
-    return s.next;
+    return calls.call();
   };
 }
 
