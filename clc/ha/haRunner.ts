@@ -16,7 +16,7 @@ import { step, type HaContext } from './hostHaMachine.js';
 import { ProbeOverlay } from './probeOverlay.js';
 import { newHostHaRecord, type HaEffect, type HaEvent, type HealthOutcome, type HostHaRecord } from './hostHaState.js';
 import { compileHaSettings, DEFAULT_HA_POOLS, type HaOperationKind, type HaPoolLimits } from './settings.js';
-import { countedUnhealthy, DEFAULT_MAX_UNHEALTHY, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
+import { countedUnhealthy, DEFAULT_MAX_UNHEALTHY, formatMaxUnhealthy, judgeStorm, maxUnhealthySchema, unhealthyRangeSchema } from './stormGuard.js';
 import { remediationFor, suspensionReason } from './suspension.js';
 import { WorkPool } from './workPool.js';
 import type { ExternalRemediator } from './externalRemediator.js';
@@ -84,7 +84,13 @@ export function haContexts(ha: HaSection): Map<string, HaContext> {
     const range = cfg?.unhealthyRange ?? ha.global.unhealthyRange;
     const verdict = judgeStorm(partition, recs.map((r) => ({ state: r.state, startupOverdue: r.startupOverdue })), max === undefined ? DEFAULT_MAX_UNHEALTHY : maxUnhealthySchema.parse(max),
       range === undefined ? undefined : unhealthyRangeSchema.parse(range));
-    out.set(partition, { settings, remediation: verdict.allowance, remediationIfNewlyUnhealthy: verdict.ifOneMore, strategy: cfg?.remediation?.strategy ?? 'fence' });
+    const bound = range === undefined ? `maxUnhealthy ${max ?? formatMaxUnhealthy(DEFAULT_MAX_UNHEALTHY)}` : `unhealthyRange ${range}`;
+    // Stable while the storm lasts (the allowance's reason carries the counts): an owed drain is held once, said once.
+    const stormHold = verdict.allowance.allowed ? undefined : `storm protection: the unhealthy hosts of ${partition} are beyond ${bound}; owed drains wait`;
+    out.set(partition, {
+      settings, remediation: verdict.allowance, remediationIfNewlyUnhealthy: verdict.ifOneMore, strategy: cfg?.remediation?.strategy ?? 'fence',
+      ...(stormHold !== undefined ? { stormHold } : {}),
+    });
   }
   return out;
 }

@@ -5,7 +5,7 @@
  */
 import type { HaSettings } from './settings.js';
 import type { HaEffect, HaEvent, HaState, HostHaRecord, RemediationTarget } from './hostHaState.js';
-import { forgive, owe, resumeRepair, startDueRepair, type RepairStep } from './owedRepair.js';
+import { forgive, owe, resumeRepair, startDueRepair, type RepairHold, type RepairStep } from './owedRepair.js';
 
 export type RemediationAllowance = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
 
@@ -24,6 +24,12 @@ export interface HaContext {
    * kept but not started (Ganeti harep: neither executed nor lost), a storm alone does not hold them.
    */
   readonly suspended?: string;
+  /**
+   * While the storm guard refuses remediation in the host's partition: a stable text saying so
+   * (haRunner.haContexts). Owed drains are then held too (owedRepair.holdFor): a drain takes a host
+   * out of service, and a partition-wide storm has a common cause more often than many sick hosts.
+   */
+  readonly stormHold?: string;
   /**
    * The partition's remediation strategy (remediation.ts): `fence` (default) power-cycles and fences;
    * `external` hands the host to an operator-supplied command or webhook first (Cluster API's
@@ -69,6 +75,11 @@ export const EPISODE: ReadonlySet<HaState> = new Set(['SUSPECT', 'CHECKING', 'DE
 export const ELIGIBILITY_MATTERS: ReadonlySet<HaState> = new Set(['AVAILABLE', 'SUSPECT', 'CHECKING', 'DEGRADED', 'RECOVERING', 'RECOVERED', 'REMEDIATING']);
 
 export const unchanged = (rec: HostHaRecord): HaStep => ({ next: rec, effects: [] });
+
+/** What holds a due owed repair in this context (owedRepair.holdFor decides per kind). */
+export function repairHold(ctx: HaContext): RepairHold {
+  return { ...(ctx.suspended !== undefined ? { suspended: ctx.suspended } : {}), ...(ctx.stormHold !== undefined ? { storm: ctx.stormHold } : {}) };
+}
 
 const CLEAN_EPISODE = {
   suspectSince: null, nextActivityCheckAt: null, lastActivityCheckAt: null, activityChecks: 0, activityFailures: 0,
@@ -122,7 +133,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
     }
     case 'DEGRADED':
       // Owed from now on: a host that lost control while its VMs ran leaves service and is emptied, even if its NC comes back.
-      settle(startDueRepair(owe(next, 'drain', now), now, s, ctx.suspended));
+      settle(startDueRepair(owe(next, 'drain', now), now, s, repairHold(ctx)));
       effects.push({ kind: 'alert', host, level: 'warn', message: `host ${host} is degraded (activity without control): disabling and draining it` });
       break;
     case 'RECOVERING': {
@@ -155,7 +166,7 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
       break;
     }
     case 'FENCED':
-      settle(startDueRepair(owe(next.owed?.kind === 'drain' ? { ...next, owed: null } : next, 'evacuate', now), now, s, ctx.suspended));
+      settle(startDueRepair(owe(next.owed?.kind === 'drain' ? { ...next, owed: null } : next, 'evacuate', now), now, s, repairHold(ctx)));
       effects.push({ kind: 'alert', host, level: 'critical', message: `host ${host} is fenced (${reason}); its instances restart elsewhere` });
       break;
   }
@@ -212,6 +223,17 @@ export function chain(rec: HostHaRecord, handlers: readonly Handler[]): HaStep {
   }
   return { next, effects };
 }
+/**
+ * A drain the storm guard held before its first attempt, forgiven once the host passes a health
+ * check: it degraded during a storm in its partition, whose common cause (a slow CC, a network
+ * fault) is likelier than many sick hosts at once. One whose drain had started is still drained.
+ */
+export function forgiveStormHeldDrain(rec: HostHaRecord): HaStep {
+  const o = rec.owed;
+  if (o?.kind !== 'drain' || o.stormHeld !== true || o.attempts > 0 || o.inFlight !== null) return unchanged(rec);
+  return forgive(rec, 'its health check passed before the drain started; it degraded during a storm in its partition');
+}
+
 /** After a CLC restart: the operation in flight is issued again under a new token (off and status are idempotent). */
 export function onResumed(rec: HostHaRecord, now: number, ctx: HaContext): HaStep {
   const s = ctx.settings;

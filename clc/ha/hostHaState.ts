@@ -80,8 +80,13 @@ export interface HaOwedRepair {
   readonly inFlight: number | null;
   /** What the last attempt reported, or null before the first one. */
   readonly lastOutcome: string | null;
-  /** Why a due attempt is held rather than started (HA automation suspended); absent when not held. */
+  /** Why a due attempt is held rather than started (HA automation suspended, or a drain during a storm); absent when not held. */
   readonly heldBy?: string;
+  /**
+   * The storm guard holds it (a drain never started while more hosts of the partition were unhealthy
+   * than allowed): forgiven if the host passes its health check before it starts (hostHaMoves.ts).
+   */
+  readonly stormHeld?: true;
 }
 
 /**
@@ -263,7 +268,7 @@ export const hostHaRecordSchema = z.strictObject({
   reason: z.string(),
   owed: z.strictObject({
     kind: z.enum(['drain', 'evacuate', 'powerOn']), since: z.number(), attempts: z.number().int().min(0), nextAttemptAt: z.number(),
-    inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(), heldBy: z.string().optional(),
+    inFlight: z.number().int().min(0).nullable(), lastOutcome: z.string().nullable(), heldBy: z.string().optional(), stormHeld: z.literal(true).optional(),
   }).nullable().optional(),
   powerProbe: z.strictObject(timed).nullable().optional(),
   nextPowerCheckAt: z.number().optional(),

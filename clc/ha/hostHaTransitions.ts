@@ -10,10 +10,10 @@
 import type { ActivityOutcome, HaState, HealthOutcome, HostHaRecord, RemediationTarget } from './hostHaState.js';
 import { HA_STATES } from './hostHaState.js';
 import {
-  ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, POWER_WATCHED, activityBackoffMs, chain, enter, onFenceFailed, onResumed,
-  remediationTarget, startRemediation, unchanged, type HaContext, type HaRefusal, type HaStep,
+  ELIGIBILITY_MATTERS, EPISODE, HEALTH_WATCHED, IllegalHaEventError, POWER_WATCHED, activityBackoffMs, chain, enter, forgiveStormHeldDrain, onFenceFailed, onResumed,
+  remediationTarget, repairHold, startRemediation, unchanged, type HaContext, type HaRefusal, type HaStep,
 } from './hostHaMoves.js';
-import { forgive, onRepairResult, owe, startDueRepair } from './owedRepair.js';
+import { forgive, holdFor, onRepairResult, owe, startDueRepair } from './owedRepair.js';
 
 /** What each trigger carries. */
 export interface HaPayloads {
@@ -173,7 +173,10 @@ export const HA_TABLE: HaTable = {
   health: {
     on: 'healthResult for the current probe; tick: probe past its deadline (unknown: the source did not answer). The probe is cleared first',
     rows: [
-      { from: [...set(EPISODE), 'RECOVERED'], guard: 'healthy', to: 'AVAILABLE', effects: 'episode cleared + info alert', when: (_r, p) => p.outcome === 'healthy', run: (r, p, now, ctx) => enter(r, 'AVAILABLE', now, ctx, `health check passed: ${p.detail}`) },
+      {
+        from: [...set(EPISODE), 'RECOVERED'], guard: 'healthy', to: 'AVAILABLE', effects: 'episode cleared + info alert; a drain the storm guard held before its first attempt is forgiven',
+        when: (_r, p) => p.outcome === 'healthy', run: (r, p, now, ctx) => chain(r, [(x) => enter(x, 'AVAILABLE', now, ctx, `health check passed: ${p.detail}`), forgiveStormHeldDrain]),
+      },
       {
         from: ['AVAILABLE'], guard: 'unhealthy (its CC says: not reachable, or no hypervisor)', to: 'SUSPECT', effects: 'episode starts; first activity check after the initial delay; warn alert', when: (_r, p) => p.outcome === 'unhealthy',
         run: (r, p, now, ctx) => enter(r, 'SUSPECT', now, ctx, p.detail, { suspectSince: now, nextActivityCheckAt: now + activityBackoffMs(0, ctx.settings) }),
@@ -286,9 +289,12 @@ export const HA_TABLE: HaTable = {
     on: 'tick',
     rows: [
       // Ganeti harep: while suspended, an owed repair is neither executed nor lost; it starts once the suspension ends, if still owed.
+      // A storm holds drains alike: 868 of 2,000 hosts went DEGRADED at once in a starved bench cloud, and each was disabled (issue 19).
       {
-        from: ALL, guard: 'an owed repair is due, none in flight; automation suspended', to: 'stay', effects: 'kept, not started: `owed.heldBy` + warn alert (once per reason)',
-        when: (_r, _p, _n, ctx) => ctx.suspended !== undefined, run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings, ctx.suspended),
+        from: ALL, guard: 'an owed repair is due, none in flight; automation suspended, or (a drain) the storm guard refuses', to: 'stay',
+        effects: 'kept, not started: `owed.heldBy` (`stormHeld` for a storm) + warn alert (once per reason)',
+        when: (r, _p, _n, ctx) => r.owed != null && holdFor(r.owed.kind, repairHold(ctx)) !== undefined,
+        run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings, repairHold(ctx)),
       },
       { from: ALL, guard: 'an owed repair is due, none in flight', to: 'stay', effects: '`drain`, (FENCED only) `evacuate` or (not FENCING/FENCED) `powerOn` attempt', run: (r, _p, now, ctx) => startDueRepair(r, now, ctx.settings) },
     ],

@@ -49,26 +49,47 @@ export function forgive(rec: HostHaRecord, why: string): RepairStep {
 }
 
 /**
- * Starts the next attempt when one is due and none runs; an evacuation only while the host is FENCED.
- * While automation is `suspended` (the reason), a due attempt is held instead: kept, with the reason
- * in `heldBy` (said once), and started by the first tick after the suspension ends.
+ * Why a due attempt is held rather than started: automation suspended (any repair), or a storm (a
+ * drain only: it takes a host out of service, while a restart elsewhere or a power-on brings
+ * instances back). `storm` is the partition's stable hold text (hostHaMoves.stormHold), present
+ * only while the storm guard refuses remediation.
  */
-export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings, suspended?: string): RepairStep {
+export interface RepairHold {
+  readonly suspended?: string;
+  readonly storm?: string;
+}
+
+/** The hold that applies to a due attempt of `kind`, or undefined when it may start. */
+export function holdFor(kind: HaOwedRepair['kind'], hold: RepairHold | undefined): { readonly reason: string; readonly storm: boolean } | undefined {
+  if (hold?.suspended !== undefined) return { reason: hold.suspended, storm: false };
+  if (kind === 'drain' && hold?.storm !== undefined) return { reason: hold.storm, storm: true };
+  return undefined;
+}
+
+/**
+ * Starts the next attempt when one is due and none runs; an evacuation only while the host is FENCED.
+ * While it is held (holdFor: automation suspended, or a drain during a storm), a due attempt is kept
+ * with the reason in `heldBy` (said once; `stormHeld` when the storm holds it), and started by the
+ * first tick after the hold ends.
+ */
+export function startDueRepair(rec: HostHaRecord, now: number, s: HaSettings, hold?: RepairHold): RepairStep {
   const o = rec.owed;
   if (!o || o.inFlight !== null || now < o.nextAttemptAt || exhausted(o, s)) return none(rec);
   if (o.kind === 'evacuate' && rec.state !== 'FENCED') return none(rec);
   // Nothing starts behind a fence (entering FENCING forgives it; FENCED owes a restart elsewhere instead).
   if (o.kind === 'powerOn' && (rec.state === 'FENCING' || rec.state === 'FENCED')) return none(rec);
-  if (suspended !== undefined) {
-    if (o.heldBy === suspended) return none(rec);
+  const held = holdFor(o.kind, hold);
+  if (held !== undefined) {
+    if (o.heldBy === held.reason) return none(rec);
+    const { stormHeld: _was, ...kept } = o;
     return {
-      next: { ...rec, owed: { ...o, heldBy: suspended } },
-      effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: owed ${WHAT[o.kind]} held, not dropped: ${suspended}` }],
+      next: { ...rec, owed: { ...kept, heldBy: held.reason, ...(held.storm ? { stormHeld: true as const } : {}) } },
+      effects: [{ kind: 'alert', host: rec.host, level: 'warn', message: `host ${rec.host}: owed ${WHAT[o.kind]} held, not dropped: ${held.reason}` }],
     };
   }
   const token = rec.seq + 1;
   const attempt = o.attempts + 1;
-  const { heldBy: _held, ...rest } = o;
+  const { heldBy: _held, stormHeld: _storm, ...rest } = o;
   const next: HostHaRecord = { ...rec, seq: token, owed: { ...rest, attempts: attempt, inFlight: token } };
   const effect: HaEffect = o.kind === 'evacuate'
     ? { kind: 'evacuate', host: rec.host, fencedBy: rec.fencedBy ?? 'agent', token, attempt }

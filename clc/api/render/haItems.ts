@@ -47,7 +47,7 @@ export function hostHaItem(v: HostHaView): XmlObject {
     remediation: r.remediation ? { remediationId: r.remediation.id, since: iso(r.remediation.since), accepted: r.remediation.accepted } : undefined,
     owedRepair: r.owed ? {
       kind: r.owed.kind, since: iso(r.owed.since), attempts: r.owed.attempts, nextAttemptAt: iso(r.owed.nextAttemptAt),
-      inFlight: r.owed.inFlight !== null, lastOutcome: r.owed.lastOutcome ?? undefined,
+      inFlight: r.owed.inFlight !== null, lastOutcome: r.owed.lastOutcome ?? undefined, heldBy: r.owed.heldBy,
     } : undefined,
     suspension: v.suspension ? { scope: v.suspension.key, until: iso(v.suspension.until), reason: v.suspension.reason, by: v.suspension.by } : undefined,
     bmc: bmcItem(v.bmc),

@@ -290,6 +290,28 @@ describe('HaRunner', () => {
     expect(env.section.read().hosts[H(1)]?.owed).toBeNull();
   });
 
+  it('a storm holds owed drains: none starts; a host healthy again is forgiven, the other drained once the storm ends (issue 19)', async () => {
+    const env = await setup({ maxUnhealthy: '1' });
+    for (const h of [H(1), H(2)]) {
+      env.fake.healthy.set(h, false);
+      env.fake.activity.set(h, 'active');
+    }
+    await runUntil(env, () => env.state(H(1)) === 'DEGRADED' && env.state(H(2)) === 'DEGRADED');
+    await passTime(env, 30);
+    expect(env.fake.calls.filter((c) => c.startsWith('drain'))).toEqual([]);
+    for (const h of [H(1), H(2)]) {
+      expect(env.section.read().hosts[h]?.owed).toMatchObject({ kind: 'drain', attempts: 0, stormHeld: true, heldBy: expect.stringMatching(/^storm protection: .* maxUnhealthy 1; owed drains wait$/) });
+      // Said once, not on every tick.
+      expect(env.section.read().events.filter((e) => e.host === h && /owed drain held, not dropped/.test(e.message))).toHaveLength(1);
+    }
+    // H(1) answers again: its drain is forgiven, and the storm is over (one unhealthy of bound 1): H(2)'s starts, once.
+    env.fake.healthy.set(H(1), true);
+    await runUntil(env, () => env.fake.calls.includes(`drain ${H(2)}`));
+    expect(env.state(H(1))).toBe('AVAILABLE');
+    expect(env.section.read().hosts[H(1)]?.owed).toBeNull();
+    expect(env.fake.calls.filter((c) => c.startsWith('drain'))).toEqual([`drain ${H(2)}`]);
+  });
+
   it('back-pressure: a full fence queue refuses, the host is held and fenced once there is room', async () => {
     const pools = { ...DEFAULT_HA_POOLS, fence: { maxConcurrent: 1, maxPending: 0 } };
     const env = await setup({ pools });

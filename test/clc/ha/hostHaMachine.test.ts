@@ -352,6 +352,56 @@ describe('owed repairs while automation is suspended (Ganeti harep)', () => {
   });
 });
 
+describe('owed drains during a storm (issue 19: 868 of 2,000 hosts DEGRADED at once were each disabled)', () => {
+  const HOLD = 'storm protection: the unhealthy hosts of p1 are beyond maxUnhealthy 50; owed drains wait';
+  const stormCtx = () => ({ ...ctx(STORM), stormHold: HOLD });
+  it('entering DEGRADED in a storm owes the drain, holds it (said once), and starts it when the storm ends', () => {
+    const first = step(inState('CHECKING', { activityChecks: 2 }), ev.activity('active'), 1, stormCtx());
+    expect(first.next.state).toBe('DEGRADED');
+    expect(actions(first.effects)).not.toContain('drain');
+    expect(first.next.owed).toMatchObject({ kind: 'drain', attempts: 0, heldBy: HOLD, stormHeld: true });
+    const again = step(first.next, ev.tick, 2, stormCtx());
+    expect(again.effects.filter((e) => e.kind !== 'healthCheck')).toEqual([]);
+    expect(again.next.owed).toEqual(first.next.owed);
+    const after = step(again.next, ev.tick, 3, ctx());
+    expect(actions(after.effects)).toContain('drain');
+    expect(after.next.owed).toMatchObject({ attempts: 1 });
+    expect(after.next.owed?.heldBy).toBeUndefined();
+    expect(after.next.owed?.stormHeld).toBeUndefined();
+  });
+  it('a held drain is forgiven when the host passes its health check before it started', () => {
+    const held = step(inState('CHECKING', { activityChecks: 2 }), ev.activity('active'), 1, stormCtx()).next;
+    const healthy = step(held, ev.healthy(), 2, stormCtx());
+    expect(healthy.next.state).toBe('AVAILABLE');
+    expect(healthy.next.owed).toBeNull();
+    expect(healthy.effects.some((e) => e.kind === 'alert' && /owed drain dropped after 0 attempt\(s\).*storm/.test(e.message))).toBe(true);
+  });
+  // Table: what a storm holds and what it does not.
+  const rows: [string, HostHaRecord, boolean][] = [
+    ['a due drain that had started before the storm: held', inState('DEGRADED', { owed: owedDue('drain') }), true],
+    ['a restart elsewhere of a fenced host: not held (its instances are down)', inState('FENCED', { owed: owedDue('evacuate') }), false],
+    ['a power-on of a returned host\'s instances: not held', inState('AVAILABLE', { owed: owedDue('powerOn') }), false],
+  ];
+  it.each(rows)('%s', (_name, from, heldByStorm) => {
+    const r = step(from, ev.tick, 1, stormCtx());
+    expect(actions(r.effects).includes(from.owed!.kind)).toBe(!heldByStorm);
+    expect(r.next.owed?.heldBy).toBe(heldByStorm ? HOLD : undefined);
+  });
+  it('a drain that had started is still owed when the host passes its health check', () => {
+    const from = inState('DEGRADED', { owed: owedDue('drain', { heldBy: HOLD, stormHeld: true }) });
+    const r = step(from, ev.healthy(), 1, stormCtx());
+    expect(r.next.state).toBe('AVAILABLE');
+    expect(r.next.owed).toMatchObject({ kind: 'drain', attempts: 1, stormHeld: true });
+  });
+  it('a suspension outranks the storm: held by the suspension, not forgiven on health', () => {
+    const c = { ...stormCtx(), suspended: 'automation suspended for host:h1 by admin until lifted: x' };
+    const held = step(inState('CHECKING', { activityChecks: 2 }), ev.activity('active'), 1, c).next;
+    expect(held.owed).toMatchObject({ heldBy: c.suspended, attempts: 0 });
+    expect(held.owed?.stormHeld).toBeUndefined();
+    expect(step(held, ev.healthy(), 2, c).next.owed).not.toBeNull();
+  });
+});
+
 describe('FenceHost on a host that is up and healthy (OpenStack fencing blueprint)', () => {
   it('AVAILABLE and its NC answering: refused as healthy without force, nothing changes', () => {
     const from = inState('AVAILABLE');
