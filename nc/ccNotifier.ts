@@ -3,11 +3,14 @@
  * an instance or the node changes, the NC tells its CC "look at me now" with ccNodeEvent. The CC
  * trusts a node's last report until its safety-net poll is overdue (cc/service.ts, freshMs), so a
  * hint must arrive: one the CC did not take (unreachable, timed out, busy) is sent again after a
- * back-off (0.25 s doubling to 5 s, on the NC's clock) until it is. Hints that say the same are
+ * back-off (0.25 s doubling to 5 s, on the NC's clock; each wait between half and all of that, spread
+ * by the host's name: 2,000 NCs refused together by a restarted or starved CC must not come back in
+ * step) until it is. Hints that say the same are
  * coalesced (at most one of each waits while one is in flight), and when more than `maxPending`
  * different ones wait (a long CC outage) they collapse into one hint about the whole node, so the
  * queue stays bounded and the CC still looks at everything. Never throws and never blocks the NC.
  */
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { systemClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
@@ -50,6 +53,17 @@ export const DEFAULT_NOTIFY_TIMEOUT_MS = 1000;
 export const NOTIFY_RETRY_FIRST_MS = 250;
 export const NOTIFY_RETRY_MAX_MS = 5000;
 
+/**
+ * The wait before retry number `attempt` (1, 2, ...) of `host`'s hints: the doubling back-off's
+ * ceiling, of which the host waits between half and all ("equal jitter"), the share fixed by its name
+ * and the attempt. Deterministic (the simulator's runs replay), yet spread over the hosts of a cloud.
+ */
+export function notifyRetryDelayMs(host: string, attempt: number): number {
+  const ceiling = Math.min(NOTIFY_RETRY_MAX_MS, NOTIFY_RETRY_FIRST_MS * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+  const share = createHash('sha1').update(`${host}\n${attempt}`).digest().readUInt32BE(0) / 2 ** 32;
+  return Math.round(ceiling / 2 + (ceiling / 2) * share);
+}
+
 const keyOf = (e: CcNodeEvent): string => `${e.kind} ${e.migrationId ?? ''} ${e.instanceId ?? ''}`;
 
 export class WireCcNotifier implements CcNotifier {
@@ -59,7 +73,8 @@ export class WireCcNotifier implements CcNotifier {
   /** Hints not yet sent (or to be sent again), by what they say. */
   private readonly pending = new Map<string, CcNodeEvent>();
   private readonly inFlight = new Set<string>();
-  private retryMs = 0;
+  /** Failed sends in a row (0: the last one was taken). */
+  private failures = 0;
   private retry: TimerHandle | undefined;
 
   constructor(private readonly o: WireCcNotifierOptions) {
@@ -98,7 +113,7 @@ export class WireCcNotifier implements CcNotifier {
     const timeoutMs = this.o.timeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS;
     void this.route.send((url) => this.client.call(url, 'ccNodeEvent', event, { timeoutMs })).then(
       () => {
-        this.retryMs = 0;
+        this.failures = 0;
       },
       (e: unknown) => {
         // A refusal (a hint that breaks the contract, a node the CC does not know) is not sent again;
@@ -109,7 +124,7 @@ export class WireCcNotifier implements CcNotifier {
         }
         this.o.logger.debug({ err: e, event }, 'ccNodeEvent not delivered: sent again after a back-off');
         if (!this.pending.has(key)) this.enqueue(event);
-        this.backOff();
+        this.backOff(event.host);
       },
     ).finally(() => {
       this.inFlight.delete(key);
@@ -117,10 +132,10 @@ export class WireCcNotifier implements CcNotifier {
     });
   }
 
-  private backOff(): void {
+  private backOff(host: string): void {
     if (this.retry !== undefined) return;
-    this.retryMs = Math.min(NOTIFY_RETRY_MAX_MS, this.retryMs === 0 ? NOTIFY_RETRY_FIRST_MS : this.retryMs * 2);
-    this.retry = this.clock.setTimer(this.retryMs, () => {
+    this.failures += 1;
+    this.retry = this.clock.setTimer(notifyRetryDelayMs(host, this.failures), () => {
       this.retry = undefined;
       this.flush();
     });

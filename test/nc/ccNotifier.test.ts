@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NOTIFY_RETRY_FIRST_MS, NOTIFY_RETRY_MAX_MS, WireCcNotifier } from '../../nc/ccNotifier.js';
+import { NOTIFY_RETRY_FIRST_MS, NOTIFY_RETRY_MAX_MS, WireCcNotifier, notifyRetryDelayMs } from '../../nc/ccNotifier.js';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import { WireErrors } from '../../shared/wire/errors.js';
@@ -52,7 +52,8 @@ describe('CC notifier', () => {
     t.failAll();
     await settle();
     // Nothing is sent before the back-off ends.
-    clock.advance(NOTIFY_RETRY_FIRST_MS - 1);
+    const first = notifyRetryDelayMs('127.0.10.1', 1);
+    clock.advance(first - 1);
     await settle();
     expect(t.calls).toHaveLength(1);
     clock.advance(1);
@@ -60,8 +61,12 @@ describe('CC notifier', () => {
     expect(t.calls).toHaveLength(2);
     t.failAll();
     await settle();
-    // The back-off doubles.
-    clock.advance(2 * NOTIFY_RETRY_FIRST_MS);
+    // The back-off doubles (its ceiling; the wait is between half and all of it).
+    const second = notifyRetryDelayMs('127.0.10.1', 2);
+    clock.advance(second - 1);
+    await settle();
+    expect(t.calls).toHaveLength(2);
+    clock.advance(1);
     await settle();
     expect(t.calls).toHaveLength(3);
     expect(t.calls[2]!.body).toEqual({ host: '127.0.10.1', kind: 'instance', instanceId: 'i-0000000a' });
@@ -145,5 +150,29 @@ describe('CC notifier', () => {
     n.notify({ host: 'not-an-address', kind: 'node' });
     await settle();
     expect(t.calls).toEqual([]);
+  });
+});
+
+describe('notifyRetryDelayMs: equal jitter spread by host', () => {
+  const hosts = Array.from({ length: 2000 }, (_, i) => `127.64.${Math.floor(i / 250)}.${(i % 250) + 1}`);
+  it.each([1, 2, 3, 5, 8, 40])('attempt %i: between half and all of the doubling ceiling, the same for the same host', (attempt) => {
+    const ceiling = Math.min(NOTIFY_RETRY_MAX_MS, NOTIFY_RETRY_FIRST_MS * 2 ** (attempt - 1));
+    for (const h of hosts.slice(0, 200)) {
+      const d = notifyRetryDelayMs(h, attempt);
+      expect(d).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(d).toBeLessThanOrEqual(ceiling);
+      expect(notifyRetryDelayMs(h, attempt)).toBe(d);
+    }
+  });
+  it('2,000 hosts refused together do not come back in step: no tenth of the window holds more than a fifth of them', () => {
+    for (const attempt of [1, 4, 10]) {
+      const ceiling = Math.min(NOTIFY_RETRY_MAX_MS, NOTIFY_RETRY_FIRST_MS * 2 ** (attempt - 1));
+      const buckets = new Array<number>(10).fill(0);
+      for (const h of hosts) {
+        const i = Math.min(9, Math.floor(((notifyRetryDelayMs(h, attempt) - ceiling / 2) / (ceiling / 2)) * 10));
+        buckets[i]! += 1;
+      }
+      expect(Math.max(...buckets)).toBeLessThan(hosts.length / 5);
+    }
   });
 });
