@@ -209,7 +209,9 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
         const host = String(r.host);
         if (typeof r.suspectSince === 'string' && !suspectAt.has(host)) suspectAt.set(host, Date.parse(r.suspectSince));
         else if (r.suspectSince === undefined && !suspectAt.has(host) && r.state !== 'AVAILABLE') suspectAt.set(host, Number.NaN);
-        if (r.blocked !== undefined && r.blocked !== '') held.add(host);
+        // Held by the gate: a recovery or fence (`blocked`), or an owed drain (`owedRepair.heldBy`).
+        const owed = r.owedRepair as Doc | undefined;
+        if ((r.blocked !== undefined && r.blocked !== '') || (owed?.heldBy !== undefined && owed.heldBy !== '')) held.add(host);
       }
       maxRemediating = Math.max(maxRemediating, recs.filter((r) => REMEDIATING.has(String(r.state))).length);
     };

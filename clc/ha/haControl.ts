@@ -156,7 +156,7 @@ export class HaControl {
 
   /** The host's record; InvalidHost.NotFound for a host HA does not know (ConfigureHAForHost adds it). */
   requireHost(host: string): HostHaRecord {
-    const rec = this.read().hosts[host];
+    const rec = this.opts.runner.liveHost(host);
     if (!rec) throw HaErrors.make('UnknownHost', { host, scope: 'host HA (configure it first with ConfigureHAForHost)' });
     return rec;
   }
@@ -168,7 +168,7 @@ export class HaControl {
   /** ConfigureHAForHost: BMC settings (merged into the host's current ones) and the host's HA record. */
   async configureHost(input: ConfigureHostInput): Promise<HostHaView> {
     this.requirePartition(input.partition);
-    const existing = this.read().hosts[input.host];
+    const existing = this.opts.runner.liveHost(input.host);
     if (existing && existing.partition !== input.partition) {
       throw HaErrors.make('HostInOtherPartition', { detail: `host ${input.host} is known to HA in partition ${existing.partition}, not ${input.partition}` });
     }
@@ -277,7 +277,7 @@ export class HaControl {
   /** EnableHAForHost / DisableHAForHost. */
   async setHostEnabled(host: string, enabled: boolean, by: string): Promise<HostHaView> {
     this.requireHost(host);
-    const state = this.read().hosts[host]?.state;
+    const state = this.opts.runner.liveHost(host)?.state;
     if (!enabled && state === 'FENCING') throw HaErrors.make('FenceInProgress', { host, state });
     await this.opts.store.update((ha) => {
       ha.hostDisabled = ha.hostDisabled.filter((h) => h !== host);
@@ -300,7 +300,7 @@ export class HaControl {
       await this.opts.runner.deliver(host, { type: 'haEnabled' });
     }
     // Switched on (or added under a partition that is on): say at once whether HA can act on it.
-    if (on && this.read().hosts[host]?.state === 'INELIGIBLE') await this.opts.runner.evaluateEligibility([host]);
+    if (on && this.opts.runner.liveHost(host)?.state === 'INELIGIBLE') await this.opts.runner.evaluateEligibility([host]);
   }
 
   /**
@@ -325,7 +325,7 @@ export class HaControl {
     } catch (e) {
       if (e instanceof IllegalHaEventError) {
         if (e.healthy) throw HaErrors.make('HostUpAndHealthy', { host });
-        const now = this.read().hosts[host] ?? rec;
+        const now = this.opts.runner.liveHost(host) ?? rec;
         if (e.refusal === 'notRemediating') throw HaErrors.make('RemediationNotInProgress', { host, state: now.state, detail: e.detail });
         if (e.refusal === 'staleRemediation') throw HaErrors.make('StaleRemediationReport', { host, detail: `${e.detail}; a report from an earlier episode changes nothing` });
         throw HaErrors.make('IllegalOperatorEvent', { host, state: now.state, detail: e.message });
@@ -419,8 +419,10 @@ export class HaControl {
   /** DescribeHostHA: every host HA knows (or those named, or one partition's), with a dry run if asked. */
   describeHosts(q: { hosts?: readonly string[]; partition?: string; dryRun?: boolean; events?: number }): HostHaView[] {
     if (q.partition !== undefined) this.requirePartition(q.partition);
-    for (const h of q.hosts ?? []) this.requireHost(h);
     const ha = this.read();
+    for (const h of q.hosts ?? []) {
+      if (!ha.hosts[h]) this.requireHost(h);
+    }
     const only = q.hosts !== undefined && q.hosts.length > 0 ? new Set(q.hosts) : undefined;
     const recs = Object.values(ha.hosts)
       .filter((r) => (only === undefined || only.has(r.host)) && (q.partition === undefined || r.partition === q.partition))

@@ -229,7 +229,7 @@ export class HaRunner {
   }
 
   /** A host's record as HA steps it: the stored one, or its probe bookkeeping ahead of it in memory. */
-  private current(host: string): HostHaRecord | undefined {
+  liveHost(host: string): HostHaRecord | undefined {
     const stored = this.opts.store.read().hosts[host];
     return stored && this.overlay.current(stored);
   }
@@ -276,7 +276,7 @@ export class HaRunner {
     }
     for (const s of changed) {
       if (s.write) this.overlay.drop(s.rec.host);
-      else this.overlay.keep(s.rec);
+      else this.overlay.keep(s.rec, s.stored);
     }
     for (const { stored, rec, effects } of changed) {
       reportMetrics(stored, rec, effects);
@@ -386,7 +386,7 @@ export class HaRunner {
 
   private submit(kind: HaOperationKind, ref: HaHostRef, token: number, work: () => Promise<HaEvent | undefined>): void {
     const isStale = () => {
-      const r = this.current(ref.host);
+      const r = this.liveHost(ref.host);
       if (kind === 'health') return r?.health?.token !== token;
       return kind === 'power' ? r?.powerProbe?.token !== token : r?.operation?.token !== token;
     };

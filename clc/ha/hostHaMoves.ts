@@ -133,8 +133,8 @@ export function enter(rec: HostHaRecord, to: HaState, now: number, ctx: HaContex
     }
     case 'DEGRADED':
       // Owed from now on: a host that lost control while its VMs ran leaves service and is emptied, even if its NC comes back.
+      effects.push({ kind: 'alert', host, level: 'warn', message: `host ${host} is degraded (activity without control): it owes a drain (disable, then migrate its instances)` });
       settle(startDueRepair(owe(next, 'drain', now), now, s, repairHold(ctx)));
-      effects.push({ kind: 'alert', host, level: 'warn', message: `host ${host} is degraded (activity without control): disabling and draining it` });
       break;
     case 'RECOVERING': {
       next = { ...next, recoveryAttempts: next.recoveryAttempts + 1 };

@@ -29,20 +29,33 @@ export function sameBesidesProbes(a: HostHaRecord, b: HostHaRecord): boolean {
   return true;
 }
 
+/** A memory copy and the stored record it is known to agree with besides probes. */
+interface Kept {
+  readonly rec: HostHaRecord;
+  /** Remembered so that an unchanged store costs no comparison (a describe overlays every host). */
+  base: HostHaRecord;
+}
+
 /** Records ahead of the store in their probe fields only, by host. Used under the runner's mailbox. */
 export class ProbeOverlay {
-  private readonly live = new Map<string, HostHaRecord>();
+  private readonly live = new Map<string, Kept>();
 
   /**
    * The record to step from, given the stored one: the memory copy while the store says the same
    * besides probes (the store moved on otherwise: a configuration, another replica's term). A
    * stored record is never handed out with a token sequence below one already used, so a late answer
-   * to a forgotten probe cannot pass for a new one.
+   * to a forgotten probe cannot pass for a new one. Compared once per stored record: the very record
+   * the copy was checked against is not compared again (2,000 hosts overlaid for each host a
+   * DescribeHostHA named were 38 % of the CLC's CPU in the supervision bench).
    */
   current(stored: HostHaRecord): HostHaRecord {
-    const live = this.live.get(stored.host);
-    if (live === undefined) return stored;
-    if (sameBesidesProbes(live, stored)) return live.seq >= stored.seq ? live : { ...live, seq: stored.seq };
+    const kept = this.live.get(stored.host);
+    if (kept === undefined) return stored;
+    const live = kept.rec;
+    if (kept.base === stored || sameBesidesProbes(live, stored)) {
+      kept.base = stored;
+      return live.seq >= stored.seq ? live : { ...live, seq: stored.seq };
+    }
     return live.seq > stored.seq ? { ...stored, seq: live.seq } : stored;
   }
 
@@ -51,9 +64,9 @@ export class ProbeOverlay {
     return logsSomething || !sameBesidesProbes(next, stored);
   }
 
-  /** Keeps `next` (ahead of the store in probe fields only) for its host. */
-  keep(next: HostHaRecord): void {
-    this.live.set(next.host, next);
+  /** Keeps `next` (ahead of `stored`, the record it was stepped from, in probe fields only) for its host. */
+  keep(next: HostHaRecord, stored: HostHaRecord): void {
+    this.live.set(next.host, { rec: next, base: stored });
   }
 
   /** Drops a host's memory copy: what was written (or the store moved on) is the record now. */

@@ -44,9 +44,12 @@ describe('ProbeOverlay', () => {
       (state, storedSeq, liveSeq, storeMoved) => {
         const stored = inState(state, { seq: storedSeq });
         const overlay = new ProbeOverlay();
-        overlay.keep({ ...stored, seq: liveSeq, nextHealthCheckAt: 77 });
-        const now = storeMoved ? { ...stored, reason: 'changed by an operator' } : stored;
+        overlay.keep({ ...stored, seq: liveSeq, nextHealthCheckAt: 77 }, stored);
+        // Asked once of the very record it was kept from (remembered, not compared again), then of what the store holds now.
+        expect(overlay.current(stored).nextHealthCheckAt).toBe(77);
+        const now = storeMoved ? { ...stored, reason: 'changed by an operator' } : structuredClone(stored);
         const got = overlay.current(now);
+        expect(overlay.current(now)).toEqual(got);
         expect(sameBesidesProbes(got, now)).toBe(true);
         for (const k of Object.keys(now)) if (!PROBE_FIELDS.has(k)) expect(got[k as keyof HostHaRecord]).toEqual(now[k as keyof HostHaRecord]);
         expect(got.seq).toBeGreaterThanOrEqual(Math.max(storedSeq, liveSeq));
