@@ -78,6 +78,9 @@ function lagSampler(url: string, tokenFile: string): { stop(): Promise<number[]>
   const maxima: number[] = [];
   let running = true;
   const loop = (async () => {
+    // The first scrape answers for everything since the daemon started (HA switched on for every host,
+    // a fence agent's status asked of each): discarded, so that the window counts only its own seconds.
+    await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) }).then((r) => r.text(), () => '');
     while (running) {
       try {
         const text = await (await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) })).text();

@@ -182,7 +182,7 @@ export class HaControl {
       await setBmc(this.opts.bmc, input.host, entry);
     }
     await this.opts.runner.syncHosts([{ host: input.host, partition: input.partition }]);
-    await this.follow(input.host);
+    await this.follow([input.host]);
     await this.opts.store.update((ha) => this.log(ha, input.host, `HA configured by ${input.by}${entry ? ` (BMC agent ${entry.agent}, password ${entry.password ? 'set' : 'not set'})` : ''}`));
     return this.hostView(this.read(), input.host);
   }
@@ -268,8 +268,8 @@ export class HaControl {
       const waits = fencing.length > 0 ? `; ${fencing.join(', ')} fenced or being fenced: HA switches off for them once EnableService returns them` : '';
       this.log(ha, `partition:${partition}`, `HA ${enabled ? 'enabled' : 'disabled'} for partition ${partition} by ${by}${waits}`);
     });
-    const hosts = Object.values(this.read().hosts).filter((r) => r.partition === partition).map((r) => r.host);
-    for (const host of hosts) await this.follow(host);
+    const hosts = Object.values(this.opts.store.read().hosts).filter((r) => r.partition === partition).map((r) => r.host);
+    await this.follow(hosts);
     const ha = this.read();
     return hosts.map((h) => this.hostView(ha, h));
   }
@@ -284,23 +284,33 @@ export class HaControl {
       if (!enabled) ha.hostDisabled.push(host);
       this.log(ha, host, `HA ${enabled ? 'enabled' : 'disabled'} for host ${host} by ${by}`);
     });
-    await this.follow(host);
+    await this.follow([host]);
     return this.hostView(this.read(), host);
   }
 
-  /** Brings the host's machine in line with its switches now, as the next tick would, and evaluates its eligibility. */
-  private async follow(host: string): Promise<void> {
-    const ha = this.read();
-    const rec = ha.hosts[host];
-    if (!rec) return;
-    const on = isOn(ha, rec);
-    if (!on && rec.state !== 'DISABLED') {
-      await this.opts.runner.deliver(host, { type: 'haDisabled', reason: ha.partitions[rec.partition]?.enabled ? 'HA disabled for the host' : 'HA disabled for the partition' });
-    } else if (on && rec.state === 'DISABLED') {
-      await this.opts.runner.deliver(host, { type: 'haEnabled' });
+  /**
+   * Brings the hosts' machines in line with their switches now, as the next tick would, and evaluates
+   * the eligibility of those switched on. One step and one eligibility round for all of them: one
+   * by one, enabling HA for a partition of 2,000 hosts was 2,000 steps, each writing the store.
+   */
+  private async follow(hosts: readonly string[]): Promise<void> {
+    const ha = this.opts.store.read();
+    const events = new Map<string, HaEvent[]>();
+    const on: string[] = [];
+    for (const host of hosts) {
+      const rec = this.opts.runner.liveHost(host);
+      if (!rec) continue;
+      if (!isOn(ha, rec)) {
+        if (rec.state !== 'DISABLED') events.set(host, [{ type: 'haDisabled', reason: ha.partitions[rec.partition]?.enabled ? 'HA disabled for the host' : 'HA disabled for the partition' }]);
+        continue;
+      }
+      on.push(host);
+      if (rec.state === 'DISABLED') events.set(host, [{ type: 'haEnabled' }]);
     }
-    // Switched on (or added under a partition that is on): say at once whether HA can act on it.
-    if (on && this.opts.runner.liveHost(host)?.state === 'INELIGIBLE') await this.opts.runner.evaluateEligibility([host]);
+    if (events.size > 0) await this.opts.runner.deliverAll(events);
+    // Switched on (or added under a partition that is on): say at once whether HA can act on them.
+    const ineligible = on.filter((h) => this.opts.runner.liveHost(h)?.state === 'INELIGIBLE');
+    if (ineligible.length > 0) await this.opts.runner.evaluateEligibility(ineligible);
   }
 
   /**

@@ -190,6 +190,11 @@ export class HaRunner {
     return this.mailbox.run(() => this.apply(new Map([[host, [event]]])));
   }
 
+  /** Events for many hosts stepped together (one store write): switching HA on or off for a partition. */
+  deliverAll(events: Batch): Promise<void> {
+    return this.mailbox.run(() => this.apply(events));
+  }
+
   /**
    * A result (or verdict) for one host, stepped with every other that arrives before the next step
    * runs: one store write and one storm judgement per batch instead of per host. At 10,000 hosts a

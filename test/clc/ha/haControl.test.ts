@@ -175,6 +175,23 @@ describe('HaControl', () => {
     expect(env.store.read().ha.partitions.p1?.enabled).toBe(false);
   });
 
+  it('switching a partition of 300 hosts on and off steps them together: a few store writes, not one per host (issue 19)', async () => {
+    const env = await setup();
+    const many = Array.from({ length: 300 }, (_, i) => `127.0.${32 + Math.floor(i / 250)}.${(i % 250) + 1}`);
+    await env.runner.syncHosts(many.map((host) => ({ host, partition: 'p1' })));
+    let writes = 0;
+    const update = env.store.update.bind(env.store);
+    env.store.update = ((m: Parameters<typeof update>[0]) => { writes++; return update(m); }) as typeof env.store.update;
+    await env.control.setClusterEnabled('p1', true, 'admin');
+    await env.runner.idle();
+    expect(many.every((h) => state(env, h) === 'AVAILABLE')).toBe(true);
+    expect(writes).toBeLessThan(10);
+    writes = 0;
+    await env.control.setClusterEnabled('p1', false, 'admin');
+    expect(many.every((h) => state(env, h) === 'DISABLED')).toBe(true);
+    expect(writes).toBeLessThan(10);
+  });
+
   it('FenceHost: DisableService, then the fence, then FENCED and evacuated, all in the log', async () => {
     const env = await setup();
     await enabled(env);
