@@ -181,7 +181,10 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
       clc: lagSampler(`http://${CONTROLLER}:${PORTS.clcMetrics}/metrics`, join(clcDir, 'metrics.token')),
     };
     const t0 = performance.now();
+    const windowFrom = new Date().toISOString();
     await new Promise((r) => setTimeout(r, windowS * 1000));
+    // For reading a CPU profile (FERRY_BENCH_PROFILE) of the window alone.
+    console.log(`supervision: window ${windowFrom} to ${new Date().toISOString()}`);
     const ccLags = await lags.cc.stop();
     const clcLags = await lags.clc.stop();
     console.log(`supervision: event-loop stalls over the window, per-second maxima (ms): CC median ${percentile(ccLags, 50).toFixed(0)} max ${Math.max(...ccLags).toFixed(0)}; CLC median ${percentile(clcLags, 50).toFixed(0)} max ${Math.max(...clcLags).toFixed(0)}`);
