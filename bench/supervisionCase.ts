@@ -73,17 +73,21 @@ export interface SupervisionResult {
  * Scrapes a daemon's metrics every second until stopped: the per-second maximum event-loop delay
  * (prom-client resets its histogram at each collect, so each scrape is the second since the last).
  */
-function lagSampler(url: string, tokenFile: string): { stop(): Promise<number[]> } {
+function lagSampler(url: string, tokenFile: string): { stop(): Promise<{ maxima: number[]; requests: Map<string, number> }> } {
   const token = readFileSync(tokenFile, 'utf8').trim();
   const maxima: number[] = [];
   let running = true;
+  const scrape = async (): Promise<string> => (await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) })).text();
+  let first = '';
+  let last = '';
   const loop = (async () => {
     // The first scrape answers for everything since the daemon started (HA switched on for every host,
     // a fence agent's status asked of each): discarded, so that the window counts only its own seconds.
-    await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) }).then((r) => r.text(), () => '');
+    first = await scrape().catch(() => '');
     while (running) {
       try {
-        const text = await (await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) })).text();
+        const text = await scrape();
+        last = text;
         const m = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})?\s+(\S+)/m.exec(text);
         if (m) maxima.push(Number(m[1]) * 1000);
       } catch {
@@ -93,7 +97,23 @@ function lagSampler(url: string, tokenFile: string): { stop(): Promise<number[]>
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();
-  return { stop: async () => { running = false; await loop; return maxima; } };
+  // The requests the daemon answered over the window, by operation (ferry_wire_requests_total).
+  const counts = (text: string): Map<string, number> => {
+    const out = new Map<string, number>();
+    for (const m of text.matchAll(/^ferry_wire_requests_total\{([^}]*)\}\s+(\S+)/gm)) {
+      const op = /op="([^"]*)"/.exec(m[1]!)?.[1] ?? '?';
+      out.set(op, (out.get(op) ?? 0) + Number(m[2]));
+    }
+    return out;
+  };
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      const before = counts(first);
+      return { maxima, requests: new Map([...counts(last)].map(([op, n]) => [op, n - (before.get(op) ?? 0)] as const).filter(([, n]) => n > 0)) };
+    },
+  };
 }
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -185,8 +205,11 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     await new Promise((r) => setTimeout(r, windowS * 1000));
     // For reading a CPU profile (FERRY_BENCH_PROFILE) of the window alone.
     console.log(`supervision: window ${windowFrom} to ${new Date().toISOString()}`);
-    const ccLags = await lags.cc.stop();
-    const clcLags = await lags.clc.stop();
+    const ccSeen = await lags.cc.stop();
+    const clcSeen = await lags.clc.stop();
+    const ccLags = ccSeen.maxima;
+    const clcLags = clcSeen.maxima;
+    console.log(`supervision: requests answered over the window: CC ${JSON.stringify(Object.fromEntries(ccSeen.requests))}; CLC ${JSON.stringify(Object.fromEntries(clcSeen.requests))}`);
     console.log(`supervision: event-loop stalls over the window, per-second maxima (ms): CC median ${percentile(ccLags, 50).toFixed(0)} max ${Math.max(...ccLags).toFixed(0)}; CLC median ${percentile(clcLags, 50).toFixed(0)} max ${Math.max(...clcLags).toFixed(0)}`);
     const seconds = (performance.now() - t0) / 1000;
     const ccCores = (cpuSeconds(cc.pid) - before.cc) / seconds;
