@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NOTIFY_RETRY_FIRST_MS, NOTIFY_RETRY_MAX_MS, WireCcNotifier, notifyRetryDelayMs } from '../../nc/ccNotifier.js';
+import { DEFAULT_NOTIFY_TIMEOUT_MS, NOTIFY_RETRY_FIRST_MS, NOTIFY_RETRY_MAX_MS, WireCcNotifier, notifyRetryDelayMs } from '../../nc/ccNotifier.js';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import { WireErrors } from '../../shared/wire/errors.js';
@@ -30,13 +30,13 @@ class FakeTransport implements WireTransport {
 const CC = 'http://127.0.0.1:8774';
 
 describe('CC notifier', () => {
-  it('sends ccNodeEvent with a short timeout, without waiting for the answer', async () => {
+  it('sends ccNodeEvent with its own timeout (DEFAULT_NOTIFY_TIMEOUT_MS), without waiting for the answer', async () => {
     const t = new FakeTransport();
     const n = new WireCcNotifier({ transport: t, ccUrl: CC, logger: silentLogger() });
     n.notify({ host: '127.0.10.1', kind: 'migration', migrationId: 'mig-0000000a', instanceId: 'i-0000000a' });
     await settle();
     expect(t.calls).toEqual([{
-      endpoint: CC, operation: 'ccNodeEvent', opts: { timeoutMs: 1000 },
+      endpoint: CC, operation: 'ccNodeEvent', opts: { timeoutMs: DEFAULT_NOTIFY_TIMEOUT_MS },
       body: { host: '127.0.10.1', kind: 'migration', migrationId: 'mig-0000000a', instanceId: 'i-0000000a' },
     }]);
     t.answerAll();
