@@ -156,8 +156,9 @@ export function encodeDocument(data: Readonly<Record<string, unknown>>, layout: 
     const detached = spec.detached ?? [];
     const moved = detached.map(() => ({}) as Record<string, unknown>);
     const isDetached = (k: string): boolean => detached.includes(k);
+    const base = entryKey(path, '');
     for (const [name, item] of named) {
-      const key = entryKey(path, name);
+      const key = base + encodeURIComponent(name);
       // An invariant of the layout's caller (its keyOf), checked before anything is sent; update() wraps it in StoreWriteFailed.
       if (out.has(key)) throw new Error(`list ${pathKey(path)} has two items with key ${name}`);
       if (detached.length === 0 || !isPlainObject(item)) {

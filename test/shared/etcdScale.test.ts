@@ -87,7 +87,7 @@ describe.skipIf(!etcdInstalled())('the etcd layout at thousands of hosts (real e
     const h = hostName(1234);
     await s.update((d) => {
       const r = d.ha.hosts[h];
-      if (r !== undefined) r.reason = 'checked';
+      if (r !== undefined) d.ha.hosts[h] = { ...r, reason: 'checked' };
     });
     const after = await modRevisions(prefix);
     // The host's own key and the head: not the section, not another host.
