@@ -8,7 +8,7 @@
  */
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLC_STORE_SPEC, type ClcState } from '../../clc/state/clcStore.js';
+import { CLC_STORE_SPEC } from '../../clc/state/clcStore.js';
 import { newHostHaRecord } from '../../clc/ha/hostHaState.js';
 import { viewStoreSpec, type ViewSnapshot } from '../../cc/viewCache.js';
 import type { CcNode } from '../../shared/protocol/ccProtocol.js';
