@@ -240,9 +240,11 @@ export function decodeDocument(kvs: ReadonlyMap<string, string>, layout: EtcdLay
 /**
  * What an update diffs against after a read: this process's encoding of what it read (`encoded`;
  * not etcd's texts, which may differ only in key order after validate), except that keys etcd does
- * not hold are left out (the next update writes them), keys only etcd holds are kept (it deletes
- * them), and a collection etcd still holds inline, without its `f/` key (an older layout, or a split
- * change cut short), is left out with its entries and its parents' keys (the next update moves it out).
+ * not hold are left out (the next update writes them), and a collection etcd still holds inline,
+ * without its `f/` key (an older layout, or a move cut short), is left out with its entries and its
+ * parents' keys (the next update moves it out) while entries of it that etcd holds and the document
+ * does not are kept (the next update deletes them: they would be read once its `f/` key is written).
+ * Other keys only etcd holds are left alone, as before (a newer build's field, say).
  */
 export function reconcileWithStored(encoded: ReadonlyMap<string, string>, stored: ReadonlyMap<string, string>, layout: EtcdLayout): Map<string, string> {
   const unmoved: string[] = [];
@@ -261,7 +263,7 @@ export function reconcileWithStored(encoded: ReadonlyMap<string, string>, stored
   };
   const doc = new Map<string, string>();
   for (const [k, v] of encoded) if (stored.has(k) && !stale(k)) doc.set(k, v);
-  for (const [k, v] of stored) if (!encoded.has(k)) doc.set(k, v);
+  for (const [k, v] of stored) if (!encoded.has(k) && stale(k) && parseKey(k)?.kind !== 'value') doc.set(k, v);
   return doc;
 }
 

@@ -174,9 +174,12 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
     const [only] = plan.chunks;
     if (plan.chunks.length === 1 && only !== undefined && only.puts.length + only.deletes.length === 0 && fence === undefined) return result;
     let at = 0n;
+    // Each txn builds on the one before it, never on a head the watch brought in meanwhile (that is another writer's: a conflict).
+    let head = this.headMod;
     for (const [i, chunk] of plan.chunks.entries()) {
       try {
-        at = await this.commit(chunk, fence);
+        at = await this.commit(chunk, head, fence);
+        head = String(at);
       } catch (e) {
         // A split change cut short: what etcd committed of it is a valid document (its layout says so); read and diff from there.
         if (i > 0) this.adoptRaw();
@@ -192,12 +195,12 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
   }
 
   /**
-   * One txn of an update, guarded by the head key's revision (and the fence); the raw cache and the
-   * revision move with it. Returns the revision it committed at (0n: it changed nothing).
+   * One txn of an update, guarded by the head key's mod revision `head` (and the fence); the raw cache
+   * and the revision move with it. Returns the revision it committed at (0n: it changed nothing).
    */
-  private async commit(chunk: KeyDiff, fence: Extract<FenceCheck, { leading: true }> | undefined): Promise<bigint> {
+  private async commit(chunk: KeyDiff, head: string, fence: Extract<FenceCheck, { leading: true }> | undefined): Promise<bigint> {
     const { client: c, prefix } = this.cfg;
-    let txn = c.if(prefix + HEAD_KEY, 'Mod', '==', this.headMod);
+    let txn = c.if(prefix + HEAD_KEY, 'Mod', '==', head);
     if (fence !== undefined) txn = txn.and(fence.key, 'Create', '==', fence.epoch);
     const changes: IOperation[] = [
       ...chunk.puts.map(([k, v]) => c.put(prefix + k).value(v)),

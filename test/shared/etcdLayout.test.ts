@@ -92,20 +92,22 @@ describe('etcd layout', () => {
     expect(decodeDocument(legacy, LAYOUT)).toEqual({ ha: { g: 1, hosts: { h1: { s: 'A' } } }, items: { a: 1 } });
   });
 
-  it('reconcileWithStored: the first write after an older layout moves the section\'s hosts out, and rewrites nothing else', () => {
+  it('reconcileWithStored: the first write after an older layout moves the section\'s hosts out (over a move cut short), and rewrites nothing else', () => {
     const stored = new Map([
-      ['f/ha', JSON.stringify({ g: 1, hosts: { h1: { s: 'A' } } })], ['c/ha/hosts/h1', '{"s":"stale"}'],
-      ['f/items', '"record"'], ['c/items/a', '{"y":1,"x":2}'], ['c/items/gone', '1'],
+      // hosts inline, and two entries a move cut short left: h1 older than inline, h9 not in the document.
+      ['f/ha', JSON.stringify({ g: 1, hosts: { h1: { s: 'A' } } })], ['c/ha/hosts/h1', '{"s":"stale"}'], ['c/ha/hosts/h9', '{"s":"Z"}'],
+      // In key order other than this process's, and a key this build does not know: neither is touched.
+      ['f/items', '"record"'], ['c/items/a', '{"y":1,"x":2}'], ['f/newer', '1'],
     ]);
     const data = { ha: { g: 1, hosts: { h1: { s: 'A' } } }, items: { a: { x: 2, y: 1 } } };
     const doc = reconcileWithStored(encodeDocument(data, LAYOUT), stored, LAYOUT);
     const d = diffKeys(doc, encodeDocument(data, LAYOUT));
     expect(d.puts.map(([k]) => k).sort()).toEqual(['c/ha/hosts/h1', 'f/ha', 'f/ha/hosts']);
-    expect(d.deletes).toEqual(['c/items/gone']);
+    expect(d.deletes).toEqual(['c/ha/hosts/h9']);
     const applied = new Map(stored);
     for (const k of d.deletes) applied.delete(k);
     for (const [k, v] of d.puts) applied.set(k, v);
-    expect(decodeDocument(applied, LAYOUT)).toEqual(data);
+    expect(decodeDocument(applied, LAYOUT)).toEqual({ ...data, newer: 1 });
   });
 
   it('a detached property is read from its key over an older inline value, and entries without one keep theirs', () => {

@@ -4,7 +4,7 @@
  * CLC's state with 3,000 host HA records and a CC's view of 2,000 nodes are created in one update,
  * saved again and read back; one host's HA record and a view "seen again" write a few small keys; a
  * store written with `ha` as one key still reads, and its first write moves the hosts out; a deposed
- * leader's later chunk is refused.
+ * leader's later chunk is refused, what it wrote reads as a valid state, and the next leader finishes.
  */
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,5 +180,12 @@ describe.skipIf(!etcdInstalled())('the etcd layout at thousands of hosts (real e
     expect(stored).toBeGreaterThan(0);
     expect(stored).toBeLessThan(HOSTS);
     expect(Object.keys(s2.read().ha.hosts)).toHaveLength(stored);
+    // The next leader's same change completes, from what the deposed one left.
+    const next = (await raw.get(leaderKey).exec()).kvs[0]?.create_revision as string;
+    const successor = await open(CLC_STORE_SPEC, prefix, { fence: { check: () => ({ leading: true, key: leaderKey, epoch: next }), leaderName: () => 'other' } });
+    await successor.update((d) => {
+      for (let i = 0; i < HOSTS; i++) d.ha.hosts[hostName(i)] ??= newHostHaRecord(hostName(i), 'cluster01', T0 + i);
+    });
+    expect(Object.keys((await open(CLC_STORE_SPEC, prefix)).read().ha.hosts)).toHaveLength(HOSTS);
   });
 });
