@@ -181,8 +181,10 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
         at = await this.commit(chunk, head, fence);
         head = String(at);
       } catch (e) {
-        // A split change cut short: what etcd committed of it is a valid document (its layout says so); read and diff from there.
-        if (i > 0) this.adoptRaw();
+        // A split change cut short: what etcd committed of it is a valid document (its layout says so); read and diff from there
+        // (a refused txn already replaced the cache with the prefix it read).
+        const code = (e as { code?: unknown }).code;
+        if (i > 0 && code !== 'StoreConflict' && code !== 'StoreNotLeader') this.adoptRaw();
         throw e;
       }
     }

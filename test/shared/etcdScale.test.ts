@@ -33,6 +33,30 @@ function node(i: number, lastSeen: number): CcNode {
   };
 }
 
+/**
+ * `base` whose second txn commit first runs `before` (which may throw, as a lost connection): the
+ * event happens between two txns of a split change, always, whatever the machine's speed.
+ */
+function onSecondCommit(base: Etcd3, before: () => Promise<void>): { client: Etcd3; commits: () => number } {
+  let commits = 0;
+  const client = new Proxy(base, {
+    get(target, p, recv) {
+      const v = Reflect.get(target, p, recv) as unknown;
+      if (p !== 'if' || typeof v !== 'function') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      return (...args: unknown[]) => {
+        const txn = (v as (...a: unknown[]) => { commit(): Promise<unknown> }).apply(target, args);
+        const commit = txn.commit.bind(txn);
+        txn.commit = async () => {
+          if (++commits === 2) await before();
+          return commit();
+        };
+        return txn;
+      };
+    },
+  });
+  return { client, commits: () => commits };
+}
+
 describe.skipIf(!etcdInstalled())('the etcd layout at thousands of hosts (real etcd, default limits)', () => {
   let cluster: EtcdCluster;
   let raw: Etcd3;
@@ -149,32 +173,17 @@ describe.skipIf(!etcdInstalled())('the etcd layout at thousands of hosts (real e
     // happens between this store's chunks, always, whatever the machine's speed.
     const base = connectEtcd({ endpoints: cluster.endpoints, callTimeoutMs: 20_000 });
     const s = await open(CLC_STORE_SPEC, prefix, { fence, client: base });
-    let commits = 0;
-    const deposing = new Proxy(base, {
-      get(target, p, recv) {
-        const v = Reflect.get(target, p, recv) as unknown;
-        if (p !== 'if' || typeof v !== 'function') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        return (...args: unknown[]) => {
-          const txn = (v as (...a: unknown[]) => { commit(): Promise<unknown> }).apply(target, args);
-          const commit = txn.commit.bind(txn);
-          txn.commit = async () => {
-            if (++commits === 2) {
-              await raw.delete().key(leaderKey);
-              await raw.put(leaderKey).value('other');
-            }
-            return commit();
-          };
-          return txn;
-        };
-      },
+    const hooked = onSecondCommit(base, async () => {
+      await raw.delete().key(leaderKey);
+      await raw.put(leaderKey).value('other');
     });
+    const deposing = hooked.client;
     const s2 = await open(CLC_STORE_SPEC, prefix, { fence, client: deposing });
     expect(s.revision()).toBeGreaterThan(0n);
-    commits = 0;
     expect(await codeOf(s2.update((d) => {
       for (let i = 0; i < HOSTS; i++) d.ha.hosts[hostName(i)] = newHostHaRecord(hostName(i), 'cluster01', T0 + i);
     }))).toBe('StoreNotLeader');
-    expect(commits).toBeGreaterThanOrEqual(2);
+    expect(hooked.commits()).toBeGreaterThanOrEqual(2);
     const stored = Object.keys((await open(CLC_STORE_SPEC, prefix)).read().ha.hosts).length;
     // The first chunk (independent host records) landed, the rest was refused: a prefix, read as a valid state.
     expect(stored).toBeGreaterThan(0);
@@ -187,5 +196,27 @@ describe.skipIf(!etcdInstalled())('the etcd layout at thousands of hosts (real e
       for (let i = 0; i < HOSTS; i++) d.ha.hosts[hostName(i)] ??= newHostHaRecord(hostName(i), 'cluster01', T0 + i);
     });
     expect(Object.keys((await open(CLC_STORE_SPEC, prefix)).read().ha.hosts)).toHaveLength(HOSTS);
+  });
+
+  it('a split change whose later txn gets no answer: StoreUnavailable, and read() shows what etcd committed, from which the retry finishes', async () => {
+    const prefix = 'scale/cut/';
+    await open(CLC_STORE_SPEC, prefix); // created here: the hooked client's commits are the update's txns
+    const base = connectEtcd({ endpoints: cluster.endpoints, callTimeoutMs: 20_000 });
+    clients.push(base);
+    const hooked = onSecondCommit(base, () => Promise.reject(new Error('injected: connection lost')));
+    const s = await open(CLC_STORE_SPEC, prefix, { client: hooked.client });
+    const addAll = (d: ReturnType<typeof s.read>): void => {
+      for (let i = 0; i < HOSTS; i++) d.ha.hosts[hostName(i)] ??= newHostHaRecord(hostName(i), 'cluster01', T0 + i);
+    };
+    expect(await codeOf(s.update(addAll))).toBe('StoreUnavailable');
+    expect(hooked.commits()).toBe(2);
+    const committed = Object.keys((await open(CLC_STORE_SPEC, prefix)).read().ha.hosts).length;
+    expect(committed).toBeGreaterThan(0);
+    expect(committed).toBeLessThan(HOSTS);
+    expect(Object.keys(s.read().ha.hosts)).toHaveLength(committed);
+    await s.update(addAll);
+    const again = await open(CLC_STORE_SPEC, prefix);
+    expect(Object.keys(again.read().ha.hosts)).toHaveLength(HOSTS);
+    expect(again.read()).toEqual(s.read());
   });
 });
