@@ -1,8 +1,8 @@
 /**
  * The etcd layout at thousands of hosts (issues 19 and 21), against a real one-member etcd on
  * 127.0.108.1:20250 with etcd's default limits (--max-txn-ops 128, --max-request-bytes 1.5 MiB): the
- * CLC's state with 3,000 host HA records and a CC's view of 2,000 nodes are created in one update,
- * saved again and read back; one host's HA record and a view "seen again" write a few small keys; a
+ * CLC's state with 3,000 host HA records, 200 instance records and a CC's view of 2,000 nodes are
+ * each created in one update, saved again and read back; one host's HA record and a view "seen again" write a few small keys; a
  * store written with `ha` as one key still reads, and its first write moves the hosts out; a deposed
  * leader's later chunk is refused, what it wrote reads as a valid state, and the next leader finishes.
  */
@@ -119,6 +119,25 @@ describe.skipIf(!etcdInstalled())('the etcd layout at thousands of hosts (real e
     const third = await open(CLC_STORE_SPEC, prefix);
     expect(third.read().ha.hosts[h]?.reason).toBe('checked');
     expect(third.read()).toEqual(s.read());
+  });
+
+  it('a change of 200 instance records (a drain, a large launch) is stored in several txns and read back', async () => {
+    const prefix = 'scale/instances/';
+    const s = await open(CLC_STORE_SPEC, prefix);
+    const id = (i: number): string => `i-${i.toString(16).padStart(8, '0')}`;
+    await s.update((d) => {
+      for (let i = 0; i < 200; i++) {
+        d.instances[id(i)] = {
+          instanceId: id(i), reservationId: 'r-0000abcd', ownerId: '000000000000', imageId: 'emi-0a1b2c3d', vmType: 'm1.small',
+          partition: 'cluster01', launchTime: T0 + i, launchIndex: i, phase: 'requested',
+        };
+      }
+    });
+    await s.update((d) => {
+      for (const r of Object.values(d.instances)) r.phase = 'launched';
+    });
+    const again = await open(CLC_STORE_SPEC, prefix);
+    expect(Object.values(again.read().instances).filter((r) => r.phase === 'launched')).toHaveLength(200);
   });
 
   it('a CC view of 2,000 nodes is saved whole, and a round that only saw every node again writes one key', async () => {
