@@ -35,6 +35,8 @@
  *                                  vs one after another, a durable write each (bench/storeBurstCase.ts)
  *   store/etcd-update              one instance record changed in a 1,000-instance CLC state: the etcd
  *                                  backend on a real 3-member cluster vs the file store (bench/etcdCase.ts)
+ *   store/etcd-ha-update           one host HA record changed among 3,000 HA hosts: etcd (one key per
+ *                                  host) vs the file store (bench/etcdCase.ts)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,7 +68,7 @@ import { migrationSimCase } from './migrationSimCase.js';
 import { migrationLibvirtCase } from './migrationLibvirtCase.js';
 import { supervisionCases } from './supervisionCase.js';
 import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
-import { ETCD_INSTANCES, etcdRig } from './etcdCase.js';
+import { ETCD_HA_HOSTS, ETCD_INSTANCES, etcdRig } from './etcdCase.js';
 
 const vmType = DEFAULT_VM_TYPES[1]!;
 const report: WireObject = {
@@ -213,11 +215,18 @@ const timed: Timed[] = [
     name: 'store/etcd-update', target: null, unit: 'ms' as const,
     what: `one instance record changed in a ${ETCD_INSTANCES}-instance CLC state: etcd backend, 3 members on loopback (one key sent) / file store (whole document rewritten)`,
     bench: { iterations: 20, run: () => etcd.etcdUpdate(), baseline: () => etcd.fileUpdate() },
+  }, {
+    name: 'store/etcd-ha-update', target: null, unit: 'ms' as const,
+    what: `one host HA record changed among ${ETCD_HA_HOSTS} HA hosts: etcd backend, 3 members on loopback (one key sent) / file store (whole document rewritten)`,
+    bench: { iterations: 20, run: () => etcd.haEtcdUpdate(), baseline: () => etcd.haFileUpdate() },
   }]),
 ];
 
 const results: CaseResult[] = [];
-if (etcd === undefined) results.push(skipped('store/etcd-update', 'one instance record changed: etcd backend / file store', null, 'lower', '/usr/bin/etcd is not installed (scripts/etcd-lab.sh install)'));
+if (etcd === undefined) {
+  results.push(skipped('store/etcd-update', 'one instance record changed: etcd backend / file store', null, 'lower', '/usr/bin/etcd is not installed (scripts/etcd-lab.sh install)'));
+  results.push(skipped('store/etcd-ha-update', 'one host HA record changed: etcd backend / file store', null, 'lower', '/usr/bin/etcd is not installed (scripts/etcd-lab.sh install)'));
+}
 const print = (c: CaseResult): void => console.log(table([c]).split('\n')[1]);
 
 // plan-quality: generated tight drains, a complete placement exists by construction (bench/planScenarios.ts).

@@ -85,10 +85,21 @@ export const CLC_STORE_OPTIONS: StoreOptions<ClcState> = Object.freeze({
 
 export const CLC_STORE_FILE = 'clc.json';
 
-/** clc.json, or `<etcd-prefix>clc/state/` with one key per instance, run token and volume (shared/store/storeBackend.ts). */
+/**
+ * clc.json, or `<etcd-prefix>clc/state/` with one key per instance, run token, volume and host HA
+ * record (shared/store/storeBackend.ts). Instance and host HA records stand alone (independent: a
+ * change over etcd's limits, HA taking on 3,000 hosts or a launch of hundreds, may land in several
+ * txns, each leaving a valid state; a host's record and an instance's are each read on their own
+ * and reconciled level-based); run tokens and volumes are refused over the limits instead.
+ */
 export const CLC_STORE_SPEC: StoreSpec<ClcState> = Object.freeze<StoreSpec<ClcState>>({
   file: CLC_STORE_FILE, key: 'clc/state', options: CLC_STORE_OPTIONS,
-  layout: { collections: { instances: { kind: 'record' }, runTokens: { kind: 'record' }, volumes: { kind: 'record' } } },
+  layout: { collections: {
+    instances: { kind: 'record', independent: true },
+    runTokens: { kind: 'record' },
+    volumes: { kind: 'record' },
+    ha: { kind: 'object', fields: { hosts: { kind: 'record', independent: true } } },
+  } },
 });
 
 export function openClcStore(stateDir: string): Promise<Store<ClcState>> {

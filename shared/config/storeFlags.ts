@@ -4,7 +4,7 @@
  * key prefix. One place, so both daemons name and check them alike.
  */
 import { z } from 'zod';
-import { DEFAULT_ETCD_LIMITS } from '../store/etcdLayout.js';
+import { DEFAULT_ETCD_LIMITS } from '../store/etcdChunks.js';
 import { DEFAULT_ETCD_TIMEOUT_MS } from '../store/etcdStore.js';
 import { intFlag, type FlagField } from './flagTable.js';
 

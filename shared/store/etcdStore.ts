@@ -11,12 +11,16 @@
  *   (another writer won; the cache is refreshed from the same txn, so a retry builds on the new
  *   state), StoreNotLeader (deposed), StoreUnavailable (no answer within the deadline: lost quorum,
  *   etcd down; the outcome is unknown, and if it did commit the watch brings it in), StoreTooLarge.
+ * - A change over etcd's limits is several such txns when its layout allows (etcdChunks.ts: entries
+ *   of independent collections first, the rest last), each guarded the same way; cut short, what was
+ *   committed is a valid document, which read() then shows, and the update fails with the code above.
  */
 import type { Etcd3, IKeyValue, IOperation, Watcher } from 'etcd3';
 import type { Clock } from '../clock.js';
 import { withEtcdDeadline } from './etcdDeadline.js';
 import { StoreErrors } from './errors.js';
-import { DEFAULT_ETCD_LIMITS, decodeDocument, diffKeys, encodeDocument, HEAD_KEY, META_KEY, overLimit, type EtcdLayout, type EtcdLimits } from './etcdLayout.js';
+import { DEFAULT_ETCD_LIMITS, planWrites, type EtcdLimits } from './etcdChunks.js';
+import { decodeDocument, encodeDocument, HEAD_KEY, META_KEY, reconcileWithStored, type EtcdLayout, type KeyDiff } from './etcdLayout.js';
 import type { Store, StoreOptions } from './store.js';
 
 /** What a guarded write checks: the leader key and the epoch (its create revision) while this process leads. */
@@ -165,17 +169,44 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
     } catch (e) {
       throw StoreErrors.make('StoreWriteFailed', { file: this.label, detail: (e as Error).message });
     }
-    const diff = diffKeys(this.doc, next);
-    if (diff.puts.length === 0 && diff.deletes.length === 0 && fence === undefined) return result;
-    const over = overLimit(diff, this.cfg.prefix, this.cfg.limits ?? DEFAULT_ETCD_LIMITS);
-    if (over !== undefined) throw StoreErrors.make('StoreTooLarge', { file: this.label, ...over });
+    const plan = planWrites(this.doc, next, this.layout, this.cfg.prefix, this.cfg.limits ?? DEFAULT_ETCD_LIMITS);
+    if ('over' in plan) throw StoreErrors.make('StoreTooLarge', { file: this.label, ...plan.over });
+    const [only] = plan.chunks;
+    if (plan.chunks.length === 1 && only !== undefined && only.puts.length + only.deletes.length === 0 && fence === undefined) return result;
+    let at = 0n;
+    // Each txn builds on the one before it, never on a head the watch brought in meanwhile (that is another writer's: a conflict).
+    let head = this.headMod;
+    for (const [i, chunk] of plan.chunks.entries()) {
+      try {
+        at = await this.commit(chunk, head, fence);
+        head = String(at);
+      } catch (e) {
+        // A split change cut short: what etcd committed of it is a valid document (its layout says so); read and diff from there
+        // (a refused txn already replaced the cache with the prefix it read).
+        const code = (e as { code?: unknown }).code;
+        if (i > 0 && code !== 'StoreConflict' && code !== 'StoreNotLeader') this.adoptRaw();
+        throw e;
+      }
+    }
+    // Durable first, visible second: the document moves only once etcd has committed all of it.
+    if (at !== 0n && at === this.rev) {
+      this.doc = next;
+      this.data = draft;
+    }
+    return result;
+  }
 
+  /**
+   * One txn of an update, guarded by the head key's mod revision `head` (and the fence); the raw cache
+   * and the revision move with it. Returns the revision it committed at (0n: it changed nothing).
+   */
+  private async commit(chunk: KeyDiff, head: string, fence: Extract<FenceCheck, { leading: true }> | undefined): Promise<bigint> {
     const { client: c, prefix } = this.cfg;
-    let txn = c.if(prefix + HEAD_KEY, 'Mod', '==', this.headMod);
+    let txn = c.if(prefix + HEAD_KEY, 'Mod', '==', head);
     if (fence !== undefined) txn = txn.and(fence.key, 'Create', '==', fence.epoch);
     const changes: IOperation[] = [
-      ...diff.puts.map(([k, v]) => c.put(prefix + k).value(v)),
-      ...diff.deletes.map((k) => c.delete().key(prefix + k)),
+      ...chunk.puts.map(([k, v]) => c.put(prefix + k).value(v)),
+      ...chunk.deletes.map((k) => c.delete().key(prefix + k)),
     ];
     // A leader's no-op still proves in etcd that it leads; it writes nothing.
     if (changes.length > 0) changes.push(c.put(prefix + HEAD_KEY).value(''));
@@ -194,18 +225,27 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
       }
       throw StoreErrors.make('StoreConflict', { file: this.label, revision: String(revision) });
     }
-    // Durable first, visible second: the cache moves only once etcd has committed.
-    if (changes.length > 0 && revision > this.rev) {
+    if (changes.length === 0) return 0n;
+    if (revision > this.rev) {
       const raw = new Map(this.raw);
-      for (const k of diff.deletes) raw.delete(k);
-      for (const [k, v] of diff.puts) raw.set(k, v);
+      for (const k of chunk.deletes) raw.delete(k);
+      for (const [k, v] of chunk.puts) raw.set(k, v);
       this.raw = raw;
-      this.doc = next;
-      this.data = draft;
       this.rev = revision;
       this.headMod = String(revision);
     }
-    return result;
+    return revision;
+  }
+
+  /** The document as the raw cache holds it (after part of a split change): read() and the next diff follow etcd. */
+  private adoptRaw(): void {
+    try {
+      const data = this.decode(this.raw);
+      this.doc = reconcileWithStored(this.encode(data), this.raw, this.layout);
+      this.data = data;
+    } catch (e) {
+      this.cfg.onWatchProblem?.(e as Error);
+    }
   }
 
   /** Runs one etcd call with a deadline; anything but our own codes becomes StoreUnavailable. */
@@ -235,7 +275,7 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
       else if (key !== META_KEY) raw.set(key, kv.value.toString());
     }
     const data = this.decode(raw);
-    this.doc = this.encode(data);
+    this.doc = reconcileWithStored(this.encode(data), raw, this.layout);
     this.data = data;
     this.raw = raw;
     this.rev = revision;
@@ -253,7 +293,7 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
   private decode(doc: ReadonlyMap<string, string>): T {
     let raw: Record<string, unknown>;
     try {
-      raw = decodeDocument(doc);
+      raw = decodeDocument(doc, this.layout);
     } catch (e) {
       throw StoreErrors.make('StoreCorrupt', { file: this.label, detail: (e as Error).message });
     }
@@ -334,7 +374,7 @@ class EtcdBackedStore<T> implements EtcdStore<T> {
     if (rev === this.rev) return;
     try {
       const data = this.decode(raw);
-      this.doc = this.encode(data);
+      this.doc = reconcileWithStored(this.encode(data), raw, this.layout);
       this.data = data;
     } catch (e) {
       // read() keeps the last good snapshot (and updates diff against it); the revision moves on.
