@@ -7,7 +7,8 @@
  * instance runs exactly once (exit 1 otherwise); then it restarts the killed replicas as standbys.
  *   node dist/scripts/demoReplicated.js start|stop|status|failover|reset
  * Addresses and ports (defaults beside demo.sh's 127.0.0.1/127.0.1.x, never on them): FERRY_REPDEMO_DIR,
- * FERRY_REPDEMO_CONTROLLER, FERRY_REPDEMO_NODES, FERRY_REPDEMO_ETCD (comma-separated), FERRY_REPDEMO_PORT_BASE.
+ * FERRY_REPDEMO_CONTROLLER, FERRY_REPDEMO_NODES, FERRY_REPDEMO_ETCD (comma-separated), FERRY_REPDEMO_PORT_BASE;
+ * FERRY_REPDEMO_LEADER_TTL (seconds, default 4: the daemons' own default is 10) to time a failover with another lease.
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,6 +29,16 @@ const execFileAsync = promisify(execFile);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const env = process.env;
 const list = (v: string | undefined, d: string): string[] => (v ?? d).split(',').map((s) => s.trim()).filter((s) => s !== '');
+/** FERRY_REPDEMO_LEADER_TTL: whole seconds within the daemons' --leader-ttl-seconds bounds (2-600). */
+function leaderTtl(v: string | undefined): number {
+  if (v === undefined) return REPLICATED_DEFAULTS.leaderTtlSeconds;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 2 || n > 600) {
+    process.stderr.write(`demo: FERRY_REPDEMO_LEADER_TTL must be whole seconds from 2 to 600, not ${JSON.stringify(v)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
 const base = resolve(env.FERRY_REPDEMO_DIR ?? join(root, '.ferry-demo-replicated'));
 const cloud = replicatedCloud({
   baseDir: base,
@@ -35,10 +46,11 @@ const cloud = replicatedCloud({
   nodeHosts: list(env.FERRY_REPDEMO_NODES, '127.0.2.1,127.0.2.2,127.0.2.3'),
   etcdAddrs: list(env.FERRY_REPDEMO_ETCD, '127.0.3.1,127.0.3.2,127.0.3.3'),
   portBase: Number(env.FERRY_REPDEMO_PORT_BASE ?? '8800'),
+  leaderTtlSeconds: leaderTtl(env.FERRY_REPDEMO_LEADER_TTL),
 });
 const daemons = new DemoDaemons({ root, runDir: join(base, 'run'), logDir: join(base, 'logs') });
 const PATH = '/services/Eucalyptus';
-const TTL_S = REPLICATED_DEFAULTS.leaderTtlSeconds;
+const TTL_S = cloud.leaderTtlSeconds;
 const DEMO_INSTANCES = 6;
 /** Written by the first CLC replica at its first start and copied to the others: one set of admin keys per region. */
 const credentialsPath = join(cloud.stateDir('clc-a'), 'admin.credentials');

@@ -38,6 +38,8 @@ export interface ReplicatedCloud {
   readonly etcd: { readonly dir: string; readonly addrs: readonly string[]; readonly clientPort: number; readonly peerPort: number; readonly endpoints: readonly string[] };
   readonly clcs: readonly Replica[];
   readonly ccs: readonly Replica[];
+  /** The replicas' election lease, seconds. */
+  readonly leaderTtlSeconds: number;
   /** Hosts first (simhv, NC), then the CCs, then the CLCs: the start order. */
   readonly specs: readonly ProcessSpec[];
   /** The state directory of a replica (its admin.credentials for a CLC). */
@@ -85,7 +87,7 @@ export function replicatedCloud(o: ReplicatedOptions): ReplicatedCloud {
     })),
   ];
   return {
-    layout, clcs, ccs, specs, stateDir,
+    layout, clcs, ccs, specs, stateDir, leaderTtlSeconds: Number(ttl),
     etcd: { dir: join(o.baseDir, 'etcd'), addrs: o.etcdAddrs, clientPort: ports.etcdClient, peerPort: ports.etcdPeer, endpoints },
   };
 }
