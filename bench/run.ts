@@ -26,6 +26,8 @@
  *                                  the key pool made ahead vs a key pair made when issued
  *   supervision/poll-round         the CC's bookkeeping of one steady poll round (keeper, cache writer,
  *                                  migration plan driver; bench/pollRound.ts) vs applying the reports alone
+ *   supervision/poll-call          one node poll's CPU in the caller: the CC's describe vs a bare HTTPS POST
+ *                                  on the same kept-alive mutual-TLS connections (bench/pollCallCase.ts)
  *   supervision/stale-check        the keeper's stale-node check over 2000 nodes vs the search per host
  *   plan-quality/placement-time    drain plan of 40 instances over 100 nodes vs naive first fit
  *   store/durable-update           durable store update (fsync + rename + dir fsync) vs plain writeFile
@@ -67,6 +69,7 @@ import { STORE_BURST, storeBurstRig } from './storeBurstCase.js';
 import { migrationSimCase } from './migrationSimCase.js';
 import { migrationLibvirtCase } from './migrationLibvirtCase.js';
 import { supervisionCases } from './supervisionCase.js';
+import { pollCallCase } from './pollCallCase.js';
 import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
 import { ETCD_HA_HOSTS, ETCD_INSTANCES, etcdRig } from './etcdCase.js';
 
@@ -301,6 +304,9 @@ for (const c of await supervisionCases(QUICK)) {
   results.push(c);
   print(c);
 }
+const pollCall = await pollCallCase(QUICK);
+results.push(pollCall);
+print(pollCall);
 
 const api = await apiCase({ quick: QUICK });
 results.push(api);
