@@ -4,6 +4,7 @@
  */
 import { startMetrics } from '../shared/metrics/listener.js';
 import { addCcMetrics } from './metrics.js';
+import { addLeaderMetric } from '../shared/metrics/leaderMetrics.js';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -130,7 +131,10 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   const { port } = server.address() as AddressInfo;
   // Before polling starts, so the first round is counted too.
   const metrics = await startMetrics({
-    daemon: 'cc', config, stateDir: config.stateDir, logger, labels: { partition: config.partition }, add: (m) => addCcMetrics(m, () => keeper.get()),
+    daemon: 'cc', config, stateDir: config.stateDir, logger, labels: { partition: config.partition }, add: (m) => {
+      addCcMetrics(m, () => keeper.get());
+      addLeaderMetric(m, leadership);
+    },
   });
   duties.reconcile();
   await duties.ready();

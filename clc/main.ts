@@ -34,6 +34,7 @@ import { identityDirectory } from './core/identities.js';
 import { BMC_STORE_OPTIONS, BMC_STORE_SPEC } from './ha/power/bmcStore.js';
 import { loadOrCreateAdminCredentials } from './state/adminCredentials.js';
 import { addClcMetrics } from './metrics.js';
+import { addLeaderMetric } from '../shared/metrics/leaderMetrics.js';
 import { CLC_STORE_SPEC } from './state/clcStore.js';
 import { EVENTS_STORE_SPEC } from './events/eventStore.js';
 import { EventStream } from './events/eventStream.js';
@@ -165,9 +166,12 @@ async function main(): Promise<void> {
     });
   });
   const metrics = await startMetrics({
-    daemon: 'clc', config, stateDir: config.stateDir, logger, add: (m) => addClcMetrics(m, {
-      store, gate, partitions: config.clusters.map((p) => p.name), events, clock: systemClock, ...(config.eventsWebhook !== undefined ? { webhookUrl: config.eventsWebhook } : {}),
-    }),
+    daemon: 'clc', config, stateDir: config.stateDir, logger, add: (m) => {
+      addClcMetrics(m, {
+        store, gate, partitions: config.clusters.map((p) => p.name), events, clock: systemClock, ...(config.eventsWebhook !== undefined ? { webhookUrl: config.eventsWebhook } : {}),
+      });
+      addLeaderMetric(m, leadership);
+    },
   });
   logger.info({ partitions: config.clusters.map((p) => p.name), auth: config.auth, ccLinks: security.kind, connections: guard.describe(), volumeStorage: config.storageDir ?? null }, 'clc started');
   if (status !== undefined) logger.info({ url: `${origin}${STATUS_PATH}` }, 'status page: log in with the admin access key id and secret key');

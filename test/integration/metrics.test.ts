@@ -93,6 +93,8 @@ describe('Prometheus metrics of a running cloud', () => {
     expect(delta(clc0, clc1, 'ferry_api_request_duration_seconds_count', { action: 'RunInstances' })).toBe(1);
     expect(delta(clc0, clc1, 'ferry_store_write_seconds_count')).toBeGreaterThan(0);
     expect(valueOf(clc1, 'ferry_gate_waiting')).toBe(0);
+    // A single replica leads (issue 21: ferry_leader).
+    expect(valueOf(clc1, 'ferry_leader')).toBe(1);
 
     const cc1 = await scrape(target.cc());
     expect(delta(cc0, cc1, 'ferry_cc_poll_round_seconds_count')).toBeGreaterThan(0);
@@ -100,6 +102,7 @@ describe('Prometheus metrics of a running cloud', () => {
     expect(delta(cc0, cc1, 'ferry_cc_migration_step_seconds_count', { step: 'commit', result: 'ok' })).toBe(ids.length);
     expect(valueOf(cc1, 'ferry_migration_items', { state: 'completed' }) - valueOf(cc0, 'ferry_migration_items', { state: 'completed' })).toBe(ids.length);
     expect(valueOf(cc1, 'ferry_cc_nodes', { state: 'enabled', reachable: 'true' })).toBe(3);
+    expect(valueOf(cc1, 'ferry_leader')).toBe(1);
     expect(valueOf(cc1, 'ferry_cc_instances', { state: 'running' })).toBeGreaterThanOrEqual(ids.length);
 
     const nc1 = await scrape(target.nc(n1));

@@ -15,6 +15,7 @@ import { ConfigError } from '../../shared/config/compileConfig.js';
 import { silentLogger } from '../../shared/log.js';
 import { gateWait, storeWrite } from '../../shared/metrics/channels.js';
 import { daemonMetrics } from '../../shared/metrics/registry.js';
+import { addLeaderMetric } from '../../shared/metrics/leaderMetrics.js';
 import { serveMetrics, type MetricsServer } from '../../shared/metrics/server.js';
 import { loadOrCreateScrapeToken } from '../../shared/metrics/token.js';
 import { isFerryError } from '../../shared/errors/registry.js';
@@ -125,5 +126,20 @@ describe('the --metrics-* flags', () => {
       expect(problems(() => parseClcConfig(['--state-dir', 's', '--insecure-plaintext', '--metrics-port', bad], {})).join(' ')).toMatch(/--metrics-port/);
       expect(problems(() => parseNcConfig(['--host', '127.0.1.1', '--state-dir', 's', '--insecure-plaintext', '--metrics-port', bad], {})).join(' ')).toMatch(/--metrics-port/);
     }
+  });
+});
+
+describe('ferry_leader (issue 21)', () => {
+  it('reads the replica\'s lease when scraped: 1 while it leads, 0 while it stands by', async () => {
+    const m = daemonMetrics('cc', { partition: 'cluster01' });
+    let leads = false;
+    addLeaderMetric(m, { leading: () => leads });
+    const scrape = async () => valueOf(parseProm(await m.registry.metrics()), 'ferry_leader', { daemon: 'cc', partition: 'cluster01' });
+    expect(await scrape()).toBe(0);
+    leads = true;
+    expect(await scrape()).toBe(1);
+    leads = false;
+    expect(await scrape()).toBe(0);
+    m.close();
   });
 });
