@@ -29,6 +29,8 @@ export interface LeaderFaultsDeps {
   /** The replica that leads now (none with one CLC). */
   readonly leader: () => LeaderReplica | undefined;
   readonly replicas: () => readonly (LeaderReplica | undefined)[];
+  /** How long an armed stale-leader fault waits for a change (default STALE_ARM_MS; a CC leader sends changes more rarely). */
+  readonly armMs?: number;
 }
 
 export class LeaderFaults {
@@ -51,12 +53,12 @@ export class LeaderFaults {
 
   /**
    * clcStaleLeader: the leader is paused for `ms` right after it sends its next change to a CC or asks a
-   * BMC for a power status (`sent`), or after STALE_ARM_MS whatever it sent.
+   * BMC for a power status (`sent`), or after STALE_ARM_MS (`armMs`) whatever it sent.
    */
   pauseLeader(ms: number): void {
     if (this.d.leader() === undefined && this.d.replicas().length < 2) return;
     this.stalePause = ms;
-    this.d.clock.setTimer(STALE_ARM_MS, () => {
+    this.d.clock.setTimer(this.d.armMs ?? STALE_ARM_MS, () => {
       const leader = this.d.leader();
       if (this.stalePause === ms && leader !== undefined) this.pause(leader, ms, 'no change sent meanwhile');
     });
@@ -73,6 +75,13 @@ export class LeaderFaults {
     this.stalePause = undefined;
     this.d.etcd.cutOff.clear();
     for (const c of this.d.replicas()) if (c !== undefined) this.resume(c);
+  }
+
+  /** A paused replica runs again before its pause is over (a newer leader has reached where its held change goes). */
+  resumeNow(replica: LeaderReplica, why: string): void {
+    if (!replica.life.isPaused) return;
+    this.d.trace(`${replica.name} resumes early (${why})`);
+    replica.life.resume();
   }
 
   /** Faults stop (the heal phase): nothing armed goes off. */

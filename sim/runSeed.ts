@@ -286,6 +286,7 @@ function leadershipCounts(cloud: SimCloud, events: readonly SimEvent[]): Record<
     'CC leaderships granted by etcd': cloud.etcd.terms.filter((t) => t.election !== CLC_ELECTION).length,
     'NC changes acted on with a CC epoch': cloud.ncEpochs.accepted,
     'NC changes refused StaleLeaderEpoch': cloud.ncEpochs.staleRefused,
+    'changes a CC follower refused NotLeader': cloud.ccNotLeader,
     'CC shared-store writes committed': cloud.ccStores.committed,
     'CC shared-store writes refused StoreNotLeader': cloud.ccStores.refused,
   };

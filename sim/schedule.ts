@@ -220,7 +220,7 @@ export function ccLeaderEvents(seed: number, s: SimSettings): SimEvent[] {
   const cc = (): { cc?: string } => (ccs.length > 1 ? { cc: l.pick(ccs) as string } : {});
   const events: SimEvent[] = [];
   for (let i = l.int(0, 3); i > 0; i--) events.push({ at: l.int(1000, s.chaosMs), kind: 'ccLeaderChange', cutMs: l.int(1000, 9000), ...cc() });
-  for (let i = l.int(0, 3); i > 0; i--) events.push({ at: l.int(1000, s.chaosMs), kind: 'ccStaleLeader', pauseMs: l.int(3500, 9000), ...cc() });
+  for (let i = l.int(0, 3); i > 0; i--) events.push({ at: l.int(1000, s.chaosMs), kind: 'ccStaleLeader', pauseMs: l.int(4000, 15_000), ...cc() });
   if (l.chance(0.3)) {
     const [at, which] = [l.int(1000, s.chaosMs), cc()];
     events.push({ at, kind: 'crashCc', ...which }, { at: at + l.int(200, 10_000), kind: 'restartCc', ...which });

@@ -20,7 +20,7 @@ import { isFerryError } from '../shared/errors/registry.js';
 import { silentLogger } from '../shared/log.js';
 import { typedHandlers } from '../shared/protocol/typedServer.js';
 import type { Store } from '../shared/store/store.js';
-import type { WireTransport } from '../shared/wire/transport.js';
+import type { WireHandlers, WireTransport } from '../shared/wire/transport.js';
 import type { EpochWatch } from './epochWatch.js';
 import type { Incarnation } from './incarnation.js';
 import type { Prng } from './prng.js';
@@ -61,6 +61,14 @@ export class CcStoreWatch {
   }
 }
 
+/** `handlers`, each NotLeader refusal told to `seen`. */
+function countNotLeader(handlers: WireHandlers, seen: () => void): WireHandlers {
+  return Object.fromEntries(Object.entries(handlers).map(([op, handle]) => [op, (body, ctx) => handle(body, ctx).catch((e: unknown) => {
+    if (isFerryError(e) && e.code === 'NotLeader') seen();
+    throw e;
+  })]));
+}
+
 export interface CcReplicaDeps {
   /** This replica's network name (`cc`, `cc-b`, …) and URL (its identity in the election). */
   readonly name: string;
@@ -85,6 +93,8 @@ export interface CcReplicaDeps {
   /** With CLC replicas: the CLC epochs, guarded and watched (invariant 10a, per partition). */
   readonly clcEpochs: EpochWatch | undefined;
   readonly stores: CcStoreWatch;
+  /** A follower refused a change NotLeader (coverage). */
+  readonly onNotLeader: () => void;
   readonly trace: (line: string) => void;
 }
 
@@ -119,7 +129,7 @@ export function bootCcReplica(d: CcReplicaDeps): SimCcReplica {
   });
   const service = new CcService({ ...d.service, keeper, nodes, clock, logger, leadership: election });
   const ops = d.clcEpochs === undefined ? service.ops : d.clcEpochs.guard(cluster.cc, partition, service.ops, shared<ClcEpochRecord>(`cc/${partition}/clc-epoch`, clcEpochStoreSpec(partition).options));
-  d.net.serve(d.name, leaderOnly(typedHandlers(SERVED_OPS, ops), election, partition), life);
+  d.net.serve(d.name, countNotLeader(leaderOnly(typedHandlers(SERVED_OPS, ops), election, partition), d.onNotLeader), life);
   const duties = new LeaderDuties({
     leadership: election, role: `CC ${partition}`, logger,
     duties: () => [

@@ -43,11 +43,15 @@ import { powerOffLease } from './leaseInvariant.js';
 import { LeaderFaults } from './leaderFaults.js';
 import { bootCcReplica, CcStoreWatch } from './simCcReplica.js';
 import { NcEpochWatch } from './ncEpochWatch.js';
+import { NC_CHANGE_OPS } from '../shared/protocol/leaderEpoch.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
 import type { Violation } from './invariants.js';
 import { simCredentialIssuer, simMigrationCa } from './simCredentials.js';
 import { DEFAULT_TLS_URI_TEMPLATE } from '../cc/migration/settings.js';
 import type { MigrationCa } from '../cc/migration/credentialIssuer.js';
+
+/** How long an armed ccStaleLeader waits for the CC leader's next change to an NC (changes come only from the CLC and the plans). */
+const CC_STALE_ARM_MS = 12_000;
 
 /** The first CC's network name (the default of a CC fault that names none: schedules recorded with one CC). */
 export const CC_NAME = 'cc';
@@ -116,6 +120,10 @@ export class SimCloud {
   /** With CC replicas: their shared stores' writes, committed and refused (invariant 10d, coverage). */
   readonly ccStores = new CcStoreWatch();
   private readonly ccEtcdRng: Prng;
+  /** Changes held by a CC leader paused right after sending them (ccStaleLeader): where they go and with which epoch. */
+  private readonly heldChanges: { readonly cc: string; readonly replica: SimCc; readonly host: string; readonly epoch: bigint }[] = [];
+  /** CC replicas' NotLeader refusals (a follower asked for a change; coverage). */
+  ccNotLeader = 0;
   /** The CLC replicas by index (settings.clcReplicas, one by default); absent until first started. */
   readonly clcs: (SimClc | undefined)[] = [];
   /** The etcd the CLC replicas elect their leader through and keep clc.json in (unused with one replica). */
@@ -172,9 +180,10 @@ export class SimCloud {
     this.ccEtcdRng = Prng.fork(seed, 'ccEtcd');
     this.ncEpochs = new NcEpochWatch(trace);
     if (this.ccReplicaCount > 1) {
+      this.net.onDeliver.push((d) => this.newerCcEpochDelivered(d.to, d.operation, d.body.leaderEpoch));
       for (const c of settings.clusters) {
         this.ccLeaderFaults.set(c.cc, new LeaderFaults({
-          clock: this.clock, etcd: this.etcd, trace, leader: () => this.ccLeader(c.cc), replicas: () => this.ccReplicas(c.cc),
+          clock: this.clock, etcd: this.etcd, trace, leader: () => this.ccLeader(c.cc), replicas: () => this.ccReplicas(c.cc), armMs: CC_STALE_ARM_MS,
         }));
       }
     }
@@ -404,6 +413,22 @@ export class SimCloud {
     return this.ccReplicaCount === 1 ? undefined : this.ccReplicas(cc).find((r) => r?.life.isAlive === true && !r.life.isPaused && r.election?.leadsNow() === true);
   }
 
+  /**
+   * A change with a newer CC epoch reached `host`: a paused CC leader holding a change for it resumes
+   * 20 ms later (its pause may be longer), so its change arrives where the new leader has been: the worst
+   * moment for it, and the case the NC's epoch guard is for.
+   */
+  private newerCcEpochDelivered(host: string, op: string, epoch: unknown): void {
+    if (typeof epoch !== 'string' || !NC_CHANGE_OPS.has(op)) return;
+    for (const held of this.heldChanges.splice(0)) {
+      if (held.host !== host || BigInt(epoch) <= held.epoch || !held.replica.life.isPaused) {
+        if (held.replica.life.isPaused) this.heldChanges.push(held);
+        continue;
+      }
+      this.clock.setTimer(20, () => this.ccLeaderFaults.get(held.cc)?.resumeNow(held.replica, `epoch ${epoch} reached ${host}`));
+    }
+  }
+
   /** Cuts `peer` off from the partition's CC (from every replica of it). */
   partitionFromCc(cc: string, peer: string): void {
     for (const r of ccReplicaNames(cc, this.ccReplicaCount)) this.net.partition(r, peer);
@@ -439,7 +464,10 @@ export class SimCloud {
           }
         }
         // An armed ccStaleLeader pauses the leader right after it sends a change stamped with its epoch.
-        if (typeof body.leaderEpoch === 'string') this.ccLeaderFaults.get(cc)?.sent(self, life, `right after sending ${op} of epoch ${body.leaderEpoch}`);
+        if (typeof body.leaderEpoch === 'string' && self !== undefined && !life.isPaused) {
+          this.ccLeaderFaults.get(cc)?.sent(self, life, `right after sending ${op} of epoch ${body.leaderEpoch}`);
+          if (life.isPaused) this.heldChanges.push({ cc, replica: self, host: hostOfUri(endpoint), epoch: BigInt(body.leaderEpoch) });
+        }
         return p;
       },
     };
@@ -454,6 +482,7 @@ export class SimCloud {
         awaitFencedHosts: true, freshMs: pollIntervalMs + ncTimeoutMs,
       },
       clcEpochs: this.replicaCount === 1 ? undefined : this.epochs, stores: this.ccStores, trace: this.trace,
+      onNotLeader: () => { this.ccNotLeader++; },
     });
     self = { name, ...r };
     this.ccs.set(name, self);
