@@ -447,7 +447,6 @@ export class SimCloud {
     const clock = life.clock(this.skews.of(name));
     const { ncTimeoutMs, pollIntervalMs } = this.settings;
     const net = this.net.transport(name, life, hostOfUri, ncTimeoutMs);
-    let self: SimCc | undefined;
     const transport: WireTransport = {
       call: (endpoint, op, body, opts) => {
         const p = net.call(endpoint, op, body, opts);
@@ -464,7 +463,9 @@ export class SimCloud {
           }
         }
         // An armed ccStaleLeader pauses the leader right after it sends a change stamped with its epoch.
-        if (typeof body.leaderEpoch === 'string' && self !== undefined && !life.isPaused) {
+        // This life's entry (set once it has booted, before it sends anything).
+        const self = this.ccs.get(name);
+        if (typeof body.leaderEpoch === 'string' && self?.life === life && !life.isPaused) {
           this.ccLeaderFaults.get(cc)?.sent(self, life, `right after sending ${op} of epoch ${body.leaderEpoch}`);
           if (life.isPaused) this.heldChanges.push({ cc, replica: self, host: hostOfUri(endpoint), epoch: BigInt(body.leaderEpoch) });
         }
@@ -484,8 +485,7 @@ export class SimCloud {
       clcEpochs: this.replicaCount === 1 ? undefined : this.epochs, stores: this.ccStores, trace: this.trace,
       onNotLeader: () => { this.ccNotLeader++; },
     });
-    self = { name, ...r };
-    this.ccs.set(name, self);
+    this.ccs.set(name, { name, ...r });
     this.trace(`${name} started (#${boots})`);
   }
 
