@@ -118,7 +118,7 @@ export function coverageReport(c: CoverageCounts): string {
   }
   const leadership = Object.entries(c).filter(([k]) => k.startsWith('leadership '));
   if (leadership.length > 0) {
-    lines.push('leadership (CLC replicas):');
+    lines.push('leadership (CLC and CC replicas):');
     for (const [k, v] of leadership) lines.push(`  ${k.slice('leadership '.length)}  ×${v}`);
   }
   const why = Object.entries(c).filter(([k]) => k.startsWith('why ')).sort((a, b) => b[1] - a[1]);

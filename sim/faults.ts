@@ -1,5 +1,5 @@
 /**
- * Fault events, one action per kind (network, crashes of NC / CC / CLC, CLC leader changes, power, hypervisors, BMCs):
+ * Fault events, one action per kind (network, crashes of NC / CC / CLC, CLC and CC leader changes, power, hypervisors, BMCs):
  * the table is the extension point for faults still to come (clock skew) — add a kind to
  * schedule.ts and its action here.
  */
@@ -22,7 +22,7 @@ type Actions = { [K in FaultEvent['kind']]: (cloud: SimCloud, e: Extract<FaultEv
 export const FAULT_ACTIONS: Actions = {
   netChaos: (c, e) => c.net.setConditions({ loss: e.loss, duplicate: e.duplicate, minDelayMs: 1, maxDelayMs: e.maxDelayMs }),
   netCalm: (c) => c.net.setConditions({ loss: 0, duplicate: 0, minDelayMs: 1, maxDelayMs: 5 }),
-  partitionCc: (c, e) => c.net.partition(c.ccOf(e.host), e.host),
+  partitionCc: (c, e) => c.partitionFromCc(c.ccOf(e.host), e.host),
   partitionMig: (c, e) => c.mig.partition(e.a, e.b),
   hangMig: (c, e) => c.mig.hang(e.a, e.b),
   breakSwitchover: (c, e) => c.mig.breakSwitchover(e.host, e.phase),
@@ -45,11 +45,14 @@ export const FAULT_ACTIONS: Actions = {
   powerOn: (c, e) => c.powerOn(e.host),
   tune: (c, e) => c.retune(e.host, HYPERVISOR_MODES[e.mode]),
   slowHv: (c, e) => { c.node(e.host).hvLatencyMs = e.maxMs; },
-  partitionClc: (c, e) => c.net.partition(CLC_NAME, e.cc ?? CC_NAME),
+  partitionClc: (c, e) => c.partitionFromCc(e.cc ?? CC_NAME, CLC_NAME),
   crashClc: (c) => c.crashClc(),
   restartClc: (c) => c.startClc(),
   clcLeaderChange: (c, e) => c.leaderFaults.cutLeaderFromEtcd(e.cutMs),
   clcStaleLeader: (c, e) => c.leaderFaults.pauseLeader(e.pauseMs),
+  // With CC replicas (none drawn otherwise): as the CLC's, for the partition's CC leader.
+  ccLeaderChange: (c, e) => c.ccLeaderFaults.get(e.cc ?? CC_NAME)?.cutLeaderFromEtcd(e.cutMs),
+  ccStaleLeader: (c, e) => c.ccLeaderFaults.get(e.cc ?? CC_NAME)?.pauseLeader(e.pauseMs),
   bmc: (c, e) => { c.bmcModes.set(e.host, e.mode); },
 };
 

@@ -72,9 +72,10 @@ export function checkStep(truth: readonly HostTruth[], ledger: Ledger, capacity:
     }
     // 3: never over-committed, by the NC's records and by the hypervisor's domains. After a lost nc.json the NC
     // re-adopts its users' stopped instances as plain records holding room (docs/SIMULATION.md, known limits):
-    // there, records of shut-off domains are left out.
+    // there, records of shut-off domains are left out (on a powered-off host every domain is off: seed 866).
     const lost = ledger.storesLost.has(t.host);
-    const used = lost ? committedOn(t, new Set(t.domains.filter((d) => d.state === 'shutoff').map((d) => d.id))) : memo(committedByStore, t.nc, () => committedOn(t));
+    const off = (): string[] => (t.poweredOn ? t.domains.filter((d) => d.state === 'shutoff').map((d) => d.id) : Object.keys(t.nc?.instances ?? {}));
+    const used = lost ? committedOn(t, new Set(off())) : memo(committedByStore, t.nc, () => committedOn(t));
     if (over(used, capacity)) out.push({ invariant: '3 capacity', detail: `${t.host} committed ${JSON.stringify(used)} > ${JSON.stringify(capacity)}` });
     // A shut-off or crashed domain has no QEMU: it holds no cores or memory (the hypervisor's own count).
     const hv = memo(heldByDomains, t.domains, () => t.domains.filter((d) => LIVE_DOMAIN.has(d.state)).reduce((a, d) => addTo(a, d.resources), ZERO));

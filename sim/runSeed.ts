@@ -14,6 +14,7 @@ import { runFault } from './faults.js';
 import { describeEvent, generateSchedule, type SimEvent, type WorkloadEvent } from './schedule.js';
 import { simSettings, type SimSettings } from './settings.js';
 import { SimCloud } from './simCloud.js';
+import { CLC_ELECTION } from './simEtcd.js';
 import { readTruth, type HostTruth } from './truth.js';
 import { Workload } from './workload.js';
 import { checkHaStep, checkRestart, type HaSectionTruth } from './haInvariants.js';
@@ -70,9 +71,9 @@ const MAX_STEPS = 200_000;
 /**
  * The cloud's shape from the seed: 3 to 6 hosts of 2 to 6 cores, the migration limits, 1 to 3
  * CCs (one in about half of the seeds; at least two hosts per partition) and 1 to 3 CLC replicas.
- * `ccCount` and `clcReplicas` override the seed's (a recorded schedule replays on the cloud it was recorded on).
+ * Two CC replicas per partition in about two seeds of five. `ccCount`, `clcReplicas` and `ccReplicas` override the seed's (a recorded schedule replays on the cloud it was recorded on).
  */
-export function settingsFor(seed: number, ccCount?: number, clcReplicas?: number): SimSettings {
+export function settingsFor(seed: number, ccCount?: number, clcReplicas?: number, ccReplicas?: number): SimSettings {
   const r = Prng.fork(seed, 'shape');
   const hosts = r.int(3, 6);
   const cores = r.int(2, 6);
@@ -81,9 +82,12 @@ export function settingsFor(seed: number, ccCount?: number, clcReplicas?: number
   const base = simSettings(hosts, ccCount ?? (k.chance(0.5) ? 1 : k.int(2, 3)));
   // CLC replicas (issue 21), from their own stream too: one CLC in about half of the seeds, two or three replicas in the rest.
   const c = Prng.fork(seed, 'clcs');
+  // CC replicas (issue 21), from their own stream: one CC per partition, or two replicas of each.
+  const ccr = ccReplicas ?? (Prng.fork(seed, 'ccReplicas').chance(0.4) ? 2 : 1);
   return Object.freeze({
     ...base,
     clcReplicas: clcReplicas ?? (c.chance(0.5) ? 1 : c.int(2, 3)),
+    ...(ccr > 1 ? { ccReplicas: ccr } : {}),
     capacity: { cores, memoryMiB: 256 * cores, diskGiB: 10 * cores },
     limits: { perSource: r.int(1, 3), perDestination: r.int(1, 2), perCluster: r.int(1, 6) },
   });
@@ -168,6 +172,9 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     // Invariant 10, leadership (issue 21): no power action off the lease, no CC acting on an older CLC epoch.
     for (const v of cloud.leaseViolations.splice(0)) record(v);
     for (const v of cloud.epochs.violations.splice(0)) record(v);
+    // 10c, 10d with CC replicas: no NC acting on an older CC epoch, no deposed CC's write committed.
+    for (const v of cloud.ncEpochs.violations.splice(0)) record(v);
+    for (const v of cloud.ccStores.violations.splice(0)) record(v);
     return truth;
   };
 
@@ -213,7 +220,9 @@ export async function runSeed(seed: number, o: SeedOptions = {}): Promise<SeedRe
     const truth = check();
     if (violations.length > 0 || unsafe.length > 0) break;
     if (healedAt !== undefined) {
-      if (now - healedAt >= settings.timeouts.prepareMs && checkSettled(truth, ledger, ccBelief(cloud)).length === 0) {
+      const belief = ccBelief(cloud);
+      // With CC replicas a partition must have a leader again (its view is the leader's) before the cloud counts as settled.
+      if (now - healedAt >= settings.timeouts.prepareMs && (belief !== undefined || cloud.ccReplicaCount === 1) && checkSettled(truth, ledger, belief).length === 0) {
         settled = true;
         break;
       }
@@ -245,7 +254,8 @@ function ccBelief(cloud: SimCloud): CcBelief | undefined {
   const instances: { instanceId: string; host: string }[] = [];
   const reservedOn = new Set<string>();
   for (const { cc: name } of cloud.settings.clusters) {
-    const cc = cloud.ccs.get(name);
+    // With CC replicas, the leader's (a follower does not poll); none while the partition has no leader.
+    const cc = cloud.ccReplicaCount > 1 ? cloud.ccLeader(name) : cloud.ccs.get(name);
     const view = cc?.life.isAlive ? cc.keeper.get() : undefined;
     if (!view) return undefined;
     instances.push(...listInstances(view).filter((i) => i.state !== 'terminated').map((i) => ({ instanceId: i.instanceId, host: i.host })));
@@ -255,19 +265,32 @@ function ccBelief(cloud: SimCloud): CcBelief | undefined {
   return { instances, reservedOn: [...reservedOn] };
 }
 
-/** What a run with CLC replicas exercised of leadership, for the coverage report (nothing with one CLC). */
+/** What a run with CLC or CC replicas exercised of leadership, for the coverage report (nothing with one CLC and one CC per partition). */
 function leadershipCounts(cloud: SimCloud, events: readonly SimEvent[]): Record<string, number> {
-  if ((cloud.settings.clcReplicas ?? 1) < 2) return {};
   cloud.etcd.observe();
-  return {
+  const count = (kind: string): number => events.filter((e) => e.kind === kind).length;
+  const clc: Record<string, number> = (cloud.settings.clcReplicas ?? 1) < 2 ? {} : {
     'seeds with CLC replicas': 1,
-    'clcLeaderChange faults': events.filter((e) => e.kind === 'clcLeaderChange').length,
-    'clcStaleLeader faults': events.filter((e) => e.kind === 'clcStaleLeader').length,
-    'leaderships granted by etcd': cloud.etcd.terms.length,
+    'clcLeaderChange faults': count('clcLeaderChange'),
+    'clcStaleLeader faults': count('clcStaleLeader'),
+    'leaderships granted by etcd': cloud.etcd.terms.filter((t) => t.election === CLC_ELECTION).length,
     'changes a CC acted on with an epoch': cloud.epochs.accepted,
     'changes a CC refused StaleLeaderEpoch': cloud.epochs.staleRefused,
     'admin requests answered NotLeader': cloud.notLeaderAnswers,
   };
+  const cc: Record<string, number> = cloud.ccReplicaCount < 2 ? {} : {
+    'seeds with CC replicas': 1,
+    'ccLeaderChange faults': count('ccLeaderChange'),
+    'ccStaleLeader faults': count('ccStaleLeader'),
+    'crashCc faults (of a CC leader)': count('crashCc'),
+    'CC leaderships granted by etcd': cloud.etcd.terms.filter((t) => t.election !== CLC_ELECTION).length,
+    'NC changes acted on with a CC epoch': cloud.ncEpochs.accepted,
+    'NC changes refused StaleLeaderEpoch': cloud.ncEpochs.staleRefused,
+    'changes a CC follower refused NotLeader': cloud.ccNotLeader,
+    'CC shared-store writes committed': cloud.ccStores.committed,
+    'CC shared-store writes refused StoreNotLeader': cloud.ccStores.refused,
+  };
+  return { ...clc, ...cc };
 }
 
 function isWorkload(e: SimEvent): e is Extract<SimEvent, WorkloadEvent> {
@@ -285,5 +308,6 @@ async function heal(cloud: SimCloud): Promise<void> {
   }
   for (const c of cloud.settings.clusters) cloud.startCc(c.cc);
   cloud.leaderFaults.healAll();
+  for (const f of cloud.ccLeaderFaults.values()) f.healAll();
   cloud.startClc();
 }

@@ -77,6 +77,10 @@ export type FaultEvent =
   | { readonly kind: 'clcLeaderChange'; readonly cutMs: number }
   /** CLC replicas: the leader is paused for `pauseMs` (past its lease), then resumes with its work under way. */
   | { readonly kind: 'clcStaleLeader'; readonly pauseMs: number }
+  /** CC replicas: the partition's CC leader cannot reach etcd for `cutMs`; past its lease, the other replica takes over. */
+  | { readonly kind: 'ccLeaderChange'; readonly cutMs: number; readonly cc?: string }
+  /** CC replicas: the partition's CC leader is paused for `pauseMs` (past its lease) right after its next change to an NC, then resumes. */
+  | { readonly kind: 'ccStaleLeader'; readonly pauseMs: number; readonly cc?: string }
   /** The host's BMC turns dead, slow, or lying (or ok again). */
   | { readonly kind: 'bmc'; readonly host: string; readonly mode: BmcMode };
 
@@ -181,7 +185,7 @@ export function generateSchedule(seed: number, s: SimSettings, o: { readonly car
     events.push({ at: at + q.int(0, held), kind: 'migrateOne', pick: q.int(0, 1000), destinations: [h], allowHosts: true });
     events.push({ at: at + held, kind: 'quarantine', host: h, quarantined: false });
   }
-  events.push(...volumeEvents(seed, s), ...powerEvents(seed, s), ...leaderEvents(seed, s));
+  events.push(...volumeEvents(seed, s), ...powerEvents(seed, s), ...leaderEvents(seed, s), ...ccLeaderEvents(seed, s));
   // Stable sort: same-time events keep their generation order.
   return { events: events.map((e, i) => [e, i] as const).sort((x, y) => x[0].at - y[0].at || x[1] - y[1]).map(([e]) => e) };
 }
@@ -200,6 +204,26 @@ export function leaderEvents(seed: number, s: SimSettings): SimEvent[] {
   if (l.chance(0.3)) {
     const at = l.int(1000, s.chaosMs);
     events.push({ at, kind: 'crashClc' }, { at: at + l.int(200, 10_000), kind: 'restartClc' });
+  }
+  return events;
+}
+
+/**
+ * CC leader changes (issue 21), from their own stream and only with CC replicas: the leader of a
+ * partition loses etcd for a while or is paused past its lease, once or a few times, and now and then
+ * it is killed (crashCc kills the leader) and restarted, while everything else goes on.
+ */
+export function ccLeaderEvents(seed: number, s: SimSettings): SimEvent[] {
+  if ((s.ccReplicas ?? 1) < 2) return [];
+  const l = Prng.fork(seed, 'ccLeaders');
+  const ccs = s.clusters.map((c) => c.cc);
+  const cc = (): { cc?: string } => (ccs.length > 1 ? { cc: l.pick(ccs) as string } : {});
+  const events: SimEvent[] = [];
+  for (let i = l.int(0, 3); i > 0; i--) events.push({ at: l.int(1000, s.chaosMs), kind: 'ccLeaderChange', cutMs: l.int(1000, 9000), ...cc() });
+  for (let i = l.int(0, 3); i > 0; i--) events.push({ at: l.int(1000, s.chaosMs), kind: 'ccStaleLeader', pauseMs: l.int(4000, 15_000), ...cc() });
+  if (l.chance(0.3)) {
+    const [at, which] = [l.int(1000, s.chaosMs), cc()];
+    events.push({ at, kind: 'crashCc', ...which }, { at: at + l.int(200, 10_000), kind: 'restartCc', ...which });
   }
   return events;
 }

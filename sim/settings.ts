@@ -64,6 +64,12 @@ export interface SimSettings {
    * three elect a leader through the simulated etcd and stamp every change to a CC with its epoch.
    */
   readonly clcReplicas?: number;
+  /**
+   * CC replicas per partition (issue 21): one (the default) is the file-store CC, no election and no
+   * epochs to the NCs; two elect a leader per partition through the simulated etcd, and every change
+   * the leader sends to an NC carries its epoch, checked by the NC's guard.
+   */
+  readonly ccReplicas?: number;
 }
 
 export const M1_SMALL = Object.freeze({ name: 'm1.small', cores: 1, memoryMiB: 256, diskGiB: 5 });

@@ -41,11 +41,17 @@ import { SimEtcd } from './simEtcd.js';
 import { EpochWatch, epochStoreOptions } from './epochWatch.js';
 import { powerOffLease } from './leaseInvariant.js';
 import { LeaderFaults } from './leaderFaults.js';
+import { bootCcReplica, CcStoreWatch } from './simCcReplica.js';
+import { NcEpochWatch } from './ncEpochWatch.js';
+import { NC_CHANGE_OPS } from '../shared/protocol/leaderEpoch.js';
 import type { PowerDriver } from '../clc/ha/power/powerDriver.js';
 import type { Violation } from './invariants.js';
 import { simCredentialIssuer, simMigrationCa } from './simCredentials.js';
 import { DEFAULT_TLS_URI_TEMPLATE } from '../cc/migration/settings.js';
 import type { MigrationCa } from '../cc/migration/credentialIssuer.js';
+
+/** How long an armed ccStaleLeader waits for the CC leader's next change to an NC (changes come only from the CLC and the plans). */
+const CC_STALE_ARM_MS = 12_000;
 
 /** The first CC's network name (the default of a CC fault that names none: schedules recorded with one CC). */
 export const CC_NAME = 'cc';
@@ -81,9 +87,18 @@ function ccOfUrl(url: string): string {
 }
 
 export interface SimCc {
+  /** Its network name: the partition's CC name, or a replica's (`cc-b`). */
+  readonly name: string;
   readonly life: Incarnation;
   readonly service: CcService;
   readonly keeper: ViewKeeper;
+  /** Its election, when it is one of the partition's CC replicas. */
+  readonly election: SimElection | undefined;
+}
+
+/** The network names of a partition's CC replicas: its CC's name, then `<cc>-b` (one name with one CC per partition). */
+export function ccReplicaNames(cc: string, count: number): string[] {
+  return Array.from({ length: Math.max(1, count) }, (_, i) => (i === 0 ? cc : `${cc}-${String.fromCharCode(97 + i)}`));
 }
 
 export class SimCloud {
@@ -94,8 +109,21 @@ export class SimCloud {
   /** Each process's view of the clock (offset, drift, NTP steps). */
   readonly skews: ClockSkews;
   readonly nodes = new Map<string, SimNode>();
-  /** By CC name (settings.clusters); absent until first started. */
+  /** By network name (settings.clusters' CC names, and with CC replicas their replicas' too); absent until first started. */
   readonly ccs = new Map<string, SimCc>();
+  /** CC replicas per partition (settings.ccReplicas; one: the file-store CC, no election, no epochs to the NCs). */
+  readonly ccReplicaCount: number;
+  /** With CC replicas: each partition's leader faults (ccLeaderChange, ccStaleLeader), by its CC name. */
+  readonly ccLeaderFaults = new Map<string, LeaderFaults>();
+  /** With CC replicas: the NCs' epoch guards, watched (invariant 10c, and the refusals for the coverage report). */
+  readonly ncEpochs: NcEpochWatch;
+  /** With CC replicas: their shared stores' writes, committed and refused (invariant 10d, coverage). */
+  readonly ccStores = new CcStoreWatch();
+  private readonly ccEtcdRng: Prng;
+  /** Changes held by a CC leader paused right after sending them (ccStaleLeader): where they go and with which epoch. */
+  private readonly heldChanges: { readonly cc: string; readonly replica: SimCc; readonly host: string; readonly epoch: bigint }[] = [];
+  /** CC replicas' NotLeader refusals (a follower asked for a change; coverage). */
+  ccNotLeader = 0;
   /** The CLC replicas by index (settings.clcReplicas, one by default); absent until first started. */
   readonly clcs: (SimClc | undefined)[] = [];
   /** The etcd the CLC replicas elect their leader through and keep clc.json in (unused with one replica). */
@@ -148,6 +176,17 @@ export class SimCloud {
     this.leaderFaults = new LeaderFaults({ clock: this.clock, etcd: this.etcd, trace, leader: () => this.clcLeader(), replicas: () => this.clcs });
     this.etcdRng = Prng.fork(seed, 'etcd');
     this.replicaCount = Math.max(1, settings.clcReplicas ?? 1);
+    this.ccReplicaCount = Math.max(1, settings.ccReplicas ?? 1);
+    this.ccEtcdRng = Prng.fork(seed, 'ccEtcd');
+    this.ncEpochs = new NcEpochWatch(trace);
+    if (this.ccReplicaCount > 1) {
+      this.net.onDeliver.push((d) => this.newerCcEpochDelivered(d.to, d.operation, d.body.leaderEpoch));
+      for (const c of settings.clusters) {
+        this.ccLeaderFaults.set(c.cc, new LeaderFaults({
+          clock: this.clock, etcd: this.etcd, trace, leader: () => this.ccLeader(c.cc), replicas: () => this.ccReplicas(c.cc), armMs: CC_STALE_ARM_MS,
+        }));
+      }
+    }
     this.migrationCa = settings.migrationCredentials ? simMigrationCa(settings.startMs) : undefined;
     this.storage = new MemoryDiskIo(this.clock);
     this.volumes = new SimVolumeStorage(STORAGE_DIR, trace);
@@ -236,17 +275,22 @@ export class SimCloud {
       },
     });
     const cc = this.ccOf(host);
-    const transport = this.net.transport(host, life, () => cc, 1000);
+    const replicated = this.ccReplicaCount > 1;
+    // With CC replicas the NC knows every replica's URL and hints the leader (nc/ccNotifier.ts's LeaderRoute).
+    const transport = this.net.transport(host, life, replicated ? ccOfUrl : () => cc, 1000);
+    const ccUrls = replicated ? { ccUrls: ccReplicaNames(cc, this.ccReplicaCount).map(ccUrl) } : {};
     const controller = new NodeController({
       host, hypervisor: 'sim', store, clock, logger: silentLogger(),
       driver: new SimHostDriver(n.slot, life, clock, this.latency, () => n.hvLatencyMs),
-      notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), logger: silentLogger(), clock }),
+      notifier: new WireCcNotifier({ transport, ccUrl: ccUrl(cc), ...ccUrls, logger: silentLogger(), clock }),
       requireMigrationCredentials: this.migrationCa !== undefined,
       volumeConnector: this.volumes.connector(host),
     });
     n.nc = life;
     n.controller = controller;
-    this.net.serve(host, ncHandlers(controller, memorySharedStorage(this.storage, STORAGE_DIR)), life);
+    const handlers = ncHandlers(controller, memorySharedStorage(this.storage, STORAGE_DIR));
+    // With CC replicas every change is checked against the highest CC leader epoch in nc.json (nc/main.ts).
+    this.net.serve(host, replicated ? this.ncEpochs.guard(host, handlers, store) : handlers, life);
     this.track(life.guard(controller.start()));
     this.trace(`nc ${host} started (#${n.ncBoots})`);
   }
@@ -267,6 +311,7 @@ export class SimCloud {
     }
     this.crashNc(host);
     this.disk.delete(`nc/${host}`);
+    this.ncEpochs.forget(host);
     this.trace(`nc ${host} lost its nc.json`);
     return true;
   }
@@ -287,7 +332,12 @@ export class SimCloud {
 
   // --- the cluster controller ---
 
+  /** Starts the partition's CC (with CC replicas: every replica of it that is down). */
   startCc(name: string = CC_NAME): void {
+    if (this.ccReplicaCount > 1) {
+      for (const r of ccReplicaNames(name, this.ccReplicaCount)) this.startCcReplica(name, r);
+      return;
+    }
     if (this.ccs.get(name)?.life.isAlive) return;
     const cluster = this.cluster(name);
     const boots = (this.ccBoots.get(name) ?? 0) + 1;
@@ -327,7 +377,7 @@ export class SimCloud {
       awaitFencedHosts: true,
       freshMs: pollIntervalMs + ncTimeoutMs,
     });
-    this.ccs.set(name, { life, service, keeper });
+    this.ccs.set(name, { name, life, service, keeper, election: undefined });
     // With CLC replicas the CC guards its changes by the CLC leader's epoch, kept in its own store (cc/daemon.ts).
     const ops = this.replicaCount === 1 ? service.ops : this.epochs.guard(name, cluster.partition, service.ops, openSimStore({
       disk: this.disk, file: `cc/${name}/clc-epoch`, store: epochStoreOptions(cluster.partition), life, clock, rng: this.crashes, maxLatencyMs: this.settings.storeLatencyMs,
@@ -345,11 +395,98 @@ export class SimCloud {
     this.ccCrashCountdown.set(name, n);
   }
 
+  /** kill -9 of the partition's CC (with CC replicas: of the one that leads, else the first one up). */
   crashCc(name: string = CC_NAME): void {
-    const cc = this.ccs.get(name);
+    const cc = this.ccReplicaCount > 1 ? this.ccLeader(name) ?? this.ccReplicas(name).find((r) => r?.life.isAlive === true) : this.ccs.get(name);
     if (!cc?.life.isAlive) return;
     cc.life.kill();
-    this.trace(`${name} crashed`);
+    this.trace(`${cc.name} crashed`);
+  }
+
+  /** The partition's CC replicas (index order; absent until first started). */
+  ccReplicas(cc: string): (SimCc | undefined)[] {
+    return ccReplicaNames(cc, this.ccReplicaCount).map((r) => this.ccs.get(r));
+  }
+
+  /** The replica of the partition that leads now, if any (with CC replicas). */
+  ccLeader(cc: string): SimCc | undefined {
+    return this.ccReplicaCount === 1 ? undefined : this.ccReplicas(cc).find((r) => r?.life.isAlive === true && !r.life.isPaused && r.election?.leadsNow() === true);
+  }
+
+  /**
+   * A change with a newer CC epoch reached `host`: a paused CC leader holding a change for it resumes
+   * 20 ms later (its pause may be longer), so its change arrives where the new leader has been: the worst
+   * moment for it, and the case the NC's epoch guard is for.
+   */
+  private newerCcEpochDelivered(host: string, op: string, epoch: unknown): void {
+    if (typeof epoch !== 'string' || !NC_CHANGE_OPS.has(op)) return;
+    for (const held of this.heldChanges.splice(0)) {
+      if (held.host !== host || BigInt(epoch) <= held.epoch || !held.replica.life.isPaused) {
+        if (held.replica.life.isPaused) this.heldChanges.push(held);
+        continue;
+      }
+      this.clock.setTimer(20, () => this.ccLeaderFaults.get(held.cc)?.resumeNow(held.replica, `epoch ${epoch} reached ${host}`));
+    }
+  }
+
+  /** Cuts `peer` off from the partition's CC (from every replica of it). */
+  partitionFromCc(cc: string, peer: string): void {
+    for (const r of ccReplicaNames(cc, this.ccReplicaCount)) this.net.partition(r, peer);
+  }
+
+  /**
+   * Starts one CC replica of a partition (cc/daemon.ts with --store etcd, simCcReplica.ts) under the
+   * network name `name`; its crash countdown is the partition's (only the leader sends changes).
+   */
+  private startCcReplica(cc: string, name: string): void {
+    if (this.ccs.get(name)?.life.isAlive) return;
+    const cluster = this.cluster(cc);
+    const boots = (this.ccBoots.get(name) ?? 0) + 1;
+    this.ccBoots.set(name, boots);
+    const life = new Incarnation(name, boots);
+    const clock = life.clock(this.skews.of(name));
+    const { ncTimeoutMs, pollIntervalMs } = this.settings;
+    const net = this.net.transport(name, life, hostOfUri, ncTimeoutMs);
+    const transport: WireTransport = {
+      call: (endpoint, op, body, opts) => {
+        const p = net.call(endpoint, op, body, opts);
+        const left = this.ccCrashCountdown.get(cc);
+        if (op !== 'ncDescribeResource' && left !== undefined) {
+          if (left > 1) this.ccCrashCountdown.set(cc, left - 1);
+          else {
+            this.ccCrashCountdown.delete(cc);
+            this.trace(`${name} crashes right after sending ${op}`);
+            if (life.isAlive) {
+              life.kill();
+              this.trace(`${name} crashed`);
+            }
+          }
+        }
+        // An armed ccStaleLeader pauses the leader right after it sends a change stamped with its epoch.
+        // This life's entry (set once it has booted, before it sends anything).
+        const self = this.ccs.get(name);
+        if (typeof body.leaderEpoch === 'string' && self?.life === life && !life.isPaused) {
+          this.ccLeaderFaults.get(cc)?.sent(self, life, `right after sending ${op} of epoch ${body.leaderEpoch}`);
+          if (life.isPaused) this.heldChanges.push({ cc, replica: self, host: hostOfUri(endpoint), epoch: BigInt(body.leaderEpoch) });
+        }
+        return p;
+      },
+    };
+    const ca = this.migrationCa;
+    const r = bootCcReplica({
+      name, url: ccUrl(name), cluster, life, clock, base: this.clock, transport, net: this.net, etcd: this.etcd, etcdRng: this.ccEtcdRng,
+      disk: this.disk, storeRng: this.crashes, storeLatencyMs: this.settings.storeLatencyMs, pollIntervalMs, ncTimeoutMs,
+      service: {
+        policy: 'spread', ncTimeoutMs,
+        migration: { limits: this.settings.limits, timeouts: this.settings.timeouts, newHex: this.ids.hex8(), ...(ca ? { uriTemplate: DEFAULT_TLS_URI_TEMPLATE } : {}) },
+        ...(ca ? { credentials: simCredentialIssuer(ca, clock, this.serials) } : {}),
+        awaitFencedHosts: true, freshMs: pollIntervalMs + ncTimeoutMs,
+      },
+      clcEpochs: this.replicaCount === 1 ? undefined : this.epochs, stores: this.ccStores, trace: this.trace,
+      onNotLeader: () => { this.ccNotLeader++; },
+    });
+    this.ccs.set(name, { name, ...r });
+    this.trace(`${name} started (#${boots})`);
   }
 
   private cluster(cc: string): SimCluster {
@@ -414,7 +551,9 @@ export class SimCloud {
       reboot: () => { this.checkLease(name, election, 'reboot', host); return d.reboot(); },
     });
     const { clc, started } = bootClc({
-      life, clock, disk: this.disk, transport, partitions: this.settings.clusters.map((c) => ({ name: c.partition, endpoint: ccUrl(c.cc) })),
+      life, clock, disk: this.disk, transport, partitions: this.settings.clusters.map((c) => ({
+        name: c.partition, endpoint: ccUrl(c.cc), ...(this.ccReplicaCount > 1 ? { endpoints: ccReplicaNames(c.cc, this.ccReplicaCount).map(ccUrl) } : {}),
+      })),
       ccTimeoutMs: this.settings.clcTimeoutMs, haTickMs: this.settings.haTickMs, rng: this.crashes, storeLatencyMs: this.settings.storeLatencyMs,
       ids: () => this.hex8(), volumes: this.volumes.backend,
       ...(election !== undefined ? { replica: { election, etcd: this.etcd } } : {}),
@@ -461,6 +600,7 @@ export class SimCloud {
   disarmCrashes(): void {
     this.ccCrashCountdown.clear();
     this.leaderFaults.disarm();
+    for (const f of this.ccLeaderFaults.values()) f.disarm();
     this.bmcModes.clear();
     for (const n of this.nodes.values()) {
       n.crashAfterWrites = undefined;

@@ -6,14 +6,15 @@
  * seen by the CLC as its Leadership and by its stores as their fence (simEtcdStore.ts). Every etcd
  * call travels: it reaches etcd after a short delay (even if the replica pauses meanwhile) and its
  * answer reaches the replica only while it runs; a replica cut off from etcd hears nothing and its
- * call times out.
+ * call times out. A partition's CC replicas run the same under `cc/<partition>/election/`, named by
+ * their URLs (cc/replicas.ts's CcLeadership: `leader at <url>` in a NotLeader must be followable).
  */
 import type { Leadership } from '../clc/core/leadership.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { INITIAL_LEADER, leadsAt, step, type LeaderEffect, type LeaderEvent, type LeaderSettings, type LeaderSnapshot } from '../shared/leader/leaderMachine.js';
 import type { Incarnation } from './incarnation.js';
 import type { Prng } from './prng.js';
-import type { SimEtcd } from './simEtcd.js';
+import { CLC_ELECTION, type SimEtcd } from './simEtcd.js';
 
 /** Sim timings: a 3 s lease (the product's shortest is 2 s), the product's margin rule (a tenth, at least 200 ms) and back-off. */
 export const SIM_LEADER_SETTINGS: LeaderSettings = Object.freeze({ ttlMs: 3000, marginMs: 300, backoffMs: 250 });
@@ -34,8 +35,10 @@ class EtcdCallFailed extends Error {
 
 export interface SimElectionOptions {
   readonly etcd: SimEtcd;
-  /** This replica's name ('clc', 'clc2', …): its identity in the election and its "URL". */
+  /** This replica's name ('clc', 'clc2', …; a CC replica's URL): its identity in the election. */
   readonly self: string;
+  /** The election's key prefix at etcd (default: the CLC's). */
+  readonly election?: string;
   readonly life: Incarnation;
   /** etcd's clock (messages in flight arrive whatever the replica does). */
   readonly base: Clock;
@@ -57,9 +60,11 @@ export class SimElection implements Leadership {
   private retryTimer: TimerHandle | undefined;
   private keepTimer: TimerHandle | undefined;
   private readonly listeners: (() => void)[] = [];
+  private readonly election: string;
 
   constructor(private readonly o: SimElectionOptions) {
     this.self = o.self;
+    this.election = o.election ?? CLC_ELECTION;
     this.settings = o.settings ?? SIM_LEADER_SETTINGS;
     this.clock = o.life.clock(o.base);
   }
@@ -86,7 +91,7 @@ export class SimElection implements Leadership {
   }
 
   leaderUrl(): string | undefined {
-    return this.o.etcd.leader()?.identity;
+    return this.o.etcd.leader(this.election)?.identity;
   }
 
   epoch(): string | undefined {
@@ -152,10 +157,10 @@ export class SimElection implements Leadership {
     this.lease = lease;
     this.dispatch({ type: 'granted', sentAt: grantSentAt });
     this.keepAlive(g, lease);
-    const mine = await this.call(() => etcd.put(this.self, lease));
+    const mine = await this.call(() => etcd.put(this.self, lease, this.election));
     if (g !== this.gen) return;
     if (mine === undefined) throw new EtcdCallFailed('the lease ran out before the candidate key was created');
-    while (await this.call(() => etcd.olderThan(mine.epoch))) {
+    while (await this.call(() => etcd.olderThan(mine.epoch, this.election))) {
       if (g !== this.gen) return;
       await new Promise<void>((resolve) => this.clock.setTimer(WAIT_POLL_MS, resolve));
       if (g !== this.gen) return;

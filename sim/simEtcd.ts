@@ -5,9 +5,14 @@
  * only grow, so a later leadership always has a larger epoch); the leader is the oldest candidate
  * whose lease lives. A guarded write commits only while the writer's key still exists with the
  * epoch it was elected with (shared/store/etcdStore.ts's txn compare). Nothing here is durable
- * per process: etcd outlives every replica, as a three-member cluster would.
+ * per process: etcd outlives every replica, as a three-member cluster would. Several elections share
+ * it, each under its own prefix (`clc/election/`, `cc/<partition>/election/`), as in the product; the
+ * revision is etcd's one counter.
  */
 import type { Clock } from '../shared/clock.js';
+
+/** The CLC replicas' election (the default of every call that names none). */
+export const CLC_ELECTION = 'clc/election/';
 
 export interface SimCandidate {
   readonly key: string;
@@ -26,8 +31,12 @@ export class SimEtcd {
   private readonly keys = new Map<string, SimCandidate>();
   /** Replicas that cannot reach etcd now (their calls time out): the clcLeaderChange fault. */
   readonly cutOff = new Set<string>();
-  /** Every leadership etcd has granted (the oldest live candidate, each time it was seen to change), for the coverage report. */
-  readonly terms: { readonly identity: string; readonly epoch: number; readonly at: number }[] = [];
+  /** Every leadership etcd has granted (the oldest live candidate of an election, each time it was seen to change), for the coverage report. */
+  readonly terms: { readonly election: string; readonly identity: string; readonly epoch: number; readonly at: number }[] = [];
+  /** Per election: the epoch of the last term noted. */
+  private readonly lastTerm = new Map<string, number>();
+  /** Elections seen (observe() looks at each). */
+  private readonly elections = new Set<string>([CLC_ELECTION]);
 
   constructor(private readonly clock: Clock) {}
 
@@ -49,11 +58,12 @@ export class SimEtcd {
     this.observe();
   }
 
-  /** Creates the candidate key on `lease` at the next revision; undefined when the lease is gone. */
-  put(identity: string, lease: number): SimCandidate | undefined {
+  /** Creates the candidate key on `lease` at the next revision, under `election`; undefined when the lease is gone. */
+  put(identity: string, lease: number, election = CLC_ELECTION): SimCandidate | undefined {
     if (!this.live(lease)) return undefined;
     const epoch = ++this.revision;
-    const c = { key: `clc/election/${lease}`, identity, epoch, lease };
+    this.elections.add(election);
+    const c = { key: `${election}${lease}`, identity, epoch, lease };
     this.keys.set(c.key, c);
     this.observe();
     return c;
@@ -65,28 +75,30 @@ export class SimEtcd {
     return c !== undefined && c.epoch === epoch && this.live(c.lease);
   }
 
-  /** Whether a candidate older than `epoch` still lives (the campaign waits for it to go). */
-  olderThan(epoch: number): boolean {
-    return this.candidates().some((c) => c.epoch < epoch);
+  /** Whether a candidate of `election` older than `epoch` still lives (the campaign waits for it to go). */
+  olderThan(epoch: number, election = CLC_ELECTION): boolean {
+    return this.candidates(election).some((c) => c.epoch < epoch);
   }
 
-  /** The leader as etcd holds it now: the oldest live candidate (noted in `terms` when it changed). */
-  leader(): SimCandidate | undefined {
-    const l = this.candidates()[0];
-    const last = this.terms[this.terms.length - 1];
-    if (l !== undefined && last?.epoch !== l.epoch) this.terms.push({ identity: l.identity, epoch: l.epoch, at: this.clock.now() });
+  /** The leader of `election` as etcd holds it now: its oldest live candidate (noted in `terms` when it changed). */
+  leader(election = CLC_ELECTION): SimCandidate | undefined {
+    const l = this.candidates(election)[0];
+    if (l !== undefined && this.lastTerm.get(election) !== l.epoch) {
+      this.lastTerm.set(election, l.epoch);
+      this.terms.push({ election, identity: l.identity, epoch: l.epoch, at: this.clock.now() });
+    }
     return l;
   }
 
-  /** Live candidates, oldest first; keys whose lease ran out are gone (etcd deletes them with it). */
-  candidates(): SimCandidate[] {
+  /** Live candidates of `election`, oldest first; keys whose lease ran out are gone (etcd deletes them with it). */
+  candidates(election = CLC_ELECTION): SimCandidate[] {
     for (const [k, c] of this.keys) if (!this.live(c.lease)) this.keys.delete(k);
-    return [...this.keys.values()].sort((a, b) => a.epoch - b.epoch);
+    return [...this.keys.values()].filter((c) => c.key.startsWith(election)).sort((a, b) => a.epoch - b.epoch);
   }
 
   /** Notes a change of leader in `terms` (after every call the runners make; lease expiry is seen when someone looks). */
   observe(): void {
-    this.leader();
+    for (const e of this.elections) this.leader(e);
   }
 
   private live(lease: number): boolean {

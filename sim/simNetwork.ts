@@ -115,6 +115,11 @@ export class SimNetwork {
       for (let copy = 0; copy < copies; copy++) {
         const wire = structuredClone(body);
         const deliver = (): void => {
+          // A paused server (a frozen CC replica) takes the request when it runs again.
+          if (target.life.isPaused) {
+            void target.life.whenRunning().then(() => deliver());
+            return;
+          }
           if (!target.life.isAlive) {
             this.trace(`net ${id} ${from}->${to} ${operation} reset`);
             settle(() => reject(WireErrors.make('PeerUnreachable', { peer: endpoint, detail: 'ECONNRESET' })));

@@ -30,9 +30,10 @@ describe('simulated clouds with several CCs', () => {
   });
 
   it('a two-CC seed holds every invariant, and both partitions migrate and run host HA through their own CC', async () => {
-    const settings = settingsFor(TWO_CCS);
+    // One CC per partition (the seed's own draw runs two replicas of each: test/sim/ccReplicas.test.ts).
+    const settings = settingsFor(TWO_CCS, undefined, undefined, 1);
     expect(settings.clusters).toHaveLength(2);
-    const r = await runSeed(TWO_CCS, { collectTrace: true });
+    const r = await runSeed(TWO_CCS, { settings, collectTrace: true });
     expect(failures(r)).toEqual([]);
     for (const { cc, partition, hosts } of settings.clusters) {
       const mine = (line: string): boolean => hosts.some((h) => line.includes(`${cc}->${h} `));

@@ -20,8 +20,8 @@ describe('whole-cloud simulation', () => {
   });
 
   // What each seed found is in sim/regressionSeeds.ts.
-  it.each(REGRESSION_SEEDS.map((r) => [r.seed, r.schedule, r.ccs ?? 1, r.clcs ?? 1] as const))('regression seed %i (its recorded schedule) holds every invariant', async (seed, schedule, ccs, clcs) => {
-    const r = await runSeed(seed, { schedule, settings: settingsFor(seed, ccs, clcs) });
+  it.each(REGRESSION_SEEDS.map((r) => [r.seed, r.schedule, r.ccs ?? 1, r.clcs ?? 1, r.ccReplicas ?? 1] as const))('regression seed %i (its recorded schedule) holds every invariant', async (seed, schedule, ccs, clcs, ccReplicas) => {
+    const r = await runSeed(seed, { schedule, settings: settingsFor(seed, ccs, clcs, ccReplicas) });
     expect(r.events).toEqual(schedule);
     expect(failures(r)).toEqual([]);
   });
