@@ -51,7 +51,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   if (config.store === 'etcd' && config.etcdEndpoints !== undefined) {
     const { connectEtcd } = await import('../shared/store/etcdClient.js');
     etcdClient = connectEtcd({ endpoints: config.etcdEndpoints, callTimeoutMs: config.etcdTimeoutMs });
-    election = ccElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, partition: config.partition, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, clock, logger });
+    election = ccElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, partition: config.partition, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, callTimeoutMs: config.etcdTimeoutMs, clock, logger });
   }
   const leadership: CcLeadership = election ?? SOLE_CC;
   // The view cache on the configured backend (--store): cc.json, or etcd under <etcd-prefix>cc/<partition>/view/.
