@@ -11,7 +11,8 @@
  * shows FENCING with a fence operation); the BMC is then thawed. Power actions are counted as the BMC
  * sees them: the lab's chassis_control appends `off pg N` to power.log for every real power-off (a host
  * found off already is not powered off again) and `command set power 1` / `command set reset 1` for
- * every power-on or cycle it is asked for.
+ * every power-on or cycle it is asked for. Right after the kill, before its lease runs out, the survivor's
+ * DescribeServices shows the dead leader NOTREADY (it probes the replicas it lists).
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -186,6 +187,13 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
       running.delete(REPLICAS.find((r) => r.url === first)!.name);
       // The dead leader's fence agent may still run: it and any later one see the BMC again.
       thaw();
+      // Before the new leader is elected (etcd still names the dead one), the survivor does not list it ENABLED.
+      const heldBefore = await leaderInEtcd();
+      const listed = arr<any>((await ok(survivor.url, { Action: 'DescribeServices', ByServiceType: 'eucalyptus' })).serviceStatuses?.item);
+      const heldAfter = await leaderInEtcd();
+      expect([heldBefore, heldAfter], 'the lease ran out before DescribeServices answered').toEqual([first, first]);
+      expect(listed.map((s) => `${s.serviceId.name} ${s.localState} ${s.serviceId.uri}`)).toEqual([
+        `clc NOTREADY ${first}/services/Eucalyptus`, `clc@127.0.106.254-${survivor.port} DISABLED ${survivor.url}/services/Eucalyptus`]);
       const earlyReply = await early;
 
       const second = (await until('the survivor serving changes', async () => {
