@@ -225,9 +225,11 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
       const power = powerLog().slice(powerBefore);
       console.log(`${victim}'s BMC power log since the failure:\n${power}`);
       expect(powerActions(power), power).toEqual({ offs: 1, onsOrCycles: 0 });
-      // One transition to FENCED in the (shared) HA event log.
+      // One fencing episode, resumed from the stored state: one FENCING and one FENCED in the (shared) HA event log, one attempt.
       const events = arr<any>(fenced.eventSet?.item);
+      expect(events.filter((e) => e.toState === 'FENCING').map((e) => e.message), 'fenced again from scratch').toHaveLength(1);
       expect(events.filter((e) => e.toState === 'FENCED')).toHaveLength(1);
+      expect(fenced.fenceAttempts).toBe('1');
 
       // The change sent before the kill, sent again to the new leader: served, and run once.
       const again = await ok(second, launch);
