@@ -61,7 +61,6 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
   const query = (url: string, params: Record<string, string>): Promise<ReplicaReply> => replicaQuery(url, creds, params);
   const ok = (url: string, params: Record<string, string>): Promise<any> => replicaAction(url, creds, params);
   const leaderInEtcd = async (): Promise<string | undefined> => (await electedLeader(client, PREFIX))?.url;
-
   async function start(spec: ProcessSpec): Promise<void> {
     running.set(spec.name, await spawnDaemon(spec, { root: ROOT, logFile: join(cloud.baseDir, 'logs', `${spec.name}.log`) }));
   }
@@ -247,4 +246,5 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
     }
     expect(await isAlive(bmc.bmcPid)).toBe(true);
   }, 400_000);
+
 });
