@@ -23,7 +23,7 @@ import { WireNodeClient } from './nodeClient.js';
 import { ClcEpochGuard, clcEpochStoreSpec } from './clcEpochGuard.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
-import { initialView } from './view.js';
+import { adoptStored, initialView } from './view.js';
 import { storeBackendOf } from '../shared/store/storeBackend.js';
 import type { Etcd3 } from 'etcd3';
 import { LeaderDuties, type Duty } from '../shared/leader/leaderDuties.js';
@@ -52,7 +52,7 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   if (config.store === 'etcd' && config.etcdEndpoints !== undefined) {
     const { connectEtcd } = await import('../shared/store/etcdClient.js');
     etcdClient = connectEtcd({ endpoints: config.etcdEndpoints, callTimeoutMs: config.etcdTimeoutMs });
-    election = ccElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, partition: config.partition, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, clock, logger });
+    election = ccElection({ client: etcdClient, etcdPrefix: config.etcdPrefix, partition: config.partition, self: config.advertiseUrl, ttlSeconds: config.leaderTtlSeconds, callTimeoutMs: config.etcdTimeoutMs, clock, logger });
   }
   const leadership: CcLeadership = election ?? SOLE_CC;
   // The view cache on the configured backend (--store): cc.json, or etcd under <etcd-prefix>cc/<partition>/view/.
@@ -109,7 +109,17 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
     duties: (): Duty[] => [
       // The registered nodes, as of now (unknown until their NCs answer), and every change from here on;
       // new migrations and move repair wait for the CLC's fenced hosts of this term (an earlier term's may be stale).
-      { name: 'term start', start: () => { keeper.forgetFencedHosts(); cache.save(keeper.get()); return Promise.resolve(); }, stop: () => Promise.resolve() },
+      {
+        name: 'term start',
+        start: () => {
+          keeper.forgetFencedHosts();
+          // What the previous leader last wrote of each node, where it is newer than this replica's own look.
+          for (const n of cachedNodes(store.read(), config.partition)) keeper.update(n.host, (v) => adoptStored(v, n));
+          cache.save(keeper.get());
+          return Promise.resolve();
+        },
+        stop: () => Promise.resolve(),
+      },
       { name: 'node polling', start: () => { keeper.startPolling(config.pollIntervalMs, config.ncTimeoutMs); return Promise.resolve(); }, stop: () => keeper.stopPolling() },
       // Plans are rebuilt from the NCs: the first poll round brings them in and each applied poll reconciles.
       { name: 'plan driver', start: () => { service.planDriver.start(); return Promise.resolve(); }, stop: () => service.planDriver.stop() },

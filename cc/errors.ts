@@ -68,6 +68,12 @@ export const CcErrors = defineErrors({
    * after its lease may have run out: nothing was sent.
    */
   NotLeader: server(503, 'CC replica {replica} of partition {partition} does not lead: {leaderIs}'),
+  /**
+   * Replicas (issue 21): the leader could not prove with etcd (one quorum read) that it still leads
+   * before a change from the CLC, so it started nothing; etcd's lost quorum or a timeout, the store's
+   * message in `detail`. A retry helps once etcd answers (or another replica leads).
+   */
+  LeadershipUnconfirmed: server(503, 'CC replica {replica} of partition {partition} could not confirm with etcd that it leads, so nothing was done: {detail}', true),
   /** An NC refused a command carrying an older CC leader epoch than one it has seen (the NC's StaleLeaderEpoch): this CC was deposed. */
   NodeSawNewerLeader: server(409, 'node {host} refused {operation}: {detail}', false),
 });

@@ -18,6 +18,8 @@ import { replicaElection, type ReplicaElection } from '../shared/leader/replicaE
 import type { CcOp, CcResponse } from '../shared/protocol/ccProtocol.js';
 import { LEADER_EPOCH_FIELD, NC_CHANGE_OPS, NO_EPOCH } from '../shared/protocol/leaderEpoch.js';
 import type { WireHandlers, WireTransport } from '../shared/wire/transport.js';
+import { isFerryError } from '../shared/errors/registry.js';
+import { CC_EPOCH_OPS } from '../shared/protocol/ccProtocol.js';
 import { CcErrors } from './errors.js';
 
 /** The narrow view the server, the loops and the NC calls need. */
@@ -30,6 +32,12 @@ export interface CcLeadership {
   epoch(): string | undefined;
   /** This replica's advertised URL, for the messages. */
   readonly self: string;
+  /**
+   * Proves with etcd that this replica still leads (one quorum read of its election key,
+   * EtcdElection.confirm), before a change from the CLC starts: rejects with the store's
+   * StoreNotLeader or StoreUnavailable. Absent for the sole CC: nothing to prove.
+   */
+  confirm?(): Promise<void>;
 }
 
 /** The one CC of a file-store partition: always leads, with epoch "0" (the NCs' default). */
@@ -39,7 +47,7 @@ export const CC_ELECTION_KEY = (partition: string): string => `cc/${partition}/e
 
 export function ccElection(o: {
   readonly client: Etcd3; readonly etcdPrefix: string; readonly partition: string; readonly self: string;
-  readonly ttlSeconds: number; readonly clock: Clock; readonly logger: Logger;
+  readonly ttlSeconds: number; readonly callTimeoutMs?: number; readonly clock: Clock; readonly logger: Logger;
 }): ReplicaElection {
   return replicaElection({ ...o, prefix: `${o.etcdPrefix}${CC_ELECTION_KEY(o.partition)}`, role: `CC ${o.partition}` });
 }
@@ -61,10 +69,32 @@ export function notLeaderError(l: CcLeadership, partition: string): FerryError {
   return CcErrors.make('NotLeader', { replica: l.self, partition, leaderIs: notLeaderText(l.self, l.leaderUrl()) });
 }
 
-/** Every operation but CC_READ_OPS refused with NotLeader while this replica does not lead, before its body is looked at. */
+/**
+ * Still the leader in etcd, proven now (not only by the lease), as the CLC proves it before a change:
+ * a CC leader cut off from etcd's quorum keeps its lease for up to a TTL, and a change it started
+ * would reach a node. StoreNotLeader becomes NotLeader (naming the leader), StoreUnavailable
+ * LeadershipUnconfirmed (naming the store); nothing was done in either case.
+ */
+export async function confirmLeading(l: CcLeadership, partition: string): Promise<void> {
+  if (l.confirm === undefined) return;
+  try {
+    await l.confirm();
+  } catch (e) {
+    if (isFerryError(e) && e.code === 'StoreNotLeader') throw notLeaderError(l, partition);
+    if (isFerryError(e) && e.code === 'StoreUnavailable') throw CcErrors.make('LeadershipUnconfirmed', { replica: l.self, partition, detail: e.message });
+    throw e;
+  }
+}
+
+/**
+ * Every operation but CC_READ_OPS refused with NotLeader while this replica does not lead, before its
+ * body is looked at; a change from the CLC (CC_EPOCH_OPS) also waits for confirmLeading. An NC's hint
+ * (ccNodeEvent) only schedules a poll, which the loops run under the lease and the epochs.
+ */
 export function leaderOnly(handlers: WireHandlers, l: CcLeadership, partition: string): WireHandlers {
   const out: WireHandlers = Object.fromEntries(Object.entries(handlers).map(([op, handle]) => [op, CC_READ_OPS.has(op as CcOp) ? handle : async (body, ctx) => {
     if (!l.leading()) throw notLeaderError(l, partition);
+    if (CC_EPOCH_OPS.has(op as CcOp)) await confirmLeading(l, partition);
     return handle(body, ctx);
   }]));
   return Object.freeze(out);

@@ -122,6 +122,7 @@ export class CcService {
       return {
         partition: view.partition,
         nodes: listNodes(view).map((n) => ({ ...n, ...(uriOf ? { uri: uriOf(n.host) } : {}), stale: stale.has(n.host) })),
+        ...(this.opts.leadership !== undefined ? { leading: this.opts.leadership.leading() } : {}),
       };
     },
     // Stale nodes count with their last known state (unreachable ones, as ever, do not): a RunInstances

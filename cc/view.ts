@@ -70,6 +70,19 @@ export function initialView(partition: string, hosts: readonly string[], cached:
   };
 }
 
+/**
+ * A replica taking up leadership (issue 21): `stored` is what the previous leader last wrote of the
+ * node (the view cache in etcd). When it saw the node later than this replica did, its look is
+ * adopted (resources, instances), untrusted as at start-up (unreachable, 'unknown' until the NC
+ * answers): a follower's own older look could miss an instance started since, and host HA would
+ * restart nothing of a dead host. A node this replica saw as late or later is left as it is.
+ */
+export function adoptStored(view: ClusterView, stored: CcNode): ClusterView {
+  const mine = findEntry(view, stored.host);
+  if (mine === undefined || stored.partition !== view.partition || stored.lastSeen <= mine.node.lastSeen) return view;
+  return mapEntry(view, stored.host, (e) => ({ ...e, node: { ...stored, nodeState: 'unknown', reachable: false } }));
+}
+
 /** Where `host` is in `view.entries`, -1 if it is not registered. */
 export function positionOf(view: ClusterView, host: string): number {
   const i = view.index?.get(host);

@@ -26,6 +26,7 @@ import { acceptUnsigned, type Authenticator } from './api/auth.js';
 import { sigv4Authenticator } from './api/sigv4Authenticator.js';
 import { createClcCore } from './clcCore.js';
 import { notLeaderError, SOLE_REPLICA, type Leadership } from './core/leadership.js';
+import { httpReplicaProbe } from './replica/replicaProbe.js';
 import { clcElection, type ClcElection } from './replica/clcElection.js';
 import { LeaderDuties, type Duty } from '../shared/leader/leaderDuties.js';
 import { createCcClusters } from './clusters/ccClusters.js';
@@ -153,6 +154,7 @@ async function main(): Promise<void> {
     ...(volumes ? { volumes } : {}),
     events,
     leadership,
+    ...(election !== undefined ? { replicaProbe: httpReplicaProbe() } : {}),
   });
 
   const limits = connectionLimitsOf(config);

@@ -6,7 +6,7 @@
 import type { IdSource } from '../../shared/model/ids.js';
 import { ClcErrors } from '../core/errors.js';
 import type { KeyedMutex } from '../../shared/keyedMutex.js';
-import type { Leadership } from '../core/leadership.js';
+import type { Leadership, ReplicaProbe } from '../core/leadership.js';
 import type { OperationContext } from '../core/operationContext.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
 import { showKey } from '../core/showKey.js';
@@ -28,6 +28,8 @@ export interface ActionContext extends OperationContext {
   readonly origin: string;
   /** Whether this CLC replica leads and which replicas campaign (issue 21); absent: the single CLC (unit tests). */
   readonly leadership?: Leadership;
+  /** Whether another CLC replica answers now (DescribeServices at a follower); absent: nobody is asked. */
+  readonly replicaProbe?: ReplicaProbe;
   /** One request at a time per key, across the CLC's requests: RunInstances holds its ClientToken's. */
   readonly keyLocks: KeyedMutex;
   /** Host HA's operator side (clc/ha/haControl.ts); absent when the CLC was built without it. */

@@ -17,7 +17,7 @@ import { RefusalLog } from '../../shared/refusalLog.js';
 import type { Store } from '../../shared/store/store.js';
 import type { Clusters } from '../clusters/clusters.js';
 import { ClcErrors } from '../core/errors.js';
-import { notLeaderError, SOLE_REPLICA, type Leadership } from '../core/leadership.js';
+import { notLeaderError, REPLICA_ALIVE_PATH, SOLE_REPLICA, type Leadership, type ReplicaProbe } from '../core/leadership.js';
 import { KeyedMutex } from '../../shared/keyedMutex.js';
 import type { HaNodeHooks } from '../core/nodeHooks.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
@@ -78,6 +78,8 @@ export interface ClcApiOptions {
   readonly events?: EventStream;
   /** Whether this replica may serve changes (issue 21); absent: the only CLC, which always may. */
   readonly leadership?: Leadership;
+  /** Asks the other replicas whether they answer (DescribeServices); absent: nobody is asked (the single CLC). */
+  readonly replicaProbe?: ReplicaProbe;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -149,6 +151,7 @@ export function buildClcApp(opts: ClcApiOptions): Express {
       }
       const ctx: ActionContext = {
         clusters: gatedClusters(opts.clusters, requestGate), gate: requestGate, store: opts.store, clock: opts.clock, logger, ids, principal, origin, keyLocks, leadership,
+        ...(opts.replicaProbe ? { replicaProbe: opts.replicaProbe } : {}),
         ...(opts.ha ? { ha: opts.ha } : {}),
         ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
         ...(opts.volumes ? { volumes: opts.volumes } : {}),
@@ -172,6 +175,8 @@ export function buildClcApp(opts: ClcApiOptions): Express {
 
   // Express matches these case-insensitively and with or without a trailing '/' (strict routing is off).
   app.all([...CLC_PATHS], assignRequestId, onlyGetAndPost, readBody, dispatch);
+  // Liveness for the other replicas' DescribeServices (issue 21): says nothing but "this process answers".
+  app.get(REPLICA_ALIVE_PATH, (_req: Request, res: Response) => { res.status(204).end(); });
   if (opts.status) app.use(STATUS_PATH, opts.status);
   // Anything else gets the same EC2 error document a client can parse, never express's HTML page.
   app.use((req: Request, res: Response) => {

@@ -64,6 +64,9 @@ function fromRemote(e: FerryError, partition: string, op: string): FerryError {
     case 'NotLeader':
     case 'NodeSawNewerLeader':
       return ClcErrors.make('ServiceUnavailable', { partition, delivered: 'maybe', remoteCode, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });
+    // The CC leader could not prove its leadership with etcd before the change: it started nothing.
+    case 'LeadershipUnconfirmed':
+      return ClcErrors.make('ServiceUnavailable', { partition, delivered: 'no', remoteCode, detail: `${remoteCode} in partition ${partition}: ${remoteMessage}` });
     case 'NodeUnreachable':
     case 'NodeUnhealthy':
     // A start that re-homes found no node it may use (its own disabled or full, the others refused).

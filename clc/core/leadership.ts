@@ -44,3 +44,16 @@ export function notLeaderError(l: Leadership): FerryError {
     : `the leader is ${url}: send changes there (reads are served here)`;
   return ClcErrors.make('NotLeader', { replica: l.self, leaderIs, ...(url !== undefined && url !== l.self ? { leaderUrl: url } : {}) });
 }
+
+/**
+ * Where every CLC replica answers a liveness probe (issue 21): GET answers 204, no authentication, no
+ * body. A follower's DescribeServices asks the replicas it lists: a leader killed with -9 keeps its
+ * election key until its lease runs out, and must not be shown ENABLED meanwhile.
+ */
+export const REPLICA_ALIVE_PATH = '/replica/alive';
+
+/** The narrow view DescribeServices needs of the other replicas: whether one answers now (adapter: clc/replica/replicaProbe.ts). */
+export interface ReplicaProbe {
+  /** True when the replica at `url` (its advertised URL) answered the probe in time; never rejects. */
+  answers(url: string): Promise<boolean>;
+}

@@ -143,7 +143,15 @@ export const CC_OPS = {
        */
       freshHosts: z.array(hostSchema).max(64).optional(),
     }),
-    response: z.object({ partition: partitionSchema, nodes: z.array(ccNodeSchema) }),
+    response: z.object({
+      partition: partitionSchema, nodes: z.array(ccNodeSchema),
+      /**
+       * Issue 21: false when a CC replica that does not lead answered (the leader was unreachable): what it
+       * holds of a node it cannot reach is its own last look, which may be older than the leader's.
+       * Absent from a CC without replicas (it leads).
+       */
+      leading: z.boolean().optional(),
+    }),
   },
   /** The resource matrix for the given VM types. */
   ccDescribeResources: {

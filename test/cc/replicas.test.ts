@@ -1,8 +1,9 @@
 /** CC replicas (cc/replicas.ts): a follower serves reads and refuses changes naming the leader; NC changes carry this term's epoch. */
 import { describe, expect, it } from 'vitest';
+import { StoreErrors } from '../../shared/store/errors.js';
 import { CC_READ_OPS, leaderOnly, replicaReport, SOLE_CC, stampEpochs, type CcLeadership } from '../../cc/replicas.js';
 import { namedLeaderOf } from '../../shared/leader/leaderRouting.js';
-import { CC_OPS } from '../../shared/protocol/ccProtocol.js';
+import { CC_EPOCH_OPS, CC_OPS, type CcOp } from '../../shared/protocol/ccProtocol.js';
 import { NC_CHANGE_OPS } from '../../shared/protocol/leaderEpoch.js';
 import { NC_OPS } from '../../shared/protocol/ncProtocol.js';
 import type { WireHandlers, WireTransport } from '../../shared/wire/transport.js';
@@ -42,6 +43,58 @@ describe('leaderOnly', () => {
       for (const op of Object.keys(CC_OPS)) await h[op]!({}, ctx);
       expect(served.length).toBe(Object.keys(CC_OPS).length);
     }
+  });
+});
+
+/**
+ * The CC's own leadership check (issue 21): a leader proves with etcd that it still leads before a
+ * change from the CLC starts, as the CLC does before its own. A hand-written fake of the election's
+ * confirm() (EtcdElection.confirm: one quorum read), which counts its calls and answers as told.
+ */
+describe('leaderOnly: the leadership check before a change', () => {
+  const served: string[] = [];
+  const handlers: WireHandlers = Object.fromEntries(Object.keys(CC_OPS).map((op) => [op, () => { served.push(op); return Promise.resolve({}); }]));
+  const ctx = { peer: '127.0.96.10' };
+  const ETCD = 'etcd:it/cc/cluster01/election/';
+
+  function checked(answer: () => Promise<void>): CcLeadership & { checks: number } {
+    const l = {
+      checks: 0, leading: () => true, leaderUrl: () => SELF, epoch: () => '7', self: SELF,
+      confirm: () => { l.checks++; return answer(); },
+    };
+    return l;
+  }
+
+  it('a change from the CLC is served after one check; reads and an NC\'s hint need none', async () => {
+    const l = checked(() => Promise.resolve());
+    const h = leaderOnly(handlers, l, 'cluster01');
+    served.length = 0;
+    for (const op of Object.keys(CC_OPS)) await h[op]!({}, ctx);
+    expect(served.length).toBe(Object.keys(CC_OPS).length);
+    expect(l.checks).toBe(CC_EPOCH_OPS.size);
+    expect(CC_EPOCH_OPS.has('ccNodeEvent')).toBe(false);
+  });
+
+  it.each<[string, () => Error, string, number]>([
+    ['etcd without quorum (StoreUnavailable)', () => StoreErrors.make('StoreUnavailable', { file: ETCD, timeoutMs: 3000, detail: 'leadership check: deadline passed' }), 'LeadershipUnconfirmed', 503],
+    ['its key gone (StoreNotLeader)', () => StoreErrors.make('StoreNotLeader', { file: ETCD, leader: 'none elected' }), 'NotLeader', 503],
+  ])('%s: every change refused %s, its handler never run; reads still served', async (_n, fail, code, status) => {
+    const l = checked(() => Promise.reject(fail()));
+    const h = leaderOnly(handlers, l, 'cluster01');
+    served.length = 0;
+    for (const op of CC_EPOCH_OPS) {
+      const e = await h[op]!({}, ctx).then(() => undefined, (x: unknown) => x);
+      expect(e, op).toMatchObject({ code, status, fields: { partition: 'cluster01', replica: SELF } });
+      if (code === 'LeadershipUnconfirmed') expect((e as Error).message).toContain(ETCD);
+    }
+    expect(served).toEqual([]);
+    for (const op of CC_READ_OPS) await h[op]!({}, ctx);
+    expect(served.sort()).toEqual([...CC_READ_OPS].sort());
+  });
+
+  it('a foreign failure of the check passes unchanged (the wire reports it as our bug)', async () => {
+    const h = leaderOnly(handlers, checked(() => Promise.reject(new TypeError('boom'))), 'cluster01');
+    await expect(h['ccModifyNode' satisfies CcOp]!({}, ctx)).rejects.toThrow('boom');
   });
 });
 

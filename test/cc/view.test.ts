@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  applyInstanceState, applyReport, applyStarted, committed, initialView, isSchedulable, isStale, listInstances,
+  adoptStored, applyInstanceState, applyReport, applyStarted, committed, initialView, isSchedulable, isStale, listInstances,
   locateInstance, markUnreachable,
 } from '../../cc/view.js';
 import type { NcNode } from '../../shared/protocol/ncProtocol.js';
@@ -78,5 +78,28 @@ describe('view (pure updates)', () => {
   it('ignores updates for hosts that are not registered', () => {
     const v = initialView('p', [A]);
     expect(applyReport(v, B, report({ host: B }), 1)).toBe(v);
+  });
+});
+
+describe('adoptStored (a replica taking up leadership, issue 21)', () => {
+  const seenAt = (t: number) => applyReport(initialView('p1', [A, B]), A, report({ instances: [instance('i-00000001')] }), t);
+
+  it('adopts the previous leader\'s later look at a node, untrusted (unreachable, unknown) until its NC answers', () => {
+    const mine = initialView('p1', [A, B]);
+    const stored = seenAt(2000).entries[0]!.node;
+    const v = adoptStored(mine, stored);
+    expect(v.entries[0]!.node).toEqual({ ...stored, nodeState: 'unknown', reachable: false });
+    expect(listInstances(v).map((i) => i.instanceId)).toEqual(['i-00000001']);
+    expect(v.entries[1]).toBe(mine.entries[1]);
+  });
+
+  it.each<[string, number]>([['an older look', 1000], ['as old a look', 3000]])('keeps its own look when the stored one is %s', (_n, storedAt) => {
+    const mine = applyReport(initialView('p1', [A, B]), A, report({ instances: [] }), 3000);
+    expect(adoptStored(mine, seenAt(storedAt).entries[0]!.node)).toBe(mine);
+  });
+
+  it('ignores a node of another partition', () => {
+    const mine = initialView('p2', [A, B]);
+    expect(adoptStored(mine, seenAt(2000).entries[0]!.node)).toEqual(mine);
   });
 });

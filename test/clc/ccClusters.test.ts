@@ -35,6 +35,7 @@ describe('translateCcFailure', () => {
     ['NodeUnreachable', remote('NodeUnreachable'), 'ServiceUnavailable', 'yes'],
     ['no CC replica leads (issue 21)', remote('NotLeader'), 'ServiceUnavailable', 'maybe'],
     ['the CC leader was deposed mid-way', remote('NodeSawNewerLeader'), 'ServiceUnavailable', 'maybe'],
+    ['the CC leader could not confirm its leadership with etcd (nothing started)', remote('LeadershipUnconfirmed'), 'ServiceUnavailable', 'no'],
     ['StateWriteFailed (a node\'s full disk: its own code)', remote('StateWriteFailed'), 'StateWriteFailed', 'yes'],
     ['InstanceNotRunning', remote('InstanceNotRunning'), 'IncorrectInstanceState', 'yes'],
     ['DestinationIsSource', remote('DestinationIsSource'), 'InvalidParameterCombination', 'yes'],

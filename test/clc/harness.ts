@@ -8,7 +8,7 @@ import { buildClcApp, CLC_PATH } from '../../clc/api/app.js';
 import { acceptUnsigned, type Authenticator } from '../../clc/api/auth.js';
 import type { Clusters } from '../../clc/clusters/clusters.js';
 import type { GateLimits } from '../../clc/core/gate.js';
-import type { Leadership } from '../../clc/core/leadership.js';
+import type { Leadership, ReplicaProbe } from '../../clc/core/leadership.js';
 import type { HaNodeHooks } from '../../clc/core/nodeHooks.js';
 import { PartitionGate } from '../../clc/core/partitionGate.js';
 import { openMemoryEventsStore } from '../../clc/events/eventStore.js';
@@ -62,6 +62,8 @@ export interface HarnessOptions {
   readonly events?: boolean;
   /** Whether this CLC leads (issue 21); the sole CLC's (always) unless given. */
   readonly leadership?: Leadership;
+  /** Whether other CLC replicas answer (DescribeServices at a replica). */
+  readonly replicaProbe?: ReplicaProbe;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -85,6 +87,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     ...(opts.haHooks ? { haHooks: opts.haHooks } : {}),
     ...(events ? { events } : {}),
     ...(opts.leadership ? { leadership: opts.leadership } : {}),
+    ...(opts.replicaProbe ? { replicaProbe: opts.replicaProbe } : {}),
   });
   return { app, clusters, store, clock, gate, ...(ha ? { ha } : {}), ...(events ? { events } : {}) };
 }

@@ -77,10 +77,23 @@ function selected(input: DescribeServicesInput): (s: ServiceStatus) => boolean {
     && filters(s);
 }
 
+/** Whether each other CLC replica this one lists answers now; undefined without replicas or a probe. */
+async function probeReplicas(ctx: ActionContext): Promise<ReadonlyMap<string, boolean> | undefined> {
+  const probe = ctx.replicaProbe;
+  const l = ctx.leadership;
+  const replicas = l?.replicas?.();
+  if (probe === undefined || l === undefined || replicas === undefined) return undefined;
+  const leader = l.leaderUrl();
+  const others = [...new Set([...replicas, ...(leader !== undefined ? [leader] : [])])].filter((u) => u !== l.self);
+  return new Map(await Promise.all(others.map(async (u) => [u, await probe.answers(u)] as const)));
+}
+
 async function run(input: DescribeServicesInput, ctx: ActionContext): Promise<XmlObject> {
   const partitions = input.partition !== undefined ? [requireZone(ctx.clusters, input.partition)] : partitionNames(ctx.clusters);
   // A partition with CC replicas (issue 21): each is asked which it is and whether it leads (failures are answers, so this never rejects).
   const replicated = ctx.clusters.partitions.filter((p) => partitions.includes(p.name) && (p.endpoints?.length ?? 1) > 1 && input.type !== 'eucalyptus' && input.type !== 'node');
+  // The other CLC replicas (issue 21) are asked whether they answer, alongside: a dead leader is not ENABLED.
+  const answering = input.partition === undefined && input.type !== 'cluster' && input.type !== 'node' ? probeReplicas(ctx) : Promise.resolve(undefined);
   const asking = Promise.all(replicated.map(async (p) => [p.name, await ctx.clusters.describeReplicas?.(p.name)] as const));
   // Cluster and node states both come from ccDescribeNodes; only a question about the CLC skips it.
   const fan: FanOut<CcResponse<'ccDescribeNodes'>> = input.type === 'eucalyptus'
@@ -88,8 +101,8 @@ async function run(input: DescribeServicesInput, ctx: ActionContext): Promise<Xm
     : await askPartitions(ctx.clusters, partitions, 'ccDescribeNodes', {}, ctx.logger);
   const replicaAnswers = new Map(await asking);
 
-  // The CLC: ENABLED whenever it can answer; replicas on etcd name their leader.
-  const statuses: ServiceStatus[] = input.partition === undefined ? clcReplicaStatuses(ctx.origin, CLC_SERVICE_PATH, ctx.leadership) : [];
+  // The CLC: ENABLED whenever it can answer; replicas on etcd name their leader, if it answers.
+  const statuses: ServiceStatus[] = input.partition === undefined ? clcReplicaStatuses(ctx.origin, CLC_SERVICE_PATH, ctx.leadership, await answering) : [];
   for (const p of ctx.clusters.partitions) {
     if (!partitions.includes(p.name)) continue;
     const answers = replicaAnswers.get(p.name);

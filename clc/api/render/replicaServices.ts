@@ -80,9 +80,11 @@ export function clusterReplicaStatuses(partition: string, answers: readonly Repl
 /**
  * The CLC's own services. A single CLC (no `replicas`) is one ENABLED `clc` at `origin`. Replicas on
  * etcd: `clc` is the leader as this replica observes it, and every other campaigning replica (alive:
- * its election key's lease holds) a DISABLED standby. `path` is where the CLC serves its API.
+ * its election key's lease holds) a DISABLED standby. `answering` says which other replicas answered
+ * a probe just now (clc/replica/replicaProbe.ts): one that did not is NOTREADY, the leader included (a
+ * leader killed with -9 keeps its key until its lease runs out). `path` is where the CLC serves its API.
  */
-export function clcReplicaStatuses(origin: string, path: string, l: Leadership | undefined): ServiceStatus[] {
+export function clcReplicaStatuses(origin: string, path: string, l: Leadership | undefined, answering?: ReadonlyMap<string, boolean>): ServiceStatus[] {
   const base = { type: 'eucalyptus' as const, partition: CLC_SERVICE_PARTITION };
   const replicas = l?.replicas?.();
   if (l === undefined || replicas === undefined) {
@@ -91,17 +93,21 @@ export function clcReplicaStatuses(origin: string, path: string, l: Leadership |
   const leader = l.leading() ? l.self : l.leaderUrl();
   const all = [...new Set([...replicas, l.self])];
   const mainUrl = leader ?? l.self;
+  const silent = (url: string): boolean => url !== l.self && answering?.get(url) === false;
+  const leaderSilent = leader !== undefined && silent(leader);
   const statuses: ServiceStatus[] = [{
     ...base, name: CLC_SERVICE_NAME, host: hostOf(mainUrl), uri: `${mainUrl}${path}`,
-    state: leader !== undefined ? 'ENABLED' : 'NOTREADY',
-    details: [leader !== undefined ? `the leader of ${all.length} CLC replicas` : NO_LEADER.replace('no replica', 'no CLC replica')],
+    state: leader !== undefined && !leaderSilent ? 'ENABLED' : 'NOTREADY',
+    details: [leader === undefined ? NO_LEADER.replace('no replica', 'no CLC replica')
+      : leaderSilent ? `the leader ${leader} does not answer (it keeps its election key until its lease runs out; then another replica is elected)`
+        : `the leader of ${all.length} CLC replicas`],
   }];
   for (const url of all) {
     if (url === mainUrl) continue;
-    statuses.push({
-      ...base, name: replicaServiceName(CLC_SERVICE_NAME, url), host: hostOf(url), uri: `${url}${path}`, state: 'DISABLED',
-      details: [`a standby CLC replica: serves reads, refuses changes with NotLeader (${leader !== undefined ? `the leader is ${leader}` : 'no leader now'})`],
-    });
+    const common = { ...base, name: replicaServiceName(CLC_SERVICE_NAME, url), host: hostOf(url), uri: `${url}${path}` };
+    statuses.push(silent(url)
+      ? { ...common, state: 'NOTREADY', details: ['a CLC replica that does not answer'] }
+      : { ...common, state: 'DISABLED', details: [`a standby CLC replica: serves reads, refuses changes with NotLeader (${leader !== undefined ? `the leader is ${leader}` : 'no leader now'})`] });
   }
   return statuses;
 }

@@ -75,6 +75,8 @@ export interface RepairReport {
   readonly unseen?: readonly string[];
   /** Restarts only: the host is quarantined (issue 18), so nothing was restarted; why, for the log. */
   readonly quarantined?: string;
+  /** Restarts only: a CC replica that does not lead answered (its leader unreachable), so nothing was restarted. */
+  readonly followerView?: boolean;
 }
 
 export interface CloudHaActions extends HaServiceActions {
@@ -134,15 +136,18 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
 
   /** Per node, not the merged instance list: a fenced host that came back may hold copies of ids that run elsewhere. */
   const instancesOn = async (ref: HaHostRef): Promise<{
-    mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[]; quarantine: CcNode['quarantine']; nodeState?: string;
+    mine: NcInstance[]; elsewhere: Set<string>; reachable: boolean; unseen: string[]; quarantine: CcNode['quarantine']; nodeState?: string; followerView: boolean;
   }> => {
-    const nodes = (await opts.clusters.call(ref.partition, 'ccDescribeNodes', { freshHosts: [ref.host] })).nodes;
+    const answer = await opts.clusters.call(ref.partition, 'ccDescribeNodes', { freshHosts: [ref.host] });
+    const nodes = answer.nodes;
     const node = nodes.find((n) => n.host === ref.host);
-    const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host).flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
+    // A FENCED host runs nothing: what the CC last heard from it (copies restarted elsewhere since) is obsolete, not a
+    // running copy (issue 21, fenceFailover.test.ts: an instance restarted from one fenced host was lost with the next).
+    const elsewhere = new Set(nodes.filter((n) => n.host !== ref.host && haState(n.host)?.state !== 'FENCED').flatMap((n) => n.instances.filter(live).map((i) => i.instanceId)));
     // Other nodes the CC cannot see now (a CC just restarted, a partition) may run what looks missing; a FENCED one runs nothing.
     const unseen = nodes.filter((n) => n.host !== ref.host && !n.reachable && haState(n.host)?.state !== 'FENCED').map((n) => n.host).sort();
     return {
-      mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false, unseen, quarantine: node?.quarantine,
+      mine: (node?.instances ?? []).filter(live), elsewhere, reachable: node?.reachable ?? false, unseen, quarantine: node?.quarantine, followerView: answer.leading === false,
       ...(node ? { nodeState: node.nodeState } : {}),
     };
   };
@@ -219,7 +224,13 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       }
     };
     requireFenced();
-    const { mine, elsewhere, unseen, quarantine } = await instancesOn(ref);
+    const { mine, elsewhere, unseen, quarantine, followerView } = await instancesOn(ref);
+    if (followerView) {
+      // Issue 21: the CC leader is unreachable (killed, an election under way) and a follower answered: what it holds
+      // of the dead host is its own older look, which may miss an instance started since. Nothing is concluded from it.
+      log.warn({ host: ref.host }, 'host HA: restart elsewhere waits for the CC leader (a follower answered)');
+      return { repaired: [], skipped: [], failed: [], inMigration: [], followerView: true };
+    }
     if (quarantine !== undefined) {
       // A quarantined host that was fenced keeps its instances down until an administrator acts (issue 18).
       log.warn({ host: ref.host, quarantinedSince: quarantine.since }, 'host HA: a quarantined host\'s instances are not restarted elsewhere');
@@ -378,6 +389,7 @@ export function cloudHaActions(opts: CloudActionsOptions): CloudHaActions {
       const waiting = r.inMigration ?? [];
       const unseen = r.unseen ?? [];
       if (unseen.length > 0) return { done: false, detail: `nothing restarted: the CC cannot see ${unseen.join(', ')}, which may run them; looked at again next pass` };
+      if (r.followerView === true) return { done: false, detail: 'nothing restarted: the CC leader did not answer (a standby replica did, whose view of the host may be older); looked at again next pass' };
       // Still owed: once the quarantine is lifted (an administrator's say), the next attempt restarts them.
       if (r.quarantined !== undefined) return { done: false, detail: `nothing restarted: ${r.quarantined}` };
       const waitNote = waiting.length > 0 ? `; ${waiting.length} in a live migration, looked at again next pass (${waiting.join(', ')})` : '';

@@ -107,6 +107,21 @@ describe('clcReplicaStatuses', () => {
     expect(rows(clcReplicaStatuses(origin, PATH, leadership(l)))).toEqual(expected);
   });
 
+  it.each<[string, Parameters<typeof leadership>[0], [string, boolean][], string[]]>([
+    ['at a follower, the leader killed (its key not yet expired): NOTREADY under clc', { self: C, leading: false, leaderUrl: A, replicas: [A, C] }, [[A, false]],
+      [`clc NOTREADY ${A}${PATH}`, `clc@127.0.0.3-8786 DISABLED ${C}${PATH}`]],
+    ['at a follower, the leader answers: ENABLED as ever', { self: C, leading: false, leaderUrl: A, replicas: [A, C] }, [[A, true]],
+      [`clc ENABLED ${A}${PATH}`, `clc@127.0.0.3-8786 DISABLED ${C}${PATH}`]],
+    ['at the leader, a silent standby: NOTREADY', { self: A, leading: true, leaderUrl: A, replicas: [A, B, C] }, [[B, false], [C, true]],
+      [`clc ENABLED ${A}${PATH}`, `clc@127.0.0.2-8785 NOTREADY ${B}${PATH}`, `clc@127.0.0.3-8786 DISABLED ${C}${PATH}`]],
+    ['the replica asked is never reported silent, even when told so', { self: A, leading: true, leaderUrl: A, replicas: [A] }, [[A, false]],
+      [`clc ENABLED ${A}${PATH}`]],
+  ])('%s', (_, l, probed, expected) => {
+    const s = clcReplicaStatuses(origin, PATH, leadership(l), new Map(probed));
+    expect(rows(s)).toEqual(expected);
+    if (s[0]?.state === 'NOTREADY') expect(s[0].details[0]).toBe(`the leader ${A} does not answer (it keeps its election key until its lease runs out; then another replica is elected)`);
+  });
+
   it('renders as Eucalyptus 4\'s ServiceStatusType: the leader keeps clc\'s full name and uuid across a takeover', () => {
     const before = serviceStatusItem(clcReplicaStatuses(origin, PATH, leadership({ self: A, leading: true, leaderUrl: A, replicas: [A, B] }))[0]!);
     const after = serviceStatusItem(clcReplicaStatuses(origin, PATH, leadership({ self: B, leading: true, leaderUrl: B, replicas: [B] }))[0]!);
