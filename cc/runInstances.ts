@@ -75,8 +75,11 @@ function sameLaunch(i: NcInstance, req: RunRequest): boolean {
  * Checks the request against itself and the view. Ids the view already holds from this same
  * launch are a retry and count as started; any other known id is a conflict.
  */
-function validate(view: ClusterView, req: RunRequest): Located[] {
-  const fenced = new Set(req.restartFrom ?? []);
+function validate(view: ClusterView, req: RunRequest, fencedHosts: ReadonlySet<string>): Located[] {
+  // A restart ignores copies on every host HA fenced, not only the one it restarts from: an obsolete
+  // copy left on a host fenced earlier is no earlier attempt of this restart (issue 21). The request's
+  // avoidHosts names them too, for a CC that took up leadership and has not heard the fenced list yet.
+  const fenced = new Set((req.restartFrom ?? []).length > 0 ? [...(req.restartFrom ?? []), ...(req.avoidHosts ?? []), ...fencedHosts] : []);
   if (new Set(req.instanceIds).size !== req.instanceIds.length) {
     throw WireErrors.make('InvalidParameter', { field: 'instanceIds', detail: 'an instance id appears twice' });
   }
@@ -102,7 +105,7 @@ export async function runInstances(ctx: RunContext, req: RunRequest): Promise<Cc
   await settleEarlierRuns(ctx, req);
   // An id still unsettled is neither adopted nor placed: the view may still show the copy a settling
   // terminate has already reached (sim seed 2954: acknowledged from a stale view, gone on the node).
-  const adopted = validate(keeper.get(), req).filter((a) => keeper.unsettledRun(a.instance.instanceId) === undefined);
+  const adopted = validate(keeper.get(), req, keeper.fencedHosts()).filter((a) => keeper.unsettledRun(a.instance.instanceId) === undefined);
   // An id whose earlier run may still be on a host the CC cannot settle is not placed again (sim seed 859).
   const pending = req.instanceIds.filter((id) => !adopted.some((a) => a.instance.instanceId === id) && keeper.unsettledRun(id) === undefined);
   // A restart never lands on the hosts it restarts from, and nothing lands on a host HA fences.

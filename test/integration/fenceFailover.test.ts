@@ -61,6 +61,13 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
   const query = (url: string, params: Record<string, string>): Promise<ReplicaReply> => replicaQuery(url, creds, params);
   const ok = (url: string, params: Record<string, string>): Promise<any> => replicaAction(url, creds, params);
   const leaderInEtcd = async (): Promise<string | undefined> => (await electedLeader(client, PREFIX))?.url;
+  /** The CC leader as etcd holds it: the oldest key under the partition's election prefix (its value, its epoch). */
+  async function ccLeaderInEtcd(): Promise<{ url: string; epoch: string } | undefined> {
+    const res = await client.getAll().prefix(`${PREFIX}cc/cluster01/election/`).sort('Create', 'Ascend').exec();
+    const kv = res.kvs[0];
+    return kv === undefined ? undefined : { url: kv.value.toString(), epoch: kv.create_revision };
+  }
+
   async function start(spec: ProcessSpec): Promise<void> {
     running.set(spec.name, await spawnDaemon(spec, { root: ROOT, logFile: join(cloud.baseDir, 'logs', `${spec.name}.log`) }));
   }
@@ -247,4 +254,74 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
     expect(await isAlive(bmc.bmcPid)).toBe(true);
   }, 400_000);
 
+  it('kill -9 of the leader CC with the fence in flight: the other CC takes over within 2×TTL, the fence completes once, the restart goes through the new CC', async () => {
+    const clc = (await until('a CLC leader in etcd', leaderInEtcd, (v) => typeof v === 'string' && REPLICAS.some((r) => r.url === v)))!;
+    // The first case's host stays FENCED (unhealthy): let one more fail without the storm guard holding it.
+    await ok(clc, { Action: 'ConfigureHAForCluster', Partition: 'cluster01', MaxUnhealthy: '2' });
+    const [other, victim, spare] = cloud.nodeHosts as [string, string, string];
+    await until('the victim AVAILABLE', () => hostHa(clc, victim), (v) => v?.state === 'AVAILABLE');
+    // One more instance on the victim: the others out of service meanwhile (the first case's host is fenced already, or stays out).
+    const out = [spare, ...((await hostHa(clc, other))?.state === 'FENCED' ? [] : [other])];
+    for (const h of out) await ok(clc, { Action: 'DisableService', Type: 'NODE', Host: h });
+    const run = await ok(clc, { Action: 'RunInstances', ImageId: 'emi-0a1b2c3d', InstanceType: 'm1.small', MinCount: '1', MaxCount: '1' });
+    const launched = arr<any>(run.instancesSet.item).map((i) => i.instanceId as string);
+    await ok(clc, { Action: 'EnableService', Type: 'NODE', Host: spare });
+    // Everything the victim runs when it fails (the first case may have restarted some there too).
+    const onVictim = await until('the instance running on the victim', () => runningCopies([victim]), (m) => m instanceof Map && launched.every((id) => m.get(id)?.length === 1));
+    const ids = [...onVictim.keys()];
+
+    const bmc = bmcs.get(victim)!;
+    const pgid = (await bmc.hostPgid())!;
+    const powerLog = (): string => readFileSync(join(bmc.dir, 'power.log'), 'utf8');
+    const powerBefore = powerLog().length;
+    const firstCc = (await until('a CC leader in etcd', ccLeaderInEtcd, (v) => v !== undefined && CCS.some((c) => c.url === v.url)))!;
+    process.kill(bmc.bmcPid, 'SIGSTOP');
+    let thawed = false;
+    const thaw = (): void => {
+      if (!thawed) process.kill(bmc.bmcPid, 'SIGCONT');
+      thawed = true;
+    };
+    try {
+      for (const f of ['nc.pid', 'simhv.pid']) process.kill(Number(readFileSync(join(bmc.dir, f), 'utf8')), 'SIGKILL');
+      await until('the CLC fencing the victim (fence agent in flight)', async () => {
+        const elsewhere = await runningCopies([spare]);
+        expect(ids.filter((id) => elsewhere.has(id)), 'restarted before FENCED').toEqual([]);
+        return hostHa(clc, victim);
+      }, (v) => v?.state === 'FENCING' && v.operation?.kind === 'fence', 60_000);
+      // The CC leader dies with the fence in flight (it took the DisableService of the victim on the way in).
+      const victimCc = CCS.find((c) => c.url === firstCc.url)!;
+      const survivorCc = CCS.find((c) => c.url !== firstCc.url)!;
+      const killedAt = Date.now();
+      await stopPid(running.get(victimCc.name)!.pid, 0, 'SIGKILL');
+      running.delete(victimCc.name);
+      thaw();
+      const secondCc = (await until('a new CC leader in etcd', ccLeaderInEtcd, (v) => v !== undefined && v.url !== firstCc.url, 60_000))!;
+      const tookOverMs = Date.now() - killedAt;
+      console.log(`CC leader ${firstCc.url} killed with the fence of ${victim} in flight; ${secondCc.url} elected ${tookOverMs} ms later (lease TTL ${TTL_S} s)`);
+      expect(secondCc.url).toBe(survivorCc.url);
+      expect(BigInt(secondCc.epoch) > BigInt(firstCc.epoch)).toBe(true);
+      expect(tookOverMs).toBeLessThanOrEqual(2 * TTL_S * 1000);
+
+      const fenced = await until('FENCED', async () => {
+        const elsewhere = await runningCopies([spare]);
+        const rec = await hostHa(clc, victim);
+        if (rec?.state !== 'FENCED') expect(ids.filter((id) => elsewhere.has(id)), 'restarted before FENCED').toEqual([]);
+        return rec;
+      }, (v) => v?.state === 'FENCED', 90_000);
+      expect(await groupAlive(pgid)).toBe(false);
+      // Restarted once, through the new CC leader, on the spare host.
+      const copies = await until('the instance running on the spare host, once', () => runningCopies([spare]),
+        (m) => m instanceof Map && ids.every((id) => m.get(id)?.length === 1), 120_000);
+      for (const id of ids) expect(copies.get(id), id).toEqual([spare]);
+      const power = powerLog().slice(powerBefore);
+      console.log(`${victim}'s BMC power log since the failure:\n${power}`);
+      expect(powerActions(power), power).toEqual({ offs: 1, onsOrCycles: 0 });
+      const events = arr<any>(fenced.eventSet?.item);
+      const episode = events.slice(events.map((e) => e.toState).lastIndexOf('AVAILABLE'));
+      expect(episode.filter((e) => e.toState === 'FENCING')).toHaveLength(1);
+      expect(episode.filter((e) => e.toState === 'FENCED')).toHaveLength(1);
+    } finally {
+      thaw();
+    }
+  }, 400_000);
 });

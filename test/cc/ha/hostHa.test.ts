@@ -83,6 +83,29 @@ describe('restart of a fenced host\'s instances', () => {
     expect(h.fake.callsOf('run')).toEqual([]);
   });
 
+  it('a restart does not adopt an obsolete copy on another fenced host (issue 21)', async () => {
+    const h = await harness({ nodes: [[A, CAP], [B, CAP], [C, CAP]] });
+    // i1 ran on A (fenced earlier, its copy still listed) and was restarted on B, which is fenced now.
+    h.fake.sneak(A, id(1));
+    await h.keeper.refreshHosts([A, B, C], 500);
+    h.keeper.setFencedHosts([A, B]);
+    h.fake.calls.length = 0;
+    const restarted = await h.run({ ...runReq([id(1)]), restartFrom: [B] });
+    expect(restarted.instances[0]?.host).toBe(C);
+    expect(h.fake.callsOf('run').map((c) => c.host)).toEqual([C]);
+  });
+
+  it('a CC that has not heard the fenced list yet (new leader) goes by the restart\'s avoidHosts (issue 21)', async () => {
+    const h = await harness({ nodes: [[A, CAP], [B, CAP], [C, CAP]] });
+    h.fake.sneak(A, id(1));
+    await h.keeper.refreshHosts([A, B, C], 500);
+    h.keeper.forgetFencedHosts();
+    h.fake.calls.length = 0;
+    const restarted = await h.run({ ...runReq([id(1)]), restartFrom: [B], avoidHosts: [A] });
+    expect(restarted.instances[0]?.host).toBe(C);
+    expect(h.fake.callsOf('run').map((c) => c.host)).toEqual([C]);
+  });
+
   it('avoidHosts keeps a launch off hosts HA fences, even while they look enabled and empty; none fits: refused', async () => {
     const h = await harness({ nodes: [[A, CAP], [B, CAP]] });
     const placed = await h.run({ ...runReq([id(1), id(2), id(3)]), avoidHosts: [A] });
