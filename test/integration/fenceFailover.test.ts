@@ -51,6 +51,27 @@ export function powerActions(log: string): { offs: number; onsOrCycles: number }
   };
 }
 
+
+/** The lab BMC's power log, and how long it is now: only what is written after counts. */
+function powerLogOf(bmc: LabBmc): { readonly powerLog: () => string; readonly powerBefore: number } {
+  const powerLog = (): string => readFileSync(join(bmc.dir, 'power.log'), 'utf8');
+  return { powerLog, powerBefore: powerLog().length };
+}
+
+/** Freezes the BMC (a fence agent talking to it hangs: the fence stays in flight); the returned thaw acts once. */
+function freezeBmc(bmc: LabBmc): () => void {
+  process.kill(bmc.bmcPid, 'SIGSTOP');
+  let thawed = false;
+  return () => {
+    if (!thawed) process.kill(bmc.bmcPid, 'SIGCONT');
+    thawed = true;
+  };
+}
+
+/** The host fails: its NC and simulated hypervisor are killed (its chassis stays on, as the BMC sees it). */
+function killHost(bmc: LabBmc): void {
+  for (const f of ['nc.pid', 'simhv.pid']) process.kill(Number(readFileSync(join(bmc.dir, f), 'utf8')), 'SIGKILL');
+}
 describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while host HA fences a host (real etcd, fence_ipmilan, ipmi_sim)', () => {
   let etcd: EtcdCluster;
   let client: Etcd3;
@@ -165,16 +186,10 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
     const bmc = bmcs.get(victim)!;
     const pgid = (await bmc.hostPgid())!;
     // Its first power-on (the lab starting the host) is in the log already: only what comes after counts.
-    const powerLog = (): string => readFileSync(join(bmc.dir, 'power.log'), 'utf8');
-    const powerBefore = powerLog().length;
-    process.kill(bmc.bmcPid, 'SIGSTOP');
-    let thawed = false;
-    const thaw = (): void => {
-      if (!thawed) process.kill(bmc.bmcPid, 'SIGCONT');
-      thawed = true;
-    };
+    const { powerLog, powerBefore } = powerLogOf(bmc);
+    const thaw = freezeBmc(bmc);
     try {
-      for (const f of ['nc.pid', 'simhv.pid']) process.kill(Number(readFileSync(join(bmc.dir, f), 'utf8')), 'SIGKILL');
+      killHost(bmc);
       // Its instances are not restarted elsewhere while it is not FENCED: checked at every poll up to FENCED.
       const fencing = await until('the leader fencing the victim (fence agent in flight)', async () => {
         const elsewhere = await runningCopies(others);
@@ -272,17 +287,11 @@ describe.skipIf(!etcdInstalled())('replicated CLC: kill -9 of the leader while h
 
     const bmc = bmcs.get(victim)!;
     const pgid = (await bmc.hostPgid())!;
-    const powerLog = (): string => readFileSync(join(bmc.dir, 'power.log'), 'utf8');
-    const powerBefore = powerLog().length;
+    const { powerLog, powerBefore } = powerLogOf(bmc);
     const firstCc = (await until('a CC leader in etcd', ccLeaderInEtcd, (v) => v !== undefined && CCS.some((c) => c.url === v.url)))!;
-    process.kill(bmc.bmcPid, 'SIGSTOP');
-    let thawed = false;
-    const thaw = (): void => {
-      if (!thawed) process.kill(bmc.bmcPid, 'SIGCONT');
-      thawed = true;
-    };
+    const thaw = freezeBmc(bmc);
     try {
-      for (const f of ['nc.pid', 'simhv.pid']) process.kill(Number(readFileSync(join(bmc.dir, f), 'utf8')), 'SIGKILL');
+      killHost(bmc);
       await until('the CLC fencing the victim (fence agent in flight)', async () => {
         const elsewhere = await runningCopies([spare]);
         expect(ids.filter((id) => elsewhere.has(id)), 'restarted before FENCED').toEqual([]);
