@@ -93,12 +93,13 @@ export class RebootWatcher {
       return;
     }
     if (step === 'rebooted') {
-      this.d.logger.info({ instanceId, afterMs: now - w.watch.askedAt }, 'the guest rebooted as asked (ACPI)');
       await this.d.rebooted(instanceId, w.watch.askedAt, 'guest');
+      this.d.logger.info({ instanceId, afterMs: now - w.watch.askedAt }, 'the guest rebooted as asked (ACPI)');
       return;
     }
-    this.d.logger.warn({ instanceId, waitedMs: now - w.watch.askedAt }, 'the guest ignored the ACPI reboot request: reset (hard reboot)');
+    // Logged once the reset is done and recorded on the instance: whoever reads the line finds both.
     await this.d.reset(instanceId);
     await this.d.rebooted(instanceId, w.watch.askedAt, 'reset');
+    this.d.logger.warn({ instanceId, waitedMs: now - w.watch.askedAt }, 'the guest ignored the ACPI reboot request: reset (hard reboot)');
   }
 }

@@ -130,8 +130,10 @@ export class OutgoingMigrations {
       if (opened.status === 'rejected') this.d.fail(opened.reason, { operation: 'connect for migration' });
       const r = route as MigrationRouteHold;
       const c = own as LibvirtSession;
-      const found = await c.withDomain(id, async (dom) => {
+      const found = await c.withDomain(id, async (dom): Promise<'migrating' | 'left'> => {
         const s = await c.stateAndReason(dom);
+        // An earlier process's job ended between joinEarlier's look and this one: the guest left.
+        if (migratedAway(s)) return 'left';
         // A guest its administrator suspended migrates too: libvirt adds VIR_MIGRATE_PAUSED, so it arrives paused.
         const suspended = s.state === VIR.DOMAIN_STATE.PAUSED && s.reason === VIR.PAUSED_REASON.USER;
         if (s.state !== VIR.DOMAIN_STATE.RUNNING && !suspended) {
@@ -143,12 +145,15 @@ export class OutgoingMigrations {
         // Volumes (issue 18) are on the storage every host mounts, as declared disks are (migrationFlags).
         const shared = this.d.sharedDisks === true || parseVolumes(await c.xmlDesc(dom)).length > 0;
         await c.migrateToUri3(dom, target.destinationUri, migrationParams(target.destinationUri, this.d.bandwidthMiBs, r.stream), migrationFlags(r.tls, shared));
-        return true;
+        return 'migrating';
       });
       if (!found) throw HypervisorErrors.make('DomainNotFound', { id, host: this.d.host });
+      if (found === 'left') return await this.joinLate(entry, undefined);
     } catch (e) {
       if (isFerryError(e)) throw e;
       if (entry.abortRequested && e instanceof LibvirtCallError) throw HypervisorErrors.make('MigrationAborted', { migrationId, id });
+      // "Domain is not running": an earlier process's job may have just carried the guest away.
+      if (e instanceof LibvirtCallError && e.code === VIR_ERR.OPERATION_INVALID) return await this.joinLate(entry, e);
       return this.d.fail(e, ctx);
     } finally {
       await own?.close().catch(() => undefined);
@@ -171,9 +176,13 @@ export class OutgoingMigrations {
         const state = await c.stateAndReason(dom);
         // libvirt refuses job statistics of an inactive domain ("domain is not running").
         const active = state.state !== VIR.DOMAIN_STATE.SHUTOFF && state.state !== VIR.DOMAIN_STATE.CRASHED;
-        return { state, jobType: active ? (await c.jobStats(dom, 0)).type : VIR.JOB_TYPE.NONE };
+        return { state, jobType: active ? await this.jobTypeOf(c, dom) : VIR.JOB_TYPE.NONE };
       });
       if (!seen) return undefined;
+      if (seen.jobType === 'changed') { // it went inactive between the two reads: look again
+        await sleepOn(this.d.clock, JOIN_POLL_MS);
+        continue;
+      }
       if (migratedAway(seen.state)) {
         const stats = completedStatsOf(await this.finish(entry.id), { migrationId: entry.migrationId, id: entry.id }, 0);
         this.d.emit({ kind: 'stopped', id: entry.id, reason: 'migrated' });
@@ -182,6 +191,27 @@ export class OutgoingMigrations {
       if (seen.jobType !== VIR.JOB_TYPE.BOUNDED && seen.jobType !== VIR.JOB_TYPE.UNBOUNDED) return undefined;
       await sleepOn(this.d.clock, JOIN_POLL_MS);
     }
+  }
+
+  /** The domain's job type, or 'changed' when it stopped running between the state read and this one. */
+  private async jobTypeOf(c: LibvirtSession, dom: Parameters<LibvirtSession['jobStats']>[0]): Promise<number | 'changed'> {
+    try {
+      return (await c.jobStats(dom, 0)).type;
+    } catch (e) {
+      if (e instanceof LibvirtCallError && e.code === VIR_ERR.OPERATION_INVALID) return 'changed';
+      throw e;
+    }
+  }
+
+  /**
+   * This process's own attempt found the guest gone or not running: when an earlier process's job
+   * carried it to the destination, that job's statistics are the answer; otherwise the failure stands.
+   */
+  private async joinLate(entry: Outgoing, cause: LibvirtCallError | undefined): Promise<MigrationStats> {
+    const joined = await this.joinEarlier(entry);
+    if (joined) return joined;
+    if (cause) return this.d.fail(cause, { operation: 'migrate', id: entry.id, migrationId: entry.migrationId });
+    throw HypervisorErrors.make('DomainStateConflict', { id: entry.id, host: this.d.host, state: 'not running', operation: 'migrate' });
   }
 
   /**

@@ -50,6 +50,8 @@ export class FakeLibvirtd {
   readonly lifecycleListeners: ((name: string, event: number, detail: number) => void)[] = [];
   /** What a migration does; by default it completes at once with a completed job record. */
   migrate: (name: string, d: FakeDomain) => Promise<void> = async (_name, d) => this.complete(d);
+  /** Runs before each job-statistics read (e.g. a job that ends just then). */
+  beforeJobStats: (d: FakeDomain) => void = () => undefined;
 
   readonly open: OpenLibvirt = async (uri) => {
     this.opens++;
@@ -238,6 +240,7 @@ class FakeSession implements LibvirtSession {
 
   async jobStats(dom: Ptr, flags: number): Promise<JobStatsRecord> {
     const d = this.dom(dom);
+    this.host.beforeJobStats(d);
     if (flags & VIR.JOB_STATS.COMPLETED) return d.completed ?? { type: VIR.JOB_TYPE.NONE, fields: {} };
     if (d.state === VIR.DOMAIN_STATE.SHUTOFF) throw err('virDomainGetJobStats', VIR_ERR.OPERATION_INVALID, 'domain is not running');
     return { type: d.jobType, fields: d.jobType === VIR.JOB_TYPE.NONE ? {} : { data_total: 1000, data_processed: 400, data_remaining: 600, memory_iteration: 1 } };

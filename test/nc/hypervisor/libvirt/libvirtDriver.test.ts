@@ -315,6 +315,47 @@ describe('LibvirtDriver', () => {
     });
   });
 
+  describe('a repeat racing the end of the earlier process\'s job', () => {
+    it('the job ends between the state read and the job read (libvirt: "domain is not running"): the repeat joins it', async () => {
+      const { fake, driver, clock } = setup();
+      await driver.create(spec);
+      const d = fake.domains.get(spec.id)!;
+      d.jobType = VIR.JOB_TYPE.UNBOUNDED;
+      let reads = 0;
+      fake.beforeJobStats = (x) => { if (reads++ === 0) fake.complete(x); };
+      const stats = driver.migrateOut(spec.id, { migrationId: 'm-1', destinationUri: DEST });
+      await flush();
+      clock.advance(200);
+      expect(await stats).toMatchObject({ migrationId: 'm-1', downtimeMs: 17 });
+      expect(fake.migrations).toEqual([]);
+    });
+
+    it('the job ends after the repeat looked (no job seen) and before its own call took: the repeat returns that job\'s statistics', async () => {
+      const { fake, driver } = setup();
+      await driver.create(spec);
+      const d = fake.domains.get(spec.id)!;
+      // libvirtd is finishing the earlier job: no job listed, but the guest leaves under the repeat's own call.
+      fake.migrate = async (_n, x) => {
+        fake.complete(x);
+        throw new LibvirtCallError('virDomainMigrateToURI3', { code: VIR_ERR.OPERATION_INVALID, domain: 10, message: 'Requested operation is not valid: domain is not running' });
+      };
+      expect(await driver.migrateOut(spec.id, { migrationId: 'm-1', destinationUri: DEST })).toMatchObject({ migrationId: 'm-1', downtimeMs: 17 });
+      expect(fake.domains.has(spec.id)).toBe(false);
+      expect(d.state).toBe(VIR.DOMAIN_STATE.SHUTOFF);
+    });
+
+    it('"domain is not running" with the guest still here (not migrated) stays a failure', async () => {
+      const { fake, driver } = setup();
+      await driver.create(spec);
+      fake.migrate = async (_n, x) => {
+        x.state = VIR.DOMAIN_STATE.SHUTOFF;
+        x.reason = 2; // VIR_DOMAIN_SHUTOFF_DESTROYED
+        throw new LibvirtCallError('virDomainMigrateToURI3', { code: VIR_ERR.OPERATION_INVALID, domain: 10, message: 'Requested operation is not valid: domain is not running' });
+      };
+      expect(await codeOf(driver.migrateOut(spec.id, { migrationId: 'm-1', destinationUri: DEST }))).toBe('DomainStateConflict');
+    });
+  });
+
   describe('with libvirt lifecycle events', () => {
     it('publishes what libvirt reports instead of repeating its own account', async () => {
       const { fake, driver, events } = setup({ lifecycleEvents: true });
