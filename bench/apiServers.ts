@@ -33,7 +33,7 @@ if (mode === 'cc') {
   }));
   mountWireService(app, {
     path: CC_PATH, logger: silentLogger(), handlers: {
-      // As a real CC in a steady cloud answers (cc/listingVersion.ts): one version, `unchanged` to a caller holding it.
+      // As a real CC in a steady cloud answers (shared/listingVersions.ts): one version, `unchanged` to a caller holding it.
       ccDescribeInstances: (body) => Promise.resolve(body.knownVersion === VERSION
         ? { partition: 'cluster01', instances: [], complete: true, version: VERSION, unchanged: true } as WireObject
         : { partition: 'cluster01', instances, complete: true, version: VERSION }),

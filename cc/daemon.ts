@@ -20,6 +20,8 @@ import { migrationSettingsOf, ncEndpoint, type CcConfig } from './config.js';
 import { caCredentialIssuer, loadMigrationCa, RANDOM_ISSUER_SOURCES } from './migration/credentialIssuer.js';
 import { KEY_POOL_QUIET_MS, KeyPool } from './migration/keyPool.js';
 import { WireNodeClient } from './nodeClient.js';
+import { WATCH_RETRY_MS, WsNodeWatch } from './nodeWatch.js';
+import { NC_WATCH_PATH } from '../shared/protocol/nodeWatch.js';
 import { ClcEpochGuard, clcEpochStoreSpec } from './clcEpochGuard.js';
 import { createCcApp } from './server.js';
 import { CcService } from './service.js';
@@ -70,10 +72,16 @@ export async function startCc(config: CcConfig, deps: { readonly logger: Logger;
   });
   // Every change sent to an NC carries this term's epoch; none is sent while this replica does not lead.
   const nodes = new WireNodeClient(stampEpochs(transport, leadership, config.partition), (host) => ncEndpoint(config, host), config.ncInstanceTimeoutMs);
+  // The safety-net poll's cheap form (shared/protocol/nodeWatch.ts): a WebSocket per NC on its own port and TLS.
+  const watch = new WsNodeWatch({
+    urlOf: (host) => `${ncEndpoint(config, host).replace(/^http/, 'ws')}${NC_WATCH_PATH}`,
+    ...clientTlsOf(security), clock, logger, retryMs: WATCH_RETRY_MS,
+  });
   const keeper = new ViewKeeper({
     initial: initialView(config.partition, config.nodes, cachedNodes(store.read(), config.partition)),
     // Only the leader writes the cache (a follower's write would be refused by the fence).
     nodes, clock, logger, onChange: (v, significant) => { if (leadership.leading()) cache.save(v, significant); },
+    watch,
   });
   // The migration CA is read at start, like the tier identity: a missing file stops the CC here.
   const migrationCa = security.kind === 'mtls' && config.tlsDir !== undefined ? loadMigrationCa(config.tlsDir) : undefined;

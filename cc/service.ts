@@ -25,7 +25,7 @@ import type { ViewKeeper } from './viewKeeper.js';
 import { replicaReport, SOLE_CC, type CcLeadership } from './replicas.js';
 import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 import { pauseInstance } from './pauseInstance.js';
-import { ListingVersions } from './listingVersion.js';
+import { ListingVersions } from '../shared/listingVersions.js';
 import { rebootInstance, stopInstance } from './powerInstance.js';
 import { userStart } from './userStart.js';
 import { KeyedMutex } from '../shared/keyedMutex.js';

@@ -125,6 +125,14 @@ export function applyReport(view: ClusterView, host: string, report: NcNode, now
   }));
 }
 
+/**
+ * The NC said its report is still the one this entry holds (the node watch, cc/nodeWatch.ts): seen
+ * now, reachable, everything else as it was.
+ */
+export function applySeen(view: ClusterView, host: string, now: number): ClusterView {
+  return mapEntry(view, host, (e) => ({ ...e, checkedAt: now, node: { ...e.node, reachable: true, lastSeen: now } }));
+}
+
 /** A plan as its source NC just answered it (prepare, commit, rollback, replan). */
 export function applyPlan(view: ClusterView, host: string, plan: MigrationPlan): ClusterView {
   return mapEntry(view, host, (e) => ({

@@ -9,11 +9,14 @@ import { ccPollRound } from '../shared/metrics/channels.js';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
+import type { CcNode } from '../shared/protocol/ccProtocol.js';
+import type { NcNode } from '../shared/protocol/ncProtocol.js';
 import type { NodeClient } from './nodeClient.js';
+import type { NodeWatch } from './nodeWatch.js';
 import { nodeTransition } from './nodeTransitions.js';
 import { pollPace, type PollPace } from './pollPace.js';
 import {
-  applyReport, bumpEpoch, findEntry, isStale, markUnhealthy, markUnreachable, onlySeenLater, positionOf, type ClusterView,
+  applyReport, applySeen, bumpEpoch, findEntry, isStale, markUnhealthy, markUnreachable, onlySeenLater, positionOf, type ClusterView,
 } from './view.js';
 
 export interface ViewKeeperOptions {
@@ -26,6 +29,18 @@ export interface ViewKeeperOptions {
    * the only news is that nodes were seen again, saying the same (a steady poll).
    */
   readonly onChange?: (view: ClusterView, significant: boolean) => void;
+  /**
+   * The node watch (cc/nodeWatch.ts): every refresh goes through it, asking whether the NC's report
+   * the entry still holds is current (the NC sends its report only when it is not); where the watch
+   * cannot ask, the refresh describes. Absent (the simulator, tests): every refresh describes.
+   */
+  readonly watch?: NodeWatch;
+}
+
+/** The version of an NC's report and the node the view made of it: good while the entry holds that very node. */
+interface HeldReport {
+  readonly version: string;
+  readonly node: CcNode;
 }
 
 interface InFlight {
@@ -50,11 +65,21 @@ export class ViewKeeper {
   private readonly listeners = new Set<(view: ClusterView) => void>();
   /** Instance id → host whose run answer was uncertain and could not be settled (runInstances.ts). */
   private readonly unsettled = new Map<string, string>();
+  /** Per host, the NC report the entry's node was made of, while nothing else has changed the entry. */
+  private readonly held = new Map<string, HeldReport>();
   /** The CLC's last ccSetFencedHosts; undefined until the first since this CC started. */
   private fenced: ReadonlySet<string> | undefined;
 
+  /** The poll's per-call bound, while polling (startPolling). */
+  private pollTimeoutMs = 0;
+
   constructor(private readonly opts: ViewKeeperOptions) {
     this.view = opts.initial;
+    // An NC that hung up its watch is looked at now, not at its next poll: a crashed NC is unreachable
+    // within one call instead of up to one interval later (a restarted one is simply read again).
+    opts.watch?.onLost((host) => {
+      if (this.pollingOn && !this.stopped) void this.refresh(host, this.pollTimeoutMs);
+    });
   }
 
   get(): ClusterView {
@@ -148,26 +173,52 @@ export class ViewKeeper {
     const running = this.inFlight.get(host);
     if (running && running.epoch === entry.epoch) return running.promise;
     const epoch = entry.epoch;
-    const ifCurrent = (fn: (v: ClusterView, now: number) => ClusterView): void => {
-      if (findEntry(this.view, host)?.epoch !== epoch) return;
+    /** Applies `fn` unless a change started since; returns the host's entry it made, if it did. */
+    const ifCurrent = (fn: (v: ClusterView, now: number) => ClusterView): CcNode | undefined => {
+      if (findEntry(this.view, host)?.epoch !== epoch) return undefined;
       const now = this.opts.clock.now();
       this.update(host, (v) => fn(v, now));
+      return findEntry(this.view, host)?.node;
     };
-    const promise = this.opts.nodes.describe(host, { timeoutMs }).then(
-      (report) => {
-        if (report.host !== host) this.opts.logger.warn({ host, reported: report.host }, 'NC reports another host address than it is registered under');
-        ifCurrent((v, now) => applyReport(v, host, report, now));
-      },
+    const held = this.held.get(host);
+    const known = held !== undefined && held.node === entry.node ? held.version : undefined;
+    const watched = this.opts.watch !== undefined
+      ? this.opts.watch.check(host, known, timeoutMs).then((outcome): Promise<void> | void => {
+        switch (outcome.kind) {
+          case 'same': {
+            const node = ifCurrent((v, now) => applySeen(v, host, now));
+            if (node && known !== undefined) this.held.set(host, { version: known, node });
+            return;
+          }
+          case 'report': return this.applyDescribed(host, outcome.report, ifCurrent);
+          case 'timeout': ifCurrent((v, now) => markUnreachable(v, host, now)); return;
+          case 'unavailable': return this.describe(host, timeoutMs, ifCurrent);
+        }
+      })
+      : this.describe(host, timeoutMs, ifCurrent);
+    const promise = watched.finally(() => {
+      if (this.inFlight.get(host)?.promise === promise) this.inFlight.delete(host);
+    });
+    this.inFlight.set(host, { epoch, promise, startedAt: this.opts.clock.now() });
+    return promise;
+  }
+
+  /** The whole report (ncDescribeResource), applied unless a change started since; its version is held for the watch. */
+  private describe(host: string, timeoutMs: number, ifCurrent: (fn: (v: ClusterView, now: number) => ClusterView) => CcNode | undefined): Promise<void> {
+    return this.opts.nodes.describe(host, { timeoutMs }).then(
+      (report) => this.applyDescribed(host, report, ifCurrent),
       (e: unknown) => {
         if (!isFerryError(e)) this.opts.logger.error({ err: e, host }, 'refresh failed unexpectedly');
         else if (e.code !== 'NodeUnreachable') this.opts.logger.warn({ host, code: e.code, msg: e.message }, 'node answered its poll badly');
         ifCurrent((v, now) => markUnreachable(v, host, now));
       },
-    ).finally(() => {
-      if (this.inFlight.get(host)?.promise === promise) this.inFlight.delete(host);
-    });
-    this.inFlight.set(host, { epoch, promise, startedAt: this.opts.clock.now() });
-    return promise;
+    );
+  }
+
+  private applyDescribed(host: string, report: NcNode, ifCurrent: (fn: (v: ClusterView, now: number) => ClusterView) => CcNode | undefined): void {
+    if (report.host !== host) this.opts.logger.warn({ host, reported: report.host }, 'NC reports another host address than it is registered under');
+    const node = ifCurrent((v, now) => applyReport(v, host, report, now));
+    if (node && report.version !== undefined) this.held.set(host, { version: report.version, node });
   }
 
   async refreshHosts(hosts: readonly string[], timeoutMs: number): Promise<void> {
@@ -241,6 +292,7 @@ export class ViewKeeper {
   startPolling(intervalMs: number, timeoutMs: number): void {
     if (this.pollingOn || this.stopped) return;
     this.pollingOn = true;
+    this.pollTimeoutMs = timeoutMs;
     const round = async (): Promise<void> => {
       const hosts = this.hosts();
       const t0 = performance.now();
@@ -314,5 +366,6 @@ export class ViewKeeper {
     this.stepWait?.();
     await this.polling;
     await this.idle();
+    this.opts.watch?.close();
   }
 }

@@ -25,6 +25,7 @@ import { openNcStoreAtStart, type NcStoreAtStart } from './storeOrigin.js';
 import { NodeController } from './nodeController.js';
 import { fsSharedStorage } from './ha/activityCheck.js';
 import { createNcApp } from './server.js';
+import { serveNodeWatch } from './watchEndpoint.js';
 import { EpochGuard } from './leaderEpoch.js';
 import { addNcMetrics } from './metrics.js';
 import { startMetrics } from '../shared/metrics/listener.js';
@@ -113,6 +114,8 @@ async function main(): Promise<void> {
       createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, checkPeers: true, onRefused, ...storage }))
     : http.createServer(httpServerOptions(limits), createNcApp({ controller, logger, maxBodyBytes: config.maxBodyBytes, onRefused, ...storage }));
   const guard = guardConnections(server, { limits, refusals, keepAliveIdleMs: NODE_KEEP_ALIVE_IDLE_MS });
+  // The CC's cheap safety-net poll (shared/protocol/nodeWatch.ts), on the same port and mutual TLS.
+  const watch = serveNodeWatch(server, { describe: () => controller.describe(), checkPeers: security.kind === 'mtls', logger, established: (s) => guard.established(s) });
   await listen(server, config.port, config.host);
   const metrics = await startMetrics({ daemon: 'nc', config, stateDir: config.stateDir, logger, labels: { host: config.host }, add: (m) => addNcMetrics(m, store) });
   logger.info({ connections: guard.describe() }, 'nc serving');
@@ -127,6 +130,8 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     refusals.close();
     void metrics?.close();
+    // Upgraded connections are not the HTTP server's to close: without this, close() would wait for the CC to hang up.
+    watch.close();
     const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     cut.unref();
     server.close(() => {

@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../shared/clock.js';
 import { isFerryError } from '../shared/errors/registry.js';
+import { ListingVersions } from '../shared/listingVersions.js';
 import type { Logger } from '../shared/log.js';
 import type { NodeState } from '../shared/protocol/common.js';
 import type { NcMigrateRequest } from '../shared/protocol/migrationProtocol.js';
@@ -75,6 +76,8 @@ function noteAdopted(d: NcSnapshot, ids: readonly string[]): void {
 
 export class NodeController {
   private readonly mailbox = new Mailbox();
+  /** The report's versions (the node watch: a CC holding the current one is not sent it again). */
+  private readonly reportVersions = new ListingVersions();
   private readonly link: HypervisorLink;
   private readonly tombstones: TombstonePolicy;
   private readonly planRetention: PlanRetention;
@@ -143,8 +146,12 @@ export class NodeController {
     return this.link.healthy;
   }
 
+  /** The report (ncDescribeResource), with the version that stands for its content (shared/listingVersions.ts). */
   describe(): Promise<NcNode> {
-    return this.mailbox.run(() => this.describeNow());
+    return this.mailbox.run(async () => {
+      const report = await this.describeNow();
+      return { ...report, version: this.reportVersions.versionOf(report) };
+    });
   }
 
   run(req: RunRequest): Promise<NcResponse<'ncRunInstance'>> {

@@ -29,6 +29,7 @@ import { SimHost } from '../hypervisor/sim/simHost.js';
 import { openMemoryNcStore } from '../ncStore.js';
 import { NodeController } from '../nodeController.js';
 import { createNcApp } from '../server.js';
+import { serveNodeWatch } from '../watchEndpoint.js';
 import { HypervisorErrors } from '../hypervisor/errors.js';
 import type { Resources } from '../../shared/model/resources.js';
 
@@ -81,7 +82,8 @@ export async function startScaleHost(o: ScaleHostOptions): Promise<ScaleHost> {
   const app = createNcApp({ controller, logger, checkPeers: true, onRefused: wireRefusalReporter(o.refusals), sharedStorage: o.sharedStorage });
   const server = https.createServer({ ...serverTlsOptions(o.identity), ...httpsServerOptions(o.limits) }, app);
   server.keepAliveTimeout = o.keepAliveMs;
-  guardConnections(server, { limits: o.limits, refusals: o.refusals, keepAliveIdleMs: NODE_KEEP_ALIVE_IDLE_MS });
+  const guard = guardConnections(server, { limits: o.limits, refusals: o.refusals, keepAliveIdleMs: NODE_KEEP_ALIVE_IDLE_MS });
+  const watch = serveNodeWatch(server, { describe: () => controller.describe(), checkPeers: true, logger, established: (s) => guard.established(s) });
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);
@@ -104,6 +106,7 @@ export async function startScaleHost(o: ScaleHostOptions): Promise<ScaleHost> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // A dead host: its connections go with it (destroyed, not drained).
       for (const s of sockets) s.destroy();
+      watch.close();
       await closed;
       await sim.close();
     })();

@@ -105,6 +105,11 @@ export interface ConnectionGuard {
   describe(): Readonly<Record<string, number | boolean | undefined>>;
   /** Pending and open connections now (tests, logs). */
   counts(): { readonly pending: number; readonly open: number };
+  /**
+   * A connection upgraded to a WebSocket that passed its checks (the NC's node watch): it sends no
+   * more HTTP requests, so it counts as one whose request was served, not as pending for ever.
+   */
+  established(socket: net.Socket): void;
 }
 
 export interface GuardOptions {
@@ -220,5 +225,11 @@ export function guardConnections(server: http.Server | https.Server, o: GuardOpt
       maxConnections: fitted.maxConnections, openFileLimit: fitted.openFileLimit, lowered: fitted.lowered,
     }),
     counts: () => ({ pending: core.pending, open: core.open }),
+    established: (socket) => {
+      const raw = rawOf(socket);
+      if (!raw) return;
+      core.received(raw);
+      evict(core.answered(raw, true));
+    },
   };
 }

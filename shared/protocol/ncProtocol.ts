@@ -122,6 +122,11 @@ export const ncNodeSchema = z.object({
   lostStore: lostStoreSchema.optional(),
   /** Present while an administrator holds the node in quarantine (optional: older NCs never say). */
   quarantine: quarantineSchema.optional(),
+  /**
+   * Stands for this report's content (a boot id and a counter: shared/listingVersions.ts): the node
+   * watch's checks answer it alone (shared/protocol/nodeWatch.ts). Absent from older NCs.
+   */
+  version: z.string().min(1).max(128).optional(),
 });
 export type NcNode = z.infer<typeof ncNodeSchema>;
 

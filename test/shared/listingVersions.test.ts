@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ListingVersions } from '../../cc/listingVersion.js';
+import { ListingVersions } from '../../shared/listingVersions.js';
 
 describe('ListingVersions', () => {
   it('keeps a version while the listing is equal in content, moves it when anything differs', () => {
