@@ -144,10 +144,11 @@ export const CC_MIGRATION_OPS = {
 export const CC_OPS = {
   /**
    * Every registered node with its state, resources and instances (fresh from the CC's view).
-   * `cached`: as the view holds them now, asking no NC (host HA's list of hosts each pass); a node
-   * whose data is older than the CC's freshness bound is marked stale. Otherwise every node whose
-   * data is older than `maxAgeMs` (default 1 s) is asked again first: host HA's health checks pass
-   * their check interval, so a health pass of 10,000 hosts does not re-poll every NC (issue 19).
+   * `cached`: as the view holds them now, asking no NC; a node whose data is older than the CC's
+   * freshness bound is marked stale. Otherwise every node whose data is older than `maxAgeMs`
+   * (default 1 s) is asked again first: a health pass of 10,000 hosts passes its check interval and
+   * does not re-poll every NC (issue 19). Host HA reads ccDescribeNodeHealth instead (this one from
+   * an older CC); the admin describes and host HA's changes of one host (`freshHosts`) read this.
    */
   ccDescribeNodes: {
     request: z.object({
