@@ -14,7 +14,7 @@ import type { HaNodeHooks } from '../core/nodeHooks.js';
 import type { PartitionGate } from '../core/partitionGate.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
 import type { ClcState } from '../state/clcStore.js';
-import { ccActivitySource, ccHealthSource, ccHostFacts, freshNodes, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, freshNodes, sharedNodes, withDeadline } from './cloud/ccSources.js';
 import { NodeHealthReader } from './cloud/nodeHealthReader.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
 import { composeProvider } from './composedProvider.js';
@@ -143,7 +143,7 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
     for (const r of recs) {
       const ref = { host: r.host, partition: r.partition };
       try {
-        const node = (await nodesOf(clusters, r.partition)).find((n) => n.host === r.host);
+        const node = (await nodeHealth.read(r.partition, {})).hosts.find((n) => n.host === r.host);
         if (!node?.reachable) continue;
         await actions.keepInMaintenance(ref, () => fenced(r.host));
         if (haStateOf(r.host) === 'FENCED') await actions.clearObsolete(ref);

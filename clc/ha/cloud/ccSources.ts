@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../../../shared/clock.js';
 import { NextCall } from '../../../shared/nextCall.js';
-import type { CcNode, CcNodeHealth } from '../../../shared/protocol/ccProtocol.js';
+import type { CcNodeHealth } from '../../../shared/protocol/ccProtocol.js';
 import type { Clusters } from '../../clusters/clusters.js';
 import type { ActivitySource, HealthSource, HostFacts } from '../composedProvider.js';
 import type { HaHostRef } from '../haProvider.js';
@@ -32,14 +32,6 @@ export function withDeadline<T>(clock: Clock, deadline: number, what: string, wo
       (e: unknown) => { timer.cancel(); reject(e instanceof Error ? e : HaErrors.make('SourceTimedOut', { detail: `${what} failed: ${String(e)}` })); },
     );
   });
-}
-
-/**
- * A partition's nodes as its CC sees them now (`cached`: as its view holds them, no NC asked;
- * `maxAgeMs`: the CC asks again only the nodes it has not heard from within that long, default 1 s).
- */
-export async function nodesOf(clusters: Clusters, partition: string, cached = false, maxAgeMs?: number): Promise<readonly CcNode[]> {
-  return (await clusters.call(partition, 'ccDescribeNodes', cached ? { cached } : maxAgeMs !== undefined ? { maxAgeMs } : {})).nodes;
 }
 
 /** Reachable and healthy: the NC answered the CC's last (fresh) poll and its hypervisor is connected. */
