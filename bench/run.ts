@@ -29,6 +29,9 @@
  *   supervision/poll-call          one node poll's CPU in the caller: the CC's describe vs a bare HTTPS POST
  *                                  on the same kept-alive mutual-TLS connections (bench/pollCallCase.ts)
  *   supervision/stale-check        the keeper's stale-node check over 2000 nodes vs the search per host
+ *   supervision/node-health        the CC answering host HA's read of 2,000 nodes: ccDescribeNodeHealth
+ *                                  `unchanged` (…-changed: one node's health moved, the whole compact
+ *                                  list) vs ccDescribeNodes, handler, validation and encoding (bench/nodeHealthCase.ts)
  *   plan-quality/placement-time    drain plan of 40 instances over 100 nodes vs naive first fit
  *   store/durable-update           durable store update (fsync + rename + dir fsync) vs plain writeFile
  *   events/burst                   20 events recorded at once into a full 10,000-event history: group
@@ -70,6 +73,7 @@ import { migrationSimCase } from './migrationSimCase.js';
 import { migrationLibvirtCase } from './migrationLibvirtCase.js';
 import { supervisionCases } from './supervisionCase.js';
 import { pollCallCase } from './pollCallCase.js';
+import { NODE_HEALTH_NODES, nodeHealthRig } from './nodeHealthCase.js';
 import { DRAIN_MIX, DRAIN_VARIANTS, physicalBound, runDrain, type DrainRun } from './drainCase.js';
 import { ETCD_HA_HOSTS, ETCD_INSTANCES, etcdRig } from './etcdCase.js';
 
@@ -138,6 +142,7 @@ await keyPool.filled();
 const pooledIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()), { ...RANDOM_ISSUER_SOURCES, keyPair: () => keyPool.take() });
 const freshIssuer = caCredentialIssuer(migrationCa, new ManualClock(Date.now()));
 const events = await eventsRig();
+const nodeHealth = await nodeHealthRig();
 const storeBurst = await storeBurstRig();
 const etcd = await etcdRig();
 const credentialRequest: CredentialRequest = {
@@ -188,6 +193,16 @@ const timed: Timed[] = [
     name: 'supervision/poll-round', partOf: 'supervision', target: null, unit: 'ms',
     what: `one steady poll round of ${ROUND_NODES} nodes through the CC's keeper, cache writer and plan driver / applying the same reports to a view alone`,
     bench: { iterations: 1, run: () => roundRig.round(), baseline: applyAll(ROUND_NODES) },
+  },
+  {
+    name: 'supervision/node-health', partOf: 'supervision', target: null, unit: 'ms',
+    what: `the CC answering host HA's read of ${NODE_HEALTH_NODES} nodes (handler, validation, JSON encoding): ccDescribeNodeHealth unchanged (${nodeHealth.bytes.healthUnchanged} B) / ccDescribeNodes (${nodeHealth.bytes.describeNodes} B)`,
+    bench: { iterations: 5, run: () => nodeHealth.healthUnchanged(), baseline: () => nodeHealth.describeNodes() },
+  },
+  {
+    name: 'supervision/node-health-changed', partOf: 'supervision', target: null, unit: 'ms',
+    what: `the same read after one node's health moved: ccDescribeNodeHealth in full (${nodeHealth.bytes.healthFull} B) / ccDescribeNodes`,
+    bench: { iterations: 5, run: () => nodeHealth.healthChanged(), baseline: () => nodeHealth.describeNodes() },
   },
   {
     name: 'supervision/stale-check', partOf: 'supervision', target: null, unit: 'ms',

@@ -54,7 +54,7 @@ export function ccElection(o: {
 
 /** What a follower serves: the operations that change nothing (at the CC or at an NC). */
 export const CC_READ_OPS: ReadonlySet<CcOp> = new Set<CcOp>([
-  'ccDescribeNodes', 'ccDescribeInstances', 'ccDescribeResources', 'ccDescribeMigrations', 'ccCheckHostActivity', 'ccDescribeReplica',
+  'ccDescribeNodes', 'ccDescribeNodeHealth', 'ccDescribeInstances', 'ccDescribeResources', 'ccDescribeMigrations', 'ccCheckHostActivity', 'ccDescribeReplica',
 ]);
 
 /** What ccDescribeReplica answers: this replica, whether it leads (with its epoch), and the leader it observes. */

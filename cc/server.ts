@@ -34,6 +34,7 @@ export interface CcAppOptions {
  */
 export const CC_ACCESS: AccessTable = Object.freeze({
   ccDescribeNodes: only('clc', SMALL_REQUEST),
+  ccDescribeNodeHealth: only('clc', SMALL_REQUEST),
   ccDescribeInstances: only('clc', SMALL_REQUEST),
   ccDescribeResources: only('clc', VM_TYPES_REQUEST),
   ccRunInstances: only('clc', BULK_REQUEST),

@@ -26,6 +26,7 @@ import { replicaReport, SOLE_CC, type CcLeadership } from './replicas.js';
 import { attachVolume, detachVolume, type VolumeOpsDeps } from './volumes.js';
 import { pauseInstance } from './pauseInstance.js';
 import { ListingVersions } from '../shared/listingVersions.js';
+import { NodeHealthListing } from './nodeHealthListing.js';
 import { rebootInstance, stopInstance } from './powerInstance.js';
 import { userStart } from './userStart.js';
 import { KeyedMutex } from '../shared/keyedMutex.js';
@@ -81,6 +82,7 @@ export class CcService {
   /** One ccRunInstances at a time per CC. */
   private readonly placement = new Mailbox();
   private readonly listingVersions = new ListingVersions();
+  private readonly healthListing = new NodeHealthListing();
   /** One start or cold move per instance at a time (cc/rehome.ts). */
   private readonly instanceMoves = new KeyedMutex();
   private readonly quickTimeoutMs: number;
@@ -124,6 +126,15 @@ export class CcService {
         nodes: listNodes(view).map((n) => ({ ...n, ...(uriOf ? { uri: uriOf(n.host) } : {}), stale: stale.has(n.host) })),
         ...(this.opts.leadership !== undefined ? { leading: this.opts.leadership.leading() } : {}),
       };
+    },
+    // Host HA's read (issue 19): ccDescribeNodes' freshness, only the health tuple, `unchanged` while it stands.
+    ccDescribeNodeHealth: async (req) => {
+      const kind = req.cached === true ? 'cached' : 'fresh';
+      const { view, stale } = kind === 'cached' ? this.cachedView() : await this.readView(req.maxAgeMs ?? Math.min(FRESH_MS, this.freshMs));
+      const { version, hosts } = this.healthListing.read(kind, view, stale);
+      const leading = this.opts.leadership !== undefined ? { leading: this.opts.leadership.leading() } : {};
+      if (req.knownVersion === version) return { partition: view.partition, version, unchanged: true as const, ...leading };
+      return { partition: view.partition, version, hosts: [...hosts], ...leading };
     },
     // Stale nodes count with their last known state (unreachable ones, as ever, do not): a RunInstances
     // that trusts this matrix is placed by ccRunInstances, which waits for fresh data first.

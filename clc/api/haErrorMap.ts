@@ -29,6 +29,7 @@ export const ADMIN_CODE_OF_HA: Readonly<Record<HaErrorCode, ClcErrorCode>> = Obj
   HostNotFenced: 'OperationNotPermitted',
   RestartsFailed: 'ServiceUnavailable',
   SourceTimedOut: 'ServiceUnavailable',
+  SourceInconclusive: 'ServiceUnavailable',
   NoPowerManagement: 'ServiceUnavailable',
 });
 

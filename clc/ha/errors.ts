@@ -44,6 +44,8 @@ export const HaErrors = defineErrors({
   HostNotFenced: conflict('{action} refused: {detail}', false),
   /** A source HA asked (the CC, for health or activity) did not answer before the effect's deadline; the sample is inconclusive. */
   SourceTimedOut: server(504, '{detail}'),
+  /** A source HA asked answered, but not in a way a verdict may rest on (a standby CC replica's word that a host is down, issue 21). */
+  SourceInconclusive: server(503, '{detail}'),
   /** A power action for a host without a BMC configured (HA keeps such a host INELIGIBLE; a race with DisableHAForHost). */
   NoPowerManagement: server(503, 'no power management is configured for {host}: {detail}'),
   /** The external remediator refused or failed (a command's exit, a webhook's 4xx, never accepted in time): HA escalates. */

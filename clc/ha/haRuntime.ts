@@ -14,7 +14,8 @@ import type { HaNodeHooks } from '../core/nodeHooks.js';
 import type { PartitionGate } from '../core/partitionGate.js';
 import type { VolumeBackend } from '../core/volumeBackend.js';
 import type { ClcState } from '../state/clcStore.js';
-import { ccActivitySource, ccHealthSource, ccHostFacts, freshNodes, nodesOf, sharedNodes, withDeadline } from './cloud/ccSources.js';
+import { ccActivitySource, ccHealthSource, ccHostFacts, freshNodes, sharedNodes, withDeadline } from './cloud/ccSources.js';
+import { NodeHealthReader } from './cloud/nodeHealthReader.js';
 import { cloudHaActions, type CloudHaActions, type RepairPolicies } from './cloud/serviceActions.js';
 import { composeProvider } from './composedProvider.js';
 import { HaErrors } from './errors.js';
@@ -77,11 +78,11 @@ function healthIntervalOf(ha: ClcState['ha'], partition: string): number {
  * host list is all a pass needs here, so the CCs answer from their views and poll no NC for it: with
  * HA switched off everywhere, a pass costs the nodes nothing (issue 19).
  */
-async function reportedHosts(clusters: Clusters, logger: Logger): Promise<HaHostRef[]> {
+async function reportedHosts(clusters: Clusters, reader: NodeHealthReader, logger: Logger): Promise<HaHostRef[]> {
   const out: HaHostRef[] = [];
   await Promise.all(clusters.partitions.map(async (p) => {
     try {
-      for (const n of await nodesOf(clusters, p.name, true)) out.push({ host: n.host, partition: p.name });
+      for (const n of (await reader.read(p.name, { cached: true })).hosts) out.push({ host: n.host, partition: p.name });
     } catch (e) {
       logger.warn({ partition: p.name, err: message(e) }, 'host HA: the CC did not list its nodes; its hosts are synced later');
     }
@@ -102,11 +103,13 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
   const leads = deps.leading ?? (() => true);
   const makeDriver = deps.powerDriver ?? ((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
   const haStateOf = (host: string) => store.read().ha.hosts[host]?.state;
+  // Host HA's reads of the nodes, versioned per partition and kind (issue 19): one reader for all of them.
+  const nodeHealth = new NodeHealthReader(clusters, clock);
   const composed = composeProvider({
     // A health check looks at the CC's data from within the partition's check interval (issue 19).
-    health: ccHealthSource(clusters, clock, freshNodes(clusters, (partition) => healthIntervalOf(store.read().ha, partition))),
+    health: ccHealthSource(clusters, clock, freshNodes(nodeHealth, (partition) => healthIntervalOf(store.read().ha, partition))),
     activity: ccActivitySource(clusters, clock),
-    facts: ccHostFacts(clusters, haStateOf, sharedNodes(clusters, clock, Math.min(1000, Math.max(1, Math.floor(deps.tickMs / 2))))),
+    facts: ccHostFacts(clusters, clock, haStateOf, sharedNodes(nodeHealth, clock, Math.min(1000, Math.max(1, Math.floor(deps.tickMs / 2))))),
     power: (host) => {
       const entry = deps.bmc.read().hosts[host];
       return entry ? makeDriver(host, entry) : undefined;
@@ -140,7 +143,7 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
     for (const r of recs) {
       const ref = { host: r.host, partition: r.partition };
       try {
-        const node = (await nodesOf(clusters, r.partition)).find((n) => n.host === r.host);
+        const node = (await nodeHealth.read(r.partition, {})).hosts.find((n) => n.host === r.host);
         if (!node?.reachable) continue;
         await actions.keepInMaintenance(ref, () => fenced(r.host));
         if (haStateOf(r.host) === 'FENCED') await actions.clearObsolete(ref);
@@ -169,7 +172,7 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
     if (!leads()) return running ?? Promise.resolve();
     running ??= (async () => {
       try {
-        await runner.syncHosts(await reportedHosts(clusters, logger));
+        await runner.syncHosts(await reportedHosts(clusters, nodeHealth, logger));
         await runner.evaluateEligibility();
         await runner.tick();
         await tellFenced();
@@ -192,7 +195,7 @@ export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
   };
   const start = async (): Promise<void> => {
     const mine = ++run;
-    await runner.syncHosts(await reportedHosts(clusters, logger));
+    await runner.syncHosts(await reportedHosts(clusters, nodeHealth, logger));
     // A restart mid-recovery (or a new leader): what was in flight is issued again, under new tokens;
     // an owed drain or restart elsewhere (owedRepair.ts) starts its next attempt on the first pass.
     if (mine === run) await runner.resume();

@@ -39,6 +39,23 @@ export const ccNodeSchema = z.object({
 });
 export type CcNode = z.infer<typeof ccNodeSchema>;
 
+/**
+ * What host HA reads of a node (issue 19, ccDescribeNodeHealth): its state, whether it answers and is
+ * healthy, whether that is the CC's current word, and whether it is quarantined. Nothing that grows
+ * with its instances, so an answer of 10,000 nodes stays small.
+ */
+export const ccNodeHealthSchema = z.object({
+  host: hostSchema,
+  nodeState: ccNodeSchema.shape.nodeState,
+  reachable: z.boolean(),
+  healthy: z.boolean(),
+  /** As ccNodeSchema's `stale`: the CC has no current word from this NC for this answer. */
+  stale: z.boolean(),
+  /** The NC reports a quarantine (issue 18): the administrator's, whatever else it says. */
+  quarantined: z.boolean(),
+});
+export type CcNodeHealth = z.infer<typeof ccNodeHealthSchema>;
+
 const hostOrNone = z.union([hostSchema, z.literal('')]);
 
 export const ccInstanceSchema = ncInstanceSchema.extend({
@@ -127,10 +144,11 @@ export const CC_MIGRATION_OPS = {
 export const CC_OPS = {
   /**
    * Every registered node with its state, resources and instances (fresh from the CC's view).
-   * `cached`: as the view holds them now, asking no NC (host HA's list of hosts each pass); a node
-   * whose data is older than the CC's freshness bound is marked stale. Otherwise every node whose
-   * data is older than `maxAgeMs` (default 1 s) is asked again first: host HA's health checks pass
-   * their check interval, so a health pass of 10,000 hosts does not re-poll every NC (issue 19).
+   * `cached`: as the view holds them now, asking no NC; a node whose data is older than the CC's
+   * freshness bound is marked stale. Otherwise every node whose data is older than `maxAgeMs`
+   * (default 1 s) is asked again first: a health pass of 10,000 hosts passes its check interval and
+   * does not re-poll every NC (issue 19). Host HA reads ccDescribeNodeHealth instead (this one from
+   * an older CC); the admin describes and host HA's changes of one host (`freshHosts`) read this.
    */
   ccDescribeNodes: {
     request: z.object({
@@ -151,6 +169,31 @@ export const CC_OPS = {
        * Absent from a CC without replicas (it leads).
        */
       leading: z.boolean().optional(),
+    }),
+  },
+  /**
+   * Host HA's read of the nodes (issue 19): ccDescribeNodes' `cached` and `maxAgeMs` with the same
+   * meaning, answered with only what host HA uses of each node (ccNodeHealthSchema). `knownVersion`:
+   * the `version` of the last full answer of the same kind (cached or not) the caller holds; while
+   * no node's health changed the CC answers `unchanged`, without the list. An older CC refuses the
+   * operation (UnknownOperation) and the CLC asks ccDescribeNodes instead.
+   */
+  ccDescribeNodeHealth: {
+    request: z.object({
+      cached: z.boolean().optional(),
+      maxAgeMs: z.number().int().min(0).max(3_600_000).optional(),
+      knownVersion: z.string().max(64).optional(),
+    }),
+    response: z.object({
+      partition: partitionSchema,
+      /** Names this answer's hosts: equal versions from one CC mean equal lists. */
+      version: z.string().max(64),
+      /** As ccDescribeNodes' `leading` (issue 21): false when a CC replica that does not lead answered. */
+      leading: z.boolean().optional(),
+      /** True when `knownVersion` is this answer's version: `hosts` is left out, the caller's copy stands. */
+      unchanged: z.literal(true).optional(),
+      /** Every registered node, in registration order; absent when `unchanged`. */
+      hosts: z.array(ccNodeHealthSchema).optional(),
     }),
   },
   /** The resource matrix for the given VM types. */

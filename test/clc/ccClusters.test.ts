@@ -157,6 +157,7 @@ describe('createCcClusters over real HTTP', () => {
     // Every CC operation, migration ones included, so this stub still type-checks once they fold into CC_OPS.
     const handlers = typedHandlers(CC_OPS, {
       ccDescribeNodes: async () => ({ partition: 'cluster01', nodes: [node] }),
+      ccDescribeNodeHealth: async () => ({ partition: 'cluster01', version: 'v1', hosts: [] }),
       ccDescribeResources: async () => {
         await new Promise((r) => setTimeout(r, 500));
         return { partition: 'cluster01', matrix: [] };

@@ -33,6 +33,8 @@ export interface FakeNode {
   capacity: Resources;
   nodeState: NodeState;
   reachable: boolean;
+  /** False: the NC answers but has no connection to its hypervisor; absent: healthy. */
+  healthy?: boolean;
   instances: CcInstance[];
   /** Issue 18: as the NC reports it. */
   quarantine?: { since: number; reason: string };
@@ -105,6 +107,16 @@ export class FakeClusters implements Clusters {
   clock: ManualClock = new ManualClock(Date.UTC(2013, 5, 1, 12, 0, 0));
   /** What a neighbour would see of a suspect host's writes (ccCheckHostActivity); absent: 'unknown'. */
   readonly activity = new Map<string, 'active' | 'inactive'>();
+  /**
+   * Operations the fake CCs do not serve: refused UnknownOperation, as an older CC's wire server
+   * refuses one it does not know (a rolling upgrade: ccDescribeNodeHealth).
+   */
+  readonly notServed = new Set<ClcCcOp>();
+  /** Issue 21: set, the reads that carry `leading` say it (false: a standby replica answered); absent: a CC without replicas. */
+  leading: boolean | undefined;
+  /** ccDescribeNodeHealth's versions: the content each version named, per partition and kind (versions never repeat). */
+  private readonly healthVersions = new Map<string, { content: string; version: string }>();
+  private healthVersionSeq = 0;
   /** ccAttachVolume refusals still to serve (a volume backend or node that fails), first one first. */
   readonly attachRefusals: string[] = [];
   private readonly nodes: FakeNode[] = [];
@@ -194,6 +206,7 @@ export class FakeClusters implements Clusters {
     }
     let res: unknown;
     try {
+      if (this.notServed.has(op)) throw ccRefusal('UnknownOperation', `operation ${op} is not served here`);
       res = this.answer(partition, op, req as never);
     } catch (e) {
       // What the real adapter does with a CC's refusal (clc/clusters/ccClusters.ts).
@@ -229,12 +242,32 @@ export class FakeClusters implements Clusters {
 
   private ccNode(n: FakeNode): CcNode {
     return {
-      host: n.host, partition: n.partition, nodeState: n.nodeState, reachable: n.reachable, healthy: true,
+      host: n.host, partition: n.partition, nodeState: n.nodeState, reachable: n.reachable, healthy: n.healthy ?? true,
       lastSeen: 1_000, capacity: n.capacity, used: this.used(n),
       instances: structuredClone(n.instances).map(({ host: _h, partition: _p, migrationSource: _s, migrationDestination: _d, ...i }) => i),
       uri: `https://${n.host}:8775/axis2/services/EucalyptusNC`,
       ...(n.quarantine ? { quarantine: { ...n.quarantine } } : {}),
     };
+  }
+
+  private leadingField(): { leading?: boolean } {
+    return this.leading !== undefined ? { leading: this.leading } : {};
+  }
+
+  /** What a CC answers to ccDescribeNodeHealth: versioned by content, per kind (as cc/nodeHealthListing.ts). */
+  private nodeHealth(partition: string, r: ClcCcRequest<'ccDescribeNodeHealth'>): unknown {
+    const hosts = this.inPartition(partition).map((n) => ({
+      host: n.host, nodeState: n.nodeState, reachable: n.reachable, healthy: n.healthy ?? true, stale: !n.reachable, quarantined: n.quarantine !== undefined,
+    }));
+    const key = `${r.cached === true ? 'c' : 'f'}:${partition}`;
+    const content = JSON.stringify(hosts);
+    let v = this.healthVersions.get(key);
+    if (v?.content !== content) {
+      v = { content, version: `fake-${key}-${++this.healthVersionSeq}` };
+      this.healthVersions.set(key, v);
+    }
+    if (r.knownVersion === v.version) return { partition, version: v.version, unchanged: true, ...this.leadingField() };
+    return { partition, version: v.version, hosts, ...this.leadingField() };
   }
 
   private matrix(partition: string, vmTypes: readonly VmType[]) {
@@ -247,7 +280,9 @@ export class FakeClusters implements Clusters {
   private answer(partition: string, op: ClcCcOp, req: never): unknown {
     switch (op) {
       case 'ccDescribeNodes':
-        return { partition, nodes: this.inPartition(partition).map((n) => this.ccNode(n)) };
+        return { partition, nodes: this.inPartition(partition).map((n) => this.ccNode(n)), ...this.leadingField() };
+      case 'ccDescribeNodeHealth':
+        return this.nodeHealth(partition, req as ClcCcRequest<'ccDescribeNodeHealth'>);
       case 'ccDescribeResources':
         return { partition, matrix: this.matrix(partition, (req as ClcCcRequest<'ccDescribeResources'>).vmTypes) };
       case 'ccDescribeInstances':

@@ -45,7 +45,7 @@ describe('host HA runtime', () => {
   it('health checks ask the CC for data from within the health-check interval, not a re-poll of every node (issue 19)', async () => {
     const w = await world();
     await w.run(300);
-    const live = w.ops('ccDescribeNodes').map((c) => c.req as { cached?: boolean; maxAgeMs?: number }).filter((r) => r.cached !== true);
+    const live = w.ops('ccDescribeNodeHealth').map((c) => c.req as { cached?: boolean; maxAgeMs?: number }).filter((r) => r.cached !== true);
     expect(live.length).toBeGreaterThan(0);
     // haWorld's settings: healthCheckIntervalMs 100.
     expect(new Set(live.map((r) => r.maxAgeMs))).toEqual(new Set([100]));

@@ -117,11 +117,7 @@ export function loseNc(w: World, host: string, activity: 'active' | 'inactive'):
 
 /** The CC reports `host` unhealthy (no control) while keeping it reachable, so a drain can still run. */
 export function reportUnhealthy(w: World, host: string): void {
-  const orig = w.fake.call.bind(w.fake);
-  w.fake.call = (async (p: string, op: never, req: never) => {
-    const r = await orig(p, op, req);
-    if (op !== 'ccDescribeNodes') return r;
-    const d = r as { nodes: { host: string; healthy: boolean }[] };
-    return { ...d, nodes: d.nodes.map((n) => (n.host === host ? { ...n, healthy: false } : n)) };
-  }) as typeof w.fake.call;
+  const node = w.fake.node(host);
+  if (!node) throw new Error(`no ${host}`);
+  node.healthy = false;
 }
