@@ -41,6 +41,12 @@ const MAX_UNHEALTHY = 50;
  */
 const HOSTS_PER_PROCESS = 500;
 const ROOT = resolve(import.meta.dirname, '..', '..');
+/**
+ * How long the CC and the CLC may take to listen: at 10,000 hosts they start while 20 scale processes
+ * bring up 10,000 TLS servers beside them on two cores, and the CLC reads 10,000 hosts' BMC records;
+ * the default 45 s was once too short there.
+ */
+const READY_TIMEOUT_MS = 300_000;
 const REMEDIATING = new Set(['RECOVERING', 'REMEDIATING', 'FENCING', 'FENCED']);
 
 export interface SupervisionResult {
@@ -168,7 +174,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
       name: 'cc', entry: 'dist/cc/main.js', ready: 'cc listening on https://',
       args: ['--host', CONTROLLER, '--port', String(PORTS.cc), '--partition', PARTITION, '--nc-port', String(PORTS.nc), '--state-dir', join(baseDir, 'cc'),
         '--tls-dir', certsDirOf({ baseDir }), '--poll-interval-ms', String(POLL_MS), '--nodes-file', nodesFile, '--metrics-port', String(PORTS.ccMetrics)],
-    }, { root: ROOT, logFile: join(baseDir, 'logs', 'cc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
+    }, { root: ROOT, logFile: join(baseDir, 'logs', 'cc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet, readyTimeoutMs: READY_TIMEOUT_MS }));
     for (let i = 0; i * HOSTS_PER_PROCESS < hosts.length; i++) {
       farms.push(await startScaleProcess({
         root: ROOT, baseDir, name: `scale-${i}`, hosts: hosts.slice(i * HOSTS_PER_PROCESS, (i + 1) * HOSTS_PER_PROCESS), port: PORTS.nc, ccUrl, storageDir,
@@ -179,7 +185,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
       name: 'clc', entry: 'dist/clc/main.js', ready: 'clc listening on http://',
       args: ['--host', CONTROLLER, '--port', String(PORTS.clc), '--state-dir', clcDir, '--clusters', `${PARTITION}=${ccUrl}`, '--storage-dir', storageDir,
         '--tls-dir', certsDirOf({ baseDir }), '--metrics-port', String(PORTS.clcMetrics)],
-    }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet }));
+    }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet, readyTimeoutMs: READY_TIMEOUT_MS }));
     const [cc, clc] = daemons as [RunningDaemon, RunningDaemon];
     const q = adminQuery(LABEL, baseDir, `http://${CONTROLLER}:${PORTS.clc}/services/Eucalyptus`);
 

@@ -132,7 +132,10 @@ export class PlanDriver {
   /** ccNodeEvent: look at the nodes concerned now, then reconcile. */
   nodeEvent(ev: NodeEvent): void {
     const hosts = relatedHosts(this.opts.keeper.get(), ev);
-    this.track(this.opts.keeper.refreshHosts(hosts, this.opts.callTimeoutMs).then(() => this.poke()));
+    // A refresh that changed anything pokes through the keeper's subscription. The extra pass here is
+    // for migration hints only: a pass walks every node, and one per 'node' or 'instance' hint made a
+    // burst of 10,000 NCs' start-up hints cost the CC a pass over 10,000 nodes each (issue 19).
+    this.track(this.opts.keeper.refreshHosts(hosts, this.opts.callTimeoutMs).then(() => { if (ev.kind === 'migration') this.poke(); }));
   }
 
   /** Resolves once no pass, effect or event refresh is pending (for shutdown and tests). */

@@ -68,6 +68,25 @@ describe('Prometheus metrics of a running cloud', () => {
     expect(readFileSync(join(cloud.baseDir, 'clc', 'metrics.token')).length).toBeGreaterThan(32);
   });
 
+  it('the CC polls its NCs over the node watch: rounds go on while the NCs answer (almost) no ncDescribeResource', async () => {
+    const describes = async (): Promise<number> => {
+      let n = 0;
+      for (const h of cloud.nodeHosts) n += valueOf(await scrape(target.nc(h)), 'ferry_wire_requests_total', { op: 'ncDescribeResource', code: 'OK' });
+      return n;
+    };
+    const polls0 = valueOf(await scrape(target.cc()), 'ferry_cc_node_polls_total');
+    const described0 = await describes();
+    // Five rounds of three nodes (1 s period).
+    await expect.poll(async () => valueOf(await scrape(target.cc()), 'ferry_cc_node_polls_total') - polls0, { timeout: 60_000, interval: 500 })
+      .toBeGreaterThanOrEqual(15);
+    const polls = valueOf(await scrape(target.cc()), 'ferry_cc_node_polls_total') - polls0;
+    // Over HTTPS each poll was an ncDescribeResource; over the watch, a describe is only the fallback
+    // of a watch that could not ask (none in a steady cloud, a few if one was reconnecting).
+    expect(await describes() - described0).toBeLessThan(polls / 3);
+    // ... and every node is seen, reachable, by them.
+    expect(valueOf(await scrape(target.cc()), 'ferry_cc_nodes', { state: 'enabled', reachable: 'true' })).toBe(3);
+  }, 120_000);
+
   it('the series move as the run does: requests, the gate, store writes, polls, a drain\'s steps and migrations', async () => {
     const clc0 = await scrape(target.clc());
     const cc0 = await scrape(target.cc());
