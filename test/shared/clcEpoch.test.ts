@@ -46,7 +46,7 @@ describe('clcEpochSchema', () => {
 });
 
 describe('which CC operations carry the epoch', () => {
-  const READS: readonly CcOp[] = ['ccDescribeNodes', 'ccDescribeResources', 'ccDescribeInstances', 'ccDescribeMigrations', 'ccCheckHostActivity', 'ccNodeEvent', 'ccDescribeReplica'];
+  const READS: readonly CcOp[] = ['ccDescribeNodes', 'ccDescribeNodeHealth', 'ccDescribeResources', 'ccDescribeInstances', 'ccDescribeMigrations', 'ccCheckHostActivity', 'ccNodeEvent', 'ccDescribeReplica'];
   const shapeOf = (op: CcOp): Record<string, unknown> => (CC_OPS[op].request as unknown as { shape: Record<string, unknown> }).shape;
 
   it('every operation is either a change that carries it or one of the reads', () => {
