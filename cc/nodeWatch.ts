@@ -13,7 +13,7 @@ import WebSocket from 'ws';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { NcNode } from '../shared/protocol/ncProtocol.js';
-import { WATCH_MAX_ANSWER_BYTES, watchAnswerSchema, type WatchCheck } from '../shared/protocol/nodeWatch.js';
+import { parseWatchFrame, WATCH_MAX_ANSWER_BYTES, watchAnswerSchema, type WatchCheck } from '../shared/protocol/nodeWatch.js';
 
 export type WatchOutcome =
   /** The NC's report is still the one the CC holds: the node is seen again. */
@@ -179,13 +179,7 @@ export class WsNodeWatch implements NodeWatch {
 
   private answered(host: string, ch: Channel, ws: WebSocket, text: string | undefined): void {
     if (ch.ws !== ws) return;
-    let parsed: unknown;
-    try {
-      parsed = text === undefined ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const answer = watchAnswerSchema.safeParse(parsed);
+    const answer = parseWatchFrame(watchAnswerSchema, text);
     const w = ch.waiting;
     const a = answer.success ? answer.data : undefined;
     // The report comes exactly when the version is not the one the CC holds.

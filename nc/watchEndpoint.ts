@@ -12,7 +12,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger } from '../shared/log.js';
 import type { NcNode } from '../shared/protocol/ncProtocol.js';
 import {
-  NC_WATCH_PATH, WATCH_CLOSE_CODES, WATCH_CLOSE_REASONS, WATCH_MAX_MESSAGE_BYTES, watchCheckSchema, type WatchAnswer,
+  NC_WATCH_PATH, parseWatchFrame, WATCH_CLOSE_CODES, WATCH_CLOSE_REASONS, WATCH_MAX_MESSAGE_BYTES, watchCheckSchema, type WatchAnswer,
 } from '../shared/protocol/nodeWatch.js';
 import { peerIdentityOf } from '../shared/wire/peerAuth.js';
 
@@ -71,13 +71,7 @@ function watchConnection(ws: WebSocket, o: WatchEndpointOptions): void {
   const fail = (code: number, reason: string): void => ws.close(code, reason);
   ws.on('error', (err) => o.logger.debug({ err }, 'node watch connection failed'));
   ws.on('message', (data: RawData, isBinary: boolean) => {
-    let parsed: unknown;
-    try {
-      parsed = isBinary ? undefined : JSON.parse(String(data));
-    } catch {
-      parsed = undefined;
-    }
-    const check = watchCheckSchema.safeParse(parsed);
+    const check = parseWatchFrame(watchCheckSchema, isBinary ? undefined : String(data));
     if (!check.success) return fail(WATCH_CLOSE_CODES.badMessage, WATCH_CLOSE_REASONS.badMessage);
     // One check at a time: the CC waits for each answer, so a second one means a broken or hostile peer.
     if (busy) return fail(WATCH_CLOSE_CODES.badMessage, WATCH_CLOSE_REASONS.overlapping);

@@ -53,3 +53,17 @@ export const WATCH_CLOSE_REASONS = Object.freeze({
   describeFailed: 'WatchDescribeFailed',
   shutdown: 'WatchShutdown',
 });
+
+/**
+ * One text frame read as a message of `schema`: zod's result, its failure naming where (a frame that
+ * is binary, absent or not JSON fails as "not JSON"). Both ends read their frames through this.
+ */
+export function parseWatchFrame<T extends z.ZodType>(schema: T, text: string | undefined): z.ZodSafeParseResult<z.output<T>> {
+  let parsed: unknown;
+  try {
+    parsed = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return schema.safeParse(undefined);
+  }
+  return schema.safeParse(parsed);
+}
