@@ -17,37 +17,18 @@
  * Everything on 127.0.90.0/24 (ports 19650-19654) and 127.64.0.0/18.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { certsDirOf } from '../scripts/cloudLayout.js';
-import { spawnDaemon, stopPid, type RunningDaemon } from '../scripts/daemon.js';
-import { ensureScalePki, scaleHosts, seedBmcStore, startScaleProcess, type ScaleProcess } from '../scripts/scaleFarm.js';
-import { adminQuery, items, until, type Doc } from './benchCloud.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { until } from '../scripts/adminQuery.js';
+import { isHeld, REMEDIATING_STATES, SCALE_BURST, SCALE_MAX_UNHEALTHY, SCALE_POLL_MS, startScaleCloud } from '../scripts/scaleCloud.js';
 import { measured, type CaseResult } from './report.js';
 
 const LABEL = 'supervision';
 const CONTROLLER = '127.0.90.1';
 const PORTS = { cc: 19650, clc: 19651, nc: 19652, ccMetrics: 19653, clcMetrics: 19654 } as const;
-const PARTITION = 'cluster01';
-const POLL_MS = 10_000;
-const BURST = 100;
-/** The storm gate's bound in this case: below the burst, so that it must hold. */
-const MAX_UNHEALTHY = 50;
-/**
- * Hosts per scale-mode process (three handles each: listener, the CC's connection, the notifier's).
- * One process of 2,000 starved on two cores (its event loop, not the CPU: TLS handshakes of 2,000
- * hosts in one loop), so that the CC found hundreds of live hosts unreachable: more, smaller ones.
- */
-const HOSTS_PER_PROCESS = 500;
-const ROOT = resolve(import.meta.dirname, '..', '..');
-/**
- * How long the CC and the CLC may take to listen: at 10,000 hosts they start while 20 scale processes
- * bring up 10,000 TLS servers beside them on two cores, and the CLC reads 10,000 hosts' BMC records;
- * the default 45 s was once too short there.
- */
-const READY_TIMEOUT_MS = 300_000;
-const REMEDIATING = new Set(['RECOVERING', 'REMEDIATING', 'FENCING', 'FENCED']);
+const POLL_MS = SCALE_POLL_MS;
+const BURST = SCALE_BURST;
+const MAX_UNHEALTHY = SCALE_MAX_UNHEALTHY;
 
 export interface SupervisionResult {
   readonly hosts: number;
@@ -150,60 +131,16 @@ const percentile = (xs: readonly number[], p: number): number => {
 };
 
 export async function supervision(hostCount: number, windowS: number, observeS: number): Promise<SupervisionResult> {
-  const baseDir = mkdtempSync(join(tmpdir(), 'ferry-bench-supervision-'));
-  const hosts = scaleHosts(hostCount);
-  const ccUrl = `https://${CONTROLLER}:${PORTS.cc}`;
+  // FERRY_BENCH_PROFILE=<dir>: the CC and CLC write CPU profiles there when they stop (node --cpu-prof).
+  const profile = process.env.FERRY_BENCH_PROFILE;
+  const cloud = await startScaleCloud({
+    label: LABEL, hostCount, firstBlock: 0, controller: CONTROLLER, ports: PORTS, pollMs: POLL_MS, maxUnhealthy: MAX_UNHEALTHY,
+    nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile],
+    env: { FERRY_LOG_LEVEL: 'warn' }, availableWithinMs: 900_000,
+  });
+  const { baseDir, hosts, cc, clc, farms, haStates } = cloud;
   const clcDir = join(baseDir, 'clc');
-  const storageDir = join(baseDir, 'storage');
-  mkdirSync(clcDir, { recursive: true });
-  mkdirSync(storageDir, { recursive: true });
-  const farms: ScaleProcess[] = [];
-  const daemons: RunningDaemon[] = [];
   try {
-    ensureScalePki(baseDir, CONTROLLER, hosts);
-    seedBmcStore(clcDir, hosts);
-    const quiet = { FERRY_LOG_LEVEL: 'warn' };
-    // FERRY_BENCH_PROFILE=<dir>: the CC and CLC write CPU profiles there when they stop (node --cpu-prof).
-    const profile = process.env.FERRY_BENCH_PROFILE;
-    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile];
-    // 10,000 addresses do not fit in one argument (E2BIG): the CC reads them from a file.
-    const nodesFile = join(baseDir, 'nodes');
-    writeFileSync(nodesFile, `${hosts.join('\n')}\n`);
-    // The CC first: the hosts tell it they are up as they start.
-    daemons.push(await spawnDaemon({
-      name: 'cc', entry: 'dist/cc/main.js', ready: 'cc listening on https://',
-      args: ['--host', CONTROLLER, '--port', String(PORTS.cc), '--partition', PARTITION, '--nc-port', String(PORTS.nc), '--state-dir', join(baseDir, 'cc'),
-        '--tls-dir', certsDirOf({ baseDir }), '--poll-interval-ms', String(POLL_MS), '--nodes-file', nodesFile, '--metrics-port', String(PORTS.ccMetrics)],
-    }, { root: ROOT, logFile: join(baseDir, 'logs', 'cc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet, readyTimeoutMs: READY_TIMEOUT_MS }));
-    for (let i = 0; i * HOSTS_PER_PROCESS < hosts.length; i++) {
-      farms.push(await startScaleProcess({
-        root: ROOT, baseDir, name: `scale-${i}`, hosts: hosts.slice(i * HOSTS_PER_PROCESS, (i + 1) * HOSTS_PER_PROCESS), port: PORTS.nc, ccUrl, storageDir,
-        env: quiet,
-      }));
-    }
-    daemons.push(await spawnDaemon({
-      name: 'clc', entry: 'dist/clc/main.js', ready: 'clc listening on http://',
-      args: ['--host', CONTROLLER, '--port', String(PORTS.clc), '--state-dir', clcDir, '--clusters', `${PARTITION}=${ccUrl}`, '--storage-dir', storageDir,
-        '--tls-dir', certsDirOf({ baseDir }), '--metrics-port', String(PORTS.clcMetrics)],
-    }, { root: ROOT, logFile: join(baseDir, 'logs', 'clc.log'), raiseOpenFileLimit: true, nodeArgs, env: quiet, readyTimeoutMs: READY_TIMEOUT_MS }));
-    const [cc, clc] = daemons as [RunningDaemon, RunningDaemon];
-    const q = adminQuery(LABEL, baseDir, `http://${CONTROLLER}:${PORTS.clc}/services/Eucalyptus`);
-
-    await q({
-      Action: 'ConfigureHAForCluster', Partition: PARTITION, MaxUnhealthy: String(MAX_UNHEALTHY),
-      // Short activity checks: failed hosts reach the remediation decision (held by the gate) within the observation.
-      ActivityCheckInitialDelayMs: '1000', ActivityCheckIntervalMs: '2000', ActivityCheckMaxAttempts: '3', ActivityCheckTimeoutMs: '5000',
-      // The BMC power watch would run a fence agent per host; once a day here (the first one at enable).
-      PowerCheckIntervalMs: '86400000',
-    });
-    await q({ Action: 'EnableHAForCluster', Partition: PARTITION });
-    const haStates = async (only?: readonly string[]): Promise<Doc[]> => items(((await q({
-      Action: 'DescribeHostHA', MaxEvents: '0', ...(only ? Object.fromEntries(only.map((h, i) => [`Host.${i + 1}`, h])) : { Partition: PARTITION }),
-    })).hostSet as Doc | undefined)?.item);
-    await until(LABEL, 'every host AVAILABLE to HA', async () => {
-      const recs = await haStates();
-      return recs.length === hostCount && recs.every((r) => r.state === 'AVAILABLE') ? true : undefined;
-    }, 5000, 900_000);
     // Steady state: a full poll period and an HA health interval past the last host's enable.
     await new Promise((r) => setTimeout(r, 2 * POLL_MS));
 
@@ -235,13 +172,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     // The burst: every (hostCount / BURST)-th host, spread over the scale processes, failed at once.
     const failed = Array.from({ length: BURST }, (_, i) => hosts[Math.floor((i * hostCount) / BURST)]!);
     const notAvailableBefore = (await haStates()).filter((r) => r.state !== 'AVAILABLE').length;
-    const failedAt = new Map<string, number>();
-    await Promise.all(farms.map(async (f) => {
-      const mine = failed.filter((h) => f.hosts.includes(h));
-      if (mine.length === 0) return;
-      const at = await f.fail(mine);
-      for (const h of mine) failedAt.set(h, at);
-    }));
+    const failedAt = await cloud.fail(failed);
     const suspectAt = new Map<string, number>();
     let maxRemediating = 0;
     const held = new Set<string>();
@@ -251,11 +182,9 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
         const host = String(r.host);
         if (typeof r.suspectSince === 'string' && !suspectAt.has(host)) suspectAt.set(host, Date.parse(r.suspectSince));
         else if (r.suspectSince === undefined && !suspectAt.has(host) && r.state !== 'AVAILABLE') suspectAt.set(host, Number.NaN);
-        // Held by the gate: a recovery or fence (`blocked`), or an owed drain (`owedRepair.heldBy`).
-        const owed = r.owedRepair as Doc | undefined;
-        if ((r.blocked !== undefined && r.blocked !== '') || (owed?.heldBy !== undefined && owed.heldBy !== '')) held.add(host);
+        if (isHeld(r)) held.add(host);
       }
-      maxRemediating = Math.max(maxRemediating, recs.filter((r) => REMEDIATING.has(String(r.state))).length);
+      maxRemediating = Math.max(maxRemediating, recs.filter((r) => REMEDIATING_STATES.has(String(r.state))).length);
     };
     await until(LABEL, 'every failed host SUSPECT', async () => {
       await observe();
@@ -277,11 +206,8 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
       ccLagMaxMs: Math.max(...ccLags), ccLagMedianMs: percentile(ccLags, 50), clcLagMaxMs: Math.max(...clcLags), clcLagMedianMs: percentile(clcLags, 50),
     };
   } finally {
-    for (const d of [...daemons].reverse()) await stopPid(d.pid, 20_000);
-    for (const f of farms) await f.stop();
     // FERRY_BENCH_KEEP=1 keeps the state and logs.
-    if (process.env.FERRY_BENCH_KEEP === '1') console.log(`supervision: kept ${baseDir}`);
-    else rmSync(baseDir, { recursive: true, force: true });
+    await cloud.close();
   }
 }
 

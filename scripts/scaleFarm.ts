@@ -1,7 +1,7 @@
 /**
  * Thousands of simulated hosts for a real CC and CLC (bench/supervisionCase.ts, the scale-mode
  * test): their addresses, their certificates from the cloud CA, and the scale-mode processes
- * (nc/scale/main.ts) that run them, driven over stdin ("fail <host> ..."). Each host gets a
+ * (nc/scale/main.ts) that run them, driven over stdin ("fail <host> ...", "revive <host> ..."). Each host gets a
  * certificate of its own (CN and the one IP subjectAltName = its address, OU=nc), as ferry-init
  * issues them, so the CC's checks of a node's certificate (the CA, the address in the URL) and
  * the NC's checks of the CC's hold unchanged; the simulated hosts share one key pair, since
@@ -67,6 +67,8 @@ export interface ScaleProcess {
   readonly hosts: readonly string[];
   /** Fails these hosts at once; resolves with the time (epoch ms) just before the first one closed. */
   fail(hosts: readonly string[]): Promise<number>;
+  /** Boots these failed hosts again, empty; resolves with the time (epoch ms) the command was taken, once all serve. */
+  revive(hosts: readonly string[]): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -103,15 +105,18 @@ export async function startScaleProcess(o: ScaleProcessOptions): Promise<ScalePr
   await next(/^scale listening on (\d+) hosts$/, o.readyTimeoutMs ?? 300_000);
   if (child.pid === undefined) throw new Error(`${o.name} has no pid`); // spawn's invariant after a ready line
   const pid = child.pid;
+  /** One command on stdin; its answer (`<done> <count> at <ms>`) or its refusal (`error ...`). */
+  const send = async (verb: string, done: string, hosts: readonly string[]): Promise<number> => {
+    const answer = next(new RegExp(`^(?:${done} (\\d+) at (\\d+)|error (.*))$`), 120_000);
+    child.stdin!.write(`${verb} ${hosts.join(' ')}\n`);
+    const m = await answer;
+    if (m[3] !== undefined) throw new Error(`${o.name}: ${m[3]}`);
+    return Number(m[2]);
+  };
   return {
     pid, hosts: o.hosts,
-    async fail(hosts) {
-      const answer = next(/^(?:failed (\d+) at (\d+)|error (.*))$/, 60_000);
-      child.stdin!.write(`fail ${hosts.join(' ')}\n`);
-      const m = await answer;
-      if (m[3] !== undefined) throw new Error(`${o.name}: ${m[3]}`);
-      return Number(m[2]);
-    },
+    fail: (hosts) => send('fail', 'failed', hosts),
+    revive: (hosts) => send('revive', 'revived', hosts),
     async stop() {
       child.stdin!.end();
       await stopPid(pid, 20_000);

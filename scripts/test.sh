@@ -36,4 +36,8 @@ if [ $# -eq 0 ]; then
   fi
   grep -E "^ferry sim:" "$sim_log"
   rm -f "$sim_log"
+  # Correctness at scale (issue 19): a real CC and CLC supervising 10,000 simulated hosts in scale-mode
+  # processes; a burst of 100 failures detected, held by the storm gate, and recovered (scripts/scaleCheck.ts).
+  echo "== scale check (10,000 hosts)"
+  node dist/scripts/scaleCheck.js --hosts 10000
 fi

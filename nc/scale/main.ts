@@ -5,8 +5,12 @@
  *   node dist/nc/scale/main.js --hosts-file hosts.txt --tls-dir certs --cc-url https://127.0.90.1:8774 --storage-dir dir
  * hosts.txt: one address per line, each with its nc-<host>.pem/.key in --tls-dir. Prints
  * `scale listening on N hosts` once every host serves. Commands on stdin, one per line:
- *   fail <host> [<host> ...]   those hosts die at once; answers `failed <count> at <epoch ms>`
- * (the time before the first one closed). SIGTERM, or the end of stdin, stops every host.
+ *   fail <host> [<host> ...]     those hosts die at once; answers `failed <count> at <epoch ms>`
+ *                                (the time before the first one closed)
+ *   revive <host> [<host> ...]   those failed hosts boot again, empty, on the same address and
+ *                                certificate; answers `revived <count> at <epoch ms>` once all serve
+ * A command naming an unknown host, a failed host to fail or a live one to revive is refused whole
+ * (`error ...`). SIGTERM, or the end of stdin, stops every host.
  * Each host holds a listener, the CC's connection and its own connection to the CC: the soft
  * RLIMIT_NOFILE must cover three per host (the launcher raises it: `ulimit -n`); a process that
  * would run out refuses to start and says how many it needs.
@@ -92,20 +96,19 @@ async function main(): Promise<void> {
   const disk = fsDiskIo();
   const sharedStorage = fsSharedStorage(config.storageDir);
   const capacity = { cores: config.cores, memoryMiB: config.cores * 4096, diskGiB: config.cores * 50 };
-  const running: ScaleHost[] = [];
+  /** Each host as it runs now (a revived host is a new ScaleHost on the same address and certificate). */
   const byHost = new Map<string, ScaleHost>();
+  const failed = new Set<string>();
+  const start = async (host: string): Promise<void> => {
+    byHost.set(host, await startScaleHost({
+      identity: loadTlsIdentity(config.tlsDir, 'nc', host), port: config.port, ccUrl: config.ccUrl, capacity, storageDir: config.storageDir,
+      disk, sharedStorage, writeIntervalMs: config.writeIntervalMs, keepAliveMs: config.keepAliveMs, limits: DEFAULT_CONNECTION_LIMITS,
+      clock: systemClock, logger, refusals,
+    }));
+  };
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < hosts.length) {
-      const host = hosts[next++]!;
-      const h = await startScaleHost({
-        identity: loadTlsIdentity(config.tlsDir, 'nc', host), port: config.port, ccUrl: config.ccUrl, capacity, storageDir: config.storageDir,
-        disk, sharedStorage, writeIntervalMs: config.writeIntervalMs, keepAliveMs: config.keepAliveMs, limits: DEFAULT_CONNECTION_LIMITS,
-        clock: systemClock, logger, refusals,
-      });
-      running.push(h);
-      byHost.set(host, h);
-    }
+    while (next < hosts.length) await start(hosts[next++]!);
   };
   await Promise.all(Array.from({ length: START_CONCURRENCY }, worker));
   logger.info({ hosts: hosts.length }, 'scale hosts serving');
@@ -117,7 +120,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ why }, 'stopping every host');
     refusals.close();
-    void Promise.all(running.map((h) => h.close())).then(() => process.exit(0), (e: unknown) => {
+    void Promise.all([...byHost.values()].map((h) => h.close())).then(() => process.exit(0), (e: unknown) => {
       logger.error({ err: e }, 'unclean stop');
       process.exit(1);
     });
@@ -125,17 +128,36 @@ async function main(): Promise<void> {
   const lines = createInterface({ input: process.stdin });
   lines.on('line', (line) => {
     const [cmd, ...args] = line.trim().split(/\s+/);
-    if (cmd !== 'fail') {
+    if (cmd !== 'fail' && cmd !== 'revive') {
       process.stdout.write(`error unknown command ${JSON.stringify(cmd ?? '')}\n`);
       return;
     }
+    // The whole command is refused, and nothing done, if one of its hosts cannot take it.
     const unknown = args.find((h) => !byHost.has(h));
     if (unknown !== undefined) {
       process.stdout.write(`error unknown host ${unknown}\n`);
       return;
     }
+    const wrong = args.find((h) => failed.has(h) === (cmd === 'fail'));
+    if (wrong !== undefined) {
+      process.stdout.write(`error ${wrong} is ${cmd === 'fail' ? 'already failed' : 'not failed'}\n`);
+      return;
+    }
     const at = Date.now();
-    void Promise.all(args.map((h) => byHost.get(h)!.fail())).then(() => process.stdout.write(`failed ${args.length} at ${at}\n`));
+    if (cmd === 'fail') {
+      for (const h of args) failed.add(h);
+      void Promise.all(args.map((h) => byHost.get(h)!.fail())).then(() => process.stdout.write(`failed ${args.length} at ${at}\n`));
+      return;
+    }
+    // Revived: the host boots again, empty (the scale mode's stores are in memory), and tells the CC it is up.
+    void Promise.all(args.map(async (h) => {
+      await byHost.get(h)!.close();
+      await start(h);
+      failed.delete(h);
+    })).then(
+      () => process.stdout.write(`revived ${args.length} at ${at}\n`),
+      (e: unknown) => process.stdout.write(`error revive: ${e instanceof Error ? e.message : String(e)}\n`),
+    );
   });
   lines.on('close', () => shutdown('end of stdin'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

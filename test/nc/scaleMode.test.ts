@@ -1,7 +1,8 @@
 /**
  * The scale mode (nc/scale/main.ts) as real processes: 20 simulated hosts in one process, each on
  * its own 127.64.0.x with its own certificate, polled by a real CC over mutual TLS; a host failed
- * on command stops answering and the CC marks it unreachable while the others stay up. Asked of
+ * on command stops answering and the CC marks it unreachable while the others stay up; revived, it
+ * answers again. Asked of
  * the CC itself (ccDescribeNodes with the CLC's certificate), by polling with a generous deadline.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -78,5 +79,20 @@ describe('scale mode: many simulated hosts in one process, supervised by a real 
     expect(HOSTS.filter((h) => h !== dead).every((h) => m.get(h) === true)).toBe(true);
     // An unknown host is refused by name, and nothing else fails with it.
     await expect(farm!.fail(['127.64.9.9'])).rejects.toThrow('unknown host 127.64.9.9');
+    // Failing it twice, or reviving a live host, is refused whole: the live host named with it stays up.
+    await expect(farm!.fail([dead])).rejects.toThrow(`${dead} is already failed`);
+    await expect(farm!.revive([dead, HOSTS[8]!])).rejects.toThrow(`${HOSTS[8]!} is not failed`);
+    expect((await reachable()).get(HOSTS[8]!)).toBe(true);
+  }, 90_000);
+
+  it('a failed host revived boots again on its address and the CC reaches it again', async () => {
+    const dead = HOSTS[7]!;
+    await until(`${dead} unreachable`, (x) => x.get(dead) === false);
+    await farm!.revive([dead]);
+    const m = await until(`${dead} reachable again`, (x) => x.get(dead) === true);
+    expect(HOSTS.every((h) => m.get(h) === true)).toBe(true);
+    // Revived, it can fail again.
+    await farm!.fail([dead]);
+    await until(`${dead} unreachable once more`, (x) => x.get(dead) === false);
   }, 90_000);
 });
