@@ -3,7 +3,8 @@
  * (`node dist/scripts/scaleCheck.js [--hosts N]`; scripts/test.sh runs it after the tests). The hosts
  * run in scale-mode processes (scripts/scaleCloud.ts), the CC polls each every 10 s over mutual TLS
  * and host HA watches every one of them. It checks, and exits 1 naming what failed:
- *   1. every host reaches AVAILABLE in host HA, and the CC lists every host once, enabled and reachable;
+ *   1. every host reaches AVAILABLE in host HA, and the CC lists every host once, enabled and reachable
+ *      (waited for: the CC sees hosts a few seconds after HA makes them AVAILABLE at enable);
  *   2. 100 hosts fail at once: each becomes SUSPECT (or goes further), and no other host leaves
  *      AVAILABLE while they are down (no false suspicion under the burst's load);
  *   3. the storm gate (MaxUnhealthy 50, below the 100) holds every failed host: each is reported held,
@@ -41,14 +42,23 @@ async function check(cloud: ScaleCloud, hostCount: number): Promise<string[]> {
   const t0 = Date.now();
   const { hosts, haStates, q } = cloud;
 
-  // 1. The CC's own list: every host once, enabled, reachable.
-  const nodes = items(((await q({ Action: 'DescribeNodes' })).nodeSet as Doc | undefined)?.item);
-  const listed = new Map<string, number>();
-  for (const n of nodes) listed.set(String(n.host), (listed.get(String(n.host)) ?? 0) + 1);
-  expectThat(listed.size === hostCount && [...listed.values()].every((c) => c === 1), `DescribeNodes lists ${listed.size} hosts (${nodes.length} entries), not each of the ${hostCount} once`);
-  const off = nodes.filter((n) => n.nodeState !== 'enabled' || String(n.reachable) !== 'true');
-  expectThat(off.length === 0, `DescribeNodes: ${off.length} hosts not enabled and reachable (first: ${JSON.stringify(off[0])})`);
-  notes.push(`${hostCount} hosts AVAILABLE and listed by the CC`);
+  // 1. The CC's own list: every host once, enabled and reachable (the hosts' start-up hints and the
+  // CC's first polls take a few seconds more than HA's first AVAILABLE, which comes at enable).
+  let notOn: Doc[] = [];
+  await until(LABEL, `the CC listing every host enabled and reachable (${hostCount} hosts)`, async () => {
+    const nodes = items(((await q({ Action: 'DescribeNodes' })).nodeSet as Doc | undefined)?.item);
+    const listed = new Map<string, number>();
+    for (const n of nodes) listed.set(String(n.host), (listed.get(String(n.host)) ?? 0) + 1);
+    expectThat(listed.size === hostCount && [...listed.values()].every((c) => c === 1), `DescribeNodes lists ${listed.size} hosts (${nodes.length} entries), not each of the ${hostCount} once`);
+    notOn = nodes.filter((n) => n.nodeState !== 'enabled' || String(n.reachable) !== 'true');
+    return notOn.length === 0 ? true : undefined;
+  }, 2000, STEP_WITHIN_MS).catch((e: unknown) => {
+    throw new CheckFailed(`${e instanceof Error ? e.message : String(e)}: ${notOn.length} not (first: ${JSON.stringify(notOn[0])})`);
+  });
+  const first = await haStates();
+  const notAvailable = first.filter((r) => r.state !== 'AVAILABLE');
+  expectThat(first.length === hostCount && notAvailable.length === 0, `${first.length} HA records once the CC saw every host, ${notAvailable.length} not AVAILABLE (first: ${JSON.stringify(notAvailable[0])})`);
+  notes.push(`${hostCount} hosts listed by the CC, enabled and reachable, after ${((Date.now() - t0) / 1000).toFixed(1)} s more; all AVAILABLE to host HA`);
 
   // 2 and 3. The burst, spread over the scale processes.
   const failed = Array.from({ length: BURST }, (_, i) => hosts[Math.floor((i * hostCount) / BURST)]!);
@@ -92,8 +102,8 @@ async function check(cloud: ScaleCloud, hostCount: number): Promise<string[]> {
   }, 1000, STEP_WITHIN_MS);
   notes.push(`${BURST} revived hosts AVAILABLE again within ${((Date.now() - revivedAt) / 1000).toFixed(1)} s`);
   const end = await haStates();
-  const notAvailable = end.filter((r) => r.state !== 'AVAILABLE' || isHeld(r));
-  expectThat(end.length === hostCount && notAvailable.length === 0, `in the end ${end.length} HA records, ${notAvailable.length} not AVAILABLE or still held (first: ${JSON.stringify(notAvailable[0])})`);
+  const stillOut = end.filter((r) => r.state !== 'AVAILABLE' || isHeld(r));
+  expectThat(end.length === hostCount && stillOut.length === 0, `in the end ${end.length} HA records, ${stillOut.length} not AVAILABLE or still held (first: ${JSON.stringify(stillOut[0])})`);
   notes.push(`in the end all ${hostCount} AVAILABLE, none held (${((Date.now() - t0) / 1000).toFixed(0)} s of checks)`);
   return notes;
 }
