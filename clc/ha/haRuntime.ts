@@ -25,7 +25,7 @@ import { HaRunner, haSectionOf } from './haRunner.js';
 import { FENCE_STATES, fencedHostsOf } from './hostHaState.js';
 import { fenceConfigFor, type BmcEntry, type BmcState } from './power/bmcStore.js';
 import { FenceAgentDriver } from './power/fenceAgentDriver.js';
-import type { PowerDriver } from './power/powerDriver.js';
+import { driverPerEntry, type PowerDriver } from './power/powerDriver.js';
 import { compileHaSettings, type HaPoolLimits, type HaOperationKind } from './settings.js';
 import type { EventSink } from '../events/eventSink.js';
 
@@ -41,7 +41,7 @@ export interface HaRuntimeDeps {
   readonly policies?: RepairPolicies;
   /** The event stream (clc/events): HA's own node changes and drains are recorded there. */
   readonly events?: EventSink;
-  /** The host's power management from its BMC entry (default: the fence agent it names). */
+  /** The host's power management from its BMC entry, asked at every use (default: the fence agent it names, one driver per entry). */
   readonly powerDriver?: (host: string, entry: BmcEntry) => PowerDriver;
   readonly pools?: Readonly<Record<HaOperationKind, HaPoolLimits>>;
   /** Where volumes live: restarts fence the dead host from them (issue 18 part 4). */
@@ -101,7 +101,8 @@ export async function startHaRuntime(deps: HaRuntimeDeps): Promise<HaRuntime> {
 export function createHaRuntime(deps: HaRuntimeDeps): HaRuntime {
   const { store, clusters, clock, logger } = deps;
   const leads = deps.leading ?? (() => true);
-  const makeDriver = deps.powerDriver ?? ((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
+  // The fence agents' drivers are made once per BMC entry; an injected factory (tests, the simulator) is asked every time.
+  const makeDriver = deps.powerDriver ?? driverPerEntry((host: string, entry: BmcEntry) => new FenceAgentDriver(fenceConfigFor(host, entry), { clock }));
   const haStateOf = (host: string) => store.read().ha.hosts[host]?.state;
   // Host HA's reads of the nodes, versioned per partition and kind (issue 19): one reader for all of them.
   const nodeHealth = new NodeHealthReader(clusters, clock);
