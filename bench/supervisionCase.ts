@@ -26,9 +26,6 @@ import { measured, type CaseResult } from './report.js';
 const LABEL = 'supervision';
 const CONTROLLER = '127.0.90.1';
 const PORTS = { cc: 19650, clc: 19651, nc: 19652, ccMetrics: 19653, clcMetrics: 19654 } as const;
-const POLL_MS = SCALE_POLL_MS;
-const BURST = SCALE_BURST;
-const MAX_UNHEALTHY = SCALE_MAX_UNHEALTHY;
 
 export interface SupervisionResult {
   readonly hosts: number;
@@ -134,7 +131,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
   // FERRY_BENCH_PROFILE=<dir>: the CC and CLC write CPU profiles there when they stop (node --cpu-prof).
   const profile = process.env.FERRY_BENCH_PROFILE;
   const cloud = await startScaleCloud({
-    label: LABEL, hostCount, firstBlock: 0, controller: CONTROLLER, ports: PORTS, pollMs: POLL_MS, maxUnhealthy: MAX_UNHEALTHY,
+    label: LABEL, hostCount, firstBlock: 0, controller: CONTROLLER, ports: PORTS, pollMs: SCALE_POLL_MS, maxUnhealthy: SCALE_MAX_UNHEALTHY,
     nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile],
     env: { FERRY_LOG_LEVEL: 'warn' }, availableWithinMs: 900_000,
   });
@@ -142,7 +139,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
   const clcDir = join(baseDir, 'clc');
   try {
     // Steady state: a full poll period and an HA health interval past the last host's enable.
-    await new Promise((r) => setTimeout(r, 2 * POLL_MS));
+    await new Promise((r) => setTimeout(r, 2 * SCALE_POLL_MS));
 
     const farmPids = farms.map((f) => f.pid);
     const before = { cc: cpuSeconds(cc.pid), clc: cpuSeconds(clc.pid), farms: farmPids.map(cpuSeconds) };
@@ -169,8 +166,8 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     const clcRssMiB = rssMiB(clc.pid);
     const loadAverage = (await import('node:os')).loadavg();
 
-    // The burst: every (hostCount / BURST)-th host, spread over the scale processes, failed at once.
-    const failed = Array.from({ length: BURST }, (_, i) => hosts[Math.floor((i * hostCount) / BURST)]!);
+    // The burst: every (hostCount / SCALE_BURST)-th host, spread over the scale processes, failed at once.
+    const failed = Array.from({ length: SCALE_BURST }, (_, i) => hosts[Math.floor((i * hostCount) / SCALE_BURST)]!);
     const notAvailableBefore = (await haStates()).filter((r) => r.state !== 'AVAILABLE').length;
     const failedAt = await cloud.fail(failed);
     const suspectAt = new Map<string, number>();
@@ -188,7 +185,7 @@ export async function supervision(hostCount: number, windowS: number, observeS: 
     };
     await until(LABEL, 'every failed host SUSPECT', async () => {
       await observe();
-      return suspectAt.size === BURST ? true : undefined;
+      return suspectAt.size === SCALE_BURST ? true : undefined;
     }, 250, 180_000);
     const observeUntil = Date.now() + observeS * 1000;
     while (Date.now() < observeUntil) {
@@ -227,7 +224,7 @@ export async function supervisionCases(quick: boolean): Promise<CaseResult[]> {
     }),
     measured({
       name: 'supervision/cc-per-host', partOf: 'supervision', what: 'CC CPU per host per poll round (CPU time / rounds in the window / hosts) / the issue\'s 1 ms bound',
-      ferry: (r.ccCores * POLL_MS) / r.hosts, baseline: 1, unit: 'ms', target: 1, better: 'lower',
+      ferry: (r.ccCores * SCALE_POLL_MS) / r.hosts, baseline: 1, unit: 'ms', target: 1, better: 'lower',
     }),
     measured({
       name: 'supervision/memory', partOf: 'supervision', what: `RSS of the CC (${r.ccRssMiB.toFixed(0)} MiB) and CLC (${r.clcRssMiB.toFixed(0)} MiB) together, MiB per 1,000 hosts / 1 MiB (no baseline: the figure itself)`,
@@ -238,16 +235,16 @@ export async function supervisionCases(quick: boolean): Promise<CaseResult[]> {
       ferry: r.ccLagMaxMs, baseline: 10_000, unit: 'ms', target: null, better: 'lower',
     }),
     measured({
-      name: 'supervision/suspect-p50', partOf: 'supervision', what: `${BURST} hosts failed at once: median time from a host's failure to SUSPECT (${r.suspectSeen} seen; ${r.alreadySuspect} already suspect, ${r.notAvailableBefore} of all hosts not AVAILABLE before the burst) / the 10 s poll period`,
-      ferry: r.suspectP50Ms, baseline: POLL_MS, unit: 'ms', target: null, better: 'lower',
+      name: 'supervision/suspect-p50', partOf: 'supervision', what: `${SCALE_BURST} hosts failed at once: median time from a host's failure to SUSPECT (${r.suspectSeen} seen; ${r.alreadySuspect} already suspect, ${r.notAvailableBefore} of all hosts not AVAILABLE before the burst) / the 10 s poll period`,
+      ferry: r.suspectP50Ms, baseline: SCALE_POLL_MS, unit: 'ms', target: null, better: 'lower',
     }),
     measured({
       name: 'supervision/suspect-p99', partOf: 'supervision', what: `the same, 99th percentile / the 10 s poll period`,
-      ferry: r.suspectP99Ms, baseline: POLL_MS, unit: 'ms', target: null, better: 'lower',
+      ferry: r.suspectP99Ms, baseline: SCALE_POLL_MS, unit: 'ms', target: null, better: 'lower',
     }),
     measured({
-      name: 'supervision/storm-gate', partOf: 'supervision', what: `most of the ${BURST} failed hosts in RECOVERING/REMEDIATING/FENCING/FENCED at once (${r.heldSeen} held by the gate) / MaxUnhealthy ${MAX_UNHEALTHY}`,
-      ferry: r.maxRemediating, baseline: MAX_UNHEALTHY, unit: 'hosts', target: 1, better: 'lower',
+      name: 'supervision/storm-gate', partOf: 'supervision', what: `most of the ${SCALE_BURST} failed hosts in RECOVERING/REMEDIATING/FENCING/FENCED at once (${r.heldSeen} held by the gate) / MaxUnhealthy ${SCALE_MAX_UNHEALTHY}`,
+      ferry: r.maxRemediating, baseline: SCALE_MAX_UNHEALTHY, unit: 'hosts', target: 1, better: 'lower',
     }),
   ];
 }

@@ -22,19 +22,14 @@ const LABEL = 'scale-check';
 const CONTROLLER = '127.0.115.1';
 const PORTS = { cc: 20350, clc: 20351, nc: 20352, ccMetrics: 20353, clcMetrics: 20354 } as const;
 const FIRST_BLOCK = 100;
-const POLL_MS = SCALE_POLL_MS;
-const BURST = SCALE_BURST;
-const MAX_UNHEALTHY = SCALE_MAX_UNHEALTHY;
 /** Deadlines: what a busy CI machine may need, never what the check expects to take. */
 const AVAILABLE_WITHIN_MS = 20 * 60_000;
 const STEP_WITHIN_MS = 10 * 60_000;
 /** How often the whole partition's HA records are read while failed hosts are down (10,000 records each). */
 const FULL_READ_EVERY_MS = 10_000;
 
-class CheckFailed extends Error {}
-
 function expectThat(ok: boolean, what: string): void {
-  if (!ok) throw new CheckFailed(what);
+  if (!ok) throw new Error(what);
 }
 
 async function check(cloud: ScaleCloud, hostCount: number): Promise<string[]> {
@@ -53,7 +48,7 @@ async function check(cloud: ScaleCloud, hostCount: number): Promise<string[]> {
     notOn = nodes.filter((n) => n.nodeState !== 'enabled' || String(n.reachable) !== 'true');
     return notOn.length === 0 ? true : undefined;
   }, 2000, STEP_WITHIN_MS).catch((e: unknown) => {
-    throw new CheckFailed(`${e instanceof Error ? e.message : String(e)}: ${notOn.length} not (first: ${JSON.stringify(notOn[0])})`);
+    throw new Error(`${e instanceof Error ? e.message : String(e)}: ${notOn.length} not (first: ${JSON.stringify(notOn[0])})`);
   });
   const first = await haStates();
   const notAvailable = first.filter((r) => r.state !== 'AVAILABLE');
@@ -61,7 +56,7 @@ async function check(cloud: ScaleCloud, hostCount: number): Promise<string[]> {
   notes.push(`${hostCount} hosts listed by the CC, enabled and reachable, after ${((Date.now() - t0) / 1000).toFixed(1)} s more; all AVAILABLE to host HA`);
 
   // 2 and 3. The burst, spread over the scale processes.
-  const failed = Array.from({ length: BURST }, (_, i) => hosts[Math.floor((i * hostCount) / BURST)]!);
+  const failed = Array.from({ length: SCALE_BURST }, (_, i) => hosts[Math.floor((i * hostCount) / SCALE_BURST)]!);
   const failedSet = new Set(failed);
   const failedAt = await cloud.fail(failed);
   const down = new Set<string>();
@@ -77,30 +72,30 @@ async function check(cloud: ScaleCloud, hostCount: number): Promise<string[]> {
     const recs = await haStates(failed);
     for (const r of recs) {
       const host = String(r.host);
-      expectThat(!REMEDIATING_STATES.has(String(r.state)), `${host} went ${String(r.state)} although ${BURST} hosts failed with MaxUnhealthy ${MAX_UNHEALTHY}: the storm gate did not hold`);
+      expectThat(!REMEDIATING_STATES.has(String(r.state)), `${host} went ${String(r.state)} although ${SCALE_BURST} hosts failed with MaxUnhealthy ${SCALE_MAX_UNHEALTHY}: the storm gate did not hold`);
       if (r.state !== 'AVAILABLE') down.add(host);
       if (isHeld(r)) held.add(host);
     }
     return recs;
   };
-  await until(LABEL, `every failed host SUSPECT and held by the storm gate (${BURST} failed)`, async () => {
+  await until(LABEL, `every failed host SUSPECT and held by the storm gate (${SCALE_BURST} failed)`, async () => {
     await lookAtFailed();
     await watchOthers();
-    return down.size === BURST && held.size === BURST ? true : undefined;
+    return down.size === SCALE_BURST && held.size === SCALE_BURST ? true : undefined;
   }, 1000, STEP_WITHIN_MS);
   lastFull = 0;
   await watchOthers();
   const detectS = (Date.now() - Math.min(...failedAt.values())) / 1000;
-  notes.push(`${BURST} failed hosts all suspected and all held by the gate within ${detectS.toFixed(1)} s; no other host left AVAILABLE`);
+  notes.push(`${SCALE_BURST} failed hosts all suspected and all held by the gate within ${detectS.toFixed(1)} s; no other host left AVAILABLE`);
 
   // 4. Back up.
   const revivedAt = Date.now();
   await cloud.revive(failed);
-  await until(LABEL, `every revived host AVAILABLE again (${BURST} revived)`, async () => {
+  await until(LABEL, `every revived host AVAILABLE again (${SCALE_BURST} revived)`, async () => {
     const recs = await lookAtFailed();
-    return recs.length === BURST && recs.every((r) => r.state === 'AVAILABLE') ? true : undefined;
+    return recs.length === SCALE_BURST && recs.every((r) => r.state === 'AVAILABLE') ? true : undefined;
   }, 1000, STEP_WITHIN_MS);
-  notes.push(`${BURST} revived hosts AVAILABLE again within ${((Date.now() - revivedAt) / 1000).toFixed(1)} s`);
+  notes.push(`${SCALE_BURST} revived hosts AVAILABLE again within ${((Date.now() - revivedAt) / 1000).toFixed(1)} s`);
   const end = await haStates();
   const stillOut = end.filter((r) => r.state !== 'AVAILABLE' || isHeld(r));
   expectThat(end.length === hostCount && stillOut.length === 0, `in the end ${end.length} HA records, ${stillOut.length} not AVAILABLE or still held (first: ${JSON.stringify(stillOut[0])})`);
@@ -115,13 +110,13 @@ async function main(): Promise<void> {
     .parse(process.argv)
     .opts<{ hosts: string }>();
   const hostCount = Number(opts.hosts);
-  if (!Number.isInteger(hostCount) || hostCount < 2 * BURST || hostCount > 64 * 254) {
-    process.stderr.write(`scale-check: --hosts must be an integer from ${2 * BURST} to ${64 * 254}, not ${opts.hosts}\n`);
+  if (!Number.isInteger(hostCount) || hostCount < 2 * SCALE_BURST || hostCount > 64 * 254) {
+    process.stderr.write(`scale-check: --hosts must be an integer from ${2 * SCALE_BURST} to ${64 * 254}, not ${opts.hosts}\n`);
     process.exit(2);
   }
   const started = Date.now();
   const cloud = await startScaleCloud({
-    label: LABEL, hostCount, firstBlock: FIRST_BLOCK, controller: CONTROLLER, ports: PORTS, pollMs: POLL_MS, maxUnhealthy: MAX_UNHEALTHY,
+    label: LABEL, hostCount, firstBlock: FIRST_BLOCK, controller: CONTROLLER, ports: PORTS, pollMs: SCALE_POLL_MS, maxUnhealthy: SCALE_MAX_UNHEALTHY,
     env: { FERRY_LOG_LEVEL: 'warn' }, availableWithinMs: AVAILABLE_WITHIN_MS,
   });
   const upS = (Date.now() - started) / 1000;
